@@ -1,0 +1,76 @@
+package dev.fencedwrites.enforcer;
+
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** Runs the fence enforcer: loads the configuration, builds the topology, starts Kafka Streams and the HTTP endpoints. */
+@Command(name = "fence-enforcer", mixinStandardHelpOptions = true,
+        description = {"Keeps the highest accepted fencing token per key and routes every input record to the accepted or the rejected topic.",
+                "Settings come from the properties file, then FENCE_ENFORCER_* environment variables (e.g. FENCE_ENFORCER_BOOTSTRAP_SERVERS)."},
+        footer = {"", "Example:", "  fence-enforcer --config enforcer.properties",
+                "  with enforcer.properties holding: bootstrap.servers=127.0.0.1:9092"})
+public final class FenceEnforcerApp implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerApp.class);
+    private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "Properties file (see the configuration reference).")
+    Path configFile;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new FenceEnforcerApp()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        FenceEnforcerConfig config;
+        try {
+            config = FenceEnforcerConfig.load(configFile, System.getenv());
+        } catch (ConfigException e) {
+            System.err.println("fence-enforcer: invalid configuration: " + e.getMessage());
+            return 2;
+        }
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, registry), config.streamsProperties());
+        CountDownLatch stopped = new CountDownLatch(1);
+        streams.setStateListener((newState, oldState) -> {
+            LOG.info("Kafka Streams state {} -> {}", oldState, newState);
+            if (newState == KafkaStreams.State.NOT_RUNNING || newState == KafkaStreams.State.ERROR) {
+                stopped.countDown();
+            }
+        });
+        // Policy: an unexpected exception stops this instance (its tasks move to the other instances);
+        // the fence state is safe in the changelog. Routed outcomes never throw.
+        streams.setUncaughtExceptionHandler(e -> {
+            LOG.error("unexpected error in a stream thread; shutting this instance down", e);
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
+        streamsMetrics.bindTo(registry);
+        EnforcerHttpServer http = new EnforcerHttpServer(config.getString(FenceEnforcerConfig.HTTP_HOST),
+                config.getInt(FenceEnforcerConfig.HTTP_PORT), streams, registry);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            LOG.info("shutting down (at most {} s)", SHUTDOWN_TIMEOUT.toSeconds());
+            streams.close(SHUTDOWN_TIMEOUT);
+            http.close();
+        }, "enforcer-shutdown"));
+        http.start();
+        LOG.info("fence enforcer: {} -> {} / {}, HTTP on port {}", config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), http.port());
+        streams.start();
+        stopped.await();
+        streamsMetrics.close();
+        return streams.state() == KafkaStreams.State.ERROR ? 1 : 0;
+    }
+}

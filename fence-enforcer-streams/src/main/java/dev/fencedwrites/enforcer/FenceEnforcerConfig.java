@@ -1,0 +1,117 @@
+package dev.fencedwrites.enforcer;
+
+import dev.fencedwrites.schemas.FenceTopics;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Importance;
+import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * The enforcer's configuration. Sources, later ones winning: the properties file, then
+ * environment variables {@code FENCE_ENFORCER_<NAME>} with the name upper-cased and dots as
+ * underscores (e.g. {@code FENCE_ENFORCER_BOOTSTRAP_SERVERS}). Any Kafka Streams setting passes
+ * through with the prefix {@value #STREAMS_PREFIX} (e.g. {@code streams.commit.interval.ms}).
+ */
+public final class FenceEnforcerConfig extends AbstractConfig {
+    public static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
+    public static final String APPLICATION_ID = "application.id";
+    public static final String INPUT_TOPIC = "input.topic";
+    public static final String ACCEPTED_TOPIC = "accepted.topic";
+    public static final String REJECTED_TOPIC = "rejected.topic";
+    public static final String STATE_DIR = "state.dir";
+    public static final String PROCESSING_GUARANTEE = "processing.guarantee";
+    public static final String HTTP_HOST = "http.host";
+    public static final String HTTP_PORT = "http.port";
+    /** Prefix of Kafka Streams settings passed through unchanged. */
+    public static final String STREAMS_PREFIX = "streams.";
+    /** Prefix of the environment variables read. */
+    public static final String ENV_PREFIX = "FENCE_ENFORCER_";
+
+    private static final String GROUP_KAFKA = "Kafka";
+    private static final String GROUP_HTTP = "HTTP";
+
+    /** The definition, from which the configuration reference is generated. */
+    public static final ConfigDef DEFINITION = new ConfigDef()
+            .define(BOOTSTRAP_SERVERS, Type.LIST, ConfigDef.NO_DEFAULT_VALUE, Importance.HIGH,
+                    "Kafka brokers to bootstrap from, host:port, comma-separated.", GROUP_KAFKA, 1, ConfigDef.Width.LONG, "Bootstrap servers")
+            .define(APPLICATION_ID, Type.STRING, "fence-enforcer", new ConfigDef.NonEmptyString(), Importance.HIGH,
+                    "Kafka Streams application id: consumer group, prefix of internal topics. Instances with the same id share the work.",
+                    GROUP_KAFKA, 2, ConfigDef.Width.MEDIUM, "Application id")
+            .define(INPUT_TOPIC, Type.STRING, FenceTopics.INPUT, new ConfigDef.NonEmptyString(), Importance.HIGH,
+                    "Topic workers publish fenced writes to.", GROUP_KAFKA, 3, ConfigDef.Width.MEDIUM, "Input topic")
+            .define(ACCEPTED_TOPIC, Type.STRING, FenceTopics.ACCEPTED, new ConfigDef.NonEmptyString(), Importance.HIGH,
+                    "Topic accepted records are forwarded to, byte for byte.", GROUP_KAFKA, 4, ConfigDef.Width.MEDIUM, "Accepted topic")
+            .define(REJECTED_TOPIC, Type.STRING, FenceTopics.REJECTED, new ConfigDef.NonEmptyString(), Importance.HIGH,
+                    "Topic rejected records go to, with fence.rejected.* headers.", GROUP_KAFKA, 5, ConfigDef.Width.MEDIUM, "Rejected topic")
+            .define(STATE_DIR, Type.STRING, System.getProperty("java.io.tmpdir") + "/fence-enforcer", Importance.MEDIUM,
+                    "Directory of the local state store (RocksDB). The changelog topic restores it when lost.", GROUP_KAFKA, 6, ConfigDef.Width.LONG, "State directory")
+            .define(PROCESSING_GUARANTEE, Type.STRING, StreamsConfig.EXACTLY_ONCE_V2,
+                    ConfigDef.ValidString.in(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE), Importance.MEDIUM,
+                    "exactly_once_v2: each input record's outcome and the fence update commit atomically. at_least_once: a crash may emit an outcome twice.",
+                    GROUP_KAFKA, 7, ConfigDef.Width.SHORT, "Processing guarantee")
+            .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW,
+                    "Address the HTTP endpoints (/metrics, /health, /fences/{key}) bind to.", GROUP_HTTP, 1, ConfigDef.Width.MEDIUM, "HTTP host")
+            .define(HTTP_PORT, Type.INT, 8090, ConfigDef.Range.between(0, 65535), Importance.LOW,
+                    "Port of the HTTP endpoints; 0 picks a free port.", GROUP_HTTP, 2, ConfigDef.Width.SHORT, "HTTP port");
+
+    public FenceEnforcerConfig(Map<?, ?> props) {
+        super(DEFINITION, props);
+    }
+
+    /**
+     * Loads the properties file (if not {@code null}) and overlays the environment.
+     *
+     * @throws ConfigException if the file cannot be read or a value is invalid
+     */
+    public static FenceEnforcerConfig load(Path file, Map<String, String> env) {
+        Map<String, Object> props = new HashMap<>();
+        if (file != null) {
+            Properties fromFile = new Properties();
+            try (Reader reader = Files.newBufferedReader(file)) {
+                fromFile.load(reader);
+            } catch (IOException e) {
+                throw new ConfigException("cannot read enforcer configuration " + file + ": " + e.getMessage());
+            }
+            fromFile.forEach((k, v) -> props.put(k.toString(), v));
+        }
+        env.forEach((name, value) -> {
+            if (name.startsWith(ENV_PREFIX)) {
+                props.put(name.substring(ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '.'), value);
+            }
+        });
+        return new FenceEnforcerConfig(props);
+    }
+
+    public String inputTopic() {
+        return getString(INPUT_TOPIC);
+    }
+
+    public String acceptedTopic() {
+        return getString(ACCEPTED_TOPIC);
+    }
+
+    public String rejectedTopic() {
+        return getString(REJECTED_TOPIC);
+    }
+
+    /** The Kafka Streams properties: the enforcer's own settings plus every {@code streams.*} passthrough. */
+    public Properties streamsProperties() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, String.join(",", getList(BOOTSTRAP_SERVERS)));
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, getString(APPLICATION_ID));
+        props.put(StreamsConfig.STATE_DIR_CONFIG, getString(STATE_DIR));
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, getString(PROCESSING_GUARANTEE));
+        props.putAll(originalsWithPrefix(STREAMS_PREFIX));
+        return props;
+    }
+}

@@ -1,0 +1,40 @@
+package dev.fencedwrites.enforcer.internal;
+
+import dev.fencedwrites.schemas.RejectionReason;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * The enforcer's counters. In Prometheus form: {@code fenced_writes_total{reason}} (rejected
+ * records by reason), {@code accepted_writes_total}, {@code fence_markers_accepted_total}.
+ * Counters count processing attempts; under exactly-once a record reprocessed after a crash is
+ * counted again even though its output is written once.
+ */
+public final class EnforcerMetrics {
+    private final Counter accepted;
+    private final Counter markers;
+    private final Map<RejectionReason, Counter> rejected = new EnumMap<>(RejectionReason.class);
+
+    public EnforcerMetrics(MeterRegistry registry) {
+        accepted = Counter.builder("accepted.writes").description("Input records forwarded to the accepted topic").register(registry);
+        markers = Counter.builder("fence.markers.accepted").description("FENCE markers that raised a key's fence (not forwarded)").register(registry);
+        for (RejectionReason reason : RejectionReason.values()) {
+            rejected.put(reason, Counter.builder("fenced.writes").description("Input records sent to the rejected topic, by reason")
+                    .tag("reason", reason.name()).tag("stage", "enforcer").register(registry));
+        }
+    }
+
+    void accepted() {
+        accepted.increment();
+    }
+
+    void markerAccepted() {
+        markers.increment();
+    }
+
+    void rejected(RejectionReason reason) {
+        rejected.get(reason).increment();
+    }
+}

@@ -1,0 +1,94 @@
+package dev.fencedwrites.enforcer.internal;
+
+import dev.fencedwrites.schemas.Decision;
+import dev.fencedwrites.schemas.Fence;
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.FenceOp;
+import dev.fencedwrites.schemas.FenceRule;
+import dev.fencedwrites.schemas.FenceStamp;
+import dev.fencedwrites.schemas.HeaderLookup;
+import dev.fencedwrites.schemas.RejectionReason;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies {@link FenceRule} to each input record against the key's stored fence, and routes it:
+ * accepted records go to the accepted sink unchanged (key, value and headers byte for byte);
+ * rejected ones go to the rejected sink with the {@code fence.rejected.*} and
+ * {@code fence.source.*} headers added. A winning FENCE marker only raises the fence.
+ */
+public final class FenceProcessor implements Processor<byte[], byte[], byte[], byte[]> {
+    private static final Logger LOG = LoggerFactory.getLogger(FenceProcessor.class);
+
+    private final String storeName;
+    private final String acceptedSink;
+    private final String rejectedSink;
+    private final EnforcerMetrics metrics;
+    private ProcessorContext<byte[], byte[]> context;
+    private KeyValueStore<Bytes, Fence> fences;
+
+    public FenceProcessor(String storeName, String acceptedSink, String rejectedSink, EnforcerMetrics metrics) {
+        this.storeName = storeName;
+        this.acceptedSink = acceptedSink;
+        this.rejectedSink = rejectedSink;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public void init(ProcessorContext<byte[], byte[]> context) {
+        this.context = context;
+        this.fences = context.getStateStore(storeName);
+    }
+
+    @Override
+    public void process(Record<byte[], byte[]> record) {
+        byte[] key = record.key();
+        if (key == null || key.length == 0) {
+            reject(record, RejectionReason.MISSING_KEY, null, key == null ? "null key" : "empty key");
+            return;
+        }
+        Bytes storeKey = Bytes.wrap(key);
+        Fence stored = fences.get(storeKey);
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(record.headers()));
+        if (!parsed.valid()) {
+            reject(record, parsed.rejection(), stored, parsed.detail());
+            return;
+        }
+        FenceStamp stamp = parsed.stamp();
+        Decision decision = FenceRule.decide(stored, stamp.fence());
+        if (!decision.accepted()) {
+            reject(record, decision.reason(), stored, "incoming " + stamp.fence() + " vs stored " + stored);
+            return;
+        }
+        fences.put(storeKey, stamp.fence());
+        if (stamp.op() == FenceOp.FENCE) {
+            metrics.markerAccepted();
+            LOG.debug("fence raised to {} by marker from {}", stamp.fence(), stamp.writer());
+            return;
+        }
+        metrics.accepted();
+        context.forward(record, acceptedSink);
+    }
+
+    private void reject(Record<byte[], byte[]> record, RejectionReason reason, Fence highest, String detail) {
+        metrics.rejected(reason);
+        RecordHeaders headers = new RecordHeaders(record.headers().toArray());
+        headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode(reason.name()));
+        headers.add(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode(FenceHeaders.STAGE_ENFORCER));
+        headers.add(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString()));
+        context.recordMetadata().ifPresent((RecordMetadata source) -> {
+            headers.add(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(source.topic()));
+            headers.add(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(source.partition()));
+            headers.add(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(source.offset()));
+        });
+        LOG.info("rejected {} record: {}", reason, detail);
+        context.forward(record.withHeaders(headers), rejectedSink);
+    }
+}

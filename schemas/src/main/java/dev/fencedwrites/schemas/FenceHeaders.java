@@ -1,0 +1,58 @@
+package dev.fencedwrites.schemas;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Header names of the fenced-writes wire contract (v1) and their codec.
+ *
+ * <p>Every value is a UTF-8 string, so console consumers and kcat show it as text. Numbers are
+ * decimal strings. Source of the contract: {@code shared/DESIGN.md}, "The wire contract (v1)".
+ */
+public final class FenceHeaders {
+    /** Required. The etcd revision at which the writer acquired its lock: a positive long. */
+    public static final String TOKEN = "fence.token";
+    /** Optional. Per-lease write counter: 0 for the acquisition marker, then 1, 2, ... */
+    public static final String SEQ = "fence.seq";
+    /** Optional. etcd lease id, for diagnostics only; never compared for ordering. */
+    public static final String LEASE = "fence.lease";
+    /** Optional. Writer identity for audits. */
+    public static final String WRITER = "fence.writer";
+    /** Optional. {@link FenceOp#WRITE} (default) or {@link FenceOp#FENCE}. */
+    public static final String OP = "fence.op";
+
+    /** Added to rejected records: the {@link RejectionReason} name. */
+    public static final String REJECTED_REASON = "fence.rejected.reason";
+    /** Added to rejected records: {@code enforcer} or {@code sink}. */
+    public static final String REJECTED_STAGE = "fence.rejected.stage";
+    /** Added to rejected records: the stored fence that won, as {@code token} or {@code token.seq}; empty when none. */
+    public static final String REJECTED_HIGHEST = "fence.rejected.highest";
+    /** Added to rejected records: topic the record was read from. */
+    public static final String SOURCE_TOPIC = "fence.source.topic";
+    /** Added to rejected records: partition the record was read from. */
+    public static final String SOURCE_PARTITION = "fence.source.partition";
+    /** Added to rejected records: offset the record was read from. */
+    public static final String SOURCE_OFFSET = "fence.source.offset";
+
+    /** Value of {@link #REJECTED_STAGE} for rejections by the Kafka Streams enforcer. */
+    public static final String STAGE_ENFORCER = "enforcer";
+    /** Value of {@link #REJECTED_STAGE} for rejections by the database guard in the sink. */
+    public static final String STAGE_SINK = "sink";
+
+    private FenceHeaders() {
+    }
+
+    /** Encodes a header value: the UTF-8 bytes of {@code text}. */
+    public static byte[] encode(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Encodes a number as its decimal string in UTF-8. */
+    public static byte[] encode(long number) {
+        return encode(Long.toString(number));
+    }
+
+    /** Decodes a header value as UTF-8 text; {@code null} stays {@code null}. */
+    public static String decode(byte[] value) {
+        return value == null ? null : new String(value, StandardCharsets.UTF_8);
+    }
+}

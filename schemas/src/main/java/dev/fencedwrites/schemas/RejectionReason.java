@@ -1,0 +1,27 @@
+package dev.fencedwrites.schemas;
+
+/**
+ * Why a record was not accepted. Written to the {@code fence.rejected.reason} header and used as
+ * the {@code reason} tag of the fenced-writes counters. Source: the decision rule in
+ * {@code shared/DESIGN.md}.
+ */
+public enum RejectionReason {
+    /** The record's token is lower than the key's stored fence: the writer's lease was superseded. */
+    STALE_TOKEN,
+    /** Same token and same seq as the stored fence: a redelivery, counted apart from stale writes. */
+    DUPLICATE,
+    /** Same token, lower seq than the stored fence: the holder's own writes arrived out of order. */
+    OUT_OF_ORDER,
+    /** No {@code fence.token} header. */
+    MISSING_TOKEN,
+    /** A {@code fence.token} header that is empty, repeated, or not a positive long. */
+    MALFORMED_TOKEN,
+    /** A {@code fence.seq} header that is empty, repeated, or not a non-negative long. */
+    MALFORMED_SEQ,
+    /** A {@code fence.op} header other than {@code WRITE} or {@code FENCE}. */
+    UNKNOWN_OP,
+    /** A value the sink cannot decode (not the Confluent wire format, unknown schema id, bad Avro). Sink only. */
+    MALFORMED_VALUE,
+    /** A null or empty record key: the fence is per key, so there is nothing to fence on. */
+    MISSING_KEY
+}

@@ -1,0 +1,69 @@
+package dev.fencedwrites.sink;
+
+import java.util.Map;
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Importance;
+import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.common.config.ConfigDef.Width;
+import org.apache.kafka.common.config.types.Password;
+
+/** Configuration of the fenced PostgreSQL sink connector. */
+public final class FencedJdbcSinkConfig extends AbstractConfig {
+    public static final String CONNECTION_URL = "connection.url";
+    public static final String CONNECTION_USER = "connection.user";
+    public static final String CONNECTION_PASSWORD = "connection.password";
+    public static final String CONNECTION_POOL_SIZE = "connection.pool.size";
+    public static final String TABLE_NAME = "table.name";
+    public static final String AUTO_CREATE = "auto.create";
+    public static final String FENCE_GUARD_ENABLED = "fence.guard.enabled";
+    public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
+    public static final String MAX_RETRIES = "max.retries";
+    public static final String RETRY_BACKOFF_MS = "retry.backoff.ms";
+
+    private static final String GROUP_CONNECTION = "Connection";
+    private static final String GROUP_WRITES = "Writes";
+    private static final String GROUP_RETRIES = "Retries";
+
+    /** The definition, from which the configuration reference is generated. */
+    public static final ConfigDef DEFINITION = new ConfigDef()
+            .define(CONNECTION_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
+                    "PostgreSQL JDBC URL, e.g. jdbc:postgresql://127.0.0.1:5432/postgres.", GROUP_CONNECTION, 1, Width.LONG, "JDBC URL")
+            .define(CONNECTION_USER, Type.STRING, null, Importance.HIGH,
+                    "Database user (may also be given in the URL).", GROUP_CONNECTION, 2, Width.MEDIUM, "User")
+            .define(CONNECTION_PASSWORD, Type.PASSWORD, null, Importance.HIGH,
+                    "Database password.", GROUP_CONNECTION, 3, Width.MEDIUM, "Password")
+            .define(CONNECTION_POOL_SIZE, Type.INT, 2, ConfigDef.Range.between(1, 64), Importance.LOW,
+                    "Maximum connections in the task's HikariCP pool.", GROUP_CONNECTION, 4, Width.SHORT, "Pool size")
+            .define(SCHEMA_REGISTRY_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
+                    "Confluent-compatible schema registry the record values' schema ids resolve against.", GROUP_CONNECTION, 5, Width.LONG, "Schema registry URL")
+            .define(TABLE_NAME, Type.STRING, "billing_summary", new ConfigDef.NonEmptyString(), Importance.HIGH,
+                    "Table the BillingSummary rows are written to: one row per record key.", GROUP_WRITES, 1, Width.MEDIUM, "Table")
+            .define(AUTO_CREATE, Type.BOOLEAN, true, Importance.MEDIUM,
+                    "Create the table at start when it does not exist.", GROUP_WRITES, 2, Width.SHORT, "Auto-create")
+            .define(FENCE_GUARD_ENABLED, Type.BOOLEAN, true, Importance.HIGH,
+                    "Guard the upsert with the fencing decision rule. false writes every record unconditionally: only for demonstrating what the fence prevents.",
+                    GROUP_WRITES, 3, Width.SHORT, "Fence guard")
+            .define(MAX_RETRIES, Type.INT, 10, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
+                    "How often a batch that failed with an SQL error is retried before the task fails.", GROUP_RETRIES, 1, Width.SHORT, "Max retries")
+            .define(RETRY_BACKOFF_MS, Type.LONG, 1000L, ConfigDef.Range.atLeast(0), Importance.LOW,
+                    "Wait before a retry, in milliseconds.", GROUP_RETRIES, 2, Width.SHORT, "Retry backoff (ms)");
+
+    public FencedJdbcSinkConfig(Map<?, ?> props) {
+        super(DEFINITION, props);
+    }
+
+    /** The table name, validated as a plain SQL identifier. */
+    public String tableName() {
+        String table = getString(TABLE_NAME);
+        if (!table.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+            throw new org.apache.kafka.common.config.ConfigException(TABLE_NAME, table, "must be a plain SQL identifier");
+        }
+        return table;
+    }
+
+    public String password() {
+        Password password = getPassword(CONNECTION_PASSWORD);
+        return password == null ? null : password.value();
+    }
+}

@@ -1,0 +1,217 @@
+package dev.fencedwrites.sink;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fencedwrites.schemas.Decision;
+import dev.fencedwrites.schemas.Fence;
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.FenceOp;
+import dev.fencedwrites.schemas.FenceStamp;
+import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.schemas.billing.BillingSummary;
+import dev.fencedwrites.schemas.registry.AvroDeserializer;
+import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
+import dev.fencedwrites.sink.internal.BillingSummaryTable;
+import dev.fencedwrites.sink.internal.ConnectHeaderLookup;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.RetriableException;
+import org.apache.kafka.connect.header.ConnectHeaders;
+import org.apache.kafka.connect.sink.ErrantRecordReporter;
+import org.apache.kafka.connect.sink.SinkRecord;
+import org.apache.kafka.connect.sink.SinkTask;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes each record's {@code BillingSummary} with the fence-guarded upsert, one transaction per
+ * batch, and reports every record the database guard refuses to the errant record reporter (the
+ * dead-letter topic) with {@code fence.rejected.reason}, {@code fence.rejected.stage=sink} and
+ * {@code fence.rejected.highest}. Expects {@code key.converter=StringConverter},
+ * {@code value.converter=ByteArrayConverter} (Confluent wire format bytes) and
+ * {@code header.converter=ByteArrayConverter} (headers byte for byte, also on the dead-letter topic).
+ */
+public final class FencedJdbcSinkTask extends SinkTask {
+    private static final Logger LOG = LoggerFactory.getLogger(FencedJdbcSinkTask.class);
+
+    private final Map<RejectionReason, AtomicLong> rejected = new EnumMap<>(RejectionReason.class);
+    private final AtomicLong written = new AtomicLong();
+    private FencedJdbcSinkConfig config;
+    private HikariDataSource pool;
+    private BillingSummaryTable table;
+    private AvroDeserializer<BillingSummary> values;
+    private ErrantRecordReporter reporter;
+    private int failedAttempts;
+
+    private record Rejection(SinkRecord record, RejectionReason reason, Fence highest, String detail) {
+    }
+
+    @Override
+    public String version() {
+        return Version.get();
+    }
+
+    @Override
+    public void start(Map<String, String> props) {
+        config = new FencedJdbcSinkConfig(props);
+        for (RejectionReason reason : RejectionReason.values()) {
+            rejected.put(reason, new AtomicLong());
+        }
+        HikariConfig hikari = new HikariConfig();
+        hikari.setJdbcUrl(config.getString(FencedJdbcSinkConfig.CONNECTION_URL));
+        hikari.setUsername(config.getString(FencedJdbcSinkConfig.CONNECTION_USER));
+        hikari.setPassword(config.password());
+        hikari.setMaximumPoolSize(config.getInt(FencedJdbcSinkConfig.CONNECTION_POOL_SIZE));
+        hikari.setAutoCommit(false);
+        hikari.setPoolName("fenced-jdbc-sink");
+        pool = new HikariDataSource(hikari);
+        boolean guarded = config.getBoolean(FencedJdbcSinkConfig.FENCE_GUARD_ENABLED);
+        table = new BillingSummaryTable(config.tableName(), guarded);
+        if (!guarded) {
+            LOG.warn("fence.guard.enabled=false: every record overwrites its row unconditionally; stale writes WILL win");
+        }
+        if (config.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE)) {
+            try (Connection connection = pool.getConnection()) {
+                table.createIfMissing(connection);
+                connection.commit();
+            } catch (SQLException e) {
+                throw new ConnectException("cannot create table " + config.tableName() + ": " + e.getMessage(), e);
+            }
+        }
+        values = new AvroDeserializer<>(new RestSchemaRegistryClient(config.getString(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL), Duration.ofSeconds(10)),
+                BillingSummary.getClassSchema());
+        try {
+            reporter = context.errantRecordReporter();
+        } catch (NoSuchMethodError | NoClassDefFoundError e) {
+            reporter = null;
+        }
+        if (reporter == null) {
+            LOG.warn("no errant record reporter (configure errors.tolerance=all and errors.deadletterqueue.topic.name): fenced records are only logged and counted");
+        }
+        LOG.info("writing to table {} with the fence guard {}", config.tableName(), guarded ? "on" : "OFF");
+    }
+
+    @Override
+    public void put(Collection<SinkRecord> records) {
+        if (records.isEmpty()) {
+            return;
+        }
+        List<Rejection> rejections = new ArrayList<>();
+        int applied = 0;
+        try (Connection connection = pool.getConnection()) {
+            try {
+                for (SinkRecord record : records) {
+                    Rejection rejection = write(connection, record);
+                    if (rejection == null) {
+                        applied++;
+                    } else {
+                        rejections.add(rejection);
+                    }
+                }
+                connection.commit();
+            } catch (SQLException | RuntimeException e) {
+                connection.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            if (++failedAttempts > config.getInt(FencedJdbcSinkConfig.MAX_RETRIES)) {
+                throw new ConnectException("giving up after " + (failedAttempts - 1) + " retries: " + e.getMessage(), e);
+            }
+            LOG.warn("batch of {} records failed (attempt {}), retrying: {}", records.size(), failedAttempts, e.getMessage());
+            context.timeout(config.getLong(FencedJdbcSinkConfig.RETRY_BACKOFF_MS));
+            throw new RetriableException(e);
+        }
+        failedAttempts = 0;
+        written.addAndGet(applied);
+        rejections.forEach(this::report);
+        LOG.debug("batch of {}: {} written, {} fenced", records.size(), applied, rejections.size());
+    }
+
+    private Rejection write(Connection connection, SinkRecord record) throws SQLException {
+        Object key = record.key();
+        if (key == null || key.toString().isEmpty()) {
+            return new Rejection(record, RejectionReason.MISSING_KEY, null, "null or empty key");
+        }
+        FenceStamp.Parsed parsed = FenceStamp.parse(ConnectHeaderLookup.of(record.headers()));
+        if (!parsed.valid()) {
+            return new Rejection(record, parsed.rejection(), table.storedFence(connection, key.toString()), parsed.detail());
+        }
+        FenceStamp stamp = parsed.stamp();
+        if (stamp.op() == FenceOp.FENCE) {
+            // The enforcer never forwards markers; one arriving here came around it and writes no data.
+            LOG.info("skipping FENCE marker for {} with {} (markers carry no data)", key, stamp.fence());
+            return null;
+        }
+        BillingSummary value;
+        try {
+            value = values.deserialize(record.topic(), toBytes(record.value()));
+        } catch (SerializationException | ClassCastException e) {
+            return new Rejection(record, RejectionReason.MALFORMED_VALUE, null, e.getMessage());
+        }
+        Decision decision = table.write(connection, key.toString(), value, stamp.fence());
+        if (decision.accepted()) {
+            return null;
+        }
+        return new Rejection(record, decision.reason(), table.storedFence(connection, key.toString()), "incoming " + stamp.fence());
+    }
+
+    private static byte[] toBytes(Object value) {
+        if (value == null || value instanceof byte[]) {
+            return (byte[]) value;
+        }
+        throw new ClassCastException("value is " + value.getClass().getName() + ", expected bytes: set value.converter=org.apache.kafka.connect.converters.ByteArrayConverter");
+    }
+
+    private void report(Rejection rejection) {
+        long count = rejected.get(rejection.reason()).incrementAndGet();
+        SinkRecord record = rejection.record();
+        LOG.info("fenced at the database: key={} reason={} highest={} ({}); {} so far", record.key(), rejection.reason(), rejection.highest(), rejection.detail(), count);
+        if (reporter == null) {
+            return;
+        }
+        ConnectHeaders headers = new ConnectHeaders();
+        record.headers().forEach(headers::add);
+        addText(headers, FenceHeaders.REJECTED_REASON, rejection.reason().name());
+        addText(headers, FenceHeaders.REJECTED_STAGE, FenceHeaders.STAGE_SINK);
+        addText(headers, FenceHeaders.REJECTED_HIGHEST, rejection.highest() == null ? "" : rejection.highest().toString());
+        addText(headers, FenceHeaders.SOURCE_TOPIC, record.originalTopic());
+        addText(headers, FenceHeaders.SOURCE_PARTITION, String.valueOf(record.originalKafkaPartition()));
+        addText(headers, FenceHeaders.SOURCE_OFFSET, String.valueOf(record.originalKafkaOffset()));
+        // Connect's reporter sends the original consumer record for any record the framework made
+        // (including record.newRecord(...)), dropping added headers; a record built here is converted
+        // with the worker's converters instead, so it carries these headers and the original bytes.
+        // It names the original topic-partition, which the reporter's offset-commit wait is keyed by.
+        SinkRecord withReason = new SinkRecord(record.originalTopic(), record.originalKafkaPartition(), record.keySchema(), record.key(),
+                record.valueSchema(), record.value(), record.originalKafkaOffset(), record.timestamp(), record.timestampType(), headers);
+        reporter.report(withReason, new FencedWriteException(rejection.reason(), rejection.detail()));
+    }
+
+    private static void addText(ConnectHeaders headers, String name, String value) {
+        headers.addBytes(name, FenceHeaders.encode(value));
+    }
+
+    /** Records written and fenced so far by reason, for logs and tests. */
+    public Map<String, Long> counts() {
+        Map<String, Long> counts = new java.util.LinkedHashMap<>();
+        counts.put("written", written.get());
+        rejected.forEach((reason, n) -> counts.put(reason.name(), n.get()));
+        return counts;
+    }
+
+    @Override
+    public void stop() {
+        LOG.info("stopping; outcomes of this task: {}", counts());
+        if (pool != null) {
+            pool.close();
+        }
+    }
+}

@@ -1,0 +1,18 @@
+package dev.fencedwrites.sink;
+
+import dev.fencedwrites.schemas.RejectionReason;
+import org.apache.kafka.connect.errors.ConnectException;
+
+/** The error attached to a record reported to the dead-letter topic because the database guard refused it. */
+public final class FencedWriteException extends ConnectException {
+    private final RejectionReason reason;
+
+    public FencedWriteException(RejectionReason reason, String detail) {
+        super(reason + ": " + detail);
+        this.reason = reason;
+    }
+
+    public RejectionReason reason() {
+        return reason;
+    }
+}
