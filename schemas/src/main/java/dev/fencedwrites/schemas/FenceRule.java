@@ -15,11 +15,25 @@ package dev.fencedwrites.schemas;
  *   <tr><td>token &lt; stored token</td><td>{@link RejectionReason#STALE_TOKEN}</td></tr>
  * </table>
  *
- * <p>On accept the key's fence becomes the incoming fence, which by the table is never lower in
- * token; the fence therefore never decreases.
+ * <p>On accept the key's fence becomes {@link #raise}: the incoming fence, except that a write of
+ * the same token without a seq keeps the stored seq, so a late lower seq is still
+ * {@code OUT_OF_ORDER}. The fence therefore never decreases.
  */
 public final class FenceRule {
     private FenceRule() {
+    }
+
+    /**
+     * The key's fence after accepting {@code incoming}.
+     *
+     * @param stored   the key's fence before, or {@code null}
+     * @param incoming an accepted record's fence
+     */
+    public static Fence raise(Fence stored, Fence incoming) {
+        if (stored != null && stored.token() == incoming.token() && !incoming.hasSeq()) {
+            return stored;
+        }
+        return incoming;
     }
 
     /**

@@ -20,6 +20,8 @@ public enum RejectionReason {
     MALFORMED_SEQ,
     /** A {@code fence.op} header other than {@code WRITE} or {@code FENCE}. */
     UNKNOWN_OP,
+    /** A {@code FENCE} marker with a non-null value: markers raise the fence and carry no data. */
+    INVALID_MARKER,
     /** A value the sink cannot decode (not the Confluent wire format, unknown schema id, bad Avro). Sink only. */
     MALFORMED_VALUE,
     /** A null or empty record key: the fence is per key, so there is nothing to fence on. */

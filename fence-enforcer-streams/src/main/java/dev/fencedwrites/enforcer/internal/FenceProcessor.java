@@ -67,7 +67,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             reject(record, decision.reason(), stored, "incoming " + stamp.fence() + " vs stored " + stored);
             return;
         }
-        fences.put(storeKey, stamp.fence());
+        if (stamp.op() == FenceOp.FENCE && record.value() != null) {
+            reject(record, RejectionReason.INVALID_MARKER, stored, "FENCE marker with a " + record.value().length + "-byte value");
+            return;
+        }
+        fences.put(storeKey, FenceRule.raise(stored, stamp.fence()));
         if (stamp.op() == FenceOp.FENCE) {
             metrics.markerAccepted();
             LOG.debug("fence raised to {} by marker from {}", stamp.fence(), stamp.writer());

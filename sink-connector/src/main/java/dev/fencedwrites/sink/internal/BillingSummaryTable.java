@@ -27,6 +27,10 @@ public final class BillingSummaryTable {
     static final String GUARD = "t.fence_token < EXCLUDED.fence_token OR (t.fence_token = EXCLUDED.fence_token"
             + " AND (t.fence_seq IS NULL OR EXCLUDED.fence_seq IS NULL OR t.fence_seq < EXCLUDED.fence_seq))";
 
+    /** {@link FenceRule#raise} in SQL: a same-token write without a seq keeps the stored seq. */
+    static final String SEQ_AFTER = "CASE WHEN t.fence_token = EXCLUDED.fence_token AND EXCLUDED.fence_seq IS NULL"
+            + " THEN t.fence_seq ELSE EXCLUDED.fence_seq END";
+
     private final String table;
     private final String upsert;
     private final String selectFence;
@@ -43,7 +47,7 @@ public final class BillingSummaryTable {
                 + " ON CONFLICT (resource_key) DO UPDATE SET customer_id = EXCLUDED.customer_id, billing_period = EXCLUDED.billing_period,"
                 + " amount_minor = EXCLUDED.amount_minor, currency = EXCLUDED.currency, line_items = EXCLUDED.line_items,"
                 + " computed_at = EXCLUDED.computed_at, computed_by = EXCLUDED.computed_by, deleted = EXCLUDED.deleted,"
-                + " fence_token = EXCLUDED.fence_token, fence_seq = EXCLUDED.fence_seq, updated_at = now()"
+                + " fence_token = EXCLUDED.fence_token, fence_seq = " + SEQ_AFTER + ", updated_at = now()"
                 + (guarded ? " WHERE " + GUARD : "")
                 + " RETURNING fence_token";
         this.selectFence = "SELECT fence_token, fence_seq FROM " + table + " WHERE resource_key = ?";

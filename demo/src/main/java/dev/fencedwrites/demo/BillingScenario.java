@@ -1,0 +1,200 @@
+package dev.fencedwrites.demo;
+
+import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.localstack.internal.Await;
+import dev.fencedwrites.localstack.internal.ChildProcess;
+import dev.fencedwrites.localstack.internal.Http;
+import dev.fencedwrites.localstack.internal.Jvm;
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.FenceTopics;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * The billing scenario with real processes: worker A takes the lease for {@value #CUSTOMER}, is
+ * frozen with SIGSTOP past its TTL, worker B takes the lease with a higher token and writes, then A
+ * is resumed with SIGCONT and writes its stale summary. Reads back what the enforcer, the sink and
+ * the database did.
+ */
+public final class BillingScenario {
+    public static final String CUSTOMER = "customer-42";
+    public static final String WORKER_A = "worker-A";
+    public static final String WORKER_B = "worker-B";
+    private static final Duration STEP_TIMEOUT = Duration.ofSeconds(90);
+    private static final Pattern STALE_COUNTER = Pattern.compile("^fenced_writes_total\\{[^}]*reason=\"STALE_TOKEN\"[^}]*} ([0-9.E+-]+)$", Pattern.MULTILINE);
+
+    private final LocalStack stack;
+    private final Timeline timeline;
+    private final long ttlSeconds;
+
+    BillingScenario(LocalStack stack, Timeline timeline, long ttlSeconds) {
+        this.stack = stack;
+        this.timeline = timeline;
+        this.ttlSeconds = ttlSeconds;
+    }
+
+    /** Runs the scenario once; {@code customer} lets tests run it several times on one stack. */
+    ScenarioResult run() throws Exception {
+        Path dir = Files.createDirectories(stack.dir().resolve("workers-" + UUID.randomUUID().toString().substring(0, 8)));
+        try (ChildProcess a = worker(dir, WORKER_A, 10_000, 4, 4_000)) {
+            long tokenA = Long.parseLong(awaitEvent(a, "acquired").get("token"));
+            timeline.at(WORKER_A, "acquired the lease for " + CUSTOMER + ": fencing token " + tokenA + " (TTL " + ttlSeconds + " s)");
+            awaitEvent(a, "computing");
+            timeline.at(WORKER_A, "checked its lease (valid) and started computing the summary");
+            a.signal("STOP");
+            timeline.at("demo", "SIGSTOP " + WORKER_A + " (pid " + a.pid() + "): a stop-the-world pause; its lease keeps ticking");
+
+            long tokenB;
+            try (ChildProcess b = worker(dir, WORKER_B, 12_550, 5, 300)) {
+                timeline.at(WORKER_B, "waiting for the lease (etcd grants it once A's lease expires)");
+                tokenB = Long.parseLong(awaitEvent(b, "acquired").get("token"));
+                timeline.at(WORKER_B, "acquired the lease: fencing token " + tokenB + (tokenB > tokenA ? " > " : " <= ") + tokenA);
+                Map<String, String> sent = awaitEvent(b, "sent");
+                timeline.at(WORKER_B, "wrote its summary (125.50 EUR, 5 line items) to partition " + sent.get("partition") + " offset " + sent.get("offset"));
+                if (b.waitFor(STEP_TIMEOUT) != 0) {
+                    throw new IllegalStateException(WORKER_B + " failed" + b.tail());
+                }
+            }
+            Await.until("B's row in " + LocalStack.TABLE, STEP_TIMEOUT, null,
+                    () -> row(LocalStack.TABLE).map(r -> r.fenceToken() == tokenB).orElse(false));
+            timeline.at("sink", LocalStack.TABLE + " row " + CUSTOMER + " now holds B's summary, fence " + tokenB);
+
+            a.signal("CONT");
+            timeline.at("demo", "SIGCONT " + WORKER_A + ": it resumes as if nothing happened");
+            Map<String, String> writing = awaitEvent(a, "writing");
+            timeline.at(WORKER_A, "writes its stale summary (100.00 EUR) with token " + writing.get("token")
+                    + " (its lease, checked before the pause: now " + ("true".equals(writing.get("lease_valid")) ? "still believed valid" : "known lost, too late") + ")");
+            awaitEvent(a, "sent");
+            if (a.waitFor(STEP_TIMEOUT) != 0) {
+                throw new IllegalStateException(WORKER_A + " failed" + a.tail());
+            }
+
+            Optional<ConsumerRecord<String, byte[]>> rejected = findRejected(tokenA);
+            String reason = rejected.map(r -> header(r, FenceHeaders.REJECTED_REASON)).orElse(null);
+            String stage = rejected.map(r -> header(r, FenceHeaders.REJECTED_STAGE)).orElse(null);
+            String highest = rejected.map(r -> header(r, FenceHeaders.REJECTED_HIGHEST)).orElse(null);
+            if (rejected.isPresent()) {
+                timeline.at(stage, "REJECTED " + WORKER_A + "'s write: " + reason + " (token " + tokenA + " < highest fence " + highest + ")");
+            } else {
+                timeline.at("demo", "no rejected record found for " + WORKER_A + "'s write");
+            }
+            SummaryRow unfenced = null;
+            try {
+                Await.until("A's stale write in " + LocalStack.UNFENCED_TABLE, Duration.ofSeconds(30), null,
+                        () -> row(LocalStack.UNFENCED_TABLE).map(r -> WORKER_A.equals(r.computedBy())).orElse(false));
+            } catch (IllegalStateException e) {
+                timeline.at("demo", "the unguarded control table did not show A's write: " + e.getMessage());
+            }
+            unfenced = row(LocalStack.UNFENCED_TABLE).orElse(null);
+            return new ScenarioResult(tokenA, tokenB, reason, stage, highest, row(LocalStack.TABLE).orElse(null), unfenced, staleCounter());
+        }
+    }
+
+    private ChildProcess worker(Path dir, String name, long amountMinor, int lineItems, long computeMs) {
+        List<String> args = List.of("--name", name, "--resource", CUSTOMER, "--ttl-seconds", Long.toString(ttlSeconds),
+                "--compute-ms", Long.toString(computeMs), "--amount-minor", Long.toString(amountMinor), "--line-items", Integer.toString(lineItems),
+                "--etcd", stack.etcdEndpoints(), "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl());
+        return ChildProcess.start(name, Jvm.command(List.of("-Xmx256m"), stack.dir().resolve("log4j2.properties"),
+                BillingWorker.class.getName(), args), dir, dir.resolve(name + ".log"), Map.of());
+    }
+
+    /** Waits for the worker's {@code EVENT <name>} line and returns its key=value fields. */
+    private static Map<String, String> awaitEvent(ChildProcess worker, String name) throws InterruptedException {
+        String prefix = "EVENT " + name + " ";
+        String[] found = new String[1];
+        Await.until(worker.name() + " to report '" + name + "'", STEP_TIMEOUT, null, () -> {
+            for (String line : Files.readAllLines(worker.log(), StandardCharsets.UTF_8)) {
+                if (line.startsWith(prefix)) {
+                    found[0] = line.substring(prefix.length());
+                    return true;
+                }
+            }
+            if (!worker.isAlive()) {
+                throw new IllegalStateException(worker.name() + " exited before '" + name + "'" + worker.tail());
+            }
+            return false;
+        });
+        Map<String, String> fields = new java.util.HashMap<>();
+        for (String pair : found[0].trim().split(" ")) {
+            int eq = pair.indexOf('=');
+            if (eq > 0) {
+                fields.put(pair.substring(0, eq), pair.substring(eq + 1));
+            }
+        }
+        return fields;
+    }
+
+    /** Reads the row for {@value #CUSTOMER}; empty when the table or row does not exist yet. */
+    Optional<SummaryRow> row(String table) throws SQLException {
+        try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
+             PreparedStatement statement = connection.prepareStatement(
+                     "SELECT computed_by, amount_minor, line_items, fence_token, fence_seq FROM " + table + " WHERE resource_key = ?")) {
+            statement.setString(1, CUSTOMER);
+            try (ResultSet rows = statement.executeQuery()) {
+                if (!rows.next()) {
+                    return Optional.empty();
+                }
+                long seq = rows.getLong(5);
+                Long fenceSeq = rows.wasNull() ? null : seq;
+                return Optional.of(new SummaryRow(rows.getString(1), rows.getLong(2), rows.getInt(3), rows.getLong(4), fenceSeq));
+            }
+        } catch (SQLException e) {
+            if ("42P01".equals(e.getSQLState())) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    private Optional<ConsumerRecord<String, byte[]>> findRejected(long token) throws InterruptedException {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, "fence-demo-" + UUID.randomUUID());
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(FenceTopics.REJECTED));
+            long deadline = System.nanoTime() + STEP_TIMEOUT.toNanos();
+            while (System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    if (CUSTOMER.equals(record.key()) && Long.toString(token).equals(header(record, FenceHeaders.TOKEN))) {
+                        return Optional.of(record);
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static String header(ConsumerRecord<?, ?> record, String name) {
+        Header header = record.headers().lastHeader(name);
+        return header == null ? null : FenceHeaders.decode(header.value());
+    }
+
+    private double staleCounter() throws IOException, InterruptedException {
+        Matcher matcher = STALE_COUNTER.matcher(Http.get(stack.enforcerUrl() + "/metrics").body());
+        return matcher.find() ? Double.parseDouble(matcher.group(1)) : -1;
+    }
+}

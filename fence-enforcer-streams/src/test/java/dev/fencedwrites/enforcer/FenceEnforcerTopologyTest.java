@@ -1,0 +1,410 @@
+package dev.fencedwrites.enforcer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.RejectionReason;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The enforcer topology against the decision rule, one rule per test, with {@link TopologyTestDriver}. */
+class FenceEnforcerTopologyTest {
+    private static final String INPUT = "in";
+    private static final String ACCEPTED = "ok";
+    private static final String REJECTED = "dlq";
+    private static final String KEY = "customer-42";
+
+    @TempDir
+    Path stateDir;
+
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    private TopologyTestDriver driver;
+    private TestInputTopic<byte[], byte[]> input;
+    private TestOutputTopic<byte[], byte[]> accepted;
+    private TestOutputTopic<byte[], byte[]> rejected;
+
+    @BeforeEach
+    void startDriver() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-enforcer-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        driver = new TopologyTestDriver(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, meters), props);
+        input = driver.createInputTopic(INPUT, new ByteArraySerializer(), new ByteArraySerializer());
+        accepted = driver.createOutputTopic(ACCEPTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        rejected = driver.createOutputTopic(REJECTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
+    @AfterEach
+    void closeDriver() {
+        driver.close();
+    }
+
+    // --- decision rule, one row per test ---
+
+    @Test
+    void acceptsFirstWriteForKey() {
+        write(KEY, "v1", 5, 1);
+
+        assertThat(acceptedValues()).containsExactly("v1");
+        assertThat(rejected.isEmpty()).isTrue();
+    }
+
+    @Test
+    void acceptsHigherTokenForSameKey() {
+        write(KEY, "old", 5, 3);
+        write(KEY, "new", 6, 1);
+
+        assertThat(acceptedValues()).containsExactly("old", "new");
+    }
+
+    @Test
+    void acceptsSameTokenWhenIncomingSeqAbsent() {
+        write(KEY, "v1", 5, 3);
+        pipe(KEY, "v2", FenceHeaders.TOKEN, "5");
+
+        assertThat(acceptedValues()).containsExactly("v1", "v2");
+    }
+
+    @Test
+    void acceptsSameTokenWhenStoredSeqAbsent() {
+        pipe(KEY, "v1", FenceHeaders.TOKEN, "5");
+        write(KEY, "v2", 5, 1);
+
+        assertThat(acceptedValues()).containsExactly("v1", "v2");
+    }
+
+    @Test
+    void acceptsHigherSeqForSameToken() {
+        write(KEY, "v1", 5, 1);
+        write(KEY, "v2", 5, 2);
+
+        assertThat(acceptedValues()).containsExactly("v1", "v2");
+    }
+
+    @Test
+    void rejectsRedeliveryAsDuplicate() {
+        write(KEY, "v1", 5, 1);
+        write(KEY, "v1", 5, 1);
+
+        assertThat(acceptedValues()).containsExactly("v1");
+        assertThat(rejectedReasons()).containsExactly("DUPLICATE");
+    }
+
+    @Test
+    void rejectsLowerSeqForSameTokenAsOutOfOrder() {
+        write(KEY, "v2", 5, 2);
+        write(KEY, "v1", 5, 1);
+
+        assertThat(acceptedValues()).containsExactly("v2");
+        assertThat(rejectedReasons()).containsExactly("OUT_OF_ORDER");
+    }
+
+    @Test
+    void sameTokenWriteWithoutSeqKeepsStoredSeq() {
+        write(KEY, "v3", 5, 3);
+        pipe(KEY, "no-seq", FenceHeaders.TOKEN, "5");
+        write(KEY, "v1-late", 5, 1);
+
+        assertThat(acceptedValues()).containsExactly("v3", "no-seq");
+        assertThat(rejectedReasons()).containsExactly("OUT_OF_ORDER");
+    }
+
+    @Test
+    void rejectsMarkerCarryingAValue() {
+        pipe(KEY, "data", FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "0", FenceHeaders.OP, "FENCE");
+        write(KEY, "v1", 4, 1);
+
+        assertThat(rejectedReasons()).containsExactly("INVALID_MARKER");
+        assertThat(acceptedValues()).containsExactly("v1");
+    }
+
+    @Test
+    void rejectsLowerTokenForSameKey() {
+        write(KEY, "new", 6, 1);
+        write(KEY, "stale", 5, 9);
+
+        assertThat(acceptedValues()).containsExactly("new");
+        assertThat(rejectedReasons()).containsExactly("STALE_TOKEN");
+    }
+
+    @Test
+    void keepsOneFencePerKey() {
+        write(KEY, "a", 6, 1);
+        write("customer-43", "b", 5, 1);
+
+        assertThat(acceptedValues()).containsExactly("a", "b");
+    }
+
+    // --- routing: accepted byte for byte, rejected with dead-letter headers ---
+
+    @Test
+    void forwardsAcceptedRecordByteForByte() {
+        byte[] key = utf8(KEY);
+        byte[] value = {0, 0, 0, 0, 1, (byte) 0xff, 0x10};
+        Headers headers = headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1", FenceHeaders.LEASE, "7587", FenceHeaders.WRITER, "worker-a", "trace", "abc");
+
+        input.pipeInput(new TestRecord<>(key, value, headers));
+
+        TestRecord<byte[], byte[]> out = accepted.readRecord();
+        assertThat(out.key()).isEqualTo(key);
+        assertThat(out.value()).isEqualTo(value);
+        assertThat(out.headers().toArray()).containsExactly(headers.toArray());
+        assertThat(accepted.isEmpty()).isTrue();
+    }
+
+    @Test
+    void rejectedRecordKeepsKeyValueAndHeadersAndAddsDeadLetterHeaders() {
+        write(KEY, "new", 6, 2);
+        byte[] value = {0, 0, 0, 0, 1, 42};
+        Headers original = headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "9", FenceHeaders.WRITER, "worker-a");
+        input.pipeInput(new TestRecord<>(utf8(KEY), value, original));
+
+        TestRecord<byte[], byte[]> out = rejected.readRecord();
+        assertThat(out.key()).isEqualTo(utf8(KEY));
+        assertThat(out.value()).isEqualTo(value);
+        Header[] headers = out.headers().toArray();
+        assertThat(Arrays.copyOf(headers, original.toArray().length)).containsExactly(original.toArray());
+        assertThat(headers).hasSize(original.toArray().length + 6);
+        assertThat(header(out, FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
+        assertThat(header(out, FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_ENFORCER);
+        assertThat(header(out, FenceHeaders.REJECTED_HIGHEST)).isEqualTo("6.2");
+        assertThat(header(out, FenceHeaders.SOURCE_TOPIC)).isEqualTo(INPUT);
+        assertThat(header(out, FenceHeaders.SOURCE_PARTITION)).isEqualTo("0");
+        assertThat(header(out, FenceHeaders.SOURCE_OFFSET)).isEqualTo("1");
+    }
+
+    @Test
+    void rejectedHighestIsEmptyWhenKeyHasNoFence() {
+        pipe(KEY, "v", FenceHeaders.SEQ, "1");
+
+        assertThat(header(rejected.readRecord(), FenceHeaders.REJECTED_HIGHEST)).isEmpty();
+    }
+
+    // --- FENCE markers and deletes ---
+
+    @Test
+    void winningMarkerIsNotForwarded() {
+        marker(KEY, 6);
+
+        assertThat(accepted.isEmpty()).isTrue();
+        assertThat(rejected.isEmpty()).isTrue();
+    }
+
+    @Test
+    void winningMarkerRaisesFence() {
+        write(KEY, "v1", 5, 1);
+        marker(KEY, 6);
+        write(KEY, "stale", 5, 2);
+
+        assertThat(acceptedValues()).containsExactly("v1");
+        TestRecord<byte[], byte[]> out = rejected.readRecord();
+        assertThat(header(out, FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
+        assertThat(header(out, FenceHeaders.REJECTED_HIGHEST)).isEqualTo("6.0");
+        assertThat(rejected.isEmpty()).isTrue();
+    }
+
+    @Test
+    void newHolderWritesAfterItsOwnMarker() {
+        marker(KEY, 6);
+        write(KEY, "v1", 6, 1);
+
+        assertThat(acceptedValues()).containsExactly("v1");
+    }
+
+    @Test
+    void rejectsLosingMarker() {
+        write(KEY, "v1", 6, 1);
+        marker(KEY, 5);
+
+        TestRecord<byte[], byte[]> out = rejected.readRecord();
+        assertThat(header(out, FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
+        assertThat(header(out, FenceHeaders.OP)).isEqualTo("FENCE");
+        assertThat(out.value()).isNull();
+    }
+
+    @Test
+    void forwardsDeleteAndKeepsFence() {
+        write(KEY, "v1", 6, 1);
+        pipe(KEY, null, FenceHeaders.TOKEN, "6", FenceHeaders.SEQ, "2", FenceHeaders.OP, "WRITE");
+        write(KEY, "stale", 5, 3);
+
+        List<TestRecord<byte[], byte[]>> out = accepted.readRecordsToList();
+        assertThat(out).hasSize(2);
+        assertThat(out.get(1).value()).isNull();
+        assertThat(header(out.get(1), FenceHeaders.TOKEN)).isEqualTo("6");
+        assertThat(rejectedReasons()).containsExactly("STALE_TOKEN");
+    }
+
+    // --- invalid records ---
+
+    @Test
+    void rejectsNullKeyAsMissingKey() {
+        input.pipeInput(new TestRecord<>((byte[]) null, utf8("v"), headers(FenceHeaders.TOKEN, "5")));
+
+        assertThat(rejectedReasons()).containsExactly("MISSING_KEY");
+        assertThat(accepted.isEmpty()).isTrue();
+    }
+
+    @Test
+    void rejectsEmptyKeyAsMissingKey() {
+        input.pipeInput(new TestRecord<>(new byte[0], utf8("v"), headers(FenceHeaders.TOKEN, "5")));
+
+        assertThat(rejectedReasons()).containsExactly("MISSING_KEY");
+        assertThat(accepted.isEmpty()).isTrue();
+    }
+
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+            MISSING_TOKEN   | fence.seq=1
+            MALFORMED_TOKEN | fence.token=abc
+            MALFORMED_TOKEN | fence.token=0
+            MALFORMED_TOKEN | fence.token=-5
+            MALFORMED_TOKEN | fence.token=9223372036854775808
+            MALFORMED_TOKEN | fence.token=5,fence.token=6
+            MALFORMED_SEQ   | fence.token=5,fence.seq=x
+            UNKNOWN_OP      | fence.token=5,fence.op=DELETE
+            """)
+    void rejectsInvalidFenceHeadersWithReason(RejectionReason reason, String headers) {
+        List<String> pairs = new ArrayList<>();
+        for (String pair : headers.split(",")) {
+            pairs.addAll(List.of(pair.split("=", 2)));
+        }
+        pipe(KEY, "v", pairs.toArray(String[]::new));
+
+        assertThat(rejectedReasons()).containsExactly(reason.name());
+        assertThat(accepted.isEmpty()).isTrue();
+    }
+
+    @Test
+    void invalidRecordDoesNotChangeFence() {
+        write(KEY, "v1", 6, 1);
+        pipe(KEY, "bad", FenceHeaders.TOKEN, "7", FenceHeaders.SEQ, "x");
+        write(KEY, "v2", 6, 2);
+
+        assertThat(acceptedValues()).containsExactly("v1", "v2");
+    }
+
+    @Test
+    void everyInputRecordLandsInExactlyOneOutputTopicExceptWinningMarkers() {
+        write(KEY, "a1", 5, 1);                                    // accepted
+        write(KEY, "a1", 5, 1);                                    // DUPLICATE
+        marker(KEY, 6);                                            // winning marker: no output
+        write(KEY, "a2", 5, 2);                                    // STALE_TOKEN
+        marker(KEY, 4);                                            // losing marker: rejected
+        write(KEY, "b1", 6, 1);                                    // accepted
+        pipe(KEY, null, FenceHeaders.TOKEN, "6", FenceHeaders.SEQ, "2"); // delete: accepted
+        pipe(KEY, "x", FenceHeaders.SEQ, "3");                     // MISSING_TOKEN
+        input.pipeInput(new TestRecord<>((byte[]) null, utf8("y"), headers(FenceHeaders.TOKEN, "9"))); // MISSING_KEY
+
+        List<String> sourceOffsets = new ArrayList<>();
+        for (TestRecord<byte[], byte[]> out : rejected.readRecordsToList()) {
+            sourceOffsets.add(header(out, FenceHeaders.SOURCE_OFFSET));
+        }
+        assertThat(accepted.getQueueSize()).isEqualTo(3);
+        assertThat(sourceOffsets).containsExactly("1", "3", "4", "7", "8");
+    }
+
+    // --- metrics ---
+
+    @Test
+    void countsAcceptedWrites() {
+        write(KEY, "v1", 5, 1);
+        write(KEY, "v2", 5, 2);
+
+        assertThat(meters.get("accepted.writes").counter().count()).isEqualTo(2.0);
+    }
+
+    @Test
+    void countsAcceptedMarkersApartFromWrites() {
+        marker(KEY, 5);
+
+        assertThat(meters.get("fence.markers.accepted").counter().count()).isEqualTo(1.0);
+        assertThat(meters.get("accepted.writes").counter().count()).isZero();
+    }
+
+    @Test
+    void countsRejectionsByReasonWithEnforcerStage() {
+        write(KEY, "v1", 6, 1);
+        write(KEY, "v1", 6, 1);
+        write(KEY, "stale", 5, 1);
+        write(KEY, "stale", 5, 2);
+
+        assertThat(fencedWrites(RejectionReason.STALE_TOKEN)).isEqualTo(2.0);
+        assertThat(fencedWrites(RejectionReason.DUPLICATE)).isEqualTo(1.0);
+        assertThat(fencedWrites(RejectionReason.OUT_OF_ORDER)).isZero();
+        assertThat(meters.get("accepted.writes").counter().count()).isEqualTo(1.0);
+    }
+
+    // --- helpers ---
+
+    private double fencedWrites(RejectionReason reason) {
+        return meters.get("fenced.writes").tags("reason", reason.name(), "stage", FenceHeaders.STAGE_ENFORCER).counter().count();
+    }
+
+    private void write(String key, String value, long token, long seq) {
+        pipe(key, value, FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ, Long.toString(seq));
+    }
+
+    private void marker(String key, long token) {
+        pipe(key, null, FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ, "0", FenceHeaders.OP, "FENCE");
+    }
+
+    private void pipe(String key, String value, String... headerNamesAndValues) {
+        input.pipeInput(new TestRecord<>(utf8(key), value == null ? null : utf8(value), headers(headerNamesAndValues)));
+    }
+
+    private List<String> rejectedReasons() {
+        List<String> reasons = new ArrayList<>();
+        for (TestRecord<byte[], byte[]> out : rejected.readRecordsToList()) {
+            reasons.add(header(out, FenceHeaders.REJECTED_REASON));
+        }
+        return reasons;
+    }
+
+    private List<String> acceptedValues() {
+        List<String> values = new ArrayList<>();
+        for (TestRecord<byte[], byte[]> out : accepted.readRecordsToList()) {
+            values.add(out.value() == null ? null : new String(out.value(), StandardCharsets.UTF_8));
+        }
+        return values;
+    }
+
+    private static String header(TestRecord<byte[], byte[]> record, String name) {
+        Header header = record.headers().lastHeader(name);
+        return header == null ? null : FenceHeaders.decode(header.value());
+    }
+
+    private static Headers headers(String... namesAndValues) {
+        RecordHeaders headers = new RecordHeaders();
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            headers.add(namesAndValues[i], utf8(namesAndValues[i + 1]));
+        }
+        return headers;
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}

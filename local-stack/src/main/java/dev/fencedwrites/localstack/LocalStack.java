@@ -1,0 +1,254 @@
+package dev.fencedwrites.localstack;
+
+import dev.fencedwrites.localstack.internal.ConnectWorker;
+import dev.fencedwrites.localstack.internal.EnforcerProcess;
+import dev.fencedwrites.localstack.internal.EtcdNode;
+import dev.fencedwrites.localstack.internal.KafkaBroker;
+import dev.fencedwrites.localstack.internal.PostgresServer;
+import dev.fencedwrites.localstack.internal.PropertiesFiles;
+import dev.fencedwrites.localstack.internal.SchemaRegistryServer;
+import dev.fencedwrites.schemas.FenceTopics;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+
+/**
+ * Starts the whole pipeline on loopback as real services, on free ports, in one directory: a Kafka
+ * broker (KRaft), etcd, a Confluent-compatible schema registry, PostgreSQL, the fence enforcer,
+ * and a Connect worker running the fenced sink into {@value #TABLE}. Each service runs as its own
+ * process and is awaited until it really answers. {@link #close()} stops them in reverse order.
+ *
+ * <p>Service logs are in {@link #dir()}, one folder per service.
+ */
+public final class LocalStack implements AutoCloseable {
+    /** The table the fenced sink writes to. */
+    public static final String TABLE = "billing_summary";
+    /** The table the unguarded control sink writes to, straight from the input topic. */
+    public static final String UNFENCED_TABLE = "billing_summary_unfenced";
+    /** Name of the fenced sink connector. */
+    public static final String SINK_CONNECTOR = "billing-summary-sink";
+    /** Name of the unguarded control connector. */
+    public static final String UNFENCED_CONNECTOR = "billing-summary-unfenced";
+    /** Partitions of the input, accepted and rejected topics. */
+    public static final int PARTITIONS = 3;
+
+    private final Path dir;
+    private final Deque<AutoCloseable> started = new java.util.concurrent.ConcurrentLinkedDeque<>();
+    private KafkaBroker kafka;
+    private EtcdNode etcd;
+    private SchemaRegistryServer registry;
+    private PostgresServer postgres;
+    private EnforcerProcess enforcer;
+    private ConnectWorker connect;
+
+    private LocalStack(Path dir) {
+        this.dir = dir;
+    }
+
+    /**
+     * Starts every service and returns once all are ready.
+     *
+     * @param dir             where data and logs go (created if missing)
+     * @param unfencedControl also run {@value #UNFENCED_CONNECTOR}: a sink reading the input topic
+     *                        with the fence guard off, into {@value #UNFENCED_TABLE}, to show what
+     *                        the fence prevents
+     * @param progress        receives one line per step
+     * @throws Exception if a service fails to start; those already started are stopped
+     */
+    public static LocalStack start(Path dir, boolean unfencedControl, Consumer<String> progress) throws Exception {
+        Files.createDirectories(dir);
+        LocalStack stack = new LocalStack(dir);
+        Thread onExit = new Thread(stack::close, "local-stack-shutdown");
+        Runtime.getRuntime().addShutdownHook(onExit);
+        try {
+            stack.startAll(unfencedControl, progress);
+        } catch (Exception | Error e) {
+            stack.close();
+            throw e;
+        }
+        return stack;
+    }
+
+    private void startAll(boolean unfencedControl, Consumer<String> progress) throws Exception {
+        Properties locations = locations();
+        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            Future<EtcdNode> etcdStart = pool.submit(timed(progress, "etcd", () -> EtcdNode.start(dir.resolve("etcd"))));
+            Future<PostgresServer> pgStart = pool.submit(timed(progress, "PostgreSQL", () -> PostgresServer.start(dir.resolve("postgres"))));
+            Future<SchemaRegistryServer> registryStart = pool.submit(timed(progress, "schema registry",
+                    () -> SchemaRegistryServer.start(Path.of(locations.getProperty("apicurio.home")), dir.resolve("schema-registry"))));
+            Future<KafkaBroker> kafkaStart = pool.submit(timed(progress, "Kafka broker", () -> KafkaBroker.start(dir.resolve("kafka"), log4j2)));
+            etcd = await(etcdStart);
+            postgres = await(pgStart);
+            registry = await(registryStart);
+            kafka = await(kafkaStart);
+            createTopics();
+            Future<EnforcerProcess> enforcerStart = pool.submit(timed(progress, "fence enforcer",
+                    () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.bootstrap())));
+            Future<ConnectWorker> connectStart = pool.submit(timed(progress, "Connect worker + sink",
+                    () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.bootstrap(), Path.of(locations.getProperty("connect.plugin.path")),
+                            connectors(unfencedControl))));
+            enforcer = await(enforcerStart);
+            connect = await(connectStart);
+        } finally {
+            pool.shutdownNow();
+            pool.awaitTermination(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static <T> T await(Future<T> future) throws Exception {
+        try {
+            return future.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Exception cause) {
+                throw cause;
+            }
+            throw e;
+        }
+    }
+
+    private <T extends AutoCloseable> Callable<T> timed(Consumer<String> progress, String name, Callable<T> start) {
+        return () -> {
+            long begin = System.nanoTime();
+            progress.accept("starting " + name + " ...");
+            T service = start.call();
+            started.push(service);
+            progress.accept(String.format("%s ready in %.1f s", name, (System.nanoTime() - begin) / 1e9));
+            return service;
+        };
+    }
+
+    private void createTopics() throws Exception {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrap());
+        try (Admin admin = Admin.create(props)) {
+            List<NewTopic> topics = List.of(
+                    new NewTopic(FenceTopics.INPUT, PARTITIONS, (short) 1),
+                    new NewTopic(FenceTopics.ACCEPTED, PARTITIONS, (short) 1),
+                    new NewTopic(FenceTopics.REJECTED, PARTITIONS, (short) 1));
+            admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    private Map<String, Map<String, String>> connectors(boolean unfencedControl) {
+        Map<String, Map<String, String>> connectors = new LinkedHashMap<>();
+        Map<String, String> sink = new LinkedHashMap<>();
+        sink.put("connector.class", "dev.fencedwrites.sink.FencedJdbcSinkConnector");
+        sink.put("tasks.max", "1");
+        sink.put("topics", FenceTopics.ACCEPTED);
+        sink.put("connection.url", postgres.jdbcUrl());
+        sink.put("schema.registry.url", registry.url());
+        sink.put("table.name", TABLE);
+        sink.put("errors.tolerance", "all");
+        sink.put("errors.deadletterqueue.topic.name", FenceTopics.REJECTED);
+        sink.put("errors.deadletterqueue.topic.replication.factor", "1");
+        sink.put("errors.deadletterqueue.context.headers.enable", "true");
+        connectors.put(SINK_CONNECTOR, sink);
+        if (unfencedControl) {
+            Map<String, String> control = new LinkedHashMap<>(sink);
+            control.put("topics", FenceTopics.INPUT);
+            control.put("table.name", UNFENCED_TABLE);
+            control.put("fence.guard.enabled", "false");
+            control.put("errors.deadletterqueue.topic.name", "fenced-writes-unfenced-dlq");
+            connectors.put(UNFENCED_CONNECTOR, control);
+        }
+        return connectors;
+    }
+
+    private static Properties locations() {
+        Properties props = new Properties();
+        try (InputStream in = LocalStack.class.getResourceAsStream("locations.properties")) {
+            if (in != null) {
+                props.load(in);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        String apicurio = System.getenv("FENCE_APICURIO_HOME");
+        if (apicurio != null) {
+            props.setProperty("apicurio.home", apicurio);
+        }
+        String plugins = System.getenv("FENCE_CONNECT_PLUGIN_PATH");
+        if (plugins != null) {
+            props.setProperty("connect.plugin.path", plugins);
+        }
+        return props;
+    }
+
+    /** Where data and logs are. */
+    public Path dir() {
+        return dir;
+    }
+
+    public String kafkaBootstrap() {
+        return kafka.bootstrap();
+    }
+
+    public String etcdEndpoints() {
+        return etcd.endpoint();
+    }
+
+    public String schemaRegistryUrl() {
+        return registry.url();
+    }
+
+    /** JDBC URL with user and password. */
+    public String postgresUrl() {
+        return postgres.jdbcUrl();
+    }
+
+    public String connectUrl() {
+        return connect.url();
+    }
+
+    public String enforcerUrl() {
+        return enforcer.url();
+    }
+
+    /** The enforcer's process, for failure tests. */
+    public dev.fencedwrites.localstack.internal.ChildProcess enforcerProcess() {
+        return enforcer.process();
+    }
+
+    /** KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL, POSTGRES_URL, CONNECT_URL, ENFORCER_URL, in that order. */
+    public Map<String, String> env() {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("KAFKA_BOOTSTRAP", kafkaBootstrap());
+        env.put("ETCD_ENDPOINTS", etcdEndpoints());
+        env.put("SCHEMA_REGISTRY_URL", schemaRegistryUrl());
+        env.put("POSTGRES_URL", postgresUrl());
+        env.put("CONNECT_URL", connectUrl());
+        env.put("ENFORCER_URL", enforcerUrl());
+        return env;
+    }
+
+    /** Stops every started service, the last started first. */
+    @Override
+    public synchronized void close() {
+        while (!started.isEmpty()) {
+            try {
+                started.pop().close();
+            } catch (Exception e) {
+                System.err.println("local-stack: error while stopping a service: " + e);
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package dev.fencedwrites.localstack.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A Kafka Connect standalone worker as a child JVM, loading connector plugins from
+ * {@code plugin.path} with {@code plugin.discovery=service_load}. Keys are strings, values and
+ * headers raw bytes, so records reach the sink and the dead-letter topic byte for byte.
+ */
+public final class ConnectWorker implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final ChildProcess process;
+    private final String url;
+
+    private ConnectWorker(ChildProcess process, String url) {
+        this.process = process;
+        this.url = url;
+    }
+
+    /**
+     * Starts the worker with {@code connectors} (name → connector config) and waits until every
+     * connector's tasks are RUNNING.
+     *
+     * @param pluginPath a directory whose sub-directories are plugins
+     */
+    public static ConnectWorker start(Path dir, Path log4j2, String bootstrap, Path pluginPath, Map<String, Map<String, String>> connectors) throws Exception {
+        Files.createDirectories(dir);
+        if (!Files.isDirectory(pluginPath)) {
+            throw new IllegalStateException("Connect plugin directory " + pluginPath + " not found; run the build (mvn package) first");
+        }
+        int port = FreePorts.pick();
+        String url = "http://127.0.0.1:" + port;
+        Map<String, String> worker = new LinkedHashMap<>();
+        worker.put("bootstrap.servers", bootstrap);
+        worker.put("key.converter", "org.apache.kafka.connect.storage.StringConverter");
+        worker.put("value.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+        worker.put("header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+        worker.put("offset.storage.file.filename", dir.resolve("connect.offsets").toString());
+        worker.put("offset.flush.interval.ms", "1000");
+        worker.put("listeners", url);
+        worker.put("plugin.path", pluginPath.toString());
+        worker.put("plugin.discovery", "service_load");
+        worker.put("consumer.auto.offset.reset", "earliest");
+        // Sinks read only what the enforcer committed.
+        worker.put("consumer.isolation.level", "read_committed");
+        List<String> args = new ArrayList<>();
+        args.add(PropertiesFiles.write(dir.resolve("worker.properties"), worker).toString());
+        for (Map.Entry<String, Map<String, String>> connector : connectors.entrySet()) {
+            Map<String, String> config = new LinkedHashMap<>(connector.getValue());
+            config.put("name", connector.getKey());
+            args.add(PropertiesFiles.write(dir.resolve(connector.getKey() + ".properties"), config).toString());
+        }
+        ChildProcess process = ChildProcess.start("connect", Jvm.command(List.of("-Xmx512m"), log4j2,
+                "org.apache.kafka.connect.cli.ConnectStandalone", args), dir, dir.resolve("connect.log"), Map.of());
+        ConnectWorker connect = new ConnectWorker(process, url);
+        try {
+            for (String name : connectors.keySet()) {
+                Await.until("connector " + name + " to run", Duration.ofSeconds(120), process, () -> connect.running(name));
+            }
+        } catch (Exception e) {
+            connect.close();
+            throw e;
+        }
+        return connect;
+    }
+
+    private boolean running(String name) throws Exception {
+        HttpResponse<String> response = Http.get(url + "/connectors/" + name + "/status");
+        if (response.statusCode() != 200) {
+            return false;
+        }
+        JsonNode status = JSON.readTree(response.body());
+        JsonNode tasks = status.path("tasks");
+        for (JsonNode task : tasks) {
+            if ("FAILED".equals(task.path("state").asText())) {
+                throw new IllegalStateException("connector " + name + " task failed: " + task.path("trace").asText());
+            }
+        }
+        return tasks.size() > 0 && "RUNNING".equals(tasks.get(0).path("state").asText());
+    }
+
+    public String url() {
+        return url;
+    }
+
+    public ChildProcess process() {
+        return process;
+    }
+
+    @Override
+    public void close() {
+        process.close();
+    }
+}

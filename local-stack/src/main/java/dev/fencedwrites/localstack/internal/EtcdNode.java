@@ -1,0 +1,77 @@
+package dev.fencedwrites.localstack.internal;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/** One etcd member (the {@code etcd} binary from Debian's etcd-server) on loopback. */
+public final class EtcdNode implements AutoCloseable {
+    /** What to run when etcd is missing. */
+    public static final String INSTALL_HINT = "apt-get install -y etcd-server etcd-client";
+
+    private final ChildProcess process;
+    private final String endpoint;
+
+    private EtcdNode(ChildProcess process, String endpoint) {
+        this.process = process;
+        this.endpoint = endpoint;
+    }
+
+    /** Locates the etcd binary: {@code ETCD_BINARY}, then PATH, then /usr/bin/etcd. */
+    static Path binary() {
+        String configured = System.getenv("ETCD_BINARY");
+        if (configured != null && !configured.isBlank()) {
+            return Path.of(configured);
+        }
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(java.io.File.pathSeparator)) {
+            Path candidate = Path.of(dir, "etcd");
+            if (Files.isExecutable(candidate)) {
+                return candidate;
+            }
+        }
+        Path debian = Path.of("/usr/bin/etcd");
+        if (Files.isExecutable(debian)) {
+            return debian;
+        }
+        throw new IllegalStateException("etcd not found on PATH. Install it with: " + INSTALL_HINT + " (or set ETCD_BINARY)");
+    }
+
+    /** Starts a single-member cluster and waits until {@code /health} reports healthy. */
+    public static EtcdNode start(Path dir) throws Exception {
+        Files.createDirectories(dir);
+        Path etcd = binary();
+        int clientPort = FreePorts.pick();
+        int peerPort = FreePorts.pick();
+        String client = "http://127.0.0.1:" + clientPort;
+        String peer = "http://127.0.0.1:" + peerPort;
+        ChildProcess process = ChildProcess.start("etcd", List.of(etcd.toString(),
+                "--name", "local", "--data-dir", dir.resolve("data").toString(),
+                "--listen-client-urls", client, "--advertise-client-urls", client,
+                "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                "--initial-cluster", "local=" + peer, "--initial-cluster-state", "new"),
+                dir, dir.resolve("etcd.log"), Map.of());
+        EtcdNode node = new EtcdNode(process, client);
+        try {
+            Await.until("etcd at " + client, Duration.ofSeconds(30), process, () -> Http.get(client + "/health").body().contains("\"true\""));
+        } catch (Exception e) {
+            node.close();
+            throw e;
+        }
+        return node;
+    }
+
+    public String endpoint() {
+        return endpoint;
+    }
+
+    public ChildProcess process() {
+        return process;
+    }
+
+    @Override
+    public void close() {
+        process.close();
+    }
+}
