@@ -95,7 +95,7 @@ public final class BillingScenario {
             String stage = rejected.map(r -> header(r, FenceHeaders.REJECTED_STAGE)).orElse(null);
             String highest = rejected.map(r -> header(r, FenceHeaders.REJECTED_HIGHEST)).orElse(null);
             if (rejected.isPresent()) {
-                timeline.at(stage, "REJECTED " + WORKER_A + "'s write: " + reason + " (token " + tokenA + " < highest fence " + highest + ")");
+                timeline.at(stage, "REJECTED " + WORKER_A + "'s write: " + reason + " (token " + tokenA + " < highest accepted fence " + highest + ", as token.seq)");
             } else {
                 timeline.at("demo", "no rejected record found for " + WORKER_A + "'s write");
             }

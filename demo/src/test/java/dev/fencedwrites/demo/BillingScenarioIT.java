@@ -1,0 +1,202 @@
+package dev.fencedwrites.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.schemas.billing.BillingSummary;
+import dev.fencedwrites.schemas.registry.AvroDeserializer;
+import dev.fencedwrites.schemas.registry.AvroSerializer;
+import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
+import dev.fencedwrites.schemas.registry.SchemaRegistryException;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Needs real services: the fence is only proven when real worker JVMs are frozen with SIGSTOP
+ * against real etcd leases, and the write travels through a real broker, the enforcer, a Connect
+ * worker and PostgreSQL.
+ */
+@Timeout(value = 8, unit = TimeUnit.MINUTES)
+class BillingScenarioIT {
+    @TempDir
+    static Path dir;
+    static LocalStack stack;
+
+    @BeforeAll
+    static void startStack() throws Exception {
+        stack = LocalStack.start(dir, true, line -> System.out.println("[stack] " + line));
+    }
+
+    @AfterAll
+    static void stopStack() {
+        if (stack != null) {
+            stack.close();
+        }
+    }
+
+    @Test
+    void pausedWorkersStaleWriteIsRejectedAndNeverReachesTheTable() throws Exception {
+        ScenarioResult result = new BillingScenario(stack, new Timeline(System.out), 2).run();
+
+        assertThat(result.tokenB()).isGreaterThan(result.tokenA());
+        assertThat(result.rejectedReason()).isEqualTo("STALE_TOKEN");
+        assertThat(result.rejectedStage()).isEqualTo(FenceHeaders.STAGE_ENFORCER);
+        assertThat(result.rejectedHighest()).startsWith(Long.toString(result.tokenB()));
+        assertThat(result.fencedRow().computedBy()).isEqualTo(BillingScenario.WORKER_B);
+        assertThat(result.fencedRow().fenceToken()).isEqualTo(result.tokenB());
+        assertThat(result.fencedRow().amountMinor()).isEqualTo(12_550);
+        assertThat(result.staleCounter()).isGreaterThanOrEqualTo(1.0);
+        assertThat(result.fenced()).isTrue();
+        assertThat(acceptedTokensFor(BillingScenario.CUSTOMER)).containsExactly(Long.toString(result.tokenB()));
+    }
+
+    /** The control run: the same stale write, with the enforcer bypassed and the database guard off, overwrites B's row. */
+    @Test
+    void withoutFencingTheSameStaleWriteOverwritesTheRow() throws Exception {
+        String customer = "customer-control-" + UUID.randomUUID();
+        publish(FenceTopics.INPUT, customer, summary(customer, 12_550, "worker-B"), 9, 1);
+        publish(FenceTopics.INPUT, customer, summary(customer, 10_000, "worker-A"), 5, 1);
+
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            assertThat(computedBy(LocalStack.UNFENCED_TABLE, customer)).isEqualTo("worker-A");
+            assertThat(computedBy(LocalStack.TABLE, customer)).isEqualTo("worker-B");
+        });
+    }
+
+    @Test
+    void sinkRejectsStaleWriteThatBypassedTheEnforcerToTheDeadLetterTopic() throws Exception {
+        String customer = "customer-bypass-" + UUID.randomUUID();
+        byte[] stale = serializer().serialize(FenceTopics.ACCEPTED, summary(customer, 100, "intruder"));
+        publish(FenceTopics.ACCEPTED, customer, summary(customer, 700, "holder"), 7, 1);
+        publishRaw(FenceTopics.ACCEPTED, customer, stale, 5, 1);
+
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            List<ConsumerRecord<String, byte[]>> rejected = read(FenceTopics.REJECTED, customer);
+            assertThat(rejected).hasSize(1);
+            ConsumerRecord<String, byte[]> record = rejected.get(0);
+            assertThat(header(record, FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
+            assertThat(header(record, FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_SINK);
+            assertThat(header(record, FenceHeaders.REJECTED_HIGHEST)).isEqualTo("7.1");
+            assertThat(header(record, FenceHeaders.TOKEN)).isEqualTo("5");
+            assertThat(header(record, FenceHeaders.SOURCE_TOPIC)).isEqualTo(FenceTopics.ACCEPTED);
+            assertThat(record.value()).isEqualTo(stale);
+        });
+        assertThat(computedBy(LocalStack.TABLE, customer)).isEqualTo("holder");
+    }
+
+    @Test
+    void avroSerdeRoundTripsThroughTheRealSchemaRegistry() {
+        RestSchemaRegistryClient registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
+        BillingSummary summary = summary("customer-serde", 4_200, "serde-test");
+
+        byte[] bytes = new AvroSerializer<BillingSummary>(registry, false).serialize("serde-topic", summary);
+        RestSchemaRegistryClient fresh = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
+        BillingSummary decoded = new AvroDeserializer<BillingSummary>(fresh, BillingSummary.getClassSchema()).deserialize("serde-topic", bytes);
+
+        assertThat(bytes[0]).isZero();
+        assertThat(decoded).isEqualTo(summary);
+        assertThatThrownBy(() -> fresh.getById(987_654))
+                .isInstanceOfSatisfying(SchemaRegistryException.class, e -> assertThat(e.httpStatus()).isEqualTo(404));
+    }
+
+    private static BillingSummary summary(String customer, long amountMinor, String computedBy) {
+        return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-11").setAmountMinor(amountMinor)
+                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-11-29T10:00:00Z")).setComputedBy(computedBy).build();
+    }
+
+    private static AvroSerializer<BillingSummary> serializer() {
+        return new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+    }
+
+    private static void publish(String topic, String key, BillingSummary value, long token, long seq) throws Exception {
+        publishRaw(topic, key, serializer().serialize(topic, value), token, seq);
+    }
+
+    private static void publishRaw(String topic, String key, byte[] value, long token, long seq) throws Exception {
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+            RecordHeaders headers = new RecordHeaders();
+            headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
+            headers.add(FenceHeaders.SEQ, FenceHeaders.encode(seq));
+            producer.send(new ProducerRecord<>(topic, null, key, value, headers)).get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static List<String> acceptedTokensFor(String key) {
+        List<String> tokens = new ArrayList<>();
+        for (ConsumerRecord<String, byte[]> record : read(FenceTopics.ACCEPTED, key)) {
+            tokens.add(header(record, FenceHeaders.TOKEN));
+        }
+        return tokens;
+    }
+
+    /** Every committed record of {@code topic} with {@code key}, read from the beginning until the end offsets. */
+    private static List<ConsumerRecord<String, byte[]>> read(String topic, String key) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<ConsumerRecord<String, byte[]>> found = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+            var partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            var end = consumer.endOffsets(partitions);
+            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    if (key.equals(record.key())) {
+                        found.add(record);
+                    }
+                }
+            }
+        }
+        return found;
+    }
+
+    private static String header(ConsumerRecord<?, ?> record, String name) {
+        var header = record.headers().lastHeader(name);
+        return header == null ? null : FenceHeaders.decode(header.value());
+    }
+
+    private static String computedBy(String table, String key) throws Exception {
+        try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
+             PreparedStatement statement = connection.prepareStatement("SELECT computed_by FROM " + table + " WHERE resource_key = ?")) {
+            statement.setString(1, key);
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next() ? rows.getString(1) : null;
+            }
+        }
+    }
+}
