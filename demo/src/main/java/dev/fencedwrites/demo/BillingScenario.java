@@ -84,7 +84,7 @@ public final class BillingScenario {
             timeline.at("demo", "SIGCONT " + WORKER_A + ": it resumes as if nothing happened");
             Map<String, String> writing = awaitEvent(a, "writing");
             timeline.at(WORKER_A, "writes its stale summary (100.00 EUR) with token " + writing.get("token")
-                    + " (its lease, checked before the pause: now " + ("true".equals(writing.get("lease_valid")) ? "still believed valid" : "known lost, too late") + ")");
+                    + ": like most code it checked its lease before computing, not before this write");
             awaitEvent(a, "sent");
             if (a.waitFor(STEP_TIMEOUT) != 0) {
                 throw new IllegalStateException(WORKER_A + " failed" + a.tail());
@@ -95,7 +95,8 @@ public final class BillingScenario {
             String stage = rejected.map(r -> header(r, FenceHeaders.REJECTED_STAGE)).orElse(null);
             String highest = rejected.map(r -> header(r, FenceHeaders.REJECTED_HIGHEST)).orElse(null);
             if (rejected.isPresent()) {
-                timeline.at(stage, "REJECTED " + WORKER_A + "'s write: " + reason + " (token " + tokenA + " < highest accepted fence " + highest + ", as token.seq)");
+                timeline.at(stage, "REJECTED " + WORKER_A + "'s write: " + reason + " (token " + tokenA + " < token " + tokenB
+                        + " of the key's fence " + highest + ", written token.seq)");
             } else {
                 timeline.at("demo", "no rejected record found for " + WORKER_A + "'s write");
             }
@@ -131,7 +132,7 @@ public final class BillingScenario {
                 }
             }
             if (!worker.isAlive()) {
-                throw new IllegalStateException(worker.name() + " exited before '" + name + "'" + worker.tail());
+                throw new Await.GiveUp(worker.name() + " exited before '" + name + "'" + worker.tail());
             }
             return false;
         });

@@ -10,9 +10,11 @@ import picocli.CommandLine.Option;
 
 /** {@code ./fence demo}: a paused worker's stale write, fenced, on real services. */
 @Command(name = "fence demo", mixinStandardHelpOptions = true,
-        description = {"Runs the billing scenario on a fresh local stack: worker A takes the lease for customer-42 and is frozen",
-                "with a real SIGSTOP past its TTL; worker B takes over with a higher fencing token and writes; A resumes and",
-                "writes its stale summary. Exits 0 only if A's write was rejected (STALE_TOKEN) and B's data is in the row."})
+        description = {"Runs the billing scenario on a fresh local stack: worker A takes the lease for customer-42 and is frozen "
+                + "with a real SIGSTOP past its TTL; worker B takes over with a higher fencing token and writes; A resumes and "
+                + "writes its stale summary.",
+                "Exits 0 only if A's write was rejected (STALE_TOKEN) and B's data is in the row; 1 otherwise, naming what went wrong. "
+                + "Service logs stay in the data directory."})
 public final class DemoMain implements Callable<Integer> {
     @Option(names = "--ttl-seconds", defaultValue = "2", description = "Lease TTL of the workers in seconds (default: ${DEFAULT-VALUE}).")
     long ttlSeconds;

@@ -42,8 +42,15 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             System.err.println("fence-enforcer: invalid configuration: " + e.getMessage());
             return 2;
         }
+        int inputPartitions;
+        try {
+            inputPartitions = TopicCheck.partitions(config.streamsProperties(), config.inputTopic(), Duration.ofSeconds(60));
+        } catch (IllegalStateException e) {
+            System.err.println("fence-enforcer: " + e.getMessage());
+            return 2;
+        }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, registry), config.streamsProperties());
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, inputPartitions, registry), config.streamsProperties());
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((newState, oldState) -> {
             LOG.info("Kafka Streams state {} -> {}", oldState, newState);

@@ -28,14 +28,15 @@ public final class FenceEnforcerTopology {
     /**
      * @param input    the input topic
      * @param accepted the accepted topic
-     * @param rejected the rejected topic
-     * @param meters   where the fenced-writes counters are registered
+     * @param rejected        the rejected topic
+     * @param inputPartitions the input topic's partition count (records on the wrong partition for their key are rejected)
+     * @param meters          where the fenced-writes counters are registered
      */
-    public static Topology build(String input, String accepted, String rejected, MeterRegistry meters) {
+    public static Topology build(String input, String accepted, String rejected, int inputPartitions, MeterRegistry meters) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Topology topology = new Topology();
         topology.addSource(SOURCE, new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
-        topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, ACCEPTED_SINK, REJECTED_SINK, metrics), SOURCE);
+        topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, ACCEPTED_SINK, REJECTED_SINK, metrics, inputPartitions), SOURCE);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde()), PROCESSOR);
         topology.addSink(ACCEPTED_SINK, accepted, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
         topology.addSink(REJECTED_SINK, rejected, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
@@ -43,7 +44,7 @@ public final class FenceEnforcerTopology {
     }
 
     /** Builds the topology for the topics named in {@code config}. */
-    public static Topology build(FenceEnforcerConfig config, MeterRegistry meters) {
-        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), meters);
+    public static Topology build(FenceEnforcerConfig config, int inputPartitions, MeterRegistry meters) {
+        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), inputPartitions, meters);
     }
 }

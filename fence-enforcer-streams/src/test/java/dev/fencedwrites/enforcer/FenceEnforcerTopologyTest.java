@@ -46,11 +46,15 @@ class FenceEnforcerTopologyTest {
 
     @BeforeEach
     void startDriver() {
+        startDriver(1);
+    }
+
+    private void startDriver(int inputPartitions) {
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-enforcer-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        driver = new TopologyTestDriver(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, meters), props);
+        driver = new TopologyTestDriver(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, inputPartitions, meters), props);
         input = driver.createInputTopic(INPUT, new ByteArraySerializer(), new ByteArraySerializer());
         accepted = driver.createOutputTopic(ACCEPTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         rejected = driver.createOutputTopic(REJECTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -62,6 +66,31 @@ class FenceEnforcerTopologyTest {
     }
 
     // --- decision rule, one row per test ---
+
+    /** TopologyTestDriver feeds partition 0: with 4 input partitions only keys that murmur2-hash to 0 belong there. */
+    @Test
+    void rejectsRecordOnAnotherPartitionThanItsKeyHashesTo() {
+        closeDriver();
+        startDriver(4);
+        String home = keyHashingTo(4, true);
+        String elsewhere = keyHashingTo(4, false);
+
+        write(home, "ok", 5, 1);
+        write(elsewhere, "misrouted", 5, 1);
+
+        assertThat(acceptedValues()).containsExactly("ok");
+        assertThat(rejectedReasons()).containsExactly("WRONG_PARTITION");
+    }
+
+    private static String keyHashingTo(int partitions, boolean partitionZero) {
+        for (int i = 0; ; i++) {
+            String key = "customer-" + i;
+            boolean zero = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(utf8(key))) % partitions == 0;
+            if (zero == partitionZero) {
+                return key;
+            }
+        }
+    }
 
     @Test
     void acceptsFirstWriteForKey() {

@@ -1,5 +1,6 @@
 package dev.fencedwrites.localstack;
 
+import dev.fencedwrites.localstack.internal.ChildProcess;
 import dev.fencedwrites.localstack.internal.ConnectWorker;
 import dev.fencedwrites.localstack.internal.EnforcerProcess;
 import dev.fencedwrites.localstack.internal.EtcdNode;
@@ -7,6 +8,7 @@ import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PostgresServer;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.SchemaRegistryServer;
+import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.schemas.FenceTopics;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,12 +53,12 @@ public final class LocalStack implements AutoCloseable {
 
     private final Path dir;
     private final Deque<AutoCloseable> started = new java.util.concurrent.ConcurrentLinkedDeque<>();
-    private KafkaBroker kafka;
-    private EtcdNode etcd;
-    private SchemaRegistryServer registry;
+    private Service kafka;
+    private Service etcd;
+    private Service registry;
     private PostgresServer postgres;
-    private EnforcerProcess enforcer;
-    private ConnectWorker connect;
+    private Service enforcer;
+    private Service connect;
 
     private LocalStack(Path dir) {
         this.dir = dir;
@@ -91,20 +93,20 @@ public final class LocalStack implements AutoCloseable {
         Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
-            Future<EtcdNode> etcdStart = pool.submit(timed(progress, "etcd", () -> EtcdNode.start(dir.resolve("etcd"))));
+            Future<Service> etcdStart = pool.submit(timed(progress, "etcd", () -> EtcdNode.start(dir.resolve("etcd"))));
             Future<PostgresServer> pgStart = pool.submit(timed(progress, "PostgreSQL", () -> PostgresServer.start(dir.resolve("postgres"))));
-            Future<SchemaRegistryServer> registryStart = pool.submit(timed(progress, "schema registry",
+            Future<Service> registryStart = pool.submit(timed(progress, "schema registry",
                     () -> SchemaRegistryServer.start(Path.of(locations.getProperty("apicurio.home")), dir.resolve("schema-registry"))));
-            Future<KafkaBroker> kafkaStart = pool.submit(timed(progress, "Kafka broker", () -> KafkaBroker.start(dir.resolve("kafka"), log4j2)));
+            Future<Service> kafkaStart = pool.submit(timed(progress, "Kafka broker", () -> KafkaBroker.start(dir.resolve("kafka"), log4j2)));
             etcd = await(etcdStart);
             postgres = await(pgStart);
             registry = await(registryStart);
             kafka = await(kafkaStart);
             createTopics();
-            Future<EnforcerProcess> enforcerStart = pool.submit(timed(progress, "fence enforcer",
-                    () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.bootstrap())));
-            Future<ConnectWorker> connectStart = pool.submit(timed(progress, "Connect worker + sink",
-                    () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.bootstrap(), Path.of(locations.getProperty("connect.plugin.path")),
+            Future<Service> enforcerStart = pool.submit(timed(progress, "fence enforcer",
+                    () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address())));
+            Future<Service> connectStart = pool.submit(timed(progress, "Connect worker + sink",
+                    () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.address(), Path.of(locations.getProperty("connect.plugin.path")),
                             connectors(unfencedControl))));
             enforcer = await(enforcerStart);
             connect = await(connectStart);
@@ -138,7 +140,7 @@ public final class LocalStack implements AutoCloseable {
 
     private void createTopics() throws Exception {
         Properties props = new Properties();
-        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrap());
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
         try (Admin admin = Admin.create(props)) {
             List<NewTopic> topics = List.of(
                     new NewTopic(FenceTopics.INPUT, PARTITIONS, (short) 1),
@@ -155,7 +157,7 @@ public final class LocalStack implements AutoCloseable {
         sink.put("tasks.max", "1");
         sink.put("topics", FenceTopics.ACCEPTED);
         sink.put("connection.url", postgres.jdbcUrl());
-        sink.put("schema.registry.url", registry.url());
+        sink.put("schema.registry.url", registry.address());
         sink.put("table.name", TABLE);
         sink.put("errors.tolerance", "all");
         sink.put("errors.deadletterqueue.topic.name", FenceTopics.REJECTED);
@@ -199,15 +201,15 @@ public final class LocalStack implements AutoCloseable {
     }
 
     public String kafkaBootstrap() {
-        return kafka.bootstrap();
+        return kafka.address();
     }
 
     public String etcdEndpoints() {
-        return etcd.endpoint();
+        return etcd.address();
     }
 
     public String schemaRegistryUrl() {
-        return registry.url();
+        return registry.address();
     }
 
     /** JDBC URL with user and password. */
@@ -216,15 +218,15 @@ public final class LocalStack implements AutoCloseable {
     }
 
     public String connectUrl() {
-        return connect.url();
+        return connect.address();
     }
 
     public String enforcerUrl() {
-        return enforcer.url();
+        return enforcer.address();
     }
 
     /** The enforcer's process, for failure tests. */
-    public dev.fencedwrites.localstack.internal.ChildProcess enforcerProcess() {
+    public ChildProcess enforcerProcess() {
         return enforcer.process();
     }
 

@@ -12,10 +12,14 @@ import picocli.CommandLine.Option;
 
 /** {@code ./fence up}: starts the local stack, prints where each service listens, runs until SIGINT or SIGTERM. */
 @Command(name = "fence up", mixinStandardHelpOptions = true,
-        description = {"Starts the whole fenced-writes pipeline on loopback: Kafka (KRaft), etcd, a schema registry,",
-                "PostgreSQL, the fence enforcer and a Connect worker running the fenced sink into table " + LocalStack.TABLE + ".",
-                "Once every part is ready it prints KEY=value lines (also written to the env file) and runs until Ctrl-C."},
-        footer = {"", "Example:", "  ./fence up            # in one terminal", "  source .fence/stack.env   # in another, then use $KAFKA_BOOTSTRAP etc."})
+        description = {"Starts the whole fenced-writes pipeline on loopback: Kafka (KRaft), etcd, a schema registry, PostgreSQL, "
+                + "the fence enforcer and a Connect worker running the fenced sink into table " + LocalStack.TABLE + ".",
+                "Once every part is ready it prints KEY=value lines (also written to the env file, ready for `source`) and runs until Ctrl-C or SIGTERM, "
+                + "then stops everything it started. Ports are free ones on 127.0.0.1, picked anew on each start."},
+        footer = {"", "Example:", "  ./fence up                  # in one terminal",
+                "  source .fence/stack.env     # in another, then:",
+                "  curl $ENFORCER_URL/metrics",
+                "  psql \"${POSTGRES_URL#jdbc:}\" -c 'select * from " + LocalStack.TABLE + "'"})
 public final class LocalStackMain implements Callable<Integer> {
     @Option(names = "--dir", paramLabel = "DIR", description = "Data and log directory (default: a new temporary directory).")
     Path dir;
@@ -51,7 +55,7 @@ public final class LocalStackMain implements Callable<Integer> {
         }, "fence-up-stop"));
         StringBuilder lines = new StringBuilder();
         for (Map.Entry<String, String> entry : stack.env().entrySet()) {
-            lines.append(entry.getKey()).append('=').append(entry.getValue()).append('\n');
+            lines.append(entry.getKey()).append('=').append(shellQuoted(entry.getValue())).append('\n');
         }
         writeEnvFile(lines.toString());
         System.out.print(lines);
@@ -59,6 +63,11 @@ public final class LocalStackMain implements Callable<Integer> {
         System.err.println("[fence up] ready; env written to " + envFile + ". Ctrl-C stops everything.");
         stop.await();
         return 0;
+    }
+
+    /** Single-quotes values the shell would split or interpret (the JDBC URL's {@code &}), so {@code source} works. */
+    static String shellQuoted(String value) {
+        return value.matches("[A-Za-z0-9_./:@%+,=-]*") ? value : "'" + value.replace("'", "'\\''") + "'";
     }
 
     private void writeEnvFile(String lines) throws IOException {

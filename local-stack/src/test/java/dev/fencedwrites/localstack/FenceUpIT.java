@@ -42,9 +42,10 @@ class FenceUpIT {
             await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(250))
                     .failFast("fence up exited", () -> !up.isAlive())
                     .until(() -> Files.exists(envFile) && Files.readAllLines(envFile).size() == 6);
-            env = parse(Files.readAllLines(envFile));
+            env = sourced(envFile);
             assertThat(env).containsOnlyKeys("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL", "CONNECT_URL", "ENFORCER_URL");
-            assertThat(Files.readString(up.log())).contains("KAFKA_BOOTSTRAP=" + env.get("KAFKA_BOOTSTRAP"));
+            assertThat(Files.readString(up.log())).contains(Files.readString(envFile));
+            assertThat(env.get("POSTGRES_URL")).startsWith("jdbc:postgresql://127.0.0.1:").endsWith("?user=postgres&password=postgres");
 
             assertThat(clusterNodes(env.get("KAFKA_BOOTSTRAP"))).isEqualTo(1);
             assertThat(Http.get(env.get("ETCD_ENDPOINTS") + "/health").body()).contains("\"health\":\"true\"");
@@ -66,11 +67,15 @@ class FenceUpIT {
         assertThat(envFile).doesNotExist();
     }
 
-    private static Map<String, String> parse(List<String> lines) {
+    /** The variables as a shell sees them after {@code source FILE}, the way the README uses the file. */
+    private static Map<String, String> sourced(Path envFile) throws Exception {
+        Process bash = new ProcessBuilder("bash", "-c", "set -a; source \"$1\"; env", "bash", envFile.toString())
+                .redirectErrorStream(true).start();
+        List<String> lines = new String(bash.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines().toList();
+        assertThat(bash.waitFor()).isZero();
         Map<String, String> env = new LinkedHashMap<>();
-        for (String line : lines) {
-            int eq = line.indexOf('=');
-            env.put(line.substring(0, eq), line.substring(eq + 1));
+        for (String name : List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL", "CONNECT_URL", "ENFORCER_URL")) {
+            lines.stream().filter(l -> l.startsWith(name + "=")).findFirst().ifPresent(l -> env.put(name, l.substring(name.length() + 1)));
         }
         return env;
     }

@@ -24,6 +24,12 @@ public enum RejectionReason {
     INVALID_MARKER,
     /** A value the sink cannot decode (not the Confluent wire format, unknown schema id, bad Avro). Sink only. */
     MALFORMED_VALUE,
+    /**
+     * The record is not on the partition Kafka's default partitioner (murmur2 of the serialized
+     * key) assigns its key. Its fence lives with another partition, so it cannot be decided safely.
+     * The writer must use the default partitioner (kcat: {@code -X partitioner=murmur2_random}).
+     */
+    WRONG_PARTITION,
     /** A null or empty record key: the fence is per key, so there is nothing to fence on. */
     MISSING_KEY
 }

@@ -15,4 +15,10 @@ public final class FencedWriteException extends ConnectException {
     public RejectionReason reason() {
         return reason;
     }
+
+    /** A fenced write is a routed outcome, not a fault: no stack trace in logs or dead-letter headers. */
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+        return this;
+    }
 }

@@ -10,6 +10,7 @@ import dev.fencedwrites.schemas.HeaderLookup;
 import dev.fencedwrites.schemas.RejectionReason;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -31,10 +32,19 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private final String acceptedSink;
     private final String rejectedSink;
     private final EnforcerMetrics metrics;
+    private final int inputPartitions;
     private ProcessorContext<byte[], byte[]> context;
     private KeyValueStore<Bytes, Fence> fences;
 
-    public FenceProcessor(String storeName, String acceptedSink, String rejectedSink, EnforcerMetrics metrics) {
+    /**
+     * @param inputPartitions the input topic's partition count, to check that each key arrives on
+     *                        the partition Kafka's default partitioner (murmur2) assigns it
+     */
+    public FenceProcessor(String storeName, String acceptedSink, String rejectedSink, EnforcerMetrics metrics, int inputPartitions) {
+        if (inputPartitions < 1) {
+            throw new IllegalArgumentException("inputPartitions must be at least 1, got " + inputPartitions);
+        }
+        this.inputPartitions = inputPartitions;
         this.storeName = storeName;
         this.acceptedSink = acceptedSink;
         this.rejectedSink = rejectedSink;
@@ -52,6 +62,15 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         byte[] key = record.key();
         if (key == null || key.length == 0) {
             reject(record, RejectionReason.MISSING_KEY, null, key == null ? "null key" : "empty key");
+            return;
+        }
+        int expected = Utils.toPositive(Utils.murmur2(key)) % inputPartitions;
+        int actual = context.recordMetadata().map(RecordMetadata::partition).orElse(expected);
+        if (actual != expected) {
+            // The fence of this key lives with partition `expected`; deciding here would compare
+            // against the wrong (or no) stored fence and could accept a stale write.
+            reject(record, RejectionReason.WRONG_PARTITION, null, "key hashes to partition " + expected + " of " + inputPartitions
+                    + " (murmur2, Kafka's default partitioner) but the record is on partition " + actual);
             return;
         }
         Bytes storeKey = Bytes.wrap(key);

@@ -7,13 +7,20 @@ import java.util.concurrent.Callable;
 public final class Await {
     private static final long POLL_MS = 100;
 
+    /** Thrown by a check to stop waiting at once: the awaited state can no longer come. */
+    public static final class GiveUp extends RuntimeException {
+        public GiveUp(String message) {
+            super(message);
+        }
+    }
+
     private Await() {
     }
 
     /**
      * @param what    what is awaited, for the error message
      * @param process the process that must stay alive meanwhile, or {@code null}
-     * @param check   returns true when ready; exceptions count as not ready yet
+     * @param check   returns true when ready; exceptions count as not ready yet, except {@link GiveUp}
      * @throws IllegalStateException on timeout or when the process exits, with the log's tail
      */
     public static void until(String what, Duration timeout, ChildProcess process, Callable<Boolean> check) throws InterruptedException {
@@ -27,7 +34,7 @@ public final class Await {
                 if (Boolean.TRUE.equals(check.call())) {
                     return;
                 }
-            } catch (InterruptedException e) {
+            } catch (InterruptedException | GiveUp e) {
                 throw e;
             } catch (Exception e) {
                 last = e;

@@ -49,6 +49,20 @@ public final class ChildProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until {@code check} passes and returns the ready service; on failure stops the process
+     * and rethrows, so a service that never became ready does not linger.
+     */
+    public Service awaitReady(String address, java.time.Duration timeout, java.util.concurrent.Callable<Boolean> check) throws InterruptedException {
+        try {
+            Await.until(name + " at " + address, timeout, this, check);
+        } catch (InterruptedException | RuntimeException e) {
+            close();
+            throw e;
+        }
+        return new Service(this, address);
+    }
+
     public String name() {
         return name;
     }

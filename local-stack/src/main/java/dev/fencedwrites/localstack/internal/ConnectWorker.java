@@ -16,15 +16,10 @@ import java.util.Map;
  * {@code plugin.path} with {@code plugin.discovery=service_load}. Keys are strings, values and
  * headers raw bytes, so records reach the sink and the dead-letter topic byte for byte.
  */
-public final class ConnectWorker implements AutoCloseable {
+public final class ConnectWorker {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final ChildProcess process;
-    private final String url;
-
-    private ConnectWorker(ChildProcess process, String url) {
-        this.process = process;
-        this.url = url;
+    private ConnectWorker() {
     }
 
     /**
@@ -32,8 +27,9 @@ public final class ConnectWorker implements AutoCloseable {
      * connector's tasks are RUNNING.
      *
      * @param pluginPath a directory whose sub-directories are plugins
+     * @return the service; its address is the REST URL
      */
-    public static ConnectWorker start(Path dir, Path log4j2, String bootstrap, Path pluginPath, Map<String, Map<String, String>> connectors) throws Exception {
+    public static Service start(Path dir, Path log4j2, String bootstrap, Path pluginPath, Map<String, Map<String, String>> connectors) throws Exception {
         Files.createDirectories(dir);
         if (!Files.isDirectory(pluginPath)) {
             throw new IllegalStateException("Connect plugin directory " + pluginPath + " not found; run the build (mvn package) first");
@@ -62,19 +58,17 @@ public final class ConnectWorker implements AutoCloseable {
         }
         ChildProcess process = ChildProcess.start("connect", Jvm.command(List.of("-Xmx512m"), log4j2,
                 "org.apache.kafka.connect.cli.ConnectStandalone", args), dir, dir.resolve("connect.log"), Map.of());
-        ConnectWorker connect = new ConnectWorker(process, url);
-        try {
+        return process.awaitReady(url, Duration.ofSeconds(150), () -> {
             for (String name : connectors.keySet()) {
-                Await.until("connector " + name + " to run", Duration.ofSeconds(120), process, () -> connect.running(name));
+                if (!running(url, name)) {
+                    return false;
+                }
             }
-        } catch (Exception e) {
-            connect.close();
-            throw e;
-        }
-        return connect;
+            return true;
+        });
     }
 
-    private boolean running(String name) throws Exception {
+    private static boolean running(String url, String name) throws Exception {
         HttpResponse<String> response = Http.get(url + "/connectors/" + name + "/status");
         if (response.statusCode() != 200) {
             return false;
@@ -83,22 +77,10 @@ public final class ConnectWorker implements AutoCloseable {
         JsonNode tasks = status.path("tasks");
         for (JsonNode task : tasks) {
             if ("FAILED".equals(task.path("state").asText())) {
-                throw new IllegalStateException("connector " + name + " task failed: " + task.path("trace").asText());
+                throw new Await.GiveUp("connector " + name + " task failed: " + task.path("trace").asText());
             }
         }
         return tasks.size() > 0 && "RUNNING".equals(tasks.get(0).path("state").asText());
     }
 
-    public String url() {
-        return url;
-    }
-
-    public ChildProcess process() {
-        return process;
-    }
-
-    @Override
-    public void close() {
-        process.close();
-    }
 }

@@ -8,18 +8,14 @@ import java.util.List;
 import java.util.Map;
 
 /** The fence enforcer ({@code FenceEnforcerApp}) as a child JVM, ready when {@code /health} says RUNNING. */
-public final class EnforcerProcess implements AutoCloseable {
+public final class EnforcerProcess {
     static final String MAIN_CLASS = "dev.fencedwrites.enforcer.FenceEnforcerApp";
 
-    private final ChildProcess process;
-    private final String url;
-
-    private EnforcerProcess(ChildProcess process, String url) {
-        this.process = process;
-        this.url = url;
+    private EnforcerProcess() {
     }
 
-    public static EnforcerProcess start(Path dir, Path log4j2, String bootstrap) throws Exception {
+    /** Starts the enforcer; the service's address is its HTTP base URL. */
+    public static Service start(Path dir, Path log4j2, String bootstrap) throws Exception {
         Files.createDirectories(dir);
         int port = FreePorts.pick();
         Map<String, String> config = new LinkedHashMap<>();
@@ -32,26 +28,7 @@ public final class EnforcerProcess implements AutoCloseable {
         ChildProcess process = ChildProcess.start("enforcer", Jvm.command(List.of("-Xmx512m"), log4j2, MAIN_CLASS,
                 List.of("--config", file.toString())), dir, dir.resolve("enforcer.log"), Map.of());
         String url = "http://127.0.0.1:" + port;
-        EnforcerProcess enforcer = new EnforcerProcess(process, url);
-        try {
-            Await.until("the enforcer at " + url, Duration.ofSeconds(120), process, () -> Http.ok(url + "/health"));
-        } catch (Exception e) {
-            enforcer.close();
-            throw e;
-        }
-        return enforcer;
+        return process.awaitReady(url, Duration.ofSeconds(120), () -> Http.ok(url + "/health"));
     }
 
-    public String url() {
-        return url;
-    }
-
-    public ChildProcess process() {
-        return process;
-    }
-
-    @Override
-    public void close() {
-        process.close();
-    }
 }

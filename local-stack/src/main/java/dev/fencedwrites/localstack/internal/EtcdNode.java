@@ -7,16 +7,11 @@ import java.util.List;
 import java.util.Map;
 
 /** One etcd member (the {@code etcd} binary from Debian's etcd-server) on loopback. */
-public final class EtcdNode implements AutoCloseable {
+public final class EtcdNode {
     /** What to run when etcd is missing. */
     public static final String INSTALL_HINT = "apt-get install -y etcd-server etcd-client";
 
-    private final ChildProcess process;
-    private final String endpoint;
-
-    private EtcdNode(ChildProcess process, String endpoint) {
-        this.process = process;
-        this.endpoint = endpoint;
+    private EtcdNode() {
     }
 
     /** Locates the etcd binary: {@code ETCD_BINARY}, then PATH, then /usr/bin/etcd. */
@@ -38,8 +33,8 @@ public final class EtcdNode implements AutoCloseable {
         throw new IllegalStateException("etcd not found on PATH. Install it with: " + INSTALL_HINT + " (or set ETCD_BINARY)");
     }
 
-    /** Starts a single-member cluster and waits until {@code /health} reports healthy. */
-    public static EtcdNode start(Path dir) throws Exception {
+    /** Starts a single-member cluster and waits until {@code /health} reports healthy; the address is the client URL. */
+    public static Service start(Path dir) throws Exception {
         Files.createDirectories(dir);
         Path etcd = binary();
         int clientPort = FreePorts.pick();
@@ -52,26 +47,7 @@ public final class EtcdNode implements AutoCloseable {
                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
                 "--initial-cluster", "local=" + peer, "--initial-cluster-state", "new"),
                 dir, dir.resolve("etcd.log"), Map.of());
-        EtcdNode node = new EtcdNode(process, client);
-        try {
-            Await.until("etcd at " + client, Duration.ofSeconds(30), process, () -> Http.get(client + "/health").body().contains("\"true\""));
-        } catch (Exception e) {
-            node.close();
-            throw e;
-        }
-        return node;
+        return process.awaitReady(client, Duration.ofSeconds(30), () -> Http.get(client + "/health").body().contains("\"true\""));
     }
 
-    public String endpoint() {
-        return endpoint;
-    }
-
-    public ChildProcess process() {
-        return process;
-    }
-
-    @Override
-    public void close() {
-        process.close();
-    }
 }

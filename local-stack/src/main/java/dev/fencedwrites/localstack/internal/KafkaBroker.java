@@ -13,17 +13,12 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.Uuid;
 
 /** A single-node Kafka broker in KRaft combined mode (broker + controller), as a child JVM. */
-public final class KafkaBroker implements AutoCloseable {
-    private final ChildProcess process;
-    private final String bootstrap;
-
-    private KafkaBroker(ChildProcess process, String bootstrap) {
-        this.process = process;
-        this.bootstrap = bootstrap;
+public final class KafkaBroker {
+    private KafkaBroker() {
     }
 
-    /** Formats the storage, starts the broker and waits until it answers an Admin describeCluster. */
-    public static KafkaBroker start(Path dir, Path log4j2) throws Exception {
+    /** Formats the storage, starts the broker and waits until it answers an Admin describeCluster; the address is the bootstrap host:port. */
+    public static Service start(Path dir, Path log4j2) throws Exception {
         Files.createDirectories(dir);
         int port = FreePorts.pick();
         int controllerPort = FreePorts.pick();
@@ -55,17 +50,10 @@ public final class KafkaBroker implements AutoCloseable {
                 dir, dir.resolve("format.log"), Duration.ofSeconds(60));
         ChildProcess process = ChildProcess.start("kafka", Jvm.command(List.of("-Xmx768m"), log4j2, "kafka.Kafka", List.of(config.toString())),
                 dir, dir.resolve("kafka.log"), Map.of());
-        KafkaBroker broker = new KafkaBroker(process, bootstrap);
-        try {
-            Await.until("the Kafka broker at " + bootstrap, Duration.ofSeconds(90), process, broker::ready);
-        } catch (Exception e) {
-            broker.close();
-            throw e;
-        }
-        return broker;
+        return process.awaitReady(bootstrap, Duration.ofSeconds(90), () -> ready(bootstrap));
     }
 
-    private boolean ready() throws Exception {
+    private static boolean ready(String bootstrap) throws Exception {
         Properties props = new Properties();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "local-stack-ready-" + UUID.randomUUID());
@@ -76,16 +64,4 @@ public final class KafkaBroker implements AutoCloseable {
         }
     }
 
-    public String bootstrap() {
-        return bootstrap;
-    }
-
-    public ChildProcess process() {
-        return process;
-    }
-
-    @Override
-    public void close() {
-        process.close();
-    }
 }

@@ -11,19 +11,15 @@ import java.util.stream.Stream;
  * A Confluent-compatible schema registry: Apicurio Registry's distribution from Maven Central,
  * in-memory storage, bound to 127.0.0.1; the Confluent API is served at {@code /apis/ccompat/v7}.
  */
-public final class SchemaRegistryServer implements AutoCloseable {
-    private final ChildProcess process;
-    private final String url;
-
-    private SchemaRegistryServer(ChildProcess process, String url) {
-        this.process = process;
-        this.url = url;
+public final class SchemaRegistryServer {
+    private SchemaRegistryServer() {
     }
 
     /**
      * @param home the unpacked distribution (holds {@code *-runner.jar} and {@code lib/})
+     * @return the service; its address is the Confluent-compatible base URL for {@code schema.registry.url}
      */
-    public static SchemaRegistryServer start(Path home, Path dir) throws Exception {
+    public static Service start(Path home, Path dir) throws Exception {
         Files.createDirectories(dir);
         Path runner;
         try (Stream<Path> files = Files.list(home)) {
@@ -38,23 +34,7 @@ public final class SchemaRegistryServer implements AutoCloseable {
                 "-Dquarkus.banner.enabled=false", "-Dquarkus.log.level=WARN", "-jar", runner.toString()),
                 dir, dir.resolve("schema-registry.log"), Map.of());
         String base = "http://127.0.0.1:" + port;
-        SchemaRegistryServer server = new SchemaRegistryServer(process, base + "/apis/ccompat/v7");
-        try {
-            Await.until("the schema registry at " + base, Duration.ofSeconds(120), process, () -> Http.ok(base + "/health/ready"));
-        } catch (Exception e) {
-            server.close();
-            throw e;
-        }
-        return server;
+        return process.awaitReady(base + "/apis/ccompat/v7", Duration.ofSeconds(120), () -> Http.ok(base + "/health/ready"));
     }
 
-    /** The Confluent-compatible base URL, for {@code schema.registry.url}. */
-    public String url() {
-        return url;
-    }
-
-    @Override
-    public void close() {
-        process.close();
-    }
 }
