@@ -8,7 +8,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -45,8 +44,8 @@ final class EnforcerHttpServer implements AutoCloseable {
     }
 
     private static void fence(HttpExchange exchange, KafkaStreams streams) throws IOException {
-        String raw = exchange.getRequestURI().getRawPath().substring("/fences/".length());
-        String key = URLDecoder.decode(raw, StandardCharsets.UTF_8);
+        // Percent-decoded path, not form decoding: '+' stays '+'.
+        String key = exchange.getRequestURI().getPath().substring("/fences/".length());
         if (key.isEmpty()) {
             respond(exchange, 400, "application/json", "{\"error\":\"usage: GET /fences/{key}\"}");
             return;

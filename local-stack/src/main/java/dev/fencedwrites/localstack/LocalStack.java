@@ -77,7 +77,10 @@ public final class LocalStack implements AutoCloseable {
     public static LocalStack start(Path dir, boolean unfencedControl, Consumer<String> progress) throws Exception {
         Files.createDirectories(dir);
         LocalStack stack = new LocalStack(dir);
-        Thread onExit = new Thread(stack::close, "local-stack-shutdown");
+        Thread onExit = new Thread(() -> {
+            stack.close();
+            stopDescendants();
+        }, "local-stack-shutdown");
         Runtime.getRuntime().addShutdownHook(onExit);
         try {
             stack.startAll(unfencedControl, progress);
@@ -193,6 +196,23 @@ public final class LocalStack implements AutoCloseable {
             props.setProperty("connect.plugin.path", plugins);
         }
         return props;
+    }
+
+    /**
+     * At JVM exit, also stops processes of services still starting (not yet tracked), so a SIGTERM
+     * during startup leaves nothing behind: SIGTERM to each, then SIGKILL after 10 s.
+     */
+    private static void stopDescendants() {
+        List<ProcessHandle> children = ProcessHandle.current().descendants().toList();
+        children.forEach(ProcessHandle::destroy);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (ProcessHandle child : children) {
+            try {
+                child.onExit().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (Exception e) {
+                child.destroyForcibly();
+            }
+        }
     }
 
     /** Where data and logs are. */

@@ -30,24 +30,46 @@ public final class FencingLease implements AutoCloseable {
 
     private final Client client;
     private final String resource;
-    private final long token;
     private final long leaseId;
     private final Duration ttl;
-    private final ByteSequence lockKey;
+    private volatile long token;
+    private volatile ByteSequence lockKey;
     private final AtomicLong deadlineNanos;
     private final AtomicLong nextSeq = new AtomicLong(1);
     private final AtomicReference<String> lostBecause = new AtomicReference<>();
     private volatile CloseableClient keepAlive;
     private volatile boolean closed;
 
-    FencingLease(Client client, String resource, long token, long leaseId, Duration ttl, ByteSequence lockKey, long deadlineNanos) {
+    /** A granted lease that does not hold the lock yet; {@link #locked} completes it. */
+    FencingLease(Client client, String resource, long leaseId, Duration ttl, long deadlineNanos) {
         this.client = client;
         this.resource = resource;
-        this.token = token;
         this.leaseId = leaseId;
         this.ttl = ttl;
-        this.lockKey = lockKey;
         this.deadlineNanos = new AtomicLong(deadlineNanos);
+    }
+
+    void locked(long token, ByteSequence lockKey) {
+        this.token = token;
+        this.lockKey = lockKey;
+    }
+
+    /** Gives up a lease whose lock was never acquired: stops the keep-alive and revokes it. */
+    void abandon() {
+        closed = true;
+        stopKeepAlive();
+        try {
+            client.getLeaseClient().revoke(leaseId).get(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warn("could not revoke lease {} for {}; it expires after its TTL", Long.toHexString(leaseId), resource, e);
+        }
+    }
+
+    private void stopKeepAlive() {
+        CloseableClient running = keepAlive;
+        if (running != null) {
+            running.close();
+        }
     }
 
     /** The resource this lease guards; used as the Kafka record key. */
@@ -103,6 +125,7 @@ public final class FencingLease implements AutoCloseable {
                     markLost("etcd reports the lease expired");
                     return;
                 }
+                // Counted from the response, not the request: up to one round trip optimistic.
                 deadlineNanos.set(System.nanoTime() + TimeUnit.SECONDS.toNanos(response.getTTL()));
             }
 
@@ -131,10 +154,7 @@ public final class FencingLease implements AutoCloseable {
             return;
         }
         closed = true;
-        CloseableClient running = keepAlive;
-        if (running != null) {
-            running.close();
-        }
+        stopKeepAlive();
         try {
             client.getLockClient().unlock(lockKey).get(5, TimeUnit.SECONDS);
         } catch (Exception e) {

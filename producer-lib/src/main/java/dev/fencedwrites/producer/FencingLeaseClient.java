@@ -2,6 +2,7 @@ package dev.fencedwrites.producer;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lock.LockResponse;
 import java.nio.charset.StandardCharsets;
@@ -40,8 +41,10 @@ public final class FencingLeaseClient implements AutoCloseable {
 
     /**
      * Grants a lease of {@code ttl} (whole seconds, at least 1), acquires the resource's lock
-     * under it, and starts the keep-alive. If the lock is not acquired within {@code timeout}, the
-     * lease is revoked, which also deletes the pending lock key, so no orphan waiter remains.
+     * under it, keeping the lease alive from the grant on. The token is the revision of the lock
+     * response header. If the lock is not acquired within {@code timeout}, or the lease is lost
+     * meanwhile, the lease is revoked, which also deletes the pending lock key, so no orphan
+     * waiter remains.
      *
      * @throws LeaseAcquisitionException if etcd fails or the wait times out
      * @throws InterruptedException      if interrupted while waiting (the lease is revoked)
@@ -54,22 +57,44 @@ public final class FencingLeaseClient implements AutoCloseable {
         long startNanos = System.nanoTime();
         LeaseGrantResponse grant = await(client.getLeaseClient().grant(ttlSeconds), timeout, "grant a lease for " + resource);
         long leaseId = grant.getID();
+        Duration granted = Duration.ofSeconds(grant.getTTL());
         ByteSequence lockName = ByteSequence.from(lockPrefix + resource, StandardCharsets.UTF_8);
-        LockResponse lock;
+        // Keep the lease alive while waiting for the lock too, like etcd's own concurrency.Session:
+        // a waiter whose lease expired must never be handed the lock.
+        FencingLease lease = new FencingLease(client, resource, leaseId, granted, startNanos + granted.toNanos());
+        lease.startKeepAlive();
         try {
             long remaining = timeout.toNanos() - (System.nanoTime() - startNanos);
-            lock = await(client.getLockClient().lock(lockName, leaseId), Duration.ofNanos(Math.max(remaining, 1)), "acquire the lock for " + resource);
+            LockResponse lock = await(client.getLockClient().lock(lockName, leaseId), Duration.ofNanos(Math.max(remaining, 1)),
+                    "acquire the lock for " + resource);
+            long token = lock.getHeader().getRevision();
+            verifyHeld(lock.getKey(), leaseId, token, resource);
+            lease.locked(token, lock.getKey());
+            if (!lease.isValid()) {
+                throw new LeaseAcquisitionException("the lease for " + resource + " was lost while waiting for the lock: " + lease.lossCause(), null);
+            }
         } catch (LeaseAcquisitionException | InterruptedException | RuntimeException e) {
-            revokeQuietly(leaseId);
+            lease.abandon();
             throw e;
         }
-        long token = lock.getHeader().getRevision();
-        Duration granted = Duration.ofSeconds(grant.getTTL());
-        FencingLease lease = new FencingLease(client, resource, token, leaseId, granted, lock.getKey(), startNanos + granted.toNanos());
-        lease.startKeepAlive();
-        LOG.info("acquired {} with token {} (lease {}, TTL {} s) in {} ms", resource, token, Long.toHexString(leaseId), grant.getTTL(),
+        LOG.info("acquired {} with token {} (lease {}, TTL {} s) in {} ms", resource, lease.token(), Long.toHexString(leaseId), grant.getTTL(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
         return lease;
+    }
+
+    /**
+     * Reads the lock key back: it must still exist and belong to our lease. etcd 3.4's Lock RPC can
+     * answer a waiter whose lease (and so whose key) expired while it waited, with the same header
+     * revision as the real next holder; such an answer is not a lock.
+     */
+    private void verifyHeld(ByteSequence lockKey, long leaseId, long token, String resource) throws LeaseAcquisitionException, InterruptedException {
+        GetResponse current = await(client.getKVClient().get(lockKey), Duration.ofSeconds(10), "read back the lock key for " + resource);
+        boolean held = current.getKvs().size() == 1 && current.getKvs().get(0).getLease() == leaseId
+                && current.getKvs().get(0).getCreateRevision() <= token;
+        if (!held) {
+            throw new LeaseAcquisitionException("etcd answered the lock request for " + resource + " but the lock key "
+                    + lockKey.toString(StandardCharsets.UTF_8) + " is gone: the lease expired while waiting", null);
+        }
     }
 
     private static <T> T await(CompletableFuture<T> future, Duration timeout, String what) throws LeaseAcquisitionException, InterruptedException {
@@ -83,14 +108,6 @@ public final class FencingLeaseClient implements AutoCloseable {
         } catch (InterruptedException e) {
             future.cancel(true);
             throw e;
-        }
-    }
-
-    private void revokeQuietly(long leaseId) {
-        try {
-            client.getLeaseClient().revoke(leaseId).get(5, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            LOG.warn("could not revoke lease {}; it expires after its TTL", Long.toHexString(leaseId), e);
         }
     }
 

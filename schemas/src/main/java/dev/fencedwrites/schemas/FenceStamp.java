@@ -86,10 +86,16 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
         return Parsed.ok(new FenceStamp(new Fence(token, seq), op, last(headers, FenceHeaders.LEASE), last(headers, FenceHeaders.WRITER)));
     }
 
-    /** Parses a plain decimal long; -1 for null, empty, signs other than '-', or overflow. */
+    /** Parses ASCII decimal digits only (no sign, no other scripts' digits); -1 for anything else or overflow. */
     private static long parseLong(String text) {
-        if (text == null || text.isEmpty() || text.charAt(0) == '+') {
+        if (text == null || text.isEmpty()) {
             return -1;
+        }
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
         }
         try {
             return Long.parseLong(text);

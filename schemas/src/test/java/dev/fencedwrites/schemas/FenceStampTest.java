@@ -56,7 +56,7 @@ class FenceStampTest {
     }
 
     @ParameterizedTest(name = "token \"{0}\"")
-    @ValueSource(strings = {"", "abc", "12x", " 5", "0", "-0", "-5", "+5", "1.5", "9223372036854775808"})
+    @ValueSource(strings = {"", "abc", "12x", " 5", "0", "-0", "-5", "+5", "1.5", "9223372036854775808", "\u0666\u0660", "\uff19"})
     void rejectsTokenThatIsNotAPositiveLongAsMalformedToken(String token) {
         FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, token)));
 
@@ -82,7 +82,7 @@ class FenceStampTest {
     }
 
     @ParameterizedTest(name = "seq \"{0}\"")
-    @ValueSource(strings = {"", "abc", "-1", "-2", "+1", "1.0", "9223372036854775808"})
+    @ValueSource(strings = {"", "abc", "-1", "-2", "+1", "1.0", "9223372036854775808", "-0", "\uff11"})
     void rejectsSeqThatIsNotANonNegativeLongAsMalformedSeq(String seq) {
         FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, seq)));
 

@@ -13,8 +13,10 @@ import dev.fencedwrites.schemas.registry.AvroDeserializer;
 import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
 import dev.fencedwrites.sink.internal.BillingSummaryTable;
 import dev.fencedwrites.sink.internal.ConnectHeaderLookup;
+import dev.fencedwrites.sink.internal.RegistryErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -122,7 +124,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
                 connection.rollback();
                 throw e;
             }
-        } catch (SQLException e) {
+        } catch (SQLException | TransientFailure e) {
             if (++failedAttempts > config.getInt(FencedJdbcSinkConfig.MAX_RETRIES)) {
                 throw new ConnectException("giving up after " + (failedAttempts - 1) + " retries: " + e.getMessage(), e);
             }
@@ -147,6 +149,9 @@ public final class FencedJdbcSinkTask extends SinkTask {
         }
         FenceStamp stamp = parsed.stamp();
         if (stamp.op() == FenceOp.FENCE) {
+            if (record.value() != null) {
+                return new Rejection(record, RejectionReason.INVALID_MARKER, table.storedFence(connection, key.toString()), "FENCE marker with a value");
+            }
             // The enforcer never forwards markers; one arriving here came around it and writes no data.
             LOG.info("skipping FENCE marker for {} with {} (markers carry no data)", key, stamp.fence());
             return null;
@@ -154,14 +159,44 @@ public final class FencedJdbcSinkTask extends SinkTask {
         BillingSummary value;
         try {
             value = values.deserialize(record.topic(), toBytes(record.value()));
-        } catch (SerializationException | ClassCastException e) {
+        } catch (SerializationException e) {
+            if (RegistryErrors.isTransient(e)) {
+                throw new TransientFailure(e);
+            }
+            return new Rejection(record, RejectionReason.MALFORMED_VALUE, null, e.getMessage());
+        } catch (ClassCastException e) {
             return new Rejection(record, RejectionReason.MALFORMED_VALUE, null, e.getMessage());
         }
-        Decision decision = table.write(connection, key.toString(), value, stamp.fence());
+        Decision decision;
+        Savepoint beforeRecord = connection.setSavepoint();
+        try {
+            decision = table.write(connection, key.toString(), value, stamp.fence());
+            connection.releaseSavepoint(beforeRecord);
+        } catch (SQLException e) {
+            if (!isDataError(e)) {
+                throw e;
+            }
+            // The database refuses this value (e.g. a NUL character in text): only this record is bad.
+            connection.rollback(beforeRecord);
+            return new Rejection(record, RejectionReason.MALFORMED_VALUE, null, "the database refused the value: " + e.getMessage());
+        }
         if (decision.accepted()) {
             return null;
         }
         return new Rejection(record, decision.reason(), table.storedFence(connection, key.toString()), "incoming " + stamp.fence());
+    }
+
+    /** SQLState class 22 (data exception) or 23 (integrity constraint violation): retrying cannot help. */
+    private static boolean isDataError(SQLException e) {
+        String state = e.getSQLState();
+        return state != null && (state.startsWith("22") || state.startsWith("23"));
+    }
+
+    /** A failure that may pass on retry, such as the schema registry being unreachable. */
+    private static final class TransientFailure extends RuntimeException {
+        TransientFailure(Throwable cause) {
+            super(cause.getMessage(), cause);
+        }
     }
 
     private static byte[] toBytes(Object value) {

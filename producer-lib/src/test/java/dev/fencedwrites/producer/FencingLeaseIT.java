@@ -1,0 +1,229 @@
+package dev.fencedwrites.producer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencedwrites.localstack.internal.EtcdNode;
+import dev.fencedwrites.localstack.internal.Http;
+import dev.fencedwrites.localstack.internal.Service;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.GetOption;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Needs real services: tokens are etcd revisions, and lock exclusion, lease revocation and expiry under a frozen server are etcd's behaviour, not ours. */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class) // the freeze runs last; every other test is independent of order
+class FencingLeaseIT {
+    private static final Duration TTL = Duration.ofSeconds(5);
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration RPC = Duration.ofSeconds(10);
+    private static final Pattern LEASE_ID = Pattern.compile("\"ID\":\"(\\d+)\"");
+
+    @TempDir
+    static Path dir;
+    static Service etcd;
+    /** Reads etcd directly, independent of the clients under test. */
+    static Client reader;
+
+    @BeforeAll
+    static void startEtcd() throws Exception {
+        etcd = EtcdNode.start(dir.resolve("etcd"));
+        reader = Client.builder().endpoints(etcd.address()).build();
+    }
+
+    @AfterAll
+    static void stopEtcd() {
+        if (reader != null) {
+            reader.close();
+        }
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    @Test
+    void tokenIsTheLockRevisionNotTheLeaseId() throws Exception {
+        try (FencingLeaseClient client = newClient(); FencingLease lease = client.acquire("token-is-revision", TTL, TIMEOUT)) {
+            long currentRevision = reader.getKVClient().get(bytes("any-key")).get(RPC.toSeconds(), TimeUnit.SECONDS).getHeader().getRevision();
+
+            assertThat(lease.token()).isPositive().isNotEqualTo(lease.leaseId()).isLessThanOrEqualTo(currentRevision);
+            assertThat(lockKeys("token-is-revision")).singleElement().satisfies(key -> {
+                assertThat(key.getLease()).isEqualTo(lease.leaseId());
+                assertThat(key.getCreateRevision()).isLessThanOrEqualTo(lease.token());
+            });
+        }
+    }
+
+    @Test
+    void laterAcquisitionsCarryHigherTokens() throws Exception {
+        List<Long> tokens = new ArrayList<>();
+        try (FencingLeaseClient client = newClient()) {
+            for (int i = 0; i < 20; i++) {
+                try (FencingLease lease = client.acquire("later-is-higher", TTL, TIMEOUT)) {
+                    tokens.add(lease.token());
+                }
+            }
+        }
+
+        assertThat(tokens).hasSize(20).isSorted().doesNotHaveDuplicates();
+    }
+
+    @Test
+    void competingClientsNeverHoldTheLockAtOnceAndTokensFollowGrantOrder() throws Exception {
+        String resource = "competing";
+        List<FencingLeaseClient> clients = new ArrayList<>();
+        ExecutorService threads = Executors.newFixedThreadPool(4);
+        List<Holding> holdings = new ArrayList<>();
+        try {
+            List<Future<List<Holding>>> results = new ArrayList<>();
+            for (int c = 0; c < 4; c++) {
+                FencingLeaseClient client = newClient();
+                clients.add(client);
+                results.add(threads.submit(() -> {
+                    List<Holding> mine = new ArrayList<>();
+                    for (int i = 0; i < 15; i++) {
+                        try (FencingLease lease = client.acquire(resource, TTL, TIMEOUT)) {
+                            long acquired = System.nanoTime();
+                            lockKeys(resource); // the holder's "work": one etcd round trip, a few ms
+                            mine.add(new Holding(lease.token(), acquired, System.nanoTime()));
+                        }
+                    }
+                    return mine;
+                }));
+            }
+            for (Future<List<Holding>> result : results) {
+                holdings.addAll(result.get(3, TimeUnit.MINUTES));
+            }
+        } finally {
+            threads.shutdownNow();
+            clients.forEach(FencingLeaseClient::close);
+        }
+
+        List<Holding> byGrant = holdings.stream().sorted(Comparator.comparingLong(Holding::acquiredNanos)).toList();
+        assertThat(byGrant).hasSize(60).extracting(Holding::token).doesNotHaveDuplicates().isSorted();
+        for (int i = 1; i < byGrant.size(); i++) {
+            assertThat(byGrant.get(i).acquiredNanos()).as("holding %s starts after %s ended", byGrant.get(i), byGrant.get(i - 1))
+                    .isGreaterThan(byGrant.get(i - 1).releasedNanos());
+        }
+    }
+
+    @Test
+    void timedOutAcquisitionLeavesNoLockKeyOrLease() throws Exception {
+        String resource = "timed-out";
+        try (FencingLeaseClient a = newClient(); FencingLeaseClient b = newClient()) {
+            FencingLease held = a.acquire(resource, TTL, TIMEOUT);
+            try {
+                assertThatThrownBy(() -> b.acquire(resource, TTL, Duration.ofSeconds(1))).isInstanceOf(LeaseAcquisitionException.class);
+
+                assertThat(lockKeys(resource)).extracting(KeyValue::getLease).containsExactly(held.leaseId());
+                assertThat(leaseIds()).containsExactly(held.leaseId());
+            } finally {
+                held.close();
+            }
+            try (FencingLease next = b.acquire(resource, TTL, Duration.ofSeconds(2))) {
+                assertThat(next.isValid()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void closeReleasesTheLockAndRevokesTheLease() throws Exception {
+        String resource = "close-releases";
+        try (FencingLeaseClient a = newClient(); FencingLeaseClient b = newClient()) {
+            FencingLease lease = a.acquire(resource, TTL, TIMEOUT);
+            lease.close();
+
+            assertThat(lease.isValid()).isFalse();
+            assertThat(lease.lossCause()).isEqualTo("released");
+            assertThat(lockKeys(resource)).isEmpty();
+            assertThat(leaseIds()).doesNotContain(lease.leaseId());
+            try (FencingLease next = b.acquire(resource, TTL, Duration.ofSeconds(2))) {
+                assertThat(next.isValid()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void acquireFailsClearlyWhenEtcdIsUnreachable() {
+        try (FencingLeaseClient client = new FencingLeaseClient(List.of("http://127.0.0.1:1"), FencingLeaseClient.DEFAULT_LOCK_PREFIX)) {
+            long start = System.nanoTime();
+
+            assertThatThrownBy(() -> client.acquire("unreachable", TTL, Duration.ofSeconds(2)))
+                    .isInstanceOf(LeaseAcquisitionException.class).hasMessageContaining("grant a lease for unreachable");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void leaseIsLostWhenEtcdIsFrozen() throws Exception {
+        try (FencingLeaseClient client = newClient(); FencingLease lease = client.acquire("frozen", Duration.ofSeconds(2), TIMEOUT)) {
+            assertThat(lease.isValid()).isTrue();
+            etcd.process().signal("STOP");
+            try {
+                // The local deadline is the last renewal + TTL (2 s); renewals come every TTL/3.
+                await().atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(50)).until(() -> !lease.isValid() && lease.lossCause() != null);
+            } finally {
+                etcd.process().signal("CONT");
+            }
+        } finally {
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> Http.ok(etcd.address() + "/health"));
+        }
+    }
+
+    private record Holding(long token, long acquiredNanos, long releasedNanos) {
+    }
+
+    private static FencingLeaseClient newClient() {
+        return new FencingLeaseClient(List.of(etcd.address()), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
+    }
+
+    private static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    /** The keys under the resource's lock name: the holder's and any waiters'. */
+    private static List<KeyValue> lockKeys(String resource) throws Exception {
+        ByteSequence prefix = bytes(FencingLeaseClient.DEFAULT_LOCK_PREFIX + resource + "/");
+        return reader.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build()).get(RPC.toSeconds(), TimeUnit.SECONDS).getKvs();
+    }
+
+    /** Every lease etcd knows, via its JSON gateway: jetcd 0.8.6 has no LeaseLeases call. */
+    private static List<Long> leaseIds() throws Exception {
+        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(etcd.address() + "/v3/lease/leases"))
+                .timeout(RPC).POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        List<Long> ids = new ArrayList<>();
+        Matcher id = LEASE_ID.matcher(response.body());
+        while (id.find()) {
+            ids.add(Long.parseLong(id.group(1)));
+        }
+        return ids;
+    }
+}

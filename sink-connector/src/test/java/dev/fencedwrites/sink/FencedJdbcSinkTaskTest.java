@@ -1,0 +1,310 @@
+package dev.fencedwrites.sink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.FenceOp;
+import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.schemas.billing.BillingSummary;
+import dev.fencedwrites.schemas.registry.AvroSerializer;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.RetriableException;
+import org.apache.kafka.connect.header.ConnectHeaders;
+import org.apache.kafka.connect.header.Header;
+import org.apache.kafka.connect.sink.SinkRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * {@link FencedJdbcSinkTask} as Connect drives it (key {@code StringConverter}, value and header
+ * {@code ByteArrayConverter}) against real PostgreSQL (embedded) and a fake schema registry that
+ * knows schema id 1 only. Fences are written {@code token} or {@code token.seq}.
+ */
+class FencedJdbcSinkTaskTest {
+    private static final String TOPIC = "fenced-writes-accepted";
+    private static final int PARTITION = 3;
+    private static final long TIMESTAMP = 1_790_000_000_000L;
+    private static final int SCHEMA_ID = 1;
+    private static final String KEY = "customer-42";
+    private static final String UNREACHABLE_REGISTRY = "http://127.0.0.1:1";
+
+    private static EmbeddedPostgres postgres;
+    private static FakeSchemaRegistry registry;
+
+    private final AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(new FixedIdSchemaRegistryClient(SCHEMA_ID), false);
+    private final FencedJdbcSinkTask task = new FencedJdbcSinkTask();
+    private RecordingSinkTaskContext context;
+    private String table;
+
+    @BeforeAll
+    static void startServices() throws IOException {
+        postgres = EmbeddedPostgres.start();
+        registry = FakeSchemaRegistry.serving(SCHEMA_ID, BillingSummary.getClassSchema());
+    }
+
+    @AfterAll
+    static void stopServices() throws IOException {
+        registry.close();
+        postgres.close();
+    }
+
+    @BeforeEach
+    void nameTable(TestInfo test) {
+        String name = test.getTestMethod().orElseThrow().getName().toLowerCase(Locale.ROOT);
+        table = name.length() > 60 ? name.substring(0, 60) : name;
+    }
+
+    @AfterEach
+    void stopTask() {
+        task.stop();
+    }
+
+    @Test
+    void writesAcceptedRecordAndReportsStaleOneWithReasonHeaders() throws SQLException {
+        startTask(registry.url());
+        SinkRecord accepted = write(KEY, 700, 7, 1, 10);
+        ConnectHeaders staleHeaders = fence(5, 1);
+        staleHeaders.addBytes(FenceHeaders.WRITER, FenceHeaders.encode("worker-b"));
+        SinkRecord stale = record(KEY, value(KEY, 500), 11, staleHeaders);
+
+        task.put(List.of(accepted, stale));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 7, 1L));
+        assertThat(context.reports()).singleElement().satisfies(report -> {
+            SinkRecord reported = report.record();
+            assertThat(reported).isNotSameAs(stale);
+            assertThat(reported.topic()).isEqualTo(TOPIC);
+            assertThat(reported.kafkaPartition()).isEqualTo(PARTITION);
+            assertThat(reported.kafkaOffset()).isEqualTo(11);
+            assertThat(reported.key()).isEqualTo(KEY);
+            assertThat((byte[]) reported.value()).isEqualTo((byte[]) stale.value());
+            assertThat(headerTexts(reported)).containsExactlyInAnyOrder(
+                    "fence.token=5", "fence.seq=1", "fence.writer=worker-b",
+                    "fence.rejected.reason=STALE_TOKEN", "fence.rejected.stage=sink", "fence.rejected.highest=7.1",
+                    "fence.source.topic=" + TOPIC, "fence.source.partition=" + PARTITION, "fence.source.offset=11");
+            assertThat(report.error()).isInstanceOfSatisfying(FencedWriteException.class,
+                    error -> assertThat(error.reason()).isEqualTo(RejectionReason.STALE_TOKEN));
+        });
+    }
+
+    @Test
+    void duplicateIsReportedAsDuplicate() throws SQLException {
+        startTask(registry.url());
+
+        task.put(List.of(write(KEY, 700, 7, 1, 10), write(KEY, 700, 7, 1, 11)));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 7, 1L));
+        assertThat(reported()).containsExactly("DUPLICATE@11 highest=7.1");
+    }
+
+    @Test
+    void registryOutageIsRetriedNotDeadLettered() throws SQLException {
+        startTask(UNREACHABLE_REGISTRY);
+
+        assertThatThrownBy(() -> task.put(List.of(write(KEY, 700, 7, 1, 10)))).isInstanceOf(RetriableException.class);
+
+        assertThat(context.timeouts()).containsExactly(10L);
+        assertThat(context.reports()).isEmpty();
+        assertThat(row(KEY)).isEmpty();
+    }
+
+    @Test
+    void registryOutageFailsTheTaskAfterMaxRetries() throws SQLException {
+        startTask(UNREACHABLE_REGISTRY);
+        List<SinkRecord> batch = List.of(write(KEY, 700, 7, 1, 10));
+        for (int retry = 0; retry < 2; retry++) {
+            assertThatThrownBy(() -> task.put(batch)).isInstanceOf(RetriableException.class);
+        }
+
+        assertThatThrownBy(() -> task.put(batch)).isInstanceOf(ConnectException.class).isNotInstanceOf(RetriableException.class);
+
+        assertThat(context.timeouts()).containsExactly(10L, 10L);
+        assertThat(context.reports()).isEmpty();
+        assertThat(row(KEY)).isEmpty();
+    }
+
+    @Test
+    void unknownSchemaIdIsDeadLetteredAsMalformedValue() throws SQLException {
+        startTask(registry.url());
+        byte[] withUnknownId = value(KEY, 700);
+        ByteBuffer.wrap(withUnknownId).putInt(1, 99);
+
+        task.put(List.of(record(KEY, withUnknownId, 10, fence(7, 1))));
+
+        assertThat(reported()).containsExactly("MALFORMED_VALUE@10 highest=");
+        assertThat(row(KEY)).isEmpty();
+    }
+
+    @Test
+    void notWireFormatValueIsDeadLetteredAsMalformedValue() throws SQLException {
+        startTask(registry.url());
+
+        task.put(List.of(record(KEY, "hello".getBytes(StandardCharsets.UTF_8), 10, fence(7, 1))));
+
+        assertThat(reported()).containsExactly("MALFORMED_VALUE@10 highest=");
+        assertThat(row(KEY)).isEmpty();
+    }
+
+    @Test
+    void valueTheDatabaseRefusesIsDeadLetteredAndTheRestOfTheBatchIsWritten() throws SQLException {
+        startTask(registry.url());
+        SinkRecord refused = record("customer-nul", serializer.serialize(TOPIC, summary("customer\u0000nul", 100)), 10, fence(7, 1));
+        SinkRecord good = write("customer-43", 300, 7, 1, 11);
+
+        task.put(List.of(refused, good));
+
+        assertThat(reported()).containsExactly("MALFORMED_VALUE@10 highest=");
+        assertThat(row("customer-nul")).isEmpty();
+        assertThat(row("customer-43")).contains(new Row("customer-43", 300L, false, 7, 1L));
+    }
+
+    @Test
+    void missingTokenIsReportedAsMissingToken() throws SQLException {
+        startTask(registry.url());
+
+        task.put(List.of(record(KEY, value(KEY, 700), 10, new ConnectHeaders())));
+
+        assertThat(reported()).containsExactly("MISSING_TOKEN@10 highest=");
+        assertThat(row(KEY)).isEmpty();
+    }
+
+    @Test
+    void nullKeyIsReportedAsMissingKey() {
+        startTask(registry.url());
+
+        task.put(List.of(record(null, value(KEY, 700), 10, fence(7, 1))));
+
+        assertThat(reported()).containsExactly("MISSING_KEY@10 highest=");
+    }
+
+    @Test
+    void markerWithValueIsReportedAsInvalidMarker() throws SQLException {
+        startTask(registry.url());
+        ConnectHeaders marker = fence(7, 0);
+        marker.addBytes(FenceHeaders.OP, FenceHeaders.encode(FenceOp.FENCE.name()));
+
+        task.put(List.of(record(KEY, value(KEY, 700), 10, marker)));
+
+        assertThat(reported()).containsExactly("INVALID_MARKER@10 highest=");
+        assertThat(row(KEY)).isEmpty();
+    }
+
+    @Test
+    void deleteKeepsFence() throws SQLException {
+        startTask(registry.url());
+        task.put(List.of(write(KEY, 700, 7, 1, 10)));
+
+        task.put(List.of(record(KEY, null, 11, fence(8, 1))));
+
+        assertThat(row(KEY)).contains(new Row(null, null, true, 8, 1L));
+        assertThat(context.reports()).isEmpty();
+    }
+
+    private void startTask(String registryUrl) {
+        Map<String, String> props = Map.of(
+                FencedJdbcSinkConfig.CONNECTION_URL, postgres.getJdbcUrl("postgres", "postgres"),
+                FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                FencedJdbcSinkConfig.TABLE_NAME, table,
+                FencedJdbcSinkConfig.MAX_RETRIES, "2",
+                FencedJdbcSinkConfig.RETRY_BACKOFF_MS, "10");
+        context = new RecordingSinkTaskContext(props);
+        task.initialize(context);
+        task.start(props);
+    }
+
+    /** A record of {@code key} with a summary of {@code amountMinor}, stamped {@code token.seq}. */
+    private SinkRecord write(String key, long amountMinor, long token, long seq, long offset) {
+        return record(key, value(key, amountMinor), offset, fence(token, seq));
+    }
+
+    /** What Connect hands the task: key and value from String and ByteArray converters, headers as bytes. */
+    private static SinkRecord record(String key, byte[] value, long offset, ConnectHeaders headers) {
+        return new SinkRecord(TOPIC, PARTITION, Schema.OPTIONAL_STRING_SCHEMA, key, Schema.OPTIONAL_BYTES_SCHEMA, value,
+                offset, TIMESTAMP, TimestampType.CREATE_TIME, headers);
+    }
+
+    private static ConnectHeaders fence(long token, long seq) {
+        ConnectHeaders headers = new ConnectHeaders();
+        headers.addBytes(FenceHeaders.TOKEN, FenceHeaders.encode(token));
+        headers.addBytes(FenceHeaders.SEQ, FenceHeaders.encode(seq));
+        return headers;
+    }
+
+    /** Confluent wire-format bytes of a summary for {@code customerId}. */
+    private byte[] value(String customerId, long amountMinor) {
+        return serializer.serialize(TOPIC, summary(customerId, amountMinor));
+    }
+
+    private static BillingSummary summary(String customerId, long amountMinor) {
+        return BillingSummary.newBuilder()
+                .setCustomerId(customerId)
+                .setBillingPeriod("2026-11")
+                .setAmountMinor(amountMinor)
+                .setCurrency("EUR")
+                .setLineItems(3)
+                .setComputedAt(Instant.parse("2026-11-30T10:00:00Z"))
+                .setComputedBy("worker-a")
+                .build();
+    }
+
+    /** Each report as {@code REASON@offset highest=fence}, read from the reported record's headers. */
+    private List<String> reported() {
+        return context.reports().stream()
+                .map(report -> lastText(report.record(), FenceHeaders.REJECTED_REASON) + "@" + report.record().kafkaOffset()
+                        + " highest=" + lastText(report.record(), FenceHeaders.REJECTED_HIGHEST))
+                .toList();
+    }
+
+    private static String lastText(SinkRecord record, String name) {
+        Header header = record.headers().lastWithName(name);
+        return header == null ? null : new String((byte[]) header.value(), StandardCharsets.UTF_8);
+    }
+
+    /** Every header as {@code name=UTF-8 text}. */
+    private static List<String> headerTexts(SinkRecord record) {
+        List<String> texts = new ArrayList<>();
+        for (Header header : record.headers()) {
+            texts.add(header.key() + "=" + new String((byte[]) header.value(), StandardCharsets.UTF_8));
+        }
+        return texts;
+    }
+
+    /** The row's customer id, amount, {@code deleted} and fence; {@code fenceSeq} null when absent. */
+    record Row(String customerId, Long amountMinor, boolean deleted, long fenceToken, Long fenceSeq) {
+    }
+
+    private Optional<Row> row(String key) throws SQLException {
+        try (Connection connection = postgres.getPostgresDatabase().getConnection();
+             PreparedStatement statement = connection.prepareStatement(
+                     "SELECT customer_id, amount_minor, deleted, fence_token, fence_seq FROM " + table + " WHERE resource_key = ?")) {
+            statement.setString(1, key);
+            try (ResultSet rs = statement.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(new Row(rs.getString(1), rs.getObject(2, Long.class), rs.getBoolean(3), rs.getLong(4), rs.getObject(5, Long.class)));
+            }
+        }
+    }
+}

@@ -1,0 +1,29 @@
+package dev.fencedwrites.sink;
+
+import dev.fencedwrites.schemas.registry.SchemaRegistryClient;
+import dev.fencedwrites.schemas.registry.SchemaRegistryException;
+import org.apache.avro.Schema;
+
+/** A producer-side registry client that registers every schema under one fixed id, for {@code AvroSerializer} in tests. */
+final class FixedIdSchemaRegistryClient implements SchemaRegistryClient {
+    private final int id;
+    private Schema registered;
+
+    FixedIdSchemaRegistryClient(int id) {
+        this.id = id;
+    }
+
+    @Override
+    public int register(String subject, Schema schema) {
+        registered = schema;
+        return id;
+    }
+
+    @Override
+    public Schema getById(int requested) {
+        if (requested != id || registered == null) {
+            throw new SchemaRegistryException("schema id " + requested + " not found", 404, 40403, null);
+        }
+        return registered;
+    }
+}

@@ -1,0 +1,83 @@
+package dev.fencedwrites.sink;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.connect.sink.ErrantRecordReporter;
+import org.apache.kafka.connect.sink.SinkRecord;
+import org.apache.kafka.connect.sink.SinkTaskContext;
+
+/** A {@link SinkTaskContext} that records what the task reports to the dead-letter topic and every {@code timeout} it asks for. */
+final class RecordingSinkTaskContext implements SinkTaskContext {
+    /** One {@link ErrantRecordReporter#report} call. */
+    record Report(SinkRecord record, Throwable error) {
+    }
+
+    private final Map<String, String> configs;
+    private final List<Report> reports = new ArrayList<>();
+    private final List<Long> timeouts = new ArrayList<>();
+
+    RecordingSinkTaskContext(Map<String, String> configs) {
+        this.configs = configs;
+    }
+
+    List<Report> reports() {
+        return reports;
+    }
+
+    List<Long> timeouts() {
+        return timeouts;
+    }
+
+    @Override
+    public ErrantRecordReporter errantRecordReporter() {
+        return (record, error) -> {
+            reports.add(new Report(record, error));
+            return CompletableFuture.completedFuture(null);
+        };
+    }
+
+    @Override
+    public void timeout(long timeoutMs) {
+        timeouts.add(timeoutMs);
+    }
+
+    @Override
+    public Map<String, String> configs() {
+        return configs;
+    }
+
+    @Override
+    public void offset(Map<TopicPartition, Long> offsets) {
+    }
+
+    @Override
+    public void offset(TopicPartition tp, long offset) {
+    }
+
+    @Override
+    public Set<TopicPartition> assignment() {
+        return Set.of();
+    }
+
+    @Override
+    public void pause(TopicPartition... partitions) {
+    }
+
+    @Override
+    public void resume(TopicPartition... partitions) {
+    }
+
+    @Override
+    public void requestCommit() {
+    }
+
+    @Override
+    public PluginMetrics pluginMetrics() {
+        return null;
+    }
+}
