@@ -67,7 +67,7 @@ class BillingScenarioIT {
 
     @Test
     void pausedWorkersStaleWriteIsRejectedAndNeverReachesTheTable() throws Exception {
-        ScenarioResult result = new BillingScenario(stack, new Timeline(System.out), 2).run();
+        ScenarioResult result = new BillingScenario(stack, new Timeline(System.out), 3).run();
 
         assertThat(result.tokenB()).isGreaterThan(result.tokenA());
         assertThat(result.rejectedReason()).isEqualTo("STALE_TOKEN");

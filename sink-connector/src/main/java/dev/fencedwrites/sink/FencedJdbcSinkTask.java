@@ -55,6 +55,8 @@ public final class FencedJdbcSinkTask extends SinkTask {
     private int failedAttempts;
 
     private record Rejection(SinkRecord record, RejectionReason reason, Fence highest, String detail) {
+        /** Not written and not a rejection: a FENCE marker, which carries no data. */
+        static final Rejection SKIPPED = new Rejection(null, null, null, null);
     }
 
     @Override
@@ -115,7 +117,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
                     Rejection rejection = write(connection, record);
                     if (rejection == null) {
                         applied++;
-                    } else {
+                    } else if (rejection != Rejection.SKIPPED) {
                         rejections.add(rejection);
                     }
                 }
@@ -154,7 +156,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
             }
             // The enforcer never forwards markers; one arriving here came around it and writes no data.
             LOG.info("skipping FENCE marker for {} with {} (markers carry no data)", key, stamp.fence());
-            return null;
+            return Rejection.SKIPPED;
         }
         BillingSummary value;
         try {
@@ -163,9 +165,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
             if (RegistryErrors.isTransient(e)) {
                 throw new TransientFailure(e);
             }
-            return new Rejection(record, RejectionReason.MALFORMED_VALUE, null, e.getMessage());
-        } catch (ClassCastException e) {
-            return new Rejection(record, RejectionReason.MALFORMED_VALUE, null, e.getMessage());
+            return new Rejection(record, RejectionReason.MALFORMED_VALUE, table.storedFence(connection, key.toString()), e.getMessage());
         }
         Decision decision;
         Savepoint beforeRecord = connection.setSavepoint();
@@ -178,7 +178,8 @@ public final class FencedJdbcSinkTask extends SinkTask {
             }
             // The database refuses this value (e.g. a NUL character in text): only this record is bad.
             connection.rollback(beforeRecord);
-            return new Rejection(record, RejectionReason.MALFORMED_VALUE, null, "the database refused the value: " + e.getMessage());
+            return new Rejection(record, RejectionReason.MALFORMED_VALUE, table.storedFence(connection, key.toString()),
+                    "the database refused the value: " + e.getMessage());
         }
         if (decision.accepted()) {
             return null;
@@ -199,11 +200,13 @@ public final class FencedJdbcSinkTask extends SinkTask {
         }
     }
 
+    /** The raw value; any other type means the worker is misconfigured, which no record can fix. */
     private static byte[] toBytes(Object value) {
         if (value == null || value instanceof byte[]) {
             return (byte[]) value;
         }
-        throw new ClassCastException("value is " + value.getClass().getName() + ", expected bytes: set value.converter=org.apache.kafka.connect.converters.ByteArrayConverter");
+        throw new ConnectException("record value is a " + value.getClass().getName()
+                + ", expected raw bytes: set value.converter=org.apache.kafka.connect.converters.ByteArrayConverter for this connector");
     }
 
     private void report(Rejection rejection) {

@@ -153,6 +153,7 @@ class FencedJdbcSinkTaskTest {
         task.put(List.of(record(KEY, withUnknownId, 10, fence(7, 1))));
 
         assertThat(reported()).containsExactly("MALFORMED_VALUE@10 highest=");
+        assertThat(context.reports().get(0).error()).hasMessageContaining("schema id 99").hasMessageContaining("HTTP 404");
         assertThat(row(KEY)).isEmpty();
     }
 
@@ -175,6 +176,7 @@ class FencedJdbcSinkTaskTest {
         task.put(List.of(refused, good));
 
         assertThat(reported()).containsExactly("MALFORMED_VALUE@10 highest=");
+        assertThat(context.reports().get(0).error()).hasMessageContaining("the database refused the value");
         assertThat(row("customer-nul")).isEmpty();
         assertThat(row("customer-43")).contains(new Row("customer-43", 300L, false, 7, 1L));
     }
