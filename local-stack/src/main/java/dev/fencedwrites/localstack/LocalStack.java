@@ -1,6 +1,5 @@
 package dev.fencedwrites.localstack;
 
-import dev.fencedwrites.localstack.internal.ChildProcess;
 import dev.fencedwrites.localstack.internal.ConnectWorker;
 import dev.fencedwrites.localstack.internal.EnforcerProcess;
 import dev.fencedwrites.localstack.internal.EtcdNode;
@@ -243,11 +242,6 @@ public final class LocalStack implements AutoCloseable {
 
     public String enforcerUrl() {
         return enforcer.address();
-    }
-
-    /** The enforcer's process, for failure tests. */
-    public ChildProcess enforcerProcess() {
-        return enforcer.process();
     }
 
     /** KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL, POSTGRES_URL, CONNECT_URL, ENFORCER_URL, in that order. */

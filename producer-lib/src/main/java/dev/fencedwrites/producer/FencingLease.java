@@ -102,7 +102,15 @@ public final class FencingLease implements AutoCloseable {
      * the local deadline (last renewal + TTL, on the monotonic clock) not passed.
      */
     public boolean isValid() {
-        return !closed && lostBecause.get() == null && System.nanoTime() - deadlineNanos.get() < 0;
+        if (closed || lostBecause.get() != null) {
+            return false;
+        }
+        if (System.nanoTime() - deadlineNanos.get() >= 0) {
+            // Once the deadline passed etcd may have expired the lease; a late renewal does not undo that.
+            markLost("no keep-alive renewal within the TTL of " + ttl.toSeconds() + " s");
+            return false;
+        }
+        return true;
     }
 
     /** Why the lease is no longer valid, or {@code null} while it is. */
@@ -114,7 +122,7 @@ public final class FencingLease implements AutoCloseable {
         if (closed) {
             return "released";
         }
-        return System.nanoTime() - deadlineNanos.get() >= 0 ? "no keep-alive renewal within the TTL" : null;
+        return isValid() ? null : lostBecause.get();
     }
 
     void startKeepAlive() {
