@@ -53,8 +53,9 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                     "Topic accepted records are forwarded to, byte for byte.", GROUP_KAFKA, 4, ConfigDef.Width.MEDIUM, "Accepted topic")
             .define(REJECTED_TOPIC, Type.STRING, FenceTopics.REJECTED, new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Topic rejected records go to, with fence.rejected.* headers.", GROUP_KAFKA, 5, ConfigDef.Width.MEDIUM, "Rejected topic")
-            .define(STATE_DIR, Type.STRING, System.getProperty("java.io.tmpdir") + "/fence-enforcer", Importance.MEDIUM,
-                    "Directory of the local state store (RocksDB). The changelog topic restores it when lost.", GROUP_KAFKA, 6, ConfigDef.Width.LONG, "State directory")
+            .define(STATE_DIR, Type.STRING, null, Importance.MEDIUM,
+                    "Directory of the local state store (RocksDB); when unset, fence-enforcer under the JVM's java.io.tmpdir. "
+                    + "The changelog topic restores it when lost.", GROUP_KAFKA, 6, ConfigDef.Width.LONG, "State directory")
             .define(PROCESSING_GUARANTEE, Type.STRING, StreamsConfig.EXACTLY_ONCE_V2,
                     ConfigDef.ValidString.in(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE), Importance.MEDIUM,
                     "exactly_once_v2: each input record's outcome and the fence update commit atomically. at_least_once: a crash may emit an outcome twice.",
@@ -109,7 +110,8 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         Properties props = new Properties();
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, String.join(",", getList(BOOTSTRAP_SERVERS)));
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, getString(APPLICATION_ID));
-        props.put(StreamsConfig.STATE_DIR_CONFIG, getString(STATE_DIR));
+        String stateDir = getString(STATE_DIR);
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir != null ? stateDir : System.getProperty("java.io.tmpdir") + "/fence-enforcer");
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, getString(PROCESSING_GUARANTEE));
         props.putAll(originalsWithPrefix(STREAMS_PREFIX));
         return props;
