@@ -16,6 +16,14 @@ public final class EnforcerProcess {
 
     /** Starts the enforcer; the service's address is its HTTP base URL. */
     public static Service start(Path dir, Path log4j2, String bootstrap) throws Exception {
+        return start(dir, log4j2, bootstrap, Map.of());
+    }
+
+    /**
+     * Starts the enforcer with {@code overrides} on top of the local defaults (e.g.
+     * {@code streams.session.timeout.ms}); restarting with the same {@code dir} reuses its state directory.
+     */
+    public static Service start(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides) throws Exception {
         Files.createDirectories(dir);
         int port = FreePorts.pick();
         Map<String, String> config = new LinkedHashMap<>();
@@ -24,6 +32,7 @@ public final class EnforcerProcess {
         config.put("http.host", "127.0.0.1");
         config.put("http.port", Integer.toString(port));
         config.put("streams.commit.interval.ms", "100");
+        config.putAll(overrides);
         Path file = PropertiesFiles.write(dir.resolve("enforcer.properties"), config);
         ChildProcess process = ChildProcess.start("enforcer", Jvm.command(List.of("-Xmx512m"), log4j2, MAIN_CLASS,
                 List.of("--config", file.toString())), dir, dir.resolve("enforcer.log"), Map.of());
