@@ -51,6 +51,7 @@ public final class LocalStack implements AutoCloseable {
     public static final int PARTITIONS = 3;
 
     private final Path dir;
+    private Thread onExit;
     private final Deque<AutoCloseable> started = new java.util.concurrent.ConcurrentLinkedDeque<>();
     private Service kafka;
     private Service etcd;
@@ -76,11 +77,11 @@ public final class LocalStack implements AutoCloseable {
     public static LocalStack start(Path dir, boolean unfencedControl, Consumer<String> progress) throws Exception {
         Files.createDirectories(dir);
         LocalStack stack = new LocalStack(dir);
-        Thread onExit = new Thread(() -> {
+        stack.onExit = new Thread(() -> {
             stack.close();
             stopDescendants();
         }, "local-stack-shutdown");
-        Runtime.getRuntime().addShutdownHook(onExit);
+        Runtime.getRuntime().addShutdownHook(stack.onExit);
         try {
             stack.startAll(unfencedControl, progress);
         } catch (Exception | Error e) {
@@ -259,6 +260,14 @@ public final class LocalStack implements AutoCloseable {
     /** Stops every started service, the last started first. */
     @Override
     public synchronized void close() {
+        if (onExit != null && Thread.currentThread() != onExit) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(onExit);
+            } catch (IllegalStateException e) {
+                // the JVM is already shutting down; the hook runs anyway
+            }
+            onExit = null;
+        }
         while (!started.isEmpty()) {
             try {
                 started.pop().close();

@@ -60,6 +60,9 @@ public final class FencingLease implements AutoCloseable {
         stopKeepAlive();
         try {
             client.getLeaseClient().revoke(leaseId).get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            LOG.warn("interrupted while revoking lease {} for {}; it expires after its TTL", Long.toHexString(leaseId), resource);
         } catch (Exception e) {
             LOG.warn("could not revoke lease {} for {}; it expires after its TTL", Long.toHexString(leaseId), resource, e);
         }
@@ -131,6 +134,11 @@ public final class FencingLease implements AutoCloseable {
             public void onNext(LeaseKeepAliveResponse response) {
                 if (response.getTTL() <= 0) {
                     markLost("etcd reports the lease expired");
+                    return;
+                }
+                if (System.nanoTime() - deadlineNanos.get() >= 0) {
+                    // A renewal handled after a pause past the deadline proves nothing about now.
+                    markLost("no keep-alive renewal within the TTL of " + ttl.toSeconds() + " s");
                     return;
                 }
                 // Counted from the response, not the request: up to one round trip optimistic.

@@ -5,6 +5,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lock.LockResponse;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -41,6 +42,7 @@ public final class FencingLeaseClient implements AutoCloseable {
 
     /**
      * Grants a lease of {@code ttl} (whole seconds, at least 1), acquires the resource's lock
+     * (etcd lock name {@code <lockPrefix><URL-encoded resource>})
      * under it, keeping the lease alive from the grant on. The token is the revision of the lock
      * response header. If the lock is not acquired within {@code timeout}, or the lease is lost
      * meanwhile, the lease is revoked, which also deletes the pending lock key, so no orphan
@@ -58,12 +60,13 @@ public final class FencingLeaseClient implements AutoCloseable {
         LeaseGrantResponse grant = await(client.getLeaseClient().grant(ttlSeconds), timeout, "grant a lease for " + resource);
         long leaseId = grant.getID();
         Duration granted = Duration.ofSeconds(grant.getTTL());
-        ByteSequence lockName = ByteSequence.from(lockPrefix + resource, StandardCharsets.UTF_8);
+        // etcd locks a name by the key prefix "name/": encode '/' so that resource "a" does not wait on "a/x".
+        ByteSequence lockName = ByteSequence.from(lockPrefix + URLEncoder.encode(resource, StandardCharsets.UTF_8), StandardCharsets.UTF_8);
         // Keep the lease alive while waiting for the lock too, like etcd's own concurrency.Session:
         // a waiter whose lease expired must never be handed the lock.
         FencingLease lease = new FencingLease(client, resource, leaseId, granted, startNanos + granted.toNanos());
-        lease.startKeepAlive();
         try {
+            lease.startKeepAlive();
             long remaining = timeout.toNanos() - (System.nanoTime() - startNanos);
             LockResponse lock = await(client.getLockClient().lock(lockName, leaseId), Duration.ofNanos(Math.max(remaining, 1)),
                     "acquire the lock for " + resource);

@@ -114,7 +114,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
         try (Connection connection = pool.getConnection()) {
             try {
                 for (SinkRecord record : records) {
-                    Rejection rejection = write(connection, record);
+                    Rejection rejection = writeOrRefuse(connection, record);
                     if (rejection == null) {
                         applied++;
                     } else if (rejection != Rejection.SKIPPED) {
@@ -138,6 +138,25 @@ public final class FencedJdbcSinkTask extends SinkTask {
         written.addAndGet(applied);
         rejections.forEach(this::report);
         LOG.debug("batch of {}: {} written, {} fenced", records.size(), applied, rejections.size());
+    }
+
+    /**
+     * Writes one record inside a savepoint: when the database refuses the record itself (e.g. a
+     * NUL character in the key or a text field), only that record is rolled back and dead-lettered.
+     */
+    private Rejection writeOrRefuse(Connection connection, SinkRecord record) throws SQLException {
+        Savepoint beforeRecord = connection.setSavepoint();
+        try {
+            Rejection rejection = write(connection, record);
+            connection.releaseSavepoint(beforeRecord);
+            return rejection;
+        } catch (SQLException e) {
+            if (!isDataError(e)) {
+                throw e;
+            }
+            connection.rollback(beforeRecord);
+            return new Rejection(record, RejectionReason.MALFORMED_VALUE, null, "the database refused the record: " + e.getMessage());
+        }
     }
 
     private Rejection write(Connection connection, SinkRecord record) throws SQLException {
@@ -165,22 +184,12 @@ public final class FencedJdbcSinkTask extends SinkTask {
             if (RegistryErrors.isTransient(e)) {
                 throw new TransientFailure(e);
             }
+            if (RegistryErrors.isRefused(e)) {
+                throw new ConnectException("the schema registry refused this connector's credentials: " + e.getMessage(), e);
+            }
             return new Rejection(record, RejectionReason.MALFORMED_VALUE, table.storedFence(connection, key.toString()), e.getMessage());
         }
-        Decision decision;
-        Savepoint beforeRecord = connection.setSavepoint();
-        try {
-            decision = table.write(connection, key.toString(), value, stamp.fence());
-            connection.releaseSavepoint(beforeRecord);
-        } catch (SQLException e) {
-            if (!isDataError(e)) {
-                throw e;
-            }
-            // The database refuses this value (e.g. a NUL character in text): only this record is bad.
-            connection.rollback(beforeRecord);
-            return new Rejection(record, RejectionReason.MALFORMED_VALUE, table.storedFence(connection, key.toString()),
-                    "the database refused the value: " + e.getMessage());
-        }
+        Decision decision = table.write(connection, key.toString(), value, stamp.fence());
         if (decision.accepted()) {
             return null;
         }
@@ -243,6 +252,11 @@ public final class FencedJdbcSinkTask extends SinkTask {
         counts.put("written", written.get());
         rejected.forEach((reason, n) -> counts.put(reason.name(), n.get()));
         return counts;
+    }
+
+    @Override
+    public void open(Collection<org.apache.kafka.common.TopicPartition> partitions) {
+        failedAttempts = 0;
     }
 
     @Override

@@ -168,6 +168,18 @@ class FencedJdbcSinkTaskTest {
     }
 
     @Test
+    void keyTheDatabaseRefusesIsDeadLetteredAndTheRestOfTheBatchIsWritten() throws SQLException {
+        startTask(registry.url());
+        SinkRecord refused = record("customer\u0000nul", serializer.serialize(TOPIC, summary("customer-nul", 100)), 10, fence(7, 1));
+        SinkRecord good = write("customer-44", 300, 7, 1, 11);
+
+        task.put(List.of(refused, good));
+
+        assertThat(reported()).containsExactly("MALFORMED_VALUE@10 highest=");
+        assertThat(row("customer-44")).contains(new Row("customer-44", 300L, false, 7, 1L));
+    }
+
+    @Test
     void valueTheDatabaseRefusesIsDeadLetteredAndTheRestOfTheBatchIsWritten() throws SQLException {
         startTask(registry.url());
         SinkRecord refused = record("customer-nul", serializer.serialize(TOPIC, summary("customer\u0000nul", 100)), 10, fence(7, 1));
@@ -176,7 +188,7 @@ class FencedJdbcSinkTaskTest {
         task.put(List.of(refused, good));
 
         assertThat(reported()).containsExactly("MALFORMED_VALUE@10 highest=");
-        assertThat(context.reports().get(0).error()).hasMessageContaining("the database refused the value");
+        assertThat(context.reports().get(0).error()).hasMessageContaining("the database refused the record");
         assertThat(row("customer-nul")).isEmpty();
         assertThat(row("customer-43")).contains(new Row("customer-43", 300L, false, 7, 1L));
     }

@@ -73,7 +73,13 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
             return cached;
         }
         JsonNode response = call(HttpRequest.newBuilder(path("/schemas/ids/" + id)).GET(), "fetch schema id " + id);
-        Schema schema = new Schema.Parser().parse(response.path("schema").asText());
+        Schema schema;
+        try {
+            schema = new Schema.Parser().parse(response.path("schema").asText());
+        } catch (org.apache.avro.SchemaParseException e) {
+            throw new SchemaRegistryException("schema registry at " + baseUrl + " answered schema id " + id + " with no valid Avro schema: "
+                    + e.getMessage(), 200, -1, e);
+        }
         schemasById.putIfAbsent(id, schema);
         return schema;
     }

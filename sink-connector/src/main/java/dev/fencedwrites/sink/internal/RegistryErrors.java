@@ -8,15 +8,27 @@ public final class RegistryErrors {
     }
 
     /**
-     * Whether {@code error} comes from the registry being unreachable or failing (no HTTP answer,
-     * or a 5xx), as opposed to the value being bad (unknown schema id, undecodable bytes).
+     * Whether {@code error} comes from the registry being unreachable, throttling or failing (no
+     * HTTP answer, 408, 429, 5xx), as opposed to the value being bad (unknown schema id, undecodable bytes).
      */
     public static boolean isTransient(Throwable error) {
+        int status = status(error);
+        return status == -1 || status == 408 || status == 429 || status >= 500;
+    }
+
+    /** Whether the registry refused our credentials (401, 403): a configuration error, not a bad record. */
+    public static boolean isRefused(Throwable error) {
+        int status = status(error);
+        return status == 401 || status == 403;
+    }
+
+    /** The registry's HTTP status (-1 when unreachable), or 0 when the error did not come from the registry. */
+    private static int status(Throwable error) {
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
             if (cause instanceof SchemaRegistryException registry) {
-                return registry.httpStatus() < 0 || registry.httpStatus() >= 500;
+                return registry.httpStatus();
             }
         }
-        return false;
+        return 0;
     }
 }
