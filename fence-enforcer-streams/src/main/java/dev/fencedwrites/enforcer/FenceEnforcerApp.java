@@ -4,6 +4,9 @@ import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
+import java.util.Properties;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.StreamsConfig;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -25,6 +28,8 @@ import picocli.CommandLine.Option;
 public final class FenceEnforcerApp implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerApp.class);
     private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+    /** The Kafka producer's default max.request.size. */
+    private static final int DEFAULT_MAX_REQUEST_SIZE = 1024 * 1024;
 
     @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "Properties file (see the configuration reference).")
     Path configFile;
@@ -42,15 +47,19 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             System.err.println("fence-enforcer: invalid configuration: " + e.getMessage());
             return 2;
         }
-        int inputPartitions;
+        TopicCheck.Topics topics;
         try {
-            inputPartitions = TopicCheck.partitions(config.streamsProperties(), config.inputTopic(), Duration.ofSeconds(60));
+            topics = TopicCheck.prepare(config, Duration.ofSeconds(60));
         } catch (IllegalStateException e) {
             System.err.println("fence-enforcer: " + e.getMessage());
             return 2;
         }
+        Properties streamsProperties = config.streamsProperties();
+        // The producer must be able to send the largest record the output topics take.
+        streamsProperties.putIfAbsent(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
+                Math.max(topics.maxMessageBytes(), DEFAULT_MAX_REQUEST_SIZE));
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, inputPartitions, registry), config.streamsProperties());
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, topics.inputPartitions(), registry), streamsProperties);
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((newState, oldState) -> {
             LOG.info("Kafka Streams state {} -> {}", oldState, newState);

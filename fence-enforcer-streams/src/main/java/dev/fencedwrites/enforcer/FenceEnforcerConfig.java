@@ -32,6 +32,9 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String PROCESSING_GUARANTEE = "processing.guarantee";
     public static final String HTTP_HOST = "http.host";
     public static final String HTTP_PORT = "http.port";
+    public static final String TOPICS_CREATE_ENABLE = "topics.create.enable";
+    public static final String TOPICS_CREATE_PARTITIONS = "topics.create.partitions";
+    public static final String TOPICS_CREATE_REPLICATION_FACTOR = "topics.create.replication.factor";
     /** Prefix of Kafka Streams settings passed through unchanged. */
     public static final String STREAMS_PREFIX = "streams.";
     /** Prefix of the environment variables read. */
@@ -39,6 +42,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
 
     private static final String GROUP_KAFKA = "Kafka";
     private static final String GROUP_HTTP = "HTTP";
+    private static final String GROUP_TOPICS = "Topics";
 
     /** The definition, from which the configuration reference is generated. */
     public static final ConfigDef DEFINITION = new ConfigDef()
@@ -60,6 +64,15 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                     ConfigDef.ValidString.in(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE), Importance.MEDIUM,
                     "exactly_once_v2: each input record's outcome and the fence update commit atomically. at_least_once: a crash may emit an outcome twice.",
                     GROUP_KAFKA, 7, ConfigDef.Width.SHORT, "Processing guarantee")
+            .define(TOPICS_CREATE_ENABLE, Type.BOOLEAN, false, Importance.MEDIUM,
+                    "Create missing topics at start. Off: a missing topic stops the enforcer with a message naming it. "
+                    + "Accepted and rejected topics are created with the input's partition count; the rejected topic with room for the rejection headers.",
+                    GROUP_TOPICS, 1, ConfigDef.Width.SHORT, "Create topics")
+            .define(TOPICS_CREATE_PARTITIONS, Type.INT, 3, ConfigDef.Range.atLeast(1), Importance.LOW,
+                    "Partitions of the input topic when it is created. Never change it later: keys would move away from their fences.",
+                    GROUP_TOPICS, 2, ConfigDef.Width.SHORT, "Input partitions")
+            .define(TOPICS_CREATE_REPLICATION_FACTOR, Type.SHORT, (short) -1, ConfigDef.Range.between(-1, Short.MAX_VALUE), Importance.LOW,
+                    "Replication factor of created topics; -1 uses the broker's default.", GROUP_TOPICS, 3, ConfigDef.Width.SHORT, "Replication factor")
             .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW,
                     "Address the HTTP endpoints (/metrics, /health, /fences/{key}) bind to.", GROUP_HTTP, 1, ConfigDef.Width.MEDIUM, "HTTP host")
             .define(HTTP_PORT, Type.INT, 8090, ConfigDef.Range.between(0, 65535), Importance.LOW,

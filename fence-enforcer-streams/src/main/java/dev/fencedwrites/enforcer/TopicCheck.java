@@ -1,46 +1,149 @@
 package dev.fencedwrites.enforcer;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Startup checks of the topics the enforcer reads. */
+/**
+ * Startup checks of the enforcer's topics: each exists (or is created when
+ * {@value FenceEnforcerConfig#TOPICS_CREATE_ENABLE} is set), the accepted and rejected topics have
+ * at least as many partitions as the input, and the rejected topic takes the largest input record
+ * plus the rejection headers.
+ */
 final class TopicCheck {
+    /** Room for the headers a rejection adds, over the input topic's max.message.bytes. */
+    static final int REJECTION_HEADROOM_BYTES = 64 * 1024;
+    private static final Logger LOG = LoggerFactory.getLogger(TopicCheck.class);
+
+    /**
+     * @param inputPartitions the input topic's partition count
+     * @param maxMessageBytes the largest max.message.bytes of the accepted and rejected topics
+     */
+    record Topics(int inputPartitions, int maxMessageBytes) {
+    }
+
     private TopicCheck() {
     }
 
     /**
-     * The partition count of {@code topic}, read with an Admin client built from the Kafka
-     * settings in {@code streamsProperties} (bootstrap servers and security settings).
-     *
-     * @throws IllegalStateException naming the topic when it does not exist or the cluster does not answer in time
+     * @throws IllegalStateException naming the topic and the fix when a check fails or Kafka does not answer in time
      */
-    static int partitions(Properties streamsProperties, String topic, Duration timeout) throws InterruptedException {
+    static Topics prepare(FenceEnforcerConfig config, Duration timeout) throws InterruptedException {
+        try (Admin admin = Admin.create(adminProperties(config.streamsProperties()))) {
+            String input = config.inputTopic();
+            Map<String, TopicDescription> found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()), timeout);
+            if (!found.containsKey(input)) {
+                requireCreate(config, input);
+                create(admin, new NewTopic(input, Optional.of(config.getInt(FenceEnforcerConfig.TOPICS_CREATE_PARTITIONS)), replication(config)), timeout);
+                found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()), timeout);
+            }
+            int partitions = found.get(input).partitions().size();
+            Map<String, Integer> maxBytes = maxMessageBytes(admin, input, timeout);
+            int inputMax = maxBytes.get(input);
+            for (String output : List.of(config.acceptedTopic(), config.rejectedTopic())) {
+                if (!found.containsKey(output)) {
+                    requireCreate(config, output);
+                    int max = output.equals(config.rejectedTopic()) ? inputMax + REJECTION_HEADROOM_BYTES : inputMax;
+                    create(admin, new NewTopic(output, Optional.of(partitions), replication(config))
+                            .configs(Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(max))), timeout);
+                } else if (found.get(output).partitions().size() < partitions) {
+                    throw new IllegalStateException("topic '" + output + "' has " + found.get(output).partitions().size()
+                            + " partitions, fewer than the input topic '" + input + "' (" + partitions + "): add partitions to it");
+                }
+            }
+            maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(), config.rejectedTopic());
+            int rejectedMax = maxBytes.get(config.rejectedTopic());
+            if (rejectedMax < inputMax + REJECTION_HEADROOM_BYTES) {
+                LOG.warn("rejected topic '{}' takes records up to {} bytes, the input '{}' up to {}: a rejected record near the input's limit "
+                        + "plus its rejection headers would not fit and would stop the enforcer. Set {}={} on '{}'.", config.rejectedTopic(),
+                        rejectedMax, input, inputMax, TopicConfig.MAX_MESSAGE_BYTES_CONFIG, inputMax + REJECTION_HEADROOM_BYTES, config.rejectedTopic());
+            }
+            return new Topics(partitions, Math.max(rejectedMax, maxBytes.get(config.acceptedTopic())));
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("cannot check the enforcer's topics: " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("Kafka did not answer within " + timeout.toSeconds() + " s while checking the enforcer's topics");
+        }
+    }
+
+    private static void requireCreate(FenceEnforcerConfig config, String topic) {
+        if (!config.getBoolean(FenceEnforcerConfig.TOPICS_CREATE_ENABLE)) {
+            throw new IllegalStateException("topic '" + topic + "' does not exist: create it (accepted and rejected with at least the input's partitions) "
+                    + "or set " + FenceEnforcerConfig.TOPICS_CREATE_ENABLE + "=true");
+        }
+    }
+
+    private static Optional<Short> replication(FenceEnforcerConfig config) {
+        short factor = config.getShort(FenceEnforcerConfig.TOPICS_CREATE_REPLICATION_FACTOR);
+        return factor < 0 ? Optional.empty() : Optional.of(factor);
+    }
+
+    private static void create(Admin admin, NewTopic topic, Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {
+        try {
+            admin.createTopics(List.of(topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            LOG.info("created topic '{}' with {} partitions", topic.name(), topic.numPartitions());
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) {
+                throw e;
+            }
+        }
+    }
+
+    private static Map<String, TopicDescription> describe(Admin admin, List<String> topics, Duration timeout)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        Map<String, TopicDescription> found = new LinkedHashMap<>();
+        for (var entry : admin.describeTopics(topics).topicNameValues().entrySet()) {
+            try {
+                found.put(entry.getKey(), entry.getValue().get(timeout.toMillis(), TimeUnit.MILLISECONDS));
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+                    throw e;
+                }
+            }
+        }
+        return found;
+    }
+
+    private static Map<String, Integer> maxMessageBytes(Admin admin, String input, Duration timeout, String... more)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        List<ConfigResource> resources = new ArrayList<>();
+        resources.add(new ConfigResource(ConfigResource.Type.TOPIC, input));
+        for (String topic : more) {
+            resources.add(new ConfigResource(ConfigResource.Type.TOPIC, topic));
+        }
+        Map<ConfigResource, Config> configs = admin.describeConfigs(resources).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        Map<String, Integer> max = new LinkedHashMap<>();
+        configs.forEach((resource, config) -> max.put(resource.name(), Integer.parseInt(config.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value())));
+        return max;
+    }
+
+    /** The Admin client settings among the Streams properties: bootstrap servers and security settings. */
+    private static Properties adminProperties(Properties streamsProperties) {
         Properties props = new Properties();
         streamsProperties.forEach((k, v) -> {
-            if (AdminClientConfig.configNames().contains(k.toString()) || k.toString().startsWith("sasl.") || k.toString().startsWith("ssl.")) {
+            String name = k.toString();
+            if (AdminClientConfig.configNames().contains(name) || name.startsWith("sasl.") || name.startsWith("ssl.")) {
                 props.put(k, v);
             }
         });
-        try (Admin admin = Admin.create(props)) {
-            TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()
-                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(topic);
-            return description.partitions().size();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-                throw new IllegalStateException("input topic '" + topic + "' does not exist; create it (with the partition count your writers use) and start again");
-            }
-            throw new IllegalStateException("cannot describe input topic '" + topic + "': " + e.getCause(), e.getCause());
-        } catch (TimeoutException e) {
-            throw new IllegalStateException("Kafka at " + props.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG) + " did not answer within "
-                    + timeout.toSeconds() + " s while describing input topic '" + topic + "'");
-        }
+        return props;
     }
 }

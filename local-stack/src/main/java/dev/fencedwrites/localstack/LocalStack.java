@@ -148,7 +148,8 @@ public final class LocalStack implements AutoCloseable {
             List<NewTopic> topics = List.of(
                     new NewTopic(FenceTopics.INPUT, PARTITIONS, (short) 1),
                     new NewTopic(FenceTopics.ACCEPTED, PARTITIONS, (short) 1),
-                    new NewTopic(FenceTopics.REJECTED, PARTITIONS, (short) 1));
+                    // Room for the rejection headers on top of the largest input record (the broker default, 1048588).
+                    new NewTopic(FenceTopics.REJECTED, PARTITIONS, (short) 1).configs(Map.of("max.message.bytes", Integer.toString(1048588 + 64 * 1024))));
             admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
         }
     }
