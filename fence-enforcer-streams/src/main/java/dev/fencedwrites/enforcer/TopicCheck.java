@@ -129,7 +129,20 @@ final class TopicCheck {
         for (String topic : more) {
             resources.add(new ConfigResource(ConfigResource.Type.TOPIC, topic));
         }
-        Map<ConfigResource, Config> configs = admin.describeConfigs(resources).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        Map<ConfigResource, Config> configs;
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            try {
+                configs = admin.describeConfigs(resources).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                break;
+            } catch (ExecutionException e) {
+                // A topic created a moment ago may not have reached every broker's metadata yet.
+                if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+                Thread.sleep(200);
+            }
+        }
         Map<String, Integer> max = new LinkedHashMap<>();
         configs.forEach((resource, config) -> max.put(resource.name(), Integer.parseInt(config.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value())));
         return max;

@@ -1,0 +1,161 @@
+package dev.fencedwrites.enforcer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencedwrites.localstack.internal.EnforcerProcess;
+import dev.fencedwrites.localstack.internal.KafkaBroker;
+import dev.fencedwrites.localstack.internal.PropertiesFiles;
+import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.schemas.FenceHeaders;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Needs real services: the startup checks read real topic metadata and configs from a real broker. */
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
+class EnforcerStartupIT {
+    @TempDir
+    static Path dir;
+    static Path log4j2;
+    static Service kafka;
+
+    @BeforeAll
+    static void startKafka() throws Exception {
+        log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
+    }
+
+    @AfterAll
+    static void stopKafka() {
+        if (kafka != null) {
+            kafka.close();
+        }
+    }
+
+    @Test
+    void missingInputTopicStopsTheEnforcerNamingIt() {
+        assertThatThrownBy(() -> start("missing", Map.of()))
+                .hasMessageContaining("topic 'missing-in' does not exist")
+                .hasMessageContaining("topics.create.enable=true");
+    }
+
+    @Test
+    void outputTopicWithFewerPartitionsThanTheInputStopsTheEnforcer() throws Exception {
+        createTopics(new NewTopic("narrow-in", 3, (short) 1), new NewTopic("narrow-ok", 1, (short) 1), new NewTopic("narrow-dlq", 3, (short) 1));
+
+        assertThatThrownBy(() -> start("narrow", Map.of()))
+                .hasMessageContaining("topic 'narrow-ok' has 1 partitions, fewer than the input topic 'narrow-in' (3)");
+    }
+
+    @Test
+    void createsMissingTopicsWhenAllowedWithTheInputsPartitionsAndRoomForRejectionHeaders() throws Exception {
+        try (Service enforcer = start("created", Map.of("topics.create.enable", "true", "topics.create.partitions", "4"))) {
+            try (Admin admin = admin()) {
+                var topics = admin.describeTopics(List.of("created-in", "created-ok", "created-dlq")).allTopicNames().get(30, TimeUnit.SECONDS);
+                assertThat(topics.values()).allSatisfy(t -> assertThat(t.partitions()).hasSize(4));
+                var configs = admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, "created-in"),
+                        new ConfigResource(ConfigResource.Type.TOPIC, "created-dlq"))).all().get(30, TimeUnit.SECONDS);
+                int inputMax = Integer.parseInt(configs.get(new ConfigResource(ConfigResource.Type.TOPIC, "created-in")).get("max.message.bytes").value());
+                int rejectedMax = Integer.parseInt(configs.get(new ConfigResource(ConfigResource.Type.TOPIC, "created-dlq")).get("max.message.bytes").value());
+                assertThat(rejectedMax).isGreaterThanOrEqualTo(inputMax + TopicCheck.REJECTION_HEADROOM_BYTES);
+            }
+        }
+    }
+
+    /** Values are opaque: any bytes up to the input topic's limit pass unchanged, accepted or rejected. */
+    @Test
+    void largeValuesPassUnchangedToBothOutputs() throws Exception {
+        try (Service enforcer = start("large", Map.of("topics.create.enable", "true", "topics.create.partitions", "1"))) {
+            byte[] big = new byte[1_000_000];
+            for (int i = 0; i < big.length; i++) {
+                big[i] = (byte) (i * 31);
+            }
+            byte[] bigBad = Arrays.copyOf(big, big.length);
+            bigBad[0] = 1;
+            try (KafkaProducer<byte[], byte[]> producer = producer()) {
+                producer.send(record("large-in", "k", big, "5")).get(30, TimeUnit.SECONDS);
+                producer.send(record("large-in", "k", bigBad, "not-a-token")).get(30, TimeUnit.SECONDS);
+            }
+            assertThat(readOne("large-ok").value()).isEqualTo(big);
+            ConsumerRecord<byte[], byte[]> rejected = readOne("large-dlq");
+            assertThat(rejected.value()).isEqualTo(bigBad);
+            assertThat(new String(rejected.headers().lastHeader(FenceHeaders.REJECTED_REASON).value(), StandardCharsets.UTF_8)).isEqualTo("MALFORMED_TOKEN");
+        }
+    }
+
+    private static Service start(String prefix, Map<String, String> extra) throws Exception {
+        Map<String, String> config = new java.util.HashMap<>(Map.of("input.topic", prefix + "-in", "accepted.topic", prefix + "-ok",
+                "rejected.topic", prefix + "-dlq", "application.id", prefix + "-enforcer"));
+        config.putAll(extra);
+        return EnforcerProcess.start(dir.resolve("enforcer-" + prefix), log4j2, kafka.address(), config);
+    }
+
+    private static ProducerRecord<byte[], byte[]> record(String topic, String key, byte[] value, String token) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.TOKEN, token.getBytes(StandardCharsets.UTF_8));
+        return new ProducerRecord<>(topic, null, key.getBytes(StandardCharsets.UTF_8), value, headers);
+    }
+
+    private static ConsumerRecord<byte[], byte[]> readOne(String topic) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + topic);
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            while (records.isEmpty() && System.nanoTime() < deadline) {
+                consumer.poll(Duration.ofMillis(500)).forEach(records::add);
+            }
+            assertThat(records).as("records on %s", topic).hasSize(1);
+            return records.get(0);
+        }
+    }
+
+    private static KafkaProducer<byte[], byte[]> producer() {
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
+        props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1_048_576);
+        return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    private static void createTopics(NewTopic... topics) throws Exception {
+        try (Admin admin = admin()) {
+            admin.createTopics(List.of(topics)).all().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static Admin admin() {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
+        return Admin.create(props);
+    }
+}
