@@ -8,26 +8,43 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Executors;
+import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.state.HostInfo;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 
 /**
  * The enforcer's HTTP endpoints: {@code GET /metrics} (Prometheus text), {@code GET /health}
  * (200 only while Kafka Streams is RUNNING, else 503) and {@code GET /fences/{key}} (the key's
- * fence as JSON from this instance's state store through interactive queries; 404 when unknown).
+ * fence as JSON; 404 when the key has none). When another instance of the application owns the
+ * key's partition, the request is proxied to it (interactive queries through
+ * {@code application.server}); {@code served_by} names the instance that answered.
  */
 final class EnforcerHttpServer implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private final HttpServer server;
+    /** Marks a proxied request, which is answered locally so that a stale routing view cannot loop. */
+    private static final String FORWARDED = "X-Fence-Forwarded";
 
-    EnforcerHttpServer(String host, int port, KafkaStreams streams, PrometheusMeterRegistry registry) throws IOException {
+    private final HttpServer server;
+    private final HttpClient proxy = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private volatile KafkaStreams streams;
+    private volatile HostInfo self;
+
+    EnforcerHttpServer(String host, int port, PrometheusMeterRegistry registry) throws IOException {
         server = HttpServer.create(new InetSocketAddress(host, port), 0);
         server.setExecutor(Executors.newFixedThreadPool(2, r -> {
             Thread thread = new Thread(r, "enforcer-http");
@@ -36,38 +53,74 @@ final class EnforcerHttpServer implements AutoCloseable {
         }));
         server.createContext("/metrics", exchange -> respond(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
         server.createContext("/health", exchange -> {
-            KafkaStreams.State state = streams.state();
+            KafkaStreams.State state = streams == null ? KafkaStreams.State.CREATED : streams.state();
             int status = state == KafkaStreams.State.RUNNING ? 200 : 503;
             respond(exchange, status, "application/json", JSON.writeValueAsString(Map.of("state", state.name())));
         });
-        server.createContext("/fences/", exchange -> fence(exchange, streams));
+        server.createContext("/fences/", this::fence);
     }
 
-    private static void fence(HttpExchange exchange, KafkaStreams streams) throws IOException {
+    /** Serves queries from {@code streams}; {@code self} is this instance's {@code application.server}. */
+    void attach(KafkaStreams streams, HostInfo self) {
+        this.streams = streams;
+        this.self = self;
+    }
+
+    private void fence(HttpExchange exchange) throws IOException {
         // Percent-decoded path, not form decoding: '+' stays '+'.
         String key = exchange.getRequestURI().getPath().substring("/fences/".length());
         if (key.isEmpty()) {
             respond(exchange, 400, "application/json", "{\"error\":\"usage: GET /fences/{key}\"}");
             return;
         }
+        KafkaStreams running = streams;
+        if (running == null) {
+            respond(exchange, 503, "application/json", "{\"error\":\"starting\"}");
+            return;
+        }
+        Bytes storeKey = Bytes.wrap(key.getBytes(StandardCharsets.UTF_8));
+        KeyQueryMetadata owner = running.queryMetadataForKey(FenceEnforcerTopology.STORE, storeKey, Serdes.Bytes().serializer());
+        if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+            respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "no instance owns this key right now (rebalancing)")));
+            return;
+        }
+        if (!owner.activeHost().equals(self) && exchange.getRequestHeaders().getFirst(FORWARDED) == null) {
+            forward(exchange, owner.activeHost(), key);
+            return;
+        }
         Fence fence;
         try {
-            ReadOnlyKeyValueStore<Bytes, Fence> store = streams.store(
-                    StoreQueryParameters.fromNameAndType(FenceEnforcerTopology.STORE, QueryableStoreTypes.keyValueStore()));
-            fence = store.get(Bytes.wrap(key.getBytes(StandardCharsets.UTF_8)));
+            ReadOnlyKeyValueStore<Bytes, Fence> store = running.store(StoreQueryParameters
+                    .fromNameAndType(FenceEnforcerTopology.STORE, QueryableStoreTypes.<Bytes, Fence>keyValueStore()).withPartition(owner.partition()));
+            fence = store.get(storeKey);
         } catch (RuntimeException e) {
-            respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("error", "state store not queryable: " + e.getMessage())));
+            respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "state store not queryable: " + e.getMessage())));
             return;
         }
         if (fence == null) {
-            respond(exchange, 404, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "no fence for this key")));
+            respond(exchange, 404, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "no fence for this key", "served_by", self.toString())));
             return;
         }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("key", key);
         body.put("token", fence.token());
         body.put("seq", fence.hasSeq() ? fence.seq() : null);
+        body.put("served_by", self.toString());
         respond(exchange, 200, "application/json", JSON.writeValueAsString(body));
+    }
+
+    private void forward(HttpExchange exchange, HostInfo owner, String key) throws IOException {
+        URI target = URI.create("http://" + owner.host() + ":" + owner.port() + "/fences/" + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20"));
+        try {
+            HttpResponse<String> answer = proxy.send(HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(5)).header(FORWARDED, self.toString()).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            respond(exchange, answer.statusCode(), "application/json", answer.body());
+        } catch (IOException e) {
+            respond(exchange, 502, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "owner " + owner + " unreachable: " + e.getMessage())));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            respond(exchange, 503, "application/json", "{\"error\":\"interrupted\"}");
+        }
     }
 
     private static void respond(HttpExchange exchange, int status, String contentType, String body) throws IOException {

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.state.HostInfo;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -59,6 +60,11 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         streamsProperties.putIfAbsent(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
                 Math.max(topics.maxMessageBytes(), DEFAULT_MAX_REQUEST_SIZE));
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        // The HTTP server binds first so that application.server can name its real port (http.port=0 picks one).
+        EnforcerHttpServer http = new EnforcerHttpServer(config.getString(FenceEnforcerConfig.HTTP_HOST),
+                config.getInt(FenceEnforcerConfig.HTTP_PORT), registry);
+        HostInfo self = config.advertisedServer(http.port());
+        streamsProperties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
         KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, topics.inputPartitions(), registry), streamsProperties);
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((newState, oldState) -> {
@@ -75,15 +81,15 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         });
         KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
         streamsMetrics.bindTo(registry);
-        EnforcerHttpServer http = new EnforcerHttpServer(config.getString(FenceEnforcerConfig.HTTP_HOST),
-                config.getInt(FenceEnforcerConfig.HTTP_PORT), streams, registry);
+        http.attach(streams, self);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             LOG.info("shutting down (at most {} s)", SHUTDOWN_TIMEOUT.toSeconds());
             streams.close(SHUTDOWN_TIMEOUT);
             http.close();
         }, "enforcer-shutdown"));
         http.start();
-        LOG.info("fence enforcer: {} -> {} / {}, HTTP on port {}", config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), http.port());
+        LOG.info("fence enforcer: {} -> {} / {}, HTTP on port {}, advertised as {}", config.inputTopic(), config.acceptedTopic(),
+                config.rejectedTopic(), http.port(), self);
         streams.start();
         stopped.await();
         streamsMetrics.close();

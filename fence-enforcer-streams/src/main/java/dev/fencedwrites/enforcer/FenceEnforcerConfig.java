@@ -15,6 +15,7 @@ import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.state.HostInfo;
 
 /**
  * The enforcer's configuration. Sources, later ones winning: the properties file, then
@@ -32,6 +33,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String PROCESSING_GUARANTEE = "processing.guarantee";
     public static final String HTTP_HOST = "http.host";
     public static final String HTTP_PORT = "http.port";
+    public static final String HTTP_ADVERTISED_HOST = "http.advertised.host";
     public static final String TOPICS_CREATE_ENABLE = "topics.create.enable";
     public static final String TOPICS_CREATE_PARTITIONS = "topics.create.partitions";
     public static final String TOPICS_CREATE_REPLICATION_FACTOR = "topics.create.replication.factor";
@@ -76,7 +78,11 @@ public final class FenceEnforcerConfig extends AbstractConfig {
             .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW,
                     "Address the HTTP endpoints (/metrics, /health, /fences/{key}) bind to.", GROUP_HTTP, 1, ConfigDef.Width.MEDIUM, "HTTP host")
             .define(HTTP_PORT, Type.INT, 8090, ConfigDef.Range.between(0, 65535), Importance.LOW,
-                    "Port of the HTTP endpoints; 0 picks a free port.", GROUP_HTTP, 2, ConfigDef.Width.SHORT, "HTTP port");
+                    "Port of the HTTP endpoints; 0 picks a free port.", GROUP_HTTP, 2, ConfigDef.Width.SHORT, "HTTP port")
+            .define(HTTP_ADVERTISED_HOST, Type.STRING, null, Importance.MEDIUM,
+                    "Host name other instances reach this one's HTTP endpoints at (Kafka Streams application.server, used to answer "
+                    + "/fences/{key} for keys another instance owns). Unset: http.host, or this machine's host name when http.host is 0.0.0.0.",
+                    GROUP_HTTP, 3, ConfigDef.Width.MEDIUM, "Advertised HTTP host");
 
     public FenceEnforcerConfig(Map<?, ?> props) {
         super(DEFINITION, props);
@@ -104,6 +110,22 @@ public final class FenceEnforcerConfig extends AbstractConfig {
             }
         });
         return new FenceEnforcerConfig(props);
+    }
+
+    /** This instance's {@code application.server}: the advertised host and the HTTP server's bound port. */
+    public HostInfo advertisedServer(int boundPort) {
+        String host = getString(HTTP_ADVERTISED_HOST);
+        if (host == null || host.isBlank()) {
+            host = getString(HTTP_HOST);
+            if ("0.0.0.0".equals(host)) {
+                try {
+                    host = java.net.InetAddress.getLocalHost().getHostName();
+                } catch (java.net.UnknownHostException e) {
+                    host = "localhost";
+                }
+            }
+        }
+        return new HostInfo(host, boundPort);
     }
 
     public String inputTopic() {

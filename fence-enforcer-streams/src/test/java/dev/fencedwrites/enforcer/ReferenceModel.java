@@ -27,6 +27,12 @@ final class ReferenceModel {
 
     private final Map<String, Stored> fences = new HashMap<>();
 
+    /** The key's fence as {@code token} or {@code token.seq}, or null when it has none. */
+    String fence(String key) {
+        Stored stored = fences.get(key);
+        return stored == null ? null : stored.seq == null ? Long.toString(stored.token) : stored.token + "." + stored.seq;
+    }
+
     /**
      * @param invalid the reason the generator made this record invalid (bad key or headers), or null
      * @param seq     null when the record has no {@code fence.seq}

@@ -1,0 +1,93 @@
+package dev.fencedwrites.enforcer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fencedwrites.localstack.internal.Await;
+import dev.fencedwrites.localstack.internal.EnforcerProcess;
+import dev.fencedwrites.localstack.internal.Http;
+import dev.fencedwrites.localstack.internal.KafkaBroker;
+import dev.fencedwrites.localstack.internal.PropertiesFiles;
+import dev.fencedwrites.localstack.internal.Service;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Needs real services: sharing partitions between two enforcer processes, failing over when one
+ * is killed, and answering {@code /fences/{key}} for keys another instance owns all run through
+ * a real broker's consumer group and Kafka Streams' interactive-query metadata.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class EnforcerScaleOutIT {
+    private static final int PARTITIONS = 4;
+    private static final int KEYS = 40;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void survivorTakesOverWithoutRegressingAnyDecisionAndEitherInstanceAnswersForEveryKey() throws Exception {
+        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
+            Workload.createTopics(kafka.address(), PARTITIONS);
+            try (Workload workload = new Workload(kafka.address(), KEYS, 7);
+                 Workload.Outputs outputs = new Workload.Outputs(kafka.address(), PARTITIONS);
+                 Service first = EnforcerProcess.start(dir.resolve("first"), log4j2, kafka.address(), EnforcerCrashIT.FAST_FAILOVER);
+                 Service second = EnforcerProcess.start(dir.resolve("second"), log4j2, kafka.address(), EnforcerCrashIT.FAST_FAILOVER)) {
+                Await.until("both instances running", Duration.ofMinutes(2), null,
+                        () -> Http.ok(first.address() + "/health") && Http.ok(second.address() + "/health"));
+                workload.produceUntil(20_000);
+                Await.until("the first 20 000 inputs decided", Duration.ofMinutes(3), null, () -> outputs.poll() >= workload.expectedOutputs());
+
+                Set<String> owners = new HashSet<>();
+                for (int k = 0; k < KEYS; k++) {
+                    String key = Workload.key(k);
+                    JsonNode fromFirst = fence(first, key);
+                    JsonNode fromSecond = fence(second, key);
+                    assertThat(text(fromFirst)).as("fence of %s from the first instance", key).isEqualTo(workload.fence(key));
+                    assertThat(text(fromSecond)).as("fence of %s from the second instance", key).isEqualTo(workload.fence(key));
+                    owners.add(fromFirst.path("served_by").asText());
+                }
+                assertThat(owners).as("keys are owned by both instances, so each answered for the other's keys").hasSize(2);
+
+                workload.produceUntil(50_000);
+                Await.until("5 000 more inputs decided", Duration.ofMinutes(3), null, () -> outputs.poll() >= 25_000);
+                first.process().signal("KILL");
+                System.out.printf("killed the first instance mid-stream with %d of %d inputs decided%n", outputs.poll(), workload.sent().size());
+                Await.until("all inputs decided by the survivor", Duration.ofMinutes(4), second.process(),
+                        () -> outputs.poll() >= workload.expectedOutputs());
+                outputs.settle(Duration.ofSeconds(3));
+                outputs.assertMatches(workload.sent());
+
+                Await.until("the survivor answers for every key", Duration.ofMinutes(1), second.process(), () -> {
+                    for (int k = 0; k < KEYS; k++) {
+                        JsonNode answer = fence(second, Workload.key(k));
+                        if (!workload.fence(Workload.key(k)).equals(text(answer))) {
+                            return false;
+                        }
+                    }
+                    return true;
+                });
+            }
+        }
+    }
+
+    private static JsonNode fence(Service enforcer, String key) throws Exception {
+        HttpResponse<String> response = Http.get(enforcer.address() + "/fences/" + key);
+        assertThat(response.statusCode()).as("GET /fences/%s: %s", key, response.body()).isEqualTo(200);
+        return JSON.readTree(response.body());
+    }
+
+    private static String text(JsonNode fence) {
+        return fence.path("seq").isNull() ? fence.path("token").asText() : fence.path("token").asText() + "." + fence.path("seq").asText();
+    }
+}

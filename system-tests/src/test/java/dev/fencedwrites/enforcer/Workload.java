@@ -1,0 +1,250 @@
+package dev.fencedwrites.enforcer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencedwrites.enforcer.ReferenceModel.Kind;
+import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.schemas.RejectionReason;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * A reproducible workload for the enforcer's failure tests: lease holders per key writing,
+ * taking over, writing stale, redelivering, deleting, plus bad records; each record tagged with
+ * {@value #ID} and the outcome {@link ReferenceModel} gives it. {@link Outputs} reads what the
+ * enforcer committed and checks it against the model.
+ */
+final class Workload implements AutoCloseable {
+    static final String ID = "test.id";
+
+    /** One input record as produced, with the outcome the reference model gives it. */
+    record Sent(String key, long token, Long seq, Outcome expected) {
+    }
+
+    private final Random random;
+    private final int keys;
+    private final ReferenceModel model = new ReferenceModel();
+    private final long[] token;
+    private final long[] seq;
+    private final KafkaProducer<byte[], byte[]> producer;
+    private final List<Sent> sent = new ArrayList<>();
+
+    Workload(String bootstrap, int keys, long seed) {
+        this.random = new Random(seed);
+        this.keys = keys;
+        this.token = new long[keys];
+        this.seq = new long[keys];
+        Arrays.fill(token, 1);
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    /** Creates the default input, accepted and rejected topics. */
+    static void createTopics(String bootstrap, int partitions) throws Exception {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (Admin admin = Admin.create(props)) {
+            admin.createTopics(List.of(new NewTopic(FenceTopics.INPUT, partitions, (short) 1), new NewTopic(FenceTopics.ACCEPTED, partitions, (short) 1),
+                    new NewTopic(FenceTopics.REJECTED, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Produces records until {@code total} have been sent, then flushes. */
+    void produceUntil(int total) {
+        while (sent.size() < total) {
+            sent.add(next(sent.size()));
+        }
+        producer.flush();
+    }
+
+    List<Sent> sent() {
+        return sent;
+    }
+
+    /** The model's fence of {@code key} as {@code token.seq}. */
+    String fence(String key) {
+        return model.fence(key);
+    }
+
+    static String key(int index) {
+        return "key-" + index;
+    }
+
+    /** How many records reach an output topic (all but winning markers). */
+    long expectedOutputs() {
+        return sent.stream().filter(s -> s.expected().kind() != Kind.MARKER_ACCEPTED).count();
+    }
+
+    private Sent next(int id) {
+        int k = random.nextInt(keys);
+        String key = key(k);
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(ID, bytes(Integer.toString(id)));
+        byte[] value = bytes(String.format("value-%08d-%s", id, "x".repeat(80)));
+        int roll = random.nextInt(100);
+        RejectionReason invalid = null;
+        long t = token[k];
+        Long s;
+        byte[] recordKey = bytes(key);
+        if (roll < 5) {
+            invalid = badRecord(headers);
+            recordKey = invalid == RejectionReason.MISSING_KEY ? null : recordKey;
+            s = null;
+        } else if (roll < 13) {
+            token[k] += 1 + random.nextInt(3);
+            seq[k] = 1;
+            t = token[k];
+            s = 1L;
+        } else if (roll < 25 && token[k] > 1) {
+            t = 1 + random.nextInt((int) token[k] - 1);
+            s = 1L + random.nextInt(5);
+        } else if (roll < 29 && seq[k] > 0) {
+            s = seq[k];
+        } else {
+            s = ++seq[k];
+            if (roll < 32) {
+                value = null;
+            }
+        }
+        if (invalid == null) {
+            headers.add(FenceHeaders.TOKEN, bytes(Long.toString(t)));
+            headers.add(FenceHeaders.SEQ, bytes(Long.toString(s)));
+        }
+        Outcome expected = model.apply(recordKey == null ? "" : key, invalid, t, s, false, value != null);
+        producer.send(new ProducerRecord<>(FenceTopics.INPUT, null, recordKey, value, headers));
+        return new Sent(recordKey == null ? null : key, t, s, expected);
+    }
+
+    private RejectionReason badRecord(RecordHeaders headers) {
+        switch (random.nextInt(5)) {
+            case 0:
+                headers.add(FenceHeaders.TOKEN, bytes("5"));
+                return RejectionReason.MISSING_KEY;
+            case 1:
+                return RejectionReason.MISSING_TOKEN;
+            case 2:
+                headers.add(FenceHeaders.TOKEN, bytes("99999999999999999999"));
+                return RejectionReason.MALFORMED_TOKEN;
+            case 3:
+                headers.add(FenceHeaders.TOKEN, bytes("5"));
+                headers.add(FenceHeaders.SEQ, bytes("-1"));
+                return RejectionReason.MALFORMED_SEQ;
+            default:
+                headers.add(FenceHeaders.TOKEN, bytes("5"));
+                headers.add(FenceHeaders.OP, bytes("MERGE"));
+                return RejectionReason.UNKNOWN_OP;
+        }
+    }
+
+    @Override
+    public void close() {
+        producer.close();
+    }
+
+    /** What the enforcer committed to the accepted and rejected topics, read from the beginning. */
+    static final class Outputs implements AutoCloseable {
+        private final KafkaConsumer<byte[], byte[]> consumer;
+        private final Map<Integer, List<Outcome>> seen = new HashMap<>();
+        private final Map<String, List<Integer>> acceptedByKey = new HashMap<>();
+
+        Outputs(String bootstrap, int partitions) {
+            Properties props = new Properties();
+            props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5_000);
+            consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+            List<TopicPartition> assigned = new ArrayList<>();
+            for (int p = 0; p < partitions; p++) {
+                assigned.add(new TopicPartition(FenceTopics.ACCEPTED, p));
+                assigned.add(new TopicPartition(FenceTopics.REJECTED, p));
+            }
+            consumer.assign(assigned);
+            consumer.seekToBeginning(assigned);
+        }
+
+        /** Reads what is there; returns how many distinct input records have been seen. */
+        int poll() {
+            for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+                int id = Integer.parseInt(text(record, ID));
+                Outcome outcome = record.topic().equals(FenceTopics.ACCEPTED) ? Outcome.accepted()
+                        : Outcome.rejected(RejectionReason.valueOf(text(record, FenceHeaders.REJECTED_REASON)));
+                seen.computeIfAbsent(id, i -> new ArrayList<>()).add(outcome);
+                if (outcome.kind() == Kind.ACCEPTED) {
+                    acceptedByKey.computeIfAbsent(new String(record.key(), StandardCharsets.UTF_8), k -> new ArrayList<>()).add(id);
+                }
+            }
+            return seen.size();
+        }
+
+        /** Keeps reading for {@code duration}, so that anything committed twice shows up too. */
+        void settle(Duration duration) {
+            long until = System.nanoTime() + duration.toNanos();
+            while (System.nanoTime() < until) {
+                poll();
+            }
+        }
+
+        /** Every input record decided exactly once, as the model decides it, and accepted in the model's order per key. */
+        void assertMatches(List<Sent> sent) {
+            List<Integer> decidedTwice = new ArrayList<>();
+            List<Integer> wrong = new ArrayList<>();
+            Map<String, List<Integer>> expectedAcceptedByKey = new HashMap<>();
+            for (int id = 0; id < sent.size(); id++) {
+                Outcome expected = sent.get(id).expected();
+                List<Outcome> actual = seen.getOrDefault(id, List.of());
+                if (actual.size() > 1) {
+                    decidedTwice.add(id);
+                } else if (expected.kind() == Kind.MARKER_ACCEPTED ? !actual.isEmpty() : !actual.equals(List.of(expected))) {
+                    wrong.add(id);
+                }
+                if (expected.kind() == Kind.ACCEPTED) {
+                    expectedAcceptedByKey.computeIfAbsent(sent.get(id).key(), k -> new ArrayList<>()).add(id);
+                }
+            }
+            assertThat(decidedTwice).as("input records on the output topics more than once").isEmpty();
+            assertThat(wrong).as("input records missing or decided unlike the reference model (first: %s)",
+                    wrong.isEmpty() ? "" : sent.get(wrong.get(0)) + " -> " + seen.get(wrong.get(0))).isEmpty();
+            assertThat(acceptedByKey).as("accepted order per key").isEqualTo(expectedAcceptedByKey);
+        }
+
+        @Override
+        public void close() {
+            consumer.close();
+        }
+    }
+
+    private static String text(ConsumerRecord<?, ?> record, String header) {
+        return new String(record.headers().lastHeader(header).value(), StandardCharsets.UTF_8);
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}
