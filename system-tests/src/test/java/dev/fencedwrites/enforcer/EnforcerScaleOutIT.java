@@ -58,6 +58,11 @@ class EnforcerScaleOutIT {
                     owners.add(fromFirst.path("served_by").asText());
                 }
                 assertThat(owners).as("keys are owned by both instances, so each answered for the other's keys").hasSize(2);
+                for (Service instance : new Service[] {first, second}) {
+                    assertThat(Http.get(instance.address() + "/fences/no-such-key").statusCode()).isEqualTo(404);
+                    String metrics = Http.get(instance.address() + "/metrics").body();
+                    assertThat(metrics).contains("accepted_writes_total", "fenced_writes_total{reason=\"STALE_TOKEN\",stage=\"enforcer\"}", "kafka_stream_");
+                }
 
                 workload.produceUntil(50_000);
                 Await.until("5 000 more inputs decided", Duration.ofMinutes(3), null, () -> outputs.poll() >= 25_000);
