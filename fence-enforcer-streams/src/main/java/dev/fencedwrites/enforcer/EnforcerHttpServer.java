@@ -46,7 +46,8 @@ final class EnforcerHttpServer implements AutoCloseable {
 
     EnforcerHttpServer(String host, int port, PrometheusMeterRegistry registry) throws IOException {
         server = HttpServer.create(new InetSocketAddress(host, port), 0);
-        server.setExecutor(Executors.newFixedThreadPool(2, r -> {
+        // A cached pool: a slow or half-sent request (or a proxied call) never blocks /health for others.
+        server.setExecutor(Executors.newCachedThreadPool(r -> {
             Thread thread = new Thread(r, "enforcer-http");
             thread.setDaemon(true);
             return thread;
@@ -79,7 +80,14 @@ final class EnforcerHttpServer implements AutoCloseable {
             return;
         }
         Bytes storeKey = Bytes.wrap(key.getBytes(StandardCharsets.UTF_8));
-        KeyQueryMetadata owner = running.queryMetadataForKey(FenceEnforcerTopology.STORE, storeKey, Serdes.Bytes().serializer());
+        KeyQueryMetadata owner;
+        try {
+            owner = running.queryMetadataForKey(FenceEnforcerTopology.STORE, storeKey, Serdes.Bytes().serializer());
+        } catch (RuntimeException e) {
+            respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "not queryable now: " + e.getMessage(),
+                    "state", running.state().name())));
+            return;
+        }
         if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
             respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "no instance owns this key right now (rebalancing)")));
             return;

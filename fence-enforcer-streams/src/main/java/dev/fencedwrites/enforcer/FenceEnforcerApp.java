@@ -36,6 +36,11 @@ public final class FenceEnforcerApp implements Callable<Integer> {
     Path configFile;
 
     public static void main(String[] args) {
+        // The JDK HTTP server waits forever for a half-sent request unless told otherwise (seconds).
+        if (System.getProperty("sun.net.httpserver.maxReqTime") == null) {
+            System.setProperty("sun.net.httpserver.maxReqTime", "10");
+            System.setProperty("sun.net.httpserver.maxRspTime", "30");
+        }
         System.exit(new CommandLine(new FenceEnforcerApp()).execute(args));
     }
 
@@ -65,7 +70,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                 config.getInt(FenceEnforcerConfig.HTTP_PORT), registry);
         HostInfo self = config.advertisedServer(http.port());
         streamsProperties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
-        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, topics.inputPartitions(), registry), streamsProperties);
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, topics.limits(), registry), streamsProperties);
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((newState, oldState) -> {
             LOG.info("Kafka Streams state {} -> {}", oldState, newState);

@@ -106,10 +106,35 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         }
         env.forEach((name, value) -> {
             if (name.startsWith(ENV_PREFIX)) {
-                props.put(name.substring(ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '.'), value);
+                props.put(propertyName(name.substring(ENV_PREFIX.length())), value);
             }
         });
-        return new FenceEnforcerConfig(props);
+        FenceEnforcerConfig config = new FenceEnforcerConfig(props);
+        config.validate();
+        return config;
+    }
+
+    /**
+     * An environment variable's name (after the prefix) as a property name: lower case, {@code _}
+     * becomes {@code .}, and {@code __} stands for a literal {@code _} (as in Confluent's images),
+     * e.g. {@code STREAMS_RACK_AWARE_ASSIGNMENT_TRAFFIC__COST} is {@code streams.rack.aware.assignment.traffic_cost}.
+     */
+    static String propertyName(String envName) {
+        return envName.toLowerCase(Locale.ROOT).replace("__", "\u0000").replace('_', '.').replace("\u0000", "_");
+    }
+
+    /**
+     * Checks what {@link ConfigDef} alone cannot: the three topics differ (an output equal to the
+     * input would feed records back forever), and the Kafka Streams settings are valid.
+     *
+     * @throws ConfigException naming the problem
+     */
+    void validate() {
+        if (inputTopic().equals(acceptedTopic()) || inputTopic().equals(rejectedTopic()) || acceptedTopic().equals(rejectedTopic())) {
+            throw new ConfigException("input.topic, accepted.topic and rejected.topic must be three different topics, got "
+                    + inputTopic() + ", " + acceptedTopic() + ", " + rejectedTopic());
+        }
+        new StreamsConfig(streamsProperties());
     }
 
     /** This instance's {@code application.server}: the advertised host and the HTTP server's bound port. */

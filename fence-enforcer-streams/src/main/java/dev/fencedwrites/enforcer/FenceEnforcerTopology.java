@@ -3,10 +3,12 @@ package dev.fencedwrites.enforcer;
 import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
 import dev.fencedwrites.enforcer.internal.FenceProcessor;
 import dev.fencedwrites.enforcer.internal.FenceSerde;
+import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.Stores;
 
@@ -26,17 +28,36 @@ public final class FenceEnforcerTopology {
     }
 
     /**
+     * What the topology must know about its topics.
+     *
+     * @param inputPartitions  the input topic's partition count (records on the wrong partition for their key are rejected)
+     * @param acceptedMaxBytes the accepted topic's max.message.bytes (larger accepted records are rejected {@code TOO_LARGE})
+     * @param rejectedMaxBytes the rejected topic's max.message.bytes (larger rejected copies omit their value)
+     */
+    public record Limits(int inputPartitions, int acceptedMaxBytes, int rejectedMaxBytes) {
+        /** No size limits: for tests and topologies whose topics take any record. */
+        public static Limits unbounded(int inputPartitions) {
+            return new Limits(inputPartitions, Integer.MAX_VALUE, Integer.MAX_VALUE);
+        }
+    }
+
+    /** {@link #build(String, String, String, Limits, MeterRegistry)} without size limits. */
+    public static Topology build(String input, String accepted, String rejected, int inputPartitions, MeterRegistry meters) {
+        return build(input, accepted, rejected, Limits.unbounded(inputPartitions), meters);
+    }
+
+    /**
      * @param input    the input topic
      * @param accepted the accepted topic
-     * @param rejected        the rejected topic
-     * @param inputPartitions the input topic's partition count (records on the wrong partition for their key are rejected)
-     * @param meters          where the fenced-writes counters are registered
+     * @param rejected the rejected topic
+     * @param limits   the topics' partition count and size limits
+     * @param meters   where the fenced-writes counters are registered
      */
-    public static Topology build(String input, String accepted, String rejected, int inputPartitions, MeterRegistry meters) {
+    public static Topology build(String input, String accepted, String rejected, Limits limits, MeterRegistry meters) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Topology topology = new Topology();
-        topology.addSource(SOURCE, new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
-        topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, ACCEPTED_SINK, REJECTED_SINK, metrics, inputPartitions), SOURCE);
+        topology.addSource(AutoOffsetReset.earliest(), SOURCE, new LenientTimestampExtractor(), new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
+        topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, ACCEPTED_SINK, REJECTED_SINK, metrics, limits), SOURCE);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde()), PROCESSOR);
         topology.addSink(ACCEPTED_SINK, accepted, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
         topology.addSink(REJECTED_SINK, rejected, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
@@ -44,7 +65,7 @@ public final class FenceEnforcerTopology {
     }
 
     /** Builds the topology for the topics named in {@code config}. */
-    public static Topology build(FenceEnforcerConfig config, int inputPartitions, MeterRegistry meters) {
-        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), inputPartitions, meters);
+    public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters) {
+        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), limits, meters);
     }
 }

@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Startup checks of the enforcer's topics: each exists (or is created when
  * {@value FenceEnforcerConfig#TOPICS_CREATE_ENABLE} is set), the accepted and rejected topics have
- * at least as many partitions as the input, and the rejected topic takes the largest input record
- * plus the rejection headers.
+ * at least as many partitions as the input, the rejected topic is not compacted, and the size
+ * limits of the output topics are read for the processor (records that do not fit are routed,
+ * never allowed to stop the application).
  */
 final class TopicCheck {
     /** Room for the headers a rejection adds, over the input topic's max.message.bytes. */
@@ -34,10 +35,10 @@ final class TopicCheck {
     private static final Logger LOG = LoggerFactory.getLogger(TopicCheck.class);
 
     /**
-     * @param inputPartitions the input topic's partition count
+     * @param limits          the input's partition count and the output topics' max.message.bytes
      * @param maxMessageBytes the largest max.message.bytes of the accepted and rejected topics
      */
-    record Topics(int inputPartitions, int maxMessageBytes) {
+    record Topics(FenceEnforcerTopology.Limits limits, int maxMessageBytes) {
     }
 
     private TopicCheck() {
@@ -53,7 +54,15 @@ final class TopicCheck {
             if (!found.containsKey(input)) {
                 requireCreate(config, input);
                 create(admin, new NewTopic(input, Optional.of(config.getInt(FenceEnforcerConfig.TOPICS_CREATE_PARTITIONS)), replication(config)), timeout);
-                found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()), timeout);
+                long deadline = System.nanoTime() + timeout.toNanos();
+                do {
+                    // A topic created a moment ago may not be in every broker's metadata yet.
+                    Thread.sleep(100);
+                    found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()), timeout);
+                } while (!found.containsKey(input) && System.nanoTime() - deadline < 0);
+                if (!found.containsKey(input)) {
+                    throw new IllegalStateException("created input topic '" + input + "' but it did not appear within " + timeout.toSeconds() + " s");
+                }
             }
             int partitions = found.get(input).partitions().size();
             Map<String, Integer> maxBytes = maxMessageBytes(admin, input, timeout);
@@ -71,17 +80,32 @@ final class TopicCheck {
             }
             maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(), config.rejectedTopic());
             int rejectedMax = maxBytes.get(config.rejectedTopic());
+            int acceptedMax = maxBytes.get(config.acceptedTopic());
+            if (compacted(admin, config.rejectedTopic(), timeout)) {
+                throw new IllegalStateException("rejected topic '" + config.rejectedTopic() + "' is compacted (cleanup.policy=compact): it would drop "
+                        + "rejected records and refuses records without a key; use cleanup.policy=delete");
+            }
+            if (acceptedMax < inputMax) {
+                LOG.warn("accepted topic '{}' takes records up to {} bytes, the input '{}' up to {}: larger valid records will be rejected TOO_LARGE",
+                        config.acceptedTopic(), acceptedMax, input, inputMax);
+            }
             if (rejectedMax < inputMax + REJECTION_HEADROOM_BYTES) {
                 LOG.warn("rejected topic '{}' takes records up to {} bytes, the input '{}' up to {}: a rejected record near the input's limit "
                         + "plus its rejection headers would not fit and would stop the enforcer. Set {}={} on '{}'.", config.rejectedTopic(),
                         rejectedMax, input, inputMax, TopicConfig.MAX_MESSAGE_BYTES_CONFIG, inputMax + REJECTION_HEADROOM_BYTES, config.rejectedTopic());
             }
-            return new Topics(partitions, Math.max(rejectedMax, maxBytes.get(config.acceptedTopic())));
+            return new Topics(new FenceEnforcerTopology.Limits(partitions, acceptedMax, rejectedMax), Math.max(rejectedMax, acceptedMax));
         } catch (ExecutionException e) {
             throw new IllegalStateException("cannot check the enforcer's topics: " + e.getCause(), e.getCause());
         } catch (TimeoutException e) {
             throw new IllegalStateException("Kafka did not answer within " + timeout.toSeconds() + " s while checking the enforcer's topics");
         }
+    }
+
+    private static boolean compacted(Admin admin, String topic, Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        Config config = admin.describeConfigs(List.of(resource)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(resource);
+        return config.get(TopicConfig.CLEANUP_POLICY_CONFIG).value().contains(TopicConfig.CLEANUP_POLICY_COMPACT);
     }
 
     private static void requireCreate(FenceEnforcerConfig config, String topic) {

@@ -26,6 +26,11 @@ public final class FenceHeaders {
     public static final String REJECTED_STAGE = "fence.rejected.stage";
     /** Added to rejected records: the stored fence that won, as {@code token} or {@code token.seq}; empty when none. */
     public static final String REJECTED_HIGHEST = "fence.rejected.highest";
+    /**
+     * Added to a rejected record with value {@code true} when its value was left out because the
+     * record would not fit the rejected topic; read the original at the source offset.
+     */
+    public static final String REJECTED_VALUE_OMITTED = "fence.rejected.value.omitted";
     /** Added to rejected records: topic the record was read from. */
     public static final String SOURCE_TOPIC = "fence.source.topic";
     /** Added to rejected records: partition the record was read from. */

@@ -30,6 +30,12 @@ public enum RejectionReason {
      * The writer must use the default partitioner (kcat: {@code -X partitioner=murmur2_random}).
      */
     WRONG_PARTITION,
+    /**
+     * A record too large for the accepted topic's {@code max.message.bytes}. Its copy on the
+     * rejected topic may omit the value (see {@link FenceHeaders#REJECTED_VALUE_OMITTED}); the
+     * original stays on the input topic at the source offset.
+     */
+    TOO_LARGE,
     /** A null or empty record key: the fence is per key, so there is nothing to fence on. */
     MISSING_KEY
 }

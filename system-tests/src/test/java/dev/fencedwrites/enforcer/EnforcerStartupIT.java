@@ -73,6 +73,34 @@ class EnforcerStartupIT {
     }
 
     @Test
+    void compactedRejectedTopicStopsTheEnforcer() throws Exception {
+        createTopics(new NewTopic("cmp-in", 1, (short) 1), new NewTopic("cmp-ok", 1, (short) 1),
+                new NewTopic("cmp-dlq", 1, (short) 1).configs(Map.of("cleanup.policy", "compact")));
+
+        assertThatThrownBy(() -> start("cmp", Map.of())).hasMessageContaining("rejected topic 'cmp-dlq' is compacted");
+    }
+
+    /** A compressed value fits the input topic but not, uncompressed, the output topics: routed, not fatal. */
+    @Test
+    void compressedValueTooLargeForTheOutputsIsRejectedTooLargeWithoutStoppingTheEnforcer() throws Exception {
+        try (Service enforcer = start("gz", Map.of("topics.create.enable", "true", "topics.create.partitions", "1"))) {
+            Properties props = new Properties();
+            props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
+            props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "gzip");
+            props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 8 * 1024 * 1024);
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+                producer.send(record("gz-in", "k", new byte[5_000_000], "5")).get(30, TimeUnit.SECONDS);
+                producer.send(record("gz-in", "k", "small".getBytes(StandardCharsets.UTF_8), "4")).get(30, TimeUnit.SECONDS);
+            }
+            ConsumerRecord<byte[], byte[]> rejected = readOne("gz-dlq");
+            assertThat(new String(rejected.headers().lastHeader(FenceHeaders.REJECTED_REASON).value(), StandardCharsets.UTF_8)).isEqualTo("TOO_LARGE");
+            assertThat(new String(rejected.headers().lastHeader(FenceHeaders.REJECTED_VALUE_OMITTED).value(), StandardCharsets.UTF_8)).isEqualTo("true");
+            assertThat(new String(readOne("gz-ok").value(), StandardCharsets.UTF_8)).isEqualTo("small");
+            assertThat(enforcer.process().isAlive()).isTrue();
+        }
+    }
+
+    @Test
     void createsMissingTopicsWhenAllowedWithTheInputsPartitionsAndRoomForRejectionHeaders() throws Exception {
         try (Service enforcer = start("created", Map.of("topics.create.enable", "true", "topics.create.partitions", "4"))) {
             try (Admin admin = admin()) {

@@ -2,12 +2,15 @@ package dev.fencedwrites.enforcer.internal;
 
 import dev.fencedwrites.schemas.Decision;
 import dev.fencedwrites.schemas.Fence;
+import dev.fencedwrites.enforcer.FenceEnforcerTopology;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceOp;
 import dev.fencedwrites.schemas.FenceRule;
 import dev.fencedwrites.schemas.FenceStamp;
 import dev.fencedwrites.schemas.HeaderLookup;
 import dev.fencedwrites.schemas.RejectionReason;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Utils;
@@ -32,19 +35,19 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private final String acceptedSink;
     private final String rejectedSink;
     private final EnforcerMetrics metrics;
-    private final int inputPartitions;
+    private final FenceEnforcerTopology.Limits limits;
     private ProcessorContext<byte[], byte[]> context;
     private KeyValueStore<Bytes, Fence> fences;
 
     /**
-     * @param inputPartitions the input topic's partition count, to check that each key arrives on
-     *                        the partition Kafka's default partitioner (murmur2) assigns it
+     * @param limits the input's partition count (each key must arrive on the partition Kafka's
+     *               default partitioner, murmur2, assigns it) and the output topics' size limits
      */
-    public FenceProcessor(String storeName, String acceptedSink, String rejectedSink, EnforcerMetrics metrics, int inputPartitions) {
-        if (inputPartitions < 1) {
-            throw new IllegalArgumentException("inputPartitions must be at least 1, got " + inputPartitions);
+    public FenceProcessor(String storeName, String acceptedSink, String rejectedSink, EnforcerMetrics metrics, FenceEnforcerTopology.Limits limits) {
+        if (limits.inputPartitions() < 1) {
+            throw new IllegalArgumentException("inputPartitions must be at least 1, got " + limits.inputPartitions());
         }
-        this.inputPartitions = inputPartitions;
+        this.limits = limits;
         this.storeName = storeName;
         this.acceptedSink = acceptedSink;
         this.rejectedSink = rejectedSink;
@@ -64,6 +67,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             reject(record, RejectionReason.MISSING_KEY, null, key == null ? "null key" : "empty key");
             return;
         }
+        int inputPartitions = limits.inputPartitions();
         int expected = Utils.toPositive(Utils.murmur2(key)) % inputPartitions;
         int actual = context.recordMetadata().map(RecordMetadata::partition).orElse(expected);
         if (actual != expected) {
@@ -90,6 +94,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             reject(record, RejectionReason.INVALID_MARKER, stored, "FENCE marker with a " + record.value().length + "-byte value");
             return;
         }
+        if (stamp.op() == FenceOp.WRITE && sizeUpperBound(record.key(), record.value(), record.headers()) > limits.acceptedMaxBytes()) {
+            // Not accepted, so the fence stays where it was.
+            reject(record, RejectionReason.TOO_LARGE, stored, "record exceeds the accepted topic's max.message.bytes of " + limits.acceptedMaxBytes());
+            return;
+        }
         fences.put(storeKey, FenceRule.raise(stored, stamp.fence()));
         if (stamp.op() == FenceOp.FENCE) {
             metrics.markerAccepted();
@@ -98,6 +107,19 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         metrics.accepted();
         context.forward(record, acceptedSink);
+    }
+
+    /**
+     * An upper bound of a record's size in a batch of its own, uncompressed: batch header (61
+     * bytes), record framing (at most 40 bytes of varints), key, value, and per header its name,
+     * value and two length varints. Compared with a topic's max.message.bytes.
+     */
+    static long sizeUpperBound(byte[] key, byte[] value, Headers headers) {
+        long size = 61 + 40 + (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
+        for (Header header : headers) {
+            size += header.key().getBytes(java.nio.charset.StandardCharsets.UTF_8).length + (header.value() == null ? 0 : header.value().length) + 10;
+        }
+        return size;
     }
 
     private void reject(Record<byte[], byte[]> record, RejectionReason reason, Fence highest, String detail) {
@@ -111,7 +133,12 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             headers.add(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(source.partition()));
             headers.add(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(source.offset()));
         });
+        byte[] value = record.value();
+        if (value != null && sizeUpperBound(record.key(), value, headers) > limits.rejectedMaxBytes()) {
+            headers.add(FenceHeaders.REJECTED_VALUE_OMITTED, FenceHeaders.encode("true"));
+            value = null;
+        }
         LOG.info("rejected {} record: {}", reason, detail);
-        context.forward(record.withHeaders(headers), rejectedSink);
+        context.forward(record.withHeaders(headers).withValue(value), rejectedSink);
     }
 }
