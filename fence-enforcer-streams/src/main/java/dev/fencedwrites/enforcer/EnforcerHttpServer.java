@@ -106,14 +106,14 @@ final class EnforcerHttpServer implements AutoCloseable {
             return;
         }
         if (fence == null) {
-            respond(exchange, 404, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "no fence for this key", "served_by", self.toString())));
+            respond(exchange, 404, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "no fence for this key", "served_by", address(self))));
             return;
         }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("key", key);
         body.put("token", fence.token());
         body.put("seq", fence.hasSeq() ? fence.seq() : null);
-        body.put("served_by", self.toString());
+        body.put("served_by", address(self));
         respond(exchange, 200, "application/json", JSON.writeValueAsString(body));
     }
 
@@ -124,11 +124,16 @@ final class EnforcerHttpServer implements AutoCloseable {
                     HttpResponse.BodyHandlers.ofString());
             respond(exchange, answer.statusCode(), "application/json", answer.body());
         } catch (IOException e) {
-            respond(exchange, 502, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "owner " + owner + " unreachable: " + e.getMessage())));
+            respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "the owning instance " + address(owner)
+                    + " did not answer (" + e + "); it may be stopping, and another instance takes over its keys after the rebalance")));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             respond(exchange, 503, "application/json", "{\"error\":\"interrupted\"}");
         }
+    }
+
+    private static String address(HostInfo host) {
+        return host.host() + ":" + host.port();
     }
 
     private static void respond(HttpExchange exchange, int status, String contentType, String body) throws IOException {

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
@@ -89,7 +90,8 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         http.attach(streams, self);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             LOG.info("shutting down (at most {} s)", SHUTDOWN_TIMEOUT.toSeconds());
-            streams.close(SHUTDOWN_TIMEOUT);
+            // Leave the group so the other instances take over now, not after the session timeout.
+            streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP).withTimeout(SHUTDOWN_TIMEOUT));
             http.close();
         }, "enforcer-shutdown"));
         http.start();

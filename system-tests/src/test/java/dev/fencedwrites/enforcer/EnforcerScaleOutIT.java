@@ -57,7 +57,8 @@ class EnforcerScaleOutIT {
                     assertThat(text(fromSecond)).as("fence of %s from the second instance", key).isEqualTo(workload.fence(key));
                     owners.add(fromFirst.path("served_by").asText());
                 }
-                assertThat(owners).as("keys are owned by both instances, so each answered for the other's keys").hasSize(2);
+                assertThat(owners).as("keys are owned by both instances, so each answered for the other's keys").hasSize(2)
+                        .allMatch(owner -> owner.matches("127\\.0\\.0\\.1:\\d+"));
                 for (Service instance : new Service[] {first, second}) {
                     assertThat(Http.get(instance.address() + "/fences/no-such-key").statusCode()).isEqualTo(404);
                     String metrics = Http.get(instance.address() + "/metrics").body();

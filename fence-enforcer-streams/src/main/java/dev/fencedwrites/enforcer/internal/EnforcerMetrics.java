@@ -21,6 +21,9 @@ public final class EnforcerMetrics {
         accepted = Counter.builder("accepted.writes").description("Input records forwarded to the accepted topic").register(registry);
         markers = Counter.builder("fence.markers.accepted").description("FENCE markers that raised a key's fence (not forwarded)").register(registry);
         for (RejectionReason reason : RejectionReason.values()) {
+            if (reason == RejectionReason.MALFORMED_VALUE) {
+                continue; // decided by the sink only
+            }
             rejected.put(reason, Counter.builder("fenced.writes").description("Input records sent to the rejected topic, by reason")
                     .tag("reason", reason.name()).tag("stage", "enforcer").register(registry));
         }
@@ -35,6 +38,9 @@ public final class EnforcerMetrics {
     }
 
     void rejected(RejectionReason reason) {
-        rejected.get(reason).increment();
+        Counter counter = rejected.get(reason);
+        if (counter != null) {
+            counter.increment();
+        }
     }
 }
