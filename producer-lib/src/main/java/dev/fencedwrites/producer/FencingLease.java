@@ -31,6 +31,7 @@ public final class FencingLease implements AutoCloseable {
     private final Client client;
     private final String resource;
     private final long leaseId;
+    private final LeaseMetrics metrics;
     private final Duration ttl;
     private volatile long token;
     private volatile ByteSequence lockKey;
@@ -41,7 +42,8 @@ public final class FencingLease implements AutoCloseable {
     private volatile boolean closed;
 
     /** A granted lease that does not hold the lock yet; {@link #locked} completes it. */
-    FencingLease(Client client, String resource, long leaseId, Duration ttl, long deadlineNanos) {
+    FencingLease(Client client, String resource, long leaseId, Duration ttl, long deadlineNanos, LeaseMetrics metrics) {
+        this.metrics = metrics;
         this.client = client;
         this.resource = resource;
         this.leaseId = leaseId;
@@ -110,7 +112,7 @@ public final class FencingLease implements AutoCloseable {
         }
         if (System.nanoTime() - deadlineNanos.get() >= 0) {
             // Once the deadline passed etcd may have expired the lease; a late renewal does not undo that.
-            markLost("no keep-alive renewal within the TTL of " + ttl.toSeconds() + " s");
+            markLost("deadline", "no keep-alive renewal within the TTL of " + ttl.toSeconds() + " s");
             return false;
         }
         return true;
@@ -133,12 +135,12 @@ public final class FencingLease implements AutoCloseable {
             @Override
             public void onNext(LeaseKeepAliveResponse response) {
                 if (response.getTTL() <= 0) {
-                    markLost("etcd reports the lease expired");
+                    markLost("expired", "etcd reports the lease expired");
                     return;
                 }
                 if (System.nanoTime() - deadlineNanos.get() >= 0) {
                     // A renewal handled after a pause past the deadline proves nothing about now.
-                    markLost("no keep-alive renewal within the TTL of " + ttl.toSeconds() + " s");
+                    markLost("deadline", "no keep-alive renewal within the TTL of " + ttl.toSeconds() + " s");
                     return;
                 }
                 // Counted from the response, not the request: up to one round trip optimistic.
@@ -147,18 +149,22 @@ public final class FencingLease implements AutoCloseable {
 
             @Override
             public void onError(Throwable error) {
-                markLost("keep-alive failed: " + error);
+                metrics.keepAliveFailed();
+                markLost("keepalive_error", "keep-alive failed: " + error);
             }
 
             @Override
             public void onCompleted() {
-                markLost("keep-alive completed: the lease expired");
+                markLost("expired", "keep-alive completed: the lease expired");
             }
         });
     }
 
-    private void markLost(String cause) {
+    private void markLost(String category, String cause) {
         if (!closed && lostBecause.compareAndSet(null, cause)) {
+            if (token > 0) {
+                metrics.lost(category);
+            }
             LOG.warn("lease {} for {} (token {}) lost: {}", Long.toHexString(leaseId), resource, token, cause);
         }
     }

@@ -2,6 +2,8 @@ package dev.fencedwrites.producer;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lock.LockResponse;
@@ -27,12 +29,23 @@ public final class FencingLeaseClient implements AutoCloseable {
 
     private final Client client;
     private final String lockPrefix;
+    private final LeaseMetrics metrics;
 
     /**
      * @param endpoints  etcd client URLs, e.g. {@code http://127.0.0.1:2379}
      * @param lockPrefix key prefix for lock keys, e.g. {@link #DEFAULT_LOCK_PREFIX}
      */
     public FencingLeaseClient(List<String> endpoints, String lockPrefix) {
+        this(endpoints, lockPrefix, new CompositeMeterRegistry());
+    }
+
+    /**
+     * @param endpoints  etcd client URLs, e.g. {@code http://127.0.0.1:2379}
+     * @param lockPrefix key prefix for lock keys, e.g. {@link #DEFAULT_LOCK_PREFIX}
+     * @param registry   where the lease metrics go (see {@link LeaseMetrics} for names)
+     */
+    public FencingLeaseClient(List<String> endpoints, String lockPrefix, MeterRegistry registry) {
+        this.metrics = new LeaseMetrics(registry);
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("at least one etcd endpoint is required");
         }
@@ -64,7 +77,7 @@ public final class FencingLeaseClient implements AutoCloseable {
         ByteSequence lockName = ByteSequence.from(lockPrefix + URLEncoder.encode(resource, StandardCharsets.UTF_8), StandardCharsets.UTF_8);
         // Keep the lease alive while waiting for the lock too, like etcd's own concurrency.Session:
         // a waiter whose lease expired must never be handed the lock.
-        FencingLease lease = new FencingLease(client, resource, leaseId, granted, startNanos + granted.toNanos());
+        FencingLease lease = new FencingLease(client, resource, leaseId, granted, startNanos + granted.toNanos(), metrics);
         try {
             lease.startKeepAlive();
             long remaining = timeout.toNanos() - (System.nanoTime() - startNanos);
@@ -78,8 +91,10 @@ public final class FencingLeaseClient implements AutoCloseable {
             }
         } catch (LeaseAcquisitionException | InterruptedException | RuntimeException e) {
             lease.abandon();
+            metrics.failed(Duration.ofNanos(System.nanoTime() - startNanos));
             throw e;
         }
+        metrics.acquired(Duration.ofNanos(System.nanoTime() - startNanos));
         LOG.info("acquired {} with token {} (lease {}, TTL {} s) in {} ms", resource, lease.token(), Long.toHexString(leaseId), grant.getTTL(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
         return lease;

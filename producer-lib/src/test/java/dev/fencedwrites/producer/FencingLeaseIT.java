@@ -17,6 +17,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -183,12 +184,17 @@ class FencingLeaseIT {
     @Test
     @Order(Integer.MAX_VALUE)
     void leaseIsLostWhenEtcdIsFrozen() throws Exception {
-        try (FencingLeaseClient client = newClient(); FencingLease lease = client.acquire("frozen", Duration.ofSeconds(2), TIMEOUT)) {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (FencingLeaseClient client = new FencingLeaseClient(List.of(etcd.address()), FencingLeaseClient.DEFAULT_LOCK_PREFIX, meters);
+             FencingLease lease = client.acquire("frozen", Duration.ofSeconds(2), TIMEOUT)) {
+            assertThat(meters.get("fence.lease.acquired").counter().count()).isEqualTo(1.0);
+            assertThat(meters.get("fence.lease.acquisition").tag("outcome", "acquired").timer().count()).isEqualTo(1);
             assertThat(lease.isValid()).isTrue();
             etcd.process().signal("STOP");
             try {
                 // The local deadline is the last renewal + TTL (2 s); renewals come every TTL/3.
                 await().atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(50)).until(() -> !lease.isValid() && lease.lossCause() != null);
+                assertThat(meters.get("fence.lease.lost").counters()).extracting(c -> c.count()).containsExactly(1.0);
             } finally {
                 etcd.process().signal("CONT");
             }

@@ -1,0 +1,41 @@
+package dev.fencedwrites.producer;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+
+/**
+ * producer-lib's lease metrics. Prometheus names: {@code fence_lease_acquired_total},
+ * {@code fence_lease_acquisition_seconds{outcome}} (grant + lock wait), {@code fence_lease_lost_total{cause}}
+ * with cause {@code expired} (etcd says so), {@code deadline} (no renewal within the TTL on the
+ * local monotonic clock) or {@code keepalive_error}, and {@code fence_lease_keepalive_failures_total}.
+ */
+final class LeaseMetrics {
+    private final MeterRegistry registry;
+    private final Counter acquired;
+    private final Counter keepAliveFailures;
+
+    LeaseMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        this.acquired = Counter.builder("fence.lease.acquired").description("Leases acquired with their lock").register(registry);
+        this.keepAliveFailures = Counter.builder("fence.lease.keepalive.failures").description("Keep-alive streams that failed").register(registry);
+    }
+
+    void acquired(Duration took) {
+        acquired.increment();
+        Timer.builder("fence.lease.acquisition").tag("outcome", "acquired").register(registry).record(took);
+    }
+
+    void failed(Duration took) {
+        Timer.builder("fence.lease.acquisition").tag("outcome", "failed").register(registry).record(took);
+    }
+
+    void lost(String cause) {
+        Counter.builder("fence.lease.lost").tag("cause", cause).description("Leases lost while held").register(registry).increment();
+    }
+
+    void keepAliveFailed() {
+        keepAliveFailures.increment();
+    }
+}
