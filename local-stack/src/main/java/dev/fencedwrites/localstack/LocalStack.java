@@ -1,5 +1,6 @@
 package dev.fencedwrites.localstack;
 
+import dev.fencedwrites.localstack.internal.ChildProcess;
 import dev.fencedwrites.localstack.internal.ConnectWorker;
 import dev.fencedwrites.localstack.internal.EnforcerProcess;
 import dev.fencedwrites.localstack.internal.EtcdNode;
@@ -14,6 +15,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -188,32 +190,24 @@ public final class LocalStack implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        String apicurio = System.getenv("FENCE_APICURIO_HOME");
-        if (apicurio != null) {
-            props.setProperty("apicurio.home", apicurio);
-        }
-        String plugins = System.getenv("FENCE_CONNECT_PLUGIN_PATH");
-        if (plugins != null) {
-            props.setProperty("connect.plugin.path", plugins);
-        }
+        // The environment overrides where the build put things.
+        Map.of("apicurio.home", "FENCE_APICURIO_HOME", "connect.plugin.path", "FENCE_CONNECT_PLUGIN_PATH").forEach((property, variable) -> {
+            String value = System.getenv(variable);
+            if (value != null) {
+                props.setProperty(property, value);
+            }
+        });
         return props;
     }
 
     /**
      * At JVM exit, also stops processes of services still starting (not yet tracked), so a SIGTERM
-     * during startup leaves nothing behind: SIGTERM to each, then SIGKILL after 10 s.
+     * during startup leaves nothing behind: SIGTERM to all, then SIGKILL to any still running 10 s later.
      */
     private static void stopDescendants() {
         List<ProcessHandle> children = ProcessHandle.current().descendants().toList();
         children.forEach(ProcessHandle::destroy);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        for (ProcessHandle child : children) {
-            try {
-                child.onExit().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (Exception e) {
-                child.destroyForcibly();
-            }
-        }
+        children.forEach(child -> ChildProcess.terminate(child, Duration.ofSeconds(10)));
     }
 
     /** Where data and logs are. */

@@ -113,17 +113,23 @@ public final class ChildProcess implements AutoCloseable {
     /** SIGTERM, then SIGKILL if it has not exited within 20 s. */
     @Override
     public void close() {
+        terminate(process.toHandle(), Duration.ofSeconds(20));
+    }
+
+    /** Sends {@code process} SIGTERM and, if it has not exited within {@code grace}, SIGKILL. */
+    public static void terminate(ProcessHandle process, Duration grace) {
         if (!process.isAlive()) {
             return;
         }
         process.destroy();
         try {
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
+            process.onExit().get(grace.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            process.destroyForcibly();
+            process.onExit().completeOnTimeout(process, 10, TimeUnit.SECONDS).join();
         }
     }
 }
