@@ -32,10 +32,11 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
- * The billing scenario with real processes: worker A takes the lease for {@value #CUSTOMER}, is
- * frozen with SIGSTOP past its TTL, worker B takes the lease with a higher token and writes, then A
- * is resumed with SIGCONT and writes its stale summary. Reads back what the enforcer, the sink and
- * the database did.
+ * The billing scenario with real processes: worker A takes the lease for {@value #CUSTOMER},
+ * computes, checks its lease and queues its write, and is frozen with SIGSTOP before the write leaves
+ * the process, past its TTL; worker B takes the lease with a higher token (its FENCE marker raises
+ * the fence) and writes; then A is resumed with SIGCONT and its stale write goes out. Reads back what
+ * the enforcer, the sink and the database did.
  */
 public final class BillingScenario {
     public static final String CUSTOMER = "customer-42";
@@ -54,22 +55,41 @@ public final class BillingScenario {
         this.ttlSeconds = ttlSeconds;
     }
 
-    /** Runs the scenario once; {@code customer} lets tests run it several times on one stack. */
+    /** Runs the demo's scenario: B writes before A resumes. */
     ScenarioResult run() throws Exception {
+        return run(false);
+    }
+
+    /**
+     * Runs the scenario once on the stack.
+     *
+     * @param resumeBeforeBWrites resume A as soon as B holds the lease, while B is still computing:
+     *                            then only B's FENCE marker stands between A's write and the row
+     */
+    ScenarioResult run(boolean resumeBeforeBWrites) throws Exception {
         Path dir = Files.createDirectories(stack.dir().resolve("workers-" + UUID.randomUUID().toString().substring(0, 8)));
-        try (ChildProcess a = worker(dir, WORKER_A, 10_000, 4, 4_000)) {
+        try (ChildProcess a = worker(dir, WORKER_A, 10_000, 4, 500, true)) {
             long tokenA = Long.parseLong(awaitEvent(a, "acquired").get("token"));
-            timeline.at(WORKER_A, "acquired the lease for " + CUSTOMER + ": fencing token " + tokenA + " (TTL " + ttlSeconds + " s)");
-            awaitEvent(a, "computing");
-            timeline.at(WORKER_A, "checked its lease (valid) and started computing the summary");
-            a.signal("STOP");
-            timeline.at("demo", "SIGSTOP " + WORKER_A + " (pid " + a.pid() + "): a stop-the-world pause; its lease keeps ticking");
+            timeline.at(WORKER_A, "acquired the lease for " + CUSTOMER + ": fencing token " + tokenA + " (TTL " + ttlSeconds
+                    + " s); its FENCE marker raised the key's fence to " + tokenA);
+            Map<String, String> queued = awaitEvent(a, "queued");
+            timeline.at(WORKER_A, "computed its summary (100.00 EUR), checked its lease (valid=" + queued.get("lease_valid")
+                    + ") and queued the write with token " + tokenA);
+            awaitEvent(a, "freezing");
+            awaitStopped(a);
+            timeline.at("demo", "SIGSTOP " + WORKER_A + " (pid " + a.pid() + ") before the write left the process: a stop-the-world pause;"
+                    + " its lease keeps ticking");
 
             long tokenB;
-            try (ChildProcess b = worker(dir, WORKER_B, 12_550, 5, 300)) {
+            try (ChildProcess b = worker(dir, WORKER_B, 12_550, 5, resumeBeforeBWrites ? 8_000 : 300, false)) {
                 timeline.at(WORKER_B, "waiting for the lease (etcd grants it once A's lease expires)");
                 tokenB = Long.parseLong(awaitEvent(b, "acquired").get("token"));
-                timeline.at(WORKER_B, "acquired the lease: fencing token " + tokenB + (tokenB > tokenA ? " > " : " <= ") + tokenA);
+                timeline.at(WORKER_B, "acquired the lease: fencing token " + tokenB + (tokenB > tokenA ? " > " : " <= ") + tokenA
+                        + "; its FENCE marker raised the key's fence to " + tokenB);
+                if (resumeBeforeBWrites) {
+                    timeline.at(WORKER_B, "is computing: it has written nothing yet");
+                    resume(a);
+                }
                 Map<String, String> sent = awaitEvent(b, "sent");
                 timeline.at(WORKER_B, "wrote its summary (125.50 EUR, 5 line items) to partition " + sent.get("partition") + " offset " + sent.get("offset"));
                 if (b.waitFor(STEP_TIMEOUT) != 0) {
@@ -79,13 +99,9 @@ public final class BillingScenario {
             Await.until("B's row in " + LocalStack.TABLE, STEP_TIMEOUT, null,
                     () -> row(LocalStack.TABLE).map(r -> r.fenceToken() == tokenB).orElse(false));
             timeline.at("sink", LocalStack.TABLE + " row " + CUSTOMER + " now holds B's summary, fence " + tokenB);
-
-            a.signal("CONT");
-            timeline.at("demo", "SIGCONT " + WORKER_A + ": it resumes as if nothing happened");
-            Map<String, String> writing = awaitEvent(a, "writing");
-            timeline.at(WORKER_A, "writes its stale summary (100.00 EUR) with token " + writing.get("token")
-                    + ": like most code it checked its lease before computing, not before this write");
-            awaitEvent(a, "sent");
+            if (!resumeBeforeBWrites) {
+                resume(a);
+            }
             if (a.waitFor(STEP_TIMEOUT) != 0) {
                 throw new IllegalStateException(WORKER_A + " failed" + a.tail());
             }
@@ -95,27 +111,50 @@ public final class BillingScenario {
             String stage = rejected.map(r -> header(r, FenceHeaders.REJECTED_STAGE)).orElse(null);
             String highest = rejected.map(r -> header(r, FenceHeaders.REJECTED_HIGHEST)).orElse(null);
             if (rejected.isPresent()) {
-                timeline.at(stage, "REJECTED " + WORKER_A + "'s write: " + reason + " (token " + tokenA + " < token " + tokenB
-                        + " of the key's fence " + highest + ", written token.seq)");
+                timeline.at(stage, "REJECTED " + WORKER_A + "'s write: " + reason + " (token " + tokenA + " < the key's fence " + highest
+                        + ", written token.seq)");
             } else {
                 timeline.at("demo", "no rejected record found for " + WORKER_A + "'s write");
             }
             SummaryRow unfenced = null;
-            try {
-                Await.until("A's stale write in " + LocalStack.UNFENCED_TABLE, Duration.ofSeconds(30), null,
-                        () -> row(LocalStack.UNFENCED_TABLE).map(r -> WORKER_A.equals(r.computedBy())).orElse(false));
-            } catch (IllegalStateException e) {
-                timeline.at("demo", "the unguarded control table did not show A's write: " + e.getMessage());
+            if (!resumeBeforeBWrites) {
+                try {
+                    Await.until("A's stale write in " + LocalStack.UNFENCED_TABLE, Duration.ofSeconds(30), null,
+                            () -> row(LocalStack.UNFENCED_TABLE).map(r -> WORKER_A.equals(r.computedBy())).orElse(false));
+                } catch (IllegalStateException e) {
+                    timeline.at("demo", "the unguarded control table did not show A's write: " + e.getMessage());
+                }
+                unfenced = row(LocalStack.UNFENCED_TABLE).orElse(null);
             }
-            unfenced = row(LocalStack.UNFENCED_TABLE).orElse(null);
             return new ScenarioResult(tokenA, tokenB, reason, stage, highest, row(LocalStack.TABLE).orElse(null), unfenced, staleCounter());
         }
     }
 
-    private ChildProcess worker(Path dir, String name, long amountMinor, int lineItems, long computeMs) {
-        List<String> args = List.of("--name", name, "--resource", CUSTOMER, "--ttl-seconds", Long.toString(ttlSeconds),
+    /** SIGCONT for A: its queued write leaves the process. */
+    private void resume(ChildProcess a) throws InterruptedException {
+        a.signal("CONT");
+        timeline.at("demo", "SIGCONT " + WORKER_A + ": it resumes as if nothing happened");
+        awaitEvent(a, "resumed");
+        awaitEvent(a, "sent");
+        timeline.at(WORKER_A, "its stale write (100.00 EUR, with the token from before the pause) reached the broker");
+    }
+
+    /** Waits until the kernel reports {@code worker} stopped (state T in /proc/PID/stat). */
+    private static void awaitStopped(ChildProcess worker) throws InterruptedException {
+        Path stat = Path.of("/proc", Long.toString(worker.pid()), "stat");
+        Await.until(worker.name() + " to be stopped by SIGSTOP", STEP_TIMEOUT, null, () -> {
+            String line = Files.readString(stat, StandardCharsets.US_ASCII);
+            return line.substring(line.lastIndexOf(')') + 2).startsWith("T");
+        });
+    }
+
+    private ChildProcess worker(Path dir, String name, long amountMinor, int lineItems, long computeMs, boolean freezeAfterQueue) {
+        List<String> args = new java.util.ArrayList<>(List.of("--name", name, "--resource", CUSTOMER, "--ttl-seconds", Long.toString(ttlSeconds),
                 "--compute-ms", Long.toString(computeMs), "--amount-minor", Long.toString(amountMinor), "--line-items", Integer.toString(lineItems),
-                "--etcd", stack.etcdEndpoints(), "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl());
+                "--etcd", stack.etcdEndpoints(), "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl()));
+        if (freezeAfterQueue) {
+            args.addAll(List.of("--linger-ms", "60000", "--freeze-after-queue"));
+        }
         return ChildProcess.start(name, Jvm.command(List.of("-Xmx256m"), stack.dir().resolve("log4j2.properties"),
                 BillingWorker.class.getName(), args), dir, dir.resolve(name + ".log"), Map.of());
     }

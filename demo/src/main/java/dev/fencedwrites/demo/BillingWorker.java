@@ -3,15 +3,19 @@ package dev.fencedwrites.demo;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
+import dev.fencedwrites.producer.LeaseLostException;
 import dev.fencedwrites.schemas.FenceTopics;
 import dev.fencedwrites.schemas.billing.BillingSummary;
 import dev.fencedwrites.schemas.registry.AvroSerializer;
 import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
+import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -21,7 +25,8 @@ import picocli.CommandLine.Option;
 
 /**
  * One billing worker, run as its own JVM so the demo can pause it with a real SIGSTOP: acquires the
- * customer's lease, checks it, computes the summary, and publishes it with its fencing token.
+ * customer's lease (raising the fence with its marker), computes the summary, and publishes it with
+ * its fencing token; the send refuses if the lease is already lost.
  * Prints one {@code EVENT <name> key=value ...} line per step on stdout for the demo to follow.
  */
 @Command(name = "billing-worker", mixinStandardHelpOptions = true,
@@ -45,6 +50,11 @@ public final class BillingWorker implements Callable<Integer> {
     String bootstrap;
     @Option(names = "--schema-registry", required = true, description = "Schema registry URL.")
     String registry;
+    @Option(names = "--linger-ms", defaultValue = "0", description = "The producer's linger.ms: how long a queued write may wait in this process.")
+    long lingerMs;
+    @Option(names = "--freeze-after-queue", description = "Freeze this JVM with SIGSTOP right after its write is queued, before it leaves the "
+            + "process (use with a long --linger-ms): the worst moment for a pause. Resume it with SIGCONT.")
+    boolean freezeAfterQueue;
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new BillingWorker()).execute(args));
@@ -52,30 +62,49 @@ public final class BillingWorker implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.CLIENT_ID_CONFIG, name,
+                ProducerConfig.LINGER_MS_CONFIG, lingerMs);
         try (FencingLeaseClient leases = new FencingLeaseClient(List.of(etcd.split(",")), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
-             FencedProducer<BillingSummary> producer = FencedProducer.create(
-                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.CLIENT_ID_CONFIG, name),
+             FencedProducer<BillingSummary> producer = FencedProducer.create(kafka,
                      new AvroSerializer<>(new RestSchemaRegistryClient(registry, Duration.ofSeconds(10)), false), FenceTopics.INPUT, name)) {
             event("acquiring", "resource=" + resource);
-            try (FencingLease lease = leases.acquire(resource, Duration.ofSeconds(ttlSeconds), Duration.ofSeconds(60))) {
+            // acquire() also publishes the FENCE marker that raises the key's fence to this token at once.
+            try (FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(ttlSeconds), Duration.ofSeconds(60))) {
                 event("acquired", "token=" + lease.token() + " lease=" + Long.toHexString(lease.leaseId()) + " ttl=" + lease.ttl().toSeconds());
-                if (!lease.isValid()) {
-                    event("aborted", "reason=lease-invalid-before-compute");
-                    return 3;
-                }
                 event("computing", "ms=" + computeMs);
                 Thread.sleep(computeMs);
                 BillingSummary summary = BillingSummary.newBuilder()
                         .setCustomerId(resource).setBillingPeriod("2026-11").setAmountMinor(amountMinor).setCurrency("EUR")
                         .setLineItems(lineItems).setComputedAt(Instant.now()).setComputedBy(name).build();
-                // Like most real code, the worker checked its lease before the long step, not after:
-                // a pause between that check and this send is exactly the gap the fence closes.
-                event("writing", "token=" + lease.token() + " lease_valid=" + lease.isValid());
-                RecordMetadata sent = producer.send(lease, summary).get(30, TimeUnit.SECONDS);
-                event("sent", "partition=" + sent.partition() + " offset=" + sent.offset());
+                // A careful worker: send() refuses if the lease is already lost. What no check can
+                // cover is a pause after it, while the write is still in this process.
+                CompletableFuture<RecordMetadata> write = producer.send(lease, summary);
+                event("queued", "token=" + lease.token() + " lease_valid=" + lease.isValid());
+                if (freezeAfterQueue) {
+                    event("freezing", "pid=" + ProcessHandle.current().pid());
+                    freeze();
+                    event("resumed", "lease_valid=" + lease.isValid());
+                }
+                producer.flush();
+                try {
+                    RecordMetadata sent = write.get(30, TimeUnit.SECONDS);
+                    event("sent", "partition=" + sent.partition() + " offset=" + sent.offset());
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof LeaseLostException lost) {
+                        event("refused", "cause=" + lost.lossCause().replace(' ', '_'));
+                        return 3;
+                    }
+                    throw e;
+                }
             }
         }
         return 0;
+    }
+
+    /** Stops this JVM with a real SIGSTOP, as a stop-the-world pause would, until someone sends SIGCONT. */
+    private static void freeze() throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid())).inheritIO().start();
+        kill.waitFor();
     }
 
     private static void event(String name, String fields) {

@@ -78,7 +78,23 @@ class BillingScenarioIT {
         assertThat(result.fencedRow().amountMinor()).isEqualTo(12_550);
         assertThat(result.staleCounter()).isGreaterThanOrEqualTo(1.0);
         assertThat(result.fenced()).isTrue();
-        assertThat(acceptedTokensFor(BillingScenario.CUSTOMER)).containsExactly(Long.toString(result.tokenB()));
+        assertThat(acceptedTokensFor(BillingScenario.CUSTOMER)).as("this run's accepted writes; markers are not forwarded")
+                .filteredOn(token -> Long.parseLong(token) >= result.tokenA()).containsExactly(Long.toString(result.tokenB()));
+    }
+
+    /**
+     * Fence at takeover with real JVMs: A's queued write leaves A (resumed from SIGSTOP) after B
+     * acquired but before B wrote anything; B's FENCE marker alone gets it rejected.
+     */
+    @Test
+    void staleWriteIsRejectedByTheNewHoldersMarkerBeforeTheNewHolderWrites() throws Exception {
+        ScenarioResult result = new BillingScenario(stack, new Timeline(System.out), 3).run(true);
+
+        assertThat(result.tokenB()).isGreaterThan(result.tokenA());
+        assertThat(result.rejectedReason()).isEqualTo("STALE_TOKEN");
+        assertThat(result.rejectedStage()).isEqualTo(FenceHeaders.STAGE_ENFORCER);
+        assertThat(result.rejectedHighest()).as("the fence was B's marker (seq 0): B had not written").isEqualTo(result.tokenB() + ".0");
+        assertThat(result.fencedRow().computedBy()).isEqualTo(BillingScenario.WORKER_B);
     }
 
     /** The control run: the same stale write, with the enforcer bypassed and the database guard off, overwrites B's row. */

@@ -2,10 +2,15 @@ package dev.fencedwrites.producer;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.common.exception.ErrorCode;
+import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-import io.etcd.jetcd.support.CloseableClient;
-import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -19,16 +24,39 @@ import org.slf4j.LoggerFactory;
  * revisions are global and monotonic, so a later acquisition of the same lock always carries a
  * larger token (etcd v3 API, "Revisions"; lock semantics from etcd's v3lock service).
  *
- * <p>The lease is kept alive in the background. It is believed valid until jetcd reports the
- * keep-alive stream completed or failed, or a local deadline on {@link System#nanoTime()} passes
- * without a renewal (jetcd's own deadline uses wall-clock time). Validity is an efficiency hint:
- * a paused process cannot check it in time, which is why every write carries the token and the
- * resource enforces it. Closing releases the lock and revokes the lease. Thread-safe.
+ * <p>Renewal: the lease client sends one keep-alive every TTL/3 and, after a failed one, retries
+ * every 500 ms. The local deadline is the send time of the last successful keep-alive plus the TTL
+ * etcd answered, on {@link System#nanoTime()}: etcd renews on receipt, after the send, so the local
+ * deadline never passes later than etcd's expiry (apart from clock-rate drift). A failed keep-alive
+ * (etcd unreachable, no leader during an election) is counted and retried; the lease is lost when
+ * etcd answers that it no longer exists (cause {@code expired}) or when the deadline passes without
+ * a renewal (cause {@code deadline}). Once lost it stays lost: a late renewal proves nothing about
+ * the time in between. Loss is reported to {@link #onLoss listeners} when noticed by a timer at the
+ * deadline, so within the TTL of the last renewal plus scheduling delay.
+ *
+ * <p>Validity is an efficiency hint: a paused process cannot check it in time, which is why every
+ * write carries the token and the resource enforces it. Closing releases the lock and revokes the
+ * lease. Thread-safe.
  */
 public final class FencingLease implements AutoCloseable {
+    /** What a lease is doing now. */
+    public enum State {
+        /** Granted, waiting for the lock: {@link FencingLeaseClient} has not returned it yet. */
+        WAITING,
+        /** Holds the lock and its deadline has not passed. */
+        HELD,
+        /** Lost: expired in etcd or past its deadline; see {@link #lossCause()}. */
+        LOST,
+        /** Released by {@link #close()}, or abandoned before the lock was acquired. */
+        RELEASED
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(FencingLease.class);
+    private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     private final Client client;
+    private final ScheduledExecutorService timer;
+    private final Duration requestTimeout;
     private final String resource;
     private final long leaseId;
     private final LeaseMetrics metrics;
@@ -38,13 +66,16 @@ public final class FencingLease implements AutoCloseable {
     private final AtomicLong deadlineNanos;
     private final AtomicLong nextSeq = new AtomicLong(1);
     private final AtomicReference<String> lostBecause = new AtomicReference<>();
-    private volatile CloseableClient keepAlive;
+    private final List<LeaseLossListener> listeners = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
     /** A granted lease that does not hold the lock yet; {@link #locked} completes it. */
-    FencingLease(Client client, String resource, long leaseId, Duration ttl, long deadlineNanos, LeaseMetrics metrics) {
-        this.metrics = metrics;
+    FencingLease(Client client, ScheduledExecutorService timer, Duration requestTimeout, String resource, long leaseId, Duration ttl,
+                 long deadlineNanos, LeaseMetrics metrics) {
         this.client = client;
+        this.timer = timer;
+        this.requestTimeout = requestTimeout;
+        this.metrics = metrics;
         this.resource = resource;
         this.leaseId = leaseId;
         this.ttl = ttl;
@@ -56,25 +87,25 @@ public final class FencingLease implements AutoCloseable {
         this.lockKey = lockKey;
     }
 
-    /** Gives up a lease whose lock was never acquired: stops the keep-alive and revokes it. */
-    void abandon() {
+    /**
+     * Gives up a lease whose lock was not (or no longer) wanted: stops renewing and revokes it,
+     * which deletes its pending lock key. Does not block; the future completes when the revoke is
+     * done or failed (then the lease expires after its TTL, unrenewed).
+     */
+    CompletableFuture<Void> abandon() {
+        if (closed) {
+            return CompletableFuture.completedFuture(null);
+        }
         closed = true;
-        stopKeepAlive();
-        try {
-            client.getLeaseClient().revoke(leaseId).get(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            LOG.warn("interrupted while revoking lease {} for {}; it expires after its TTL", Long.toHexString(leaseId), resource);
-        } catch (Exception e) {
-            LOG.warn("could not revoke lease {} for {}; it expires after its TTL", Long.toHexString(leaseId), resource, e);
-        }
-    }
-
-    private void stopKeepAlive() {
-        CloseableClient running = keepAlive;
-        if (running != null) {
-            running.close();
-        }
+        return client.getLeaseClient().revoke(leaseId).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).handle((ok, error) -> {
+            if (error != null) {
+                LOG.warn("could not revoke abandoned lease {} for {}; it expires unrenewed after its TTL: {}", Long.toHexString(leaseId), resource,
+                        String.valueOf(error));
+            } else {
+                LOG.debug("revoked abandoned lease {} for {}", Long.toHexString(leaseId), resource);
+            }
+            return null;
+        });
     }
 
     /** The resource this lease guards; used as the Kafka record key. */
@@ -82,7 +113,7 @@ public final class FencingLease implements AutoCloseable {
         return resource;
     }
 
-    /** The fencing token: the etcd revision at which the lock was acquired. Positive. */
+    /** The fencing token: the etcd revision at which the lock was acquired. Positive once held. */
     public long token() {
         return token;
     }
@@ -103,22 +134,35 @@ public final class FencingLease implements AutoCloseable {
     }
 
     /**
-     * Whether this process still believes it holds the lease: not closed, not reported lost, and
-     * the local deadline (last renewal + TTL, on the monotonic clock) not passed.
+     * Whether this process still believes it holds the lease: not closed, not lost, and the local
+     * deadline (see the class comment) not passed. Checking a passed deadline marks the lease lost.
      */
     public boolean isValid() {
         if (closed || lostBecause.get() != null) {
             return false;
         }
         if (System.nanoTime() - deadlineNanos.get() >= 0) {
-            // Once the deadline passed etcd may have expired the lease; a late renewal does not undo that.
             markLost("deadline", "no keep-alive renewal within the TTL of " + ttl.toSeconds() + " s");
             return false;
         }
         return true;
     }
 
-    /** Why the lease is no longer valid, or {@code null} while it is. */
+    /** The lease's state now; checking it may notice a passed deadline, like {@link #isValid()}. */
+    public State state() {
+        if (lostBecause.get() != null) {
+            return State.LOST;
+        }
+        if (closed) {
+            return State.RELEASED;
+        }
+        if (!isValid()) {
+            return State.LOST;
+        }
+        return token > 0 ? State.HELD : State.WAITING;
+    }
+
+    /** Why the lease is no longer valid ({@code "released"} after {@link #close()}), or {@code null} while it is. */
     public String lossCause() {
         String cause = lostBecause.get();
         if (cause != null) {
@@ -130,60 +174,136 @@ public final class FencingLease implements AutoCloseable {
         return isValid() ? null : lostBecause.get();
     }
 
-    void startKeepAlive() {
-        keepAlive = client.getLeaseClient().keepAlive(leaseId, new StreamObserver<>() {
-            @Override
-            public void onNext(LeaseKeepAliveResponse response) {
-                if (response.getTTL() <= 0) {
-                    markLost("expired", "etcd reports the lease expired");
-                    return;
-                }
-                if (System.nanoTime() - deadlineNanos.get() >= 0) {
-                    // A renewal handled after a pause past the deadline proves nothing about now.
-                    markLost("deadline", "no keep-alive renewal within the TTL of " + ttl.toSeconds() + " s");
-                    return;
-                }
-                // Counted from the response, not the request: up to one round trip optimistic.
-                deadlineNanos.set(System.nanoTime() + TimeUnit.SECONDS.toNanos(response.getTTL()));
-            }
-
-            @Override
-            public void onError(Throwable error) {
-                metrics.keepAliveFailed();
-                markLost("keepalive_error", "keep-alive failed: " + error);
-            }
-
-            @Override
-            public void onCompleted() {
-                markLost("expired", "keep-alive completed: the lease expired");
-            }
-        });
+    /** The exception a send under this lease fails with now: a fresh {@link LeaseLostException}, or {@code null} while valid. */
+    LeaseLostException lostException() {
+        String cause = lossCause();
+        return cause == null ? null : new LeaseLostException(resource, token, cause);
     }
 
-    private void markLost(String category, String cause) {
-        if (!closed && lostBecause.compareAndSet(null, cause)) {
-            if (token > 0) {
-                metrics.lost(category);
-            }
-            LOG.warn("lease {} for {} (token {}) lost: {}", Long.toHexString(leaseId), resource, token, cause);
+    /**
+     * Registers {@code listener} to be told once when this lease is lost. If it already was,
+     * the listener is called at once on this thread. Release by {@link #close()} is not a loss.
+     */
+    public void onLoss(LeaseLossListener listener) {
+        listeners.add(listener);
+        String cause = lostBecause.get();
+        if (cause != null && listeners.remove(listener)) {
+            listener.leaseLost(this, new LeaseLostException(resource, token, cause));
         }
     }
 
-    /** Releases the lock and revokes the lease; waits at most a few seconds. Idempotent. */
+    /** Starts renewing now and arms the deadline timer. */
+    void startKeepAlive() {
+        armDeadline(deadlineNanos.get());
+        timer.execute(this::renew);
+    }
+
+    private void renew() {
+        if (closed || lostBecause.get() != null) {
+            return;
+        }
+        long sentNanos = System.nanoTime();
+        client.getLeaseClient().keepAliveOnce(leaseId)
+                .orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((response, error) -> {
+                    if (error == null) {
+                        renewed(response, sentNanos);
+                    } else {
+                        renewFailed(error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
+                    }
+                });
+    }
+
+    private void renewed(LeaseKeepAliveResponse response, long sentNanos) {
+        if (closed || lostBecause.get() != null) {
+            return;
+        }
+        if (response.getTTL() <= 0) {
+            markLost("expired", "etcd reports the lease expired");
+            return;
+        }
+        long now = System.nanoTime();
+        if (now - deadlineNanos.get() >= 0) {
+            // A renewal handled after a pause past the deadline proves nothing about the time in between.
+            markLost("deadline", "no keep-alive renewal within the TTL of " + ttl.toSeconds() + " s");
+            return;
+        }
+        long deadline = sentNanos + TimeUnit.SECONDS.toNanos(response.getTTL());
+        deadlineNanos.accumulateAndGet(deadline, Math::max);
+        armDeadline(deadlineNanos.get());
+        schedule(this::renew, TimeUnit.SECONDS.toNanos(response.getTTL()) / 3);
+    }
+
+    private void renewFailed(Throwable error) {
+        if (closed || lostBecause.get() != null) {
+            return;
+        }
+        if (error instanceof EtcdException etcd && etcd.getErrorCode() == ErrorCode.NOT_FOUND) {
+            markLost("expired", "etcd reports the lease no longer exists");
+            return;
+        }
+        metrics.keepAliveFailed();
+        LOG.debug("keep-alive of lease {} for {} failed, retrying: {}", Long.toHexString(leaseId), resource, String.valueOf(error));
+        schedule(this::renew, RETRY_NANOS);
+    }
+
+    private void armDeadline(long deadline) {
+        schedule(() -> {
+            if (deadlineNanos.get() == deadline) {
+                isValid();
+            }
+        }, deadline - System.nanoTime());
+    }
+
+    private void schedule(Runnable task, long delayNanos) {
+        try {
+            timer.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOG.debug("lease client closed; not renewing lease {} for {}", Long.toHexString(leaseId), resource);
+        }
+    }
+
+    private void markLost(String category, String cause) {
+        if (closed || !lostBecause.compareAndSet(null, cause)) {
+            return;
+        }
+        if (token > 0) {
+            metrics.lost(category);
+            LOG.warn("lease {} for {} (token {}) lost: {}", Long.toHexString(leaseId), resource, token, cause);
+        }
+        LeaseLostException exception = new LeaseLostException(resource, token, cause);
+        for (LeaseLossListener listener : listeners) {
+            if (listeners.remove(listener)) {
+                try {
+                    listener.leaseLost(this, exception);
+                } catch (RuntimeException e) {
+                    LOG.warn("a lease-loss listener for {} failed", resource, e);
+                }
+            }
+        }
+    }
+
+    /** Releases the lock and revokes the lease; waits at most the request timeout for each. Idempotent. */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        stopKeepAlive();
+        listeners.clear();
         try {
-            client.getLockClient().unlock(lockKey).get(5, TimeUnit.SECONDS);
+            if (lockKey != null) {
+                client.getLockClient().unlock(lockKey).get(requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (Exception e) {
             LOG.debug("unlock of {} failed; revoking the lease removes the lock key anyway", resource, e);
         }
         try {
-            client.getLeaseClient().revoke(leaseId).get(5, TimeUnit.SECONDS);
+            client.getLeaseClient().revoke(leaseId).get(requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (Exception e) {
             LOG.debug("revoke of lease {} failed; it expires after its TTL", Long.toHexString(leaseId), e);
         }

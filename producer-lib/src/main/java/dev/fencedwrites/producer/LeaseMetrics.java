@@ -8,8 +8,9 @@ import java.time.Duration;
 /**
  * producer-lib's lease metrics. Prometheus names: {@code fence_lease_acquired_total},
  * {@code fence_lease_acquisition_seconds{outcome}} (grant + lock wait), {@code fence_lease_lost_total{cause}}
- * with cause {@code expired} (etcd says so), {@code deadline} (no renewal within the TTL on the
- * local monotonic clock) or {@code keepalive_error}, and {@code fence_lease_keepalive_failures_total}.
+ * with cause {@code expired} (etcd says the lease is gone) or {@code deadline} (no renewal within the TTL
+ * on the local monotonic clock), and {@code fence_lease_keepalive_failures_total} (keep-alive requests
+ * that failed and were retried: etcd unreachable or without a leader).
  */
 final class LeaseMetrics {
     private final MeterRegistry registry;
@@ -19,7 +20,7 @@ final class LeaseMetrics {
     LeaseMetrics(MeterRegistry registry) {
         this.registry = registry;
         this.acquired = Counter.builder("fence.lease.acquired").description("Leases acquired with their lock").register(registry);
-        this.keepAliveFailures = Counter.builder("fence.lease.keepalive.failures").description("Keep-alive streams that failed").register(registry);
+        this.keepAliveFailures = Counter.builder("fence.lease.keepalive.failures").description("Keep-alive requests that failed and were retried").register(registry);
     }
 
     void acquired(Duration took) {

@@ -1,0 +1,241 @@
+package dev.fencedwrites.producer;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.TreeSet;
+
+/**
+ * How {@link FencingLeaseClient} reaches etcd: endpoints, credentials, TLS, timeouts and the lock
+ * key prefix. Immutable; build with {@link #builder(List)} or load with {@link #load(Properties, Map)}.
+ *
+ * <p>Properties (each also settable through the environment variable {@code FENCE_} + the key upper
+ * case with dots as underscores, e.g. {@code FENCE_ETCD_ENDPOINTS}; the environment wins):
+ * <ul>
+ *   <li>{@code etcd.endpoints}: comma-separated client URLs, {@code http://} or {@code https://}; required</li>
+ *   <li>{@code etcd.user}, {@code etcd.password}: etcd authentication (both or neither)</li>
+ *   <li>{@code etcd.tls.ca.file}: PEM file of the CA that signed etcd's server certificate; default: the JVM's trust store when an endpoint is {@code https://}</li>
+ *   <li>{@code etcd.tls.cert.file}, {@code etcd.tls.key.file}: PEM client certificate and PKCS#8 key, for etcd's {@code --client-cert-auth} (both or neither)</li>
+ *   <li>{@code etcd.connect.timeout.ms}: TCP connect timeout, default 5000</li>
+ *   <li>{@code etcd.request.timeout.ms}: bound on each etcd request (grant, read-back, keep-alive, unlock, revoke), default 10000; the lock wait has its own timeout</li>
+ *   <li>{@code etcd.lock.prefix}: key prefix of the lock keys, default {@value FencingLeaseClient#DEFAULT_LOCK_PREFIX}</li>
+ * </ul>
+ *
+ * @param endpoints      etcd client URLs, at least one
+ * @param user           etcd user, or {@code null} without authentication
+ * @param password       the user's password, or {@code null}
+ * @param tlsCaFile      PEM CA file, or {@code null}
+ * @param tlsCertFile    PEM client certificate, or {@code null}
+ * @param tlsKeyFile     PEM PKCS#8 client key, or {@code null}
+ * @param connectTimeout TCP connect timeout, positive
+ * @param requestTimeout bound on each etcd request other than the lock wait, positive
+ * @param lockPrefix     key prefix of lock keys
+ */
+public record EtcdSettings(List<String> endpoints, String user, String password, Path tlsCaFile, Path tlsCertFile, Path tlsKeyFile,
+                           Duration connectTimeout, Duration requestTimeout, String lockPrefix) {
+    public static final String ENDPOINTS = "etcd.endpoints";
+    public static final String USER = "etcd.user";
+    public static final String PASSWORD = "etcd.password";
+    public static final String TLS_CA_FILE = "etcd.tls.ca.file";
+    public static final String TLS_CERT_FILE = "etcd.tls.cert.file";
+    public static final String TLS_KEY_FILE = "etcd.tls.key.file";
+    public static final String CONNECT_TIMEOUT_MS = "etcd.connect.timeout.ms";
+    public static final String REQUEST_TIMEOUT_MS = "etcd.request.timeout.ms";
+    public static final String LOCK_PREFIX = "etcd.lock.prefix";
+    private static final List<String> KEYS = List.of(ENDPOINTS, USER, PASSWORD, TLS_CA_FILE, TLS_CERT_FILE, TLS_KEY_FILE, CONNECT_TIMEOUT_MS,
+            REQUEST_TIMEOUT_MS, LOCK_PREFIX);
+
+    /**
+     * @throws IllegalArgumentException naming the setting, when a value is missing or invalid
+     */
+    public EtcdSettings {
+        endpoints = List.copyOf(Objects.requireNonNull(endpoints, "endpoints"));
+        if (endpoints.isEmpty()) {
+            throw new IllegalArgumentException(ENDPOINTS + ": at least one etcd endpoint is required, e.g. http://127.0.0.1:2379");
+        }
+        for (String endpoint : endpoints) {
+            if (!endpoint.startsWith("http://") && !endpoint.startsWith("https://")) {
+                throw new IllegalArgumentException(ENDPOINTS + ": '" + endpoint + "' must be a URL starting with http:// or https://");
+            }
+        }
+        if ((user == null) != (password == null)) {
+            throw new IllegalArgumentException(USER + " and " + PASSWORD + " go together: set both or neither");
+        }
+        if ((tlsCertFile == null) != (tlsKeyFile == null)) {
+            throw new IllegalArgumentException(TLS_CERT_FILE + " and " + TLS_KEY_FILE + " go together: set both or neither");
+        }
+        for (Path file : Arrays.asList(tlsCaFile, tlsCertFile, tlsKeyFile)) {
+            if (file != null && !Files.isReadable(file)) {
+                throw new IllegalArgumentException("TLS file " + file + " does not exist or is not readable");
+            }
+        }
+        if (connectTimeout == null || connectTimeout.isNegative() || connectTimeout.isZero()) {
+            throw new IllegalArgumentException(CONNECT_TIMEOUT_MS + " must be positive");
+        }
+        if (requestTimeout == null || requestTimeout.isNegative() || requestTimeout.isZero()) {
+            throw new IllegalArgumentException(REQUEST_TIMEOUT_MS + " must be positive");
+        }
+        lockPrefix = lockPrefix == null ? FencingLeaseClient.DEFAULT_LOCK_PREFIX : lockPrefix;
+    }
+
+    /** Whether any endpoint uses TLS, or TLS files are set. */
+    public boolean tls() {
+        return tlsCaFile != null || tlsCertFile != null || endpoints.stream().anyMatch(e -> e.startsWith("https://"));
+    }
+
+    /** Settings with the defaults for everything but the endpoints. */
+    public static Builder builder(List<String> endpoints) {
+        return new Builder(endpoints);
+    }
+
+    /**
+     * Reads the {@code etcd.*} keys of {@code properties}, overridden by {@code FENCE_ETCD_*} entries of
+     * {@code environment} (pass {@link System#getenv()}). Other keys are ignored; unknown {@code etcd.*} keys are refused.
+     *
+     * @throws IllegalArgumentException naming the setting, when one is missing, unknown or invalid
+     */
+    public static EtcdSettings load(Properties properties, Map<String, String> environment) {
+        Properties merged = new Properties();
+        for (String name : properties.stringPropertyNames()) {
+            if (name.startsWith("etcd.")) {
+                if (!KEYS.contains(name)) {
+                    throw new IllegalArgumentException("unknown setting " + name + "; known: " + new TreeSet<>(KEYS));
+                }
+                merged.setProperty(name, properties.getProperty(name).trim());
+            }
+        }
+        for (String key : KEYS) {
+            String value = environment.get(environmentName(key));
+            if (value != null) {
+                merged.setProperty(key, value.trim());
+            }
+        }
+        String endpoints = merged.getProperty(ENDPOINTS, "");
+        List<String> list = new ArrayList<>();
+        for (String endpoint : endpoints.split(",")) {
+            if (!endpoint.isBlank()) {
+                list.add(endpoint.trim());
+            }
+        }
+        if (list.isEmpty()) {
+            throw new IllegalArgumentException(ENDPOINTS + " (or " + environmentName(ENDPOINTS) + ") is required, e.g. http://127.0.0.1:2379");
+        }
+        return new EtcdSettings(list, blankToNull(merged.getProperty(USER)), blankToNull(merged.getProperty(PASSWORD)),
+                path(merged, TLS_CA_FILE), path(merged, TLS_CERT_FILE), path(merged, TLS_KEY_FILE),
+                millis(merged, CONNECT_TIMEOUT_MS, 5_000), millis(merged, REQUEST_TIMEOUT_MS, 10_000), blankToNull(merged.getProperty(LOCK_PREFIX)));
+    }
+
+    /**
+     * Reads a properties file (UTF-8) with {@link #load(Properties, Map)}.
+     *
+     * @throws IOException if the file cannot be read
+     */
+    public static EtcdSettings load(Path file, Map<String, String> environment) throws IOException {
+        Properties properties = new Properties();
+        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            properties.load(reader);
+        }
+        return load(properties, environment);
+    }
+
+    /** The environment variable that overrides {@code key}: {@code etcd.lock.prefix} → {@code FENCE_ETCD_LOCK_PREFIX}. */
+    public static String environmentName(String key) {
+        return "FENCE_" + key.toUpperCase(Locale.ROOT).replace('.', '_');
+    }
+
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value;
+    }
+
+    private static Path path(Properties properties, String key) {
+        String value = blankToNull(properties.getProperty(key));
+        return value == null ? null : Path.of(value);
+    }
+
+    private static Duration millis(Properties properties, String key, long defaultMillis) {
+        String value = blankToNull(properties.getProperty(key));
+        if (value == null) {
+            return Duration.ofMillis(defaultMillis);
+        }
+        try {
+            return Duration.ofMillis(Long.parseLong(value));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + ": '" + value + "' is not a whole number of milliseconds");
+        }
+    }
+
+    /** Never prints the password. */
+    @Override
+    public String toString() {
+        return "EtcdSettings{endpoints=" + endpoints + ", user=" + user + ", password=" + (password == null ? "none" : "[hidden]")
+                + ", tlsCaFile=" + tlsCaFile + ", tlsCertFile=" + tlsCertFile + ", connectTimeout=" + connectTimeout.toMillis() + " ms"
+                + ", requestTimeout=" + requestTimeout.toMillis() + " ms, lockPrefix=" + lockPrefix + "}";
+    }
+
+    /** Builds {@link EtcdSettings}; every setting but the endpoints has a default. */
+    public static final class Builder {
+        private final List<String> endpoints;
+        private String user;
+        private String password;
+        private Path tlsCaFile;
+        private Path tlsCertFile;
+        private Path tlsKeyFile;
+        private Duration connectTimeout = Duration.ofSeconds(5);
+        private Duration requestTimeout = Duration.ofSeconds(10);
+        private String lockPrefix = FencingLeaseClient.DEFAULT_LOCK_PREFIX;
+
+        private Builder(List<String> endpoints) {
+            this.endpoints = endpoints;
+        }
+
+        /** etcd authentication. */
+        public Builder credentials(String user, String password) {
+            this.user = user;
+            this.password = password;
+            return this;
+        }
+
+        /** PEM CA file that signed etcd's server certificate. */
+        public Builder tlsCa(Path caFile) {
+            this.tlsCaFile = caFile;
+            return this;
+        }
+
+        /** PEM client certificate and PKCS#8 key, for etcd's {@code --client-cert-auth}. */
+        public Builder tlsClientCertificate(Path certFile, Path keyFile) {
+            this.tlsCertFile = certFile;
+            this.tlsKeyFile = keyFile;
+            return this;
+        }
+
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = timeout;
+            return this;
+        }
+
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = timeout;
+            return this;
+        }
+
+        public Builder lockPrefix(String prefix) {
+            this.lockPrefix = prefix;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the setting, when one is invalid */
+        public EtcdSettings build() {
+            return new EtcdSettings(endpoints, user, password, tlsCaFile, tlsCertFile, tlsKeyFile, connectTimeout, requestTimeout, lockPrefix);
+        }
+    }
+}

@@ -1,0 +1,225 @@
+package dev.fencedwrites.producer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencedwrites.localstack.internal.EnforcerProcess;
+import dev.fencedwrites.localstack.internal.EtcdNode;
+import dev.fencedwrites.localstack.internal.KafkaBroker;
+import dev.fencedwrites.localstack.internal.PropertiesFiles;
+import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.FenceTopics;
+import io.etcd.jetcd.Client;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Needs real services: the marker only matters through the real enforcer's decision on a real
+ * broker's log order, with leases expiring in a real etcd.
+ *
+ * <p>Worker A's pause is modelled in-process: A's write passed its lease check and sits in A's
+ * producer buffer (linger.ms = 60 s) while A stops renewing its lease (its etcd client is closed,
+ * as if the process were frozen); it leaves the buffer only when A "resumes" and flushes. The
+ * demo module does the same with a real SIGSTOP of a worker JVM.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class FenceAtTakeoverIT {
+    private static final Duration TTL = Duration.ofSeconds(2);
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    @TempDir
+    static Path dir;
+    static Service etcd;
+    static Service kafka;
+    static Service enforcer;
+
+    @BeforeAll
+    static void startServices() throws Exception {
+        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        etcd = EtcdNode.start(dir.resolve("etcd"));
+        kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
+        Properties admin = new Properties();
+        admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
+        try (Admin client = Admin.create(admin)) {
+            client.createTopics(List.of(new NewTopic(FenceTopics.INPUT, 3, (short) 1), new NewTopic(FenceTopics.ACCEPTED, 3, (short) 1),
+                    new NewTopic(FenceTopics.REJECTED, 3, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        }
+        enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address());
+    }
+
+    @AfterAll
+    static void stopServices() {
+        for (Service service : new Service[] {enforcer, kafka, etcd}) {
+            if (service != null) {
+                service.close();
+            }
+        }
+    }
+
+    @Test
+    void staleWriteLandingAfterTheNewHoldersMarkerIsRejectedBeforeTheNewHolderWrites() throws Exception {
+        Takeover takeover = takeover("takeover-" + UUID.randomUUID(), true);
+
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            List<ConsumerRecord<String, String>> rejected = read(FenceTopics.REJECTED, takeover.resource);
+            assertThat(rejected).singleElement().satisfies(record -> {
+                assertThat(header(record, FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
+                assertThat(header(record, FenceHeaders.TOKEN)).isEqualTo(Long.toString(takeover.tokenA));
+                assertThat(header(record, FenceHeaders.REJECTED_HIGHEST)).isEqualTo(takeover.tokenB + ".0");
+                assertThat(record.value()).isEqualTo("A's stale value");
+            });
+        });
+        assertThat(takeover.tokenB).isGreaterThan(takeover.tokenA);
+        assertThat(read(FenceTopics.ACCEPTED, takeover.resource)).as("markers raise the fence and are not forwarded").isEmpty();
+        assertThat(read(FenceTopics.INPUT, takeover.resource)).extracting(r -> header(r, FenceHeaders.OP) + "/" + header(r, FenceHeaders.TOKEN)
+                + "." + header(r, FenceHeaders.SEQ)).containsExactly("FENCE/" + takeover.tokenA + ".0", "FENCE/" + takeover.tokenB + ".0",
+                "WRITE/" + takeover.tokenA + ".1");
+    }
+
+    /** The control: the same interleaving without the marker lets the stale write through, because B has not written yet. */
+    @Test
+    void withoutTheMarkerTheSameStaleWriteIsAccepted() throws Exception {
+        Takeover takeover = takeover("no-marker-" + UUID.randomUUID(), false);
+
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+                assertThat(read(FenceTopics.ACCEPTED, takeover.resource)).extracting(ConsumerRecord::value).containsExactly("A's stale value"));
+        assertThat(read(FenceTopics.REJECTED, takeover.resource)).isEmpty();
+    }
+
+    @Test
+    void sendsUnderALostLeaseFailFastAndSendNothing() throws Exception {
+        String resource = "lost-" + UUID.randomUUID();
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (FencingLeaseClient leases = leaseClient(); FencedProducer<String> producer = producer("worker-lost", 0, true, meters);
+             Client admin = Client.builder().endpoints(etcd.address()).build()) {
+            FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(10), TIMEOUT);
+            CompletableFuture<LeaseLostException> reported = new CompletableFuture<>();
+            lease.onLoss((lost, cause) -> reported.complete(cause));
+
+            admin.getLeaseClient().revoke(lease.leaseId()).get(10, TimeUnit.SECONDS); // an operator, or etcd, ends the lease
+            LeaseLostException loss = reported.get(10, TimeUnit.SECONDS);
+
+            assertThat(loss.lossCause()).contains("no longer exists");
+            assertThat(lease.state()).isEqualTo(FencingLease.State.LOST);
+            assertThatThrownBy(() -> producer.send(lease, "after loss").get(10, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(LeaseLostException.class);
+            assertThatThrownBy(() -> producer.sendAndWait(lease, "after loss, sync")).isInstanceOf(LeaseLostException.class)
+                    .hasMessageContaining(resource).hasMessageContaining("nothing was sent");
+            assertThat(meters.get("fence.producer.sends.refused").counter().count()).isEqualTo(2.0);
+            producer.flush();
+            assertThat(read(FenceTopics.INPUT, resource)).extracting(r -> header(r, FenceHeaders.OP)).containsExactly("FENCE");
+            lease.close();
+        }
+    }
+
+    @Test
+    void runUnderLeasePublishesTheMarkerThenTheWriteAndReleases() throws Exception {
+        String resource = "run-" + UUID.randomUUID();
+        try (FencingLeaseClient leases = leaseClient(); FencedProducer<String> producer = producer("worker-run", 0, true, new SimpleMeterRegistry())) {
+            long[] token = new long[1];
+            RecordMetadata written = producer.runUnderLease(leases, resource, TTL, TIMEOUT, lease -> {
+                token[0] = lease.token();
+                return "computed under token " + lease.token();
+            });
+
+            assertThat(written.topic()).isEqualTo(FenceTopics.INPUT);
+            assertThat(read(FenceTopics.INPUT, resource)).extracting(r -> header(r, FenceHeaders.OP) + "." + header(r, FenceHeaders.SEQ))
+                    .containsExactly("FENCE.0", "WRITE.1");
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(read(FenceTopics.ACCEPTED, resource))
+                    .singleElement().satisfies(r -> assertThat(r.value()).isEqualTo("computed under token " + token[0])));
+            // Released: another acquisition gets the lock at once.
+            try (FencingLease next = leases.acquire(resource, TTL, Duration.ofSeconds(2))) {
+                assertThat(next.token()).isGreaterThan(token[0]);
+            }
+        }
+    }
+
+    private record Takeover(String resource, long tokenA, long tokenB) {
+    }
+
+    /**
+     * A acquires and queues a write; A freezes (stops renewing); B acquires once A's lease expired,
+     * with or without its marker, and has not written; A resumes and its queued write goes out.
+     */
+    private static Takeover takeover(String resource, boolean markerOnTakeover) throws Exception {
+        FencingLeaseClient leasesA = leaseClient();
+        try (FencedProducer<String> producerA = producer("worker-A", 60_000, true, new SimpleMeterRegistry());
+             FencingLeaseClient leasesB = leaseClient();
+             FencedProducer<String> producerB = producer("worker-B", 0, markerOnTakeover, new SimpleMeterRegistry())) {
+            FencingLease leaseA = producerA.acquire(leasesA, resource, TTL, TIMEOUT);
+            CompletableFuture<RecordMetadata> staleWrite = producerA.send(leaseA, "A's stale value"); // checked and queued, not yet sent
+            leasesA.close(); // A freezes: no more keep-alives, so etcd expires its lease after the TTL
+
+            try (FencingLease leaseB = producerB.acquire(leasesB, resource, TTL, TIMEOUT)) {
+                assertThat(staleWrite).as("A's write is still in A's buffer").isNotDone();
+                producerA.flush(); // A resumes: the queued write leaves the process
+                staleWrite.get(30, TimeUnit.SECONDS);
+                return new Takeover(resource, leaseA.token(), leaseB.token());
+            }
+        }
+    }
+
+    private static FencingLeaseClient leaseClient() {
+        return new FencingLeaseClient(List.of(etcd.address()), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
+    }
+
+    private static FencedProducer<String> producer(String writer, int lingerMs, boolean fenceOnAcquire, SimpleMeterRegistry meters) {
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address(), ProducerConfig.LINGER_MS_CONFIG, lingerMs,
+                ProducerConfig.CLIENT_ID_CONFIG, writer + "-" + UUID.randomUUID());
+        return FencedProducer.create(config, new StringSerializer(), FenceTopics.INPUT, writer, fenceOnAcquire, meters);
+    }
+
+    /** Every committed record of {@code topic} with {@code key}, read from the beginning to the end offsets. */
+    private static List<ConsumerRecord<String, String>> read(String topic, String key) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<ConsumerRecord<String, String>> found = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(500))) {
+                    if (key.equals(record.key())) {
+                        found.add(record);
+                    }
+                }
+            }
+        }
+        return found;
+    }
+
+    private static String header(ConsumerRecord<?, ?> record, String name) {
+        var header = record.headers().lastHeader(name);
+        return header == null ? null : FenceHeaders.decode(header.value());
+    }
+}
