@@ -24,8 +24,8 @@ import org.slf4j.LoggerFactory;
  * revisions are global and monotonic, so a later acquisition of the same lock always carries a
  * larger token (etcd v3 API, "Revisions"; lock semantics from etcd's v3lock service).
  *
- * <p>Renewal: the lease client sends one keep-alive every TTL/3 and, after a failed one, retries
- * every 500 ms. The local deadline is the send time of the last successful keep-alive plus the TTL
+ * <p>Renewal: the lease client sends one keep-alive every TTL/3 and, after a failed one (or one
+ * unanswered within TTL/3 or the request timeout, whichever is shorter), retries every 500 ms. The local deadline is the send time of the last successful keep-alive plus the TTL
  * etcd answered, on {@link System#nanoTime()}: etcd renews on receipt, after the send, so the local
  * deadline never passes later than etcd's expiry (apart from clock-rate drift). A failed keep-alive
  * (etcd unreachable, no leader during an election) is counted and retried; the lease is lost when
@@ -203,8 +203,10 @@ public final class FencingLease implements AutoCloseable {
             return;
         }
         long sentNanos = System.nanoTime();
+        // A keep-alive that takes longer than a third of the TTL is retried: a stuck request must not use up the lease.
+        long timeoutMillis = Math.max(100, Math.min(requestTimeout.toMillis(), ttl.toMillis() / 3));
         client.getLeaseClient().keepAliveOnce(leaseId)
-                .orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
                 .whenComplete((response, error) -> {
                     if (error == null) {
                         renewed(response, sentNanos);
@@ -235,7 +237,7 @@ public final class FencingLease implements AutoCloseable {
     }
 
     private void renewFailed(Throwable error) {
-        if (closed || lostBecause.get() != null) {
+        if (closed) {
             return;
         }
         if (error instanceof EtcdException etcd && etcd.getErrorCode() == ErrorCode.NOT_FOUND) {
@@ -243,6 +245,9 @@ public final class FencingLease implements AutoCloseable {
             return;
         }
         metrics.keepAliveFailed();
+        if (lostBecause.get() != null) {
+            return;
+        }
         LOG.debug("keep-alive of lease {} for {} failed, retrying: {}", Long.toHexString(leaseId), resource, String.valueOf(error));
         schedule(this::renew, RETRY_NANOS);
     }
