@@ -1,0 +1,72 @@
+package dev.fencedwrites.producer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class EtcdSettingsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void defaultsNeedOnlyEndpoints() {
+        EtcdSettings settings = EtcdSettings.load(props("etcd.endpoints", " http://a:2379, http://b:2379 "), Map.of());
+
+        assertThat(settings.endpoints()).containsExactly("http://a:2379", "http://b:2379");
+        assertThat(settings.connectTimeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(settings.requestTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(settings.lockPrefix()).isEqualTo(FencingLeaseClient.DEFAULT_LOCK_PREFIX);
+        assertThat(settings.user()).isNull();
+        assertThat(settings.tls()).isFalse();
+    }
+
+    @Test
+    void environmentOverridesTheFile() throws Exception {
+        Path file = dir.resolve("worker.properties");
+        Files.writeString(file, "etcd.endpoints=http://file:2379\netcd.request.timeout.ms=3000\nother.setting=ignored\n");
+
+        EtcdSettings settings = EtcdSettings.load(file, Map.of("FENCE_ETCD_ENDPOINTS", "https://env:2379", "FENCE_ETCD_LOCK_PREFIX", "mine/",
+                "FENCE_ETCD_USER", "worker", "FENCE_ETCD_PASSWORD", "s3cret"));
+
+        assertThat(settings.endpoints()).containsExactly("https://env:2379");
+        assertThat(settings.requestTimeout()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(settings.lockPrefix()).isEqualTo("mine/");
+        assertThat(settings.tls()).isTrue();
+        assertThat(settings.toString()).contains("user=worker").doesNotContain("s3cret");
+        assertThat(EtcdSettings.environmentName(EtcdSettings.TLS_CA_FILE)).isEqualTo("FENCE_ETCD_TLS_CA_FILE");
+    }
+
+    @Test
+    void mistakesAreNamed() {
+        assertThatThrownBy(() -> EtcdSettings.load(new Properties(), Map.of())).hasMessageContaining("etcd.endpoints")
+                .hasMessageContaining("FENCE_ETCD_ENDPOINTS");
+        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.endpoint", "x"), Map.of()))
+                .hasMessageContaining("unknown setting etcd.endpoint");
+        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "127.0.0.1:2379"), Map.of()))
+                .hasMessageContaining("must be a URL starting with http:// or https://");
+        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.user", "root"), Map.of()))
+                .hasMessageContaining("etcd.user and etcd.password go together");
+        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.request.timeout.ms", "10s"), Map.of()))
+                .hasMessageContaining("etcd.request.timeout.ms: '10s' is not a whole number of milliseconds");
+        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.tls.ca.file", "/nonexistent/ca.pem"), Map.of()))
+                .hasMessageContaining("/nonexistent/ca.pem does not exist");
+        assertThatThrownBy(() -> EtcdSettings.builder(List.of("http://a:2379")).connectTimeout(Duration.ZERO).build())
+                .hasMessageContaining("etcd.connect.timeout.ms must be positive");
+    }
+
+    private static Properties props(String... pairs) {
+        Properties properties = new Properties();
+        for (int i = 0; i < pairs.length; i += 2) {
+            properties.setProperty(pairs[i], pairs[i + 1]);
+        }
+        return properties;
+    }
+}
