@@ -1,33 +1,51 @@
 package dev.fencedwrites.producer;
 
 import io.etcd.jetcd.common.exception.ErrorCode;
-import io.etcd.jetcd.common.exception.EtcdException;
+import io.etcd.jetcd.common.exception.EtcdExceptionFactory;
 
-/** Says what an etcd failure means for the user: which setting to check. */
+/**
+ * Says what an etcd failure means for the user and which setting to check. jetcd hands gRPC's
+ * {@code StatusRuntimeException} through; etcd's own reason is in the message of the cause chain
+ * (e.g. "etcdserver: authentication failed, invalid user ID or password").
+ */
 final class EtcdErrors {
     private EtcdErrors() {
     }
 
     static String describe(Throwable error, EtcdSettings settings) {
-        String message = String.valueOf(error.getMessage());
-        if (error instanceof EtcdException etcd) {
-            ErrorCode code = etcd.getErrorCode();
-            if (message.contains("authentication failed") || code == ErrorCode.UNAUTHENTICATED) {
-                return "etcd refused the credentials of user '" + settings.user() + "' (" + EtcdSettings.USER + ", " + EtcdSettings.PASSWORD
-                        + "): " + message;
-            }
-            if (message.contains("user name is empty") || message.contains("user name not found")) {
-                return "etcd requires authentication; set " + EtcdSettings.USER + " and " + EtcdSettings.PASSWORD + ": " + message;
-            }
-            if (code == ErrorCode.PERMISSION_DENIED) {
-                return "etcd user '" + settings.user() + "' may not use the lock prefix " + settings.lockPrefix() + " (grant its role read/write on it): "
-                        + message;
-            }
-            if (code == ErrorCode.UNAVAILABLE) {
-                return "etcd is unreachable (is it running, and are " + EtcdSettings.ENDPOINTS + " and the TLS settings right?): " + message;
-            }
-            return code + ": " + message;
+        String chain = chain(error);
+        if (chain.contains("authentication failed")) {
+            return "etcd refused the credentials of user '" + settings.user() + "' (" + EtcdSettings.USER + ", " + EtcdSettings.PASSWORD + "): " + chain;
         }
-        return String.valueOf(error);
+        if (chain.contains("user name is empty")) {
+            return "etcd requires authentication; set " + EtcdSettings.USER + " and " + EtcdSettings.PASSWORD + ": " + chain;
+        }
+        if (chain.contains("permission denied")) {
+            return "etcd user '" + settings.user() + "' may not use the lock prefix " + settings.lockPrefix()
+                    + " (grant its role read/write on that prefix): " + chain;
+        }
+        if (chain.contains("SSLHandshakeException") || chain.contains("ssl exception") || chain.contains("PKIX")
+                || chain.contains("Network closed for unknown reason")) {
+            return "TLS with etcd failed; check " + EtcdSettings.TLS_CA_FILE + " (the CA of etcd's server certificate), "
+                    + EtcdSettings.TLS_CERT_FILE + "/" + EtcdSettings.TLS_KEY_FILE + " (when etcd requires client certificates) and the "
+                    + "https:// endpoints: " + chain;
+        }
+        ErrorCode code = EtcdExceptionFactory.toEtcdException(error).getErrorCode();
+        if (code == ErrorCode.UNAVAILABLE) {
+            return "etcd is unreachable (is it running at " + EtcdSettings.ENDPOINTS + "=" + String.join(",", settings.endpoints()) + "?): " + chain;
+        }
+        return chain;
+    }
+
+    /** The messages of the cause chain, outermost first, with the exception class where there is no message. */
+    private static String chain(Throwable error) {
+        StringBuilder text = new StringBuilder();
+        for (Throwable t = error; t != null && text.length() < 2_000; t = t.getCause() == t ? null : t.getCause()) {
+            if (text.length() > 0) {
+                text.append(" <- ");
+            }
+            text.append(t.getMessage() == null ? t.getClass().getSimpleName() : t.getClass().getSimpleName() + ": " + t.getMessage());
+        }
+        return text.toString();
     }
 }

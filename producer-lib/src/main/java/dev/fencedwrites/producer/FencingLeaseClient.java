@@ -62,8 +62,10 @@ public final class FencingLeaseClient implements AutoCloseable {
     public FencingLeaseClient(EtcdSettings settings, MeterRegistry registry) {
         this.settings = settings;
         this.metrics = new LeaseMetrics(registry);
+        // waitForReady(false): with no reachable endpoint a call fails (UNAVAILABLE) instead of
+        // waiting for one forever; every call also has its own deadline or timeout here.
         ClientBuilder builder = Client.builder().endpoints(settings.endpoints().toArray(String[]::new))
-                .connectTimeout(settings.connectTimeout());
+                .connectTimeout(settings.connectTimeout()).waitForReady(false);
         if (settings.user() != null) {
             builder.user(ByteSequence.from(settings.user(), StandardCharsets.UTF_8))
                     .password(ByteSequence.from(settings.password(), StandardCharsets.UTF_8));
