@@ -25,16 +25,29 @@ final class EtcdErrors {
                     + " (grant its role read/write on that prefix): " + chain;
         }
         if (chain.contains("SSLHandshakeException") || chain.contains("ssl exception") || chain.contains("PKIX")
-                || chain.contains("Network closed for unknown reason")) {
+                || chain.contains("NotSslRecordException")) {
             return "TLS with etcd failed; check " + EtcdSettings.TLS_CA_FILE + " (the CA of etcd's server certificate), "
-                    + EtcdSettings.TLS_CERT_FILE + "/" + EtcdSettings.TLS_KEY_FILE + " (when etcd requires client certificates) and the "
-                    + "https:// endpoints: " + chain;
+                    + EtcdSettings.TLS_CERT_FILE + "/" + EtcdSettings.TLS_KEY_FILE + " (when etcd requires client certificates) and whether "
+                    + "etcd serves https: " + chain;
+        }
+        if (chain.contains("First received frame was not SETTINGS") || chain.contains("HTTP status code")) {
+            return "the endpoint does not speak etcd's gRPC API; is " + endpoints(settings) + " etcd's client URL (--advertise-client-urls)?: " + chain;
         }
         ErrorCode code = EtcdExceptionFactory.toEtcdException(error).getErrorCode();
+        if (code == ErrorCode.DEADLINE_EXCEEDED) {
+            return "etcd did not answer within " + EtcdSettings.REQUEST_TIMEOUT_MS + "=" + settings.requestTimeout().toMillis()
+                    + " (is it overloaded, stopped, or without quorum?): " + chain;
+        }
         if (code == ErrorCode.UNAVAILABLE) {
-            return "etcd is unreachable (is it running at " + EtcdSettings.ENDPOINTS + "=" + String.join(",", settings.endpoints()) + "?): " + chain;
+            String tlsHint = settings.tls() ? ", and does it serve TLS as " + EtcdSettings.ENDPOINTS + " and the TLS settings say?"
+                    : " (if etcd serves TLS, use https:// endpoints)";
+            return "etcd is unreachable: is it running at " + endpoints(settings) + tlsHint + ": " + chain;
         }
         return chain;
+    }
+
+    private static String endpoints(EtcdSettings settings) {
+        return EtcdSettings.ENDPOINTS + "=" + String.join(",", settings.endpoints());
     }
 
     /** The messages of the cause chain, outermost first, with the exception class where there is no message. */

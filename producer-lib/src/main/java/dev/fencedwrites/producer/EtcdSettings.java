@@ -67,6 +67,16 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
             if (!endpoint.startsWith("http://") && !endpoint.startsWith("https://")) {
                 throw new IllegalArgumentException(ENDPOINTS + ": '" + endpoint + "' must be a URL starting with http:// or https://");
             }
+            java.net.URI uri;
+            try {
+                uri = new java.net.URI(endpoint);
+            } catch (java.net.URISyntaxException e) {
+                throw new IllegalArgumentException(ENDPOINTS + ": '" + endpoint + "' is not a URL: " + e.getReason());
+            }
+            if (uri.getHost() == null || uri.getPort() < 0 || endpoint.contains(",")) {
+                throw new IllegalArgumentException(ENDPOINTS + ": '" + endpoint + "' must be one URL with a host and a port, e.g. http://127.0.0.1:2379"
+                        + " (give several endpoints as separate list entries, or comma-separated in the property)");
+            }
         }
         if ((user == null) != (password == null)) {
             throw new IllegalArgumentException(USER + " and " + PASSWORD + " go together: set both or neither");
@@ -100,7 +110,9 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
 
     /**
      * Reads the {@code etcd.*} keys of {@code properties}, overridden by {@code FENCE_ETCD_*} entries of
-     * {@code environment} (pass {@link System#getenv()}). Other keys are ignored; unknown {@code etcd.*} keys are refused.
+     * {@code environment} (pass {@link System#getenv()}). Keys outside {@code etcd.*} are ignored (the
+     * file may hold the application's other settings); unknown {@code etcd.*} keys and unknown
+     * {@code FENCE_ETCD_*} variables are refused, so a typo does not go unnoticed.
      *
      * @throws IllegalArgumentException naming the setting, when one is missing, unknown or invalid
      */
@@ -112,6 +124,12 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
                     throw new IllegalArgumentException("unknown setting " + name + "; known: " + new TreeSet<>(KEYS));
                 }
                 merged.setProperty(name, properties.getProperty(name).trim());
+            }
+        }
+        List<String> known = KEYS.stream().map(EtcdSettings::environmentName).toList();
+        for (String name : environment.keySet()) {
+            if (name.startsWith("FENCE_ETCD_") && !known.contains(name)) {
+                throw new IllegalArgumentException("unknown environment variable " + name + "; known: " + new TreeSet<>(known));
             }
         }
         for (String key : KEYS) {

@@ -76,6 +76,9 @@ public final class FencedProducer<V> implements AutoCloseable {
         if (topic == null || topic.isBlank()) {
             throw new IllegalArgumentException("topic must be a topic name");
         }
+        if (writer == null || writer.isBlank()) {
+            throw new IllegalArgumentException("writer must name this writer (it goes into fence.writer)");
+        }
         this.producer = producer;
         this.topic = topic;
         this.writer = writer;
@@ -120,22 +123,24 @@ public final class FencedProducer<V> implements AutoCloseable {
         if (!fenceOnAcquire) {
             return lease;
         }
-        long waitNanos = Math.max(MIN_MARKER_WAIT.toNanos(), timeout.toNanos() - (System.nanoTime() - start));
+        boolean fenced = false;
         try {
+            long waitNanos = Math.max(MIN_MARKER_WAIT.toNanos(), timeout.toNanos() - (System.nanoTime() - start));
             CompletableFuture<RecordMetadata> pending = sendFence(lease);
             producer.flush(); // do not let linger.ms hold the marker back
             RecordMetadata marker = pending.get(waitNanos, TimeUnit.NANOSECONDS);
             markers.increment();
             LOG.info("raised the fence of {} to token {} (marker at {}-{}@{})", resource, lease.token(), marker.topic(), marker.partition(), marker.offset());
+            fenced = true;
             return lease;
-        } catch (InterruptedException e) {
-            lease.close();
-            throw e;
-        } catch (ExecutionException | TimeoutException e) {
-            lease.close();
+        } catch (ExecutionException | TimeoutException | KafkaException e) {
             Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
             throw new LeaseAcquisitionException("acquired " + resource + " (token " + lease.token() + ") but could not publish its FENCE marker to "
                     + topic + ", so released it: " + cause, cause);
+        } finally {
+            if (!fenced) {
+                lease.close(); // whatever went wrong (also an interrupt), nobody else can use or release this lease
+            }
         }
     }
 
@@ -173,7 +178,7 @@ public final class FencedProducer<V> implements AutoCloseable {
             refused.increment();
             return CompletableFuture.failedFuture(lost);
         }
-        return send(record(lease, value, lease.nextSeq(), FenceOp.WRITE));
+        return sendUnder(lease, value, FenceOp.WRITE);
     }
 
     /**
@@ -205,19 +210,27 @@ public final class FencedProducer<V> implements AutoCloseable {
             refused.increment();
             return CompletableFuture.failedFuture(lost);
         }
-        return send(record(lease, null, 0, FenceOp.FENCE));
+        return sendUnder(lease, null, FenceOp.FENCE);
     }
 
-    private CompletableFuture<RecordMetadata> send(ProducerRecord<String, V> record) {
+    /**
+     * Takes the lease's next seq and hands the record to the producer under the lease's lock, so
+     * concurrent sends under one lease reach the log in seq order (the value serializer runs
+     * inside {@code producer.send}); sends under different leases do not wait for each other.
+     */
+    private CompletableFuture<RecordMetadata> sendUnder(FencingLease lease, V value, FenceOp op) {
         CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
         try {
-            producer.send(record, (metadata, error) -> {
-                if (error != null) {
-                    result.completeExceptionally(error);
-                } else {
-                    result.complete(metadata);
-                }
-            });
+            synchronized (lease) {
+                long seq = op == FenceOp.FENCE ? 0 : lease.nextSeq();
+                producer.send(record(lease, value, seq, op), (metadata, error) -> {
+                    if (error != null) {
+                        result.completeExceptionally(error);
+                    } else {
+                        result.complete(metadata);
+                    }
+                });
+            }
         } catch (RuntimeException e) {
             // Serialization errors, a closed producer, max.block.ms on a full buffer or missing metadata.
             result.completeExceptionally(e);

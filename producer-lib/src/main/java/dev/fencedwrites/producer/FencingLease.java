@@ -10,10 +10,13 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,6 +59,8 @@ public final class FencingLease implements AutoCloseable {
 
     private final Client client;
     private final ScheduledExecutorService timer;
+    private final Executor events;
+    private final Consumer<FencingLease> onFinished;
     private final Duration requestTimeout;
     private final String resource;
     private final long leaseId;
@@ -68,12 +73,15 @@ public final class FencingLease implements AutoCloseable {
     private final AtomicReference<String> lostBecause = new AtomicReference<>();
     private final List<LeaseLossListener> listeners = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
+    private CompletableFuture<Void> revoked; // guarded by this
 
     /** A granted lease that does not hold the lock yet; {@link #locked} completes it. */
-    FencingLease(Client client, ScheduledExecutorService timer, Duration requestTimeout, String resource, long leaseId, Duration ttl,
-                 long deadlineNanos, LeaseMetrics metrics) {
+    FencingLease(Client client, ScheduledExecutorService timer, Executor events, Duration requestTimeout, String resource, long leaseId,
+                 Duration ttl, long deadlineNanos, LeaseMetrics metrics, Consumer<FencingLease> onFinished) {
         this.client = client;
         this.timer = timer;
+        this.events = events;
+        this.onFinished = onFinished;
         this.requestTimeout = requestTimeout;
         this.metrics = metrics;
         this.resource = resource;
@@ -92,20 +100,24 @@ public final class FencingLease implements AutoCloseable {
      * which deletes its pending lock key. Does not block; the future completes when the revoke is
      * done or failed (then the lease expires after its TTL, unrenewed).
      */
-    CompletableFuture<Void> abandon() {
-        if (closed) {
-            return CompletableFuture.completedFuture(null);
+    synchronized CompletableFuture<Void> abandon() {
+        if (revoked != null) {
+            return revoked;
         }
         closed = true;
-        return client.getLeaseClient().revoke(leaseId).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).handle((ok, error) -> {
-            if (error != null) {
-                LOG.warn("could not revoke abandoned lease {} for {}; it expires unrenewed after its TTL: {}", Long.toHexString(leaseId), resource,
-                        String.valueOf(error));
+        listeners.clear();
+        onFinished.accept(this);
+        revoked = client.getLeaseClient().revoke(leaseId).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).handle((ok, error) -> {
+            Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+            if (cause == null || String.valueOf(cause.getMessage()).contains("requested lease not found")) {
+                LOG.debug("revoked lease {} for {}", Long.toHexString(leaseId), resource);
             } else {
-                LOG.debug("revoked abandoned lease {} for {}", Long.toHexString(leaseId), resource);
+                LOG.warn("could not revoke lease {} for {}; it expires unrenewed after its TTL: {}", Long.toHexString(leaseId), resource,
+                        String.valueOf(cause));
             }
             return null;
         });
+        return revoked;
     }
 
     /** The resource this lease guards; used as the Kafka record key. */
@@ -177,7 +189,7 @@ public final class FencingLease implements AutoCloseable {
     /** The exception a send under this lease fails with now: a fresh {@link LeaseLostException}, or {@code null} while valid. */
     LeaseLostException lostException() {
         String cause = lossCause();
-        return cause == null ? null : new LeaseLostException(resource, token, cause);
+        return cause == null ? null : new LeaseLostException(resource, token, cause, "; the write was not sent");
     }
 
     /**
@@ -207,13 +219,13 @@ public final class FencingLease implements AutoCloseable {
         long timeoutMillis = Math.max(100, Math.min(requestTimeout.toMillis(), ttl.toMillis() / 3));
         client.getLeaseClient().keepAliveOnce(leaseId)
                 .orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
-                .whenComplete((response, error) -> {
+                .whenCompleteAsync((response, error) -> {
                     if (error == null) {
                         renewed(response, sentNanos);
                     } else {
                         renewFailed(error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
                     }
-                });
+                }, this::runOnTimer);
     }
 
     private void renewed(LeaseKeepAliveResponse response, long sentNanos) {
@@ -252,6 +264,15 @@ public final class FencingLease implements AutoCloseable {
         schedule(this::renew, RETRY_NANOS);
     }
 
+    /** Runs renewal bookkeeping on the renewal thread, off gRPC's event loop; inline once the client is closing. */
+    private void runOnTimer(Runnable task) {
+        try {
+            timer.execute(task);
+        } catch (RejectedExecutionException e) {
+            task.run();
+        }
+    }
+
     private void armDeadline(long deadline) {
         schedule(() -> {
             if (deadlineNanos.get() == deadline) {
@@ -263,7 +284,7 @@ public final class FencingLease implements AutoCloseable {
     private void schedule(Runnable task, long delayNanos) {
         try {
             timer.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             LOG.debug("lease client closed; not renewing lease {} for {}", Long.toHexString(leaseId), resource);
         }
     }
@@ -279,40 +300,50 @@ public final class FencingLease implements AutoCloseable {
         LeaseLostException exception = new LeaseLostException(resource, token, cause);
         for (LeaseLossListener listener : listeners) {
             if (listeners.remove(listener)) {
+                Runnable tell = () -> {
+                    try {
+                        listener.leaseLost(this, exception);
+                    } catch (RuntimeException e) {
+                        LOG.warn("a lease-loss listener for {} failed", resource, e);
+                    }
+                };
                 try {
-                    listener.leaseLost(this, exception);
-                } catch (RuntimeException e) {
-                    LOG.warn("a lease-loss listener for {} failed", resource, e);
+                    events.execute(tell);
+                } catch (RejectedExecutionException e) {
+                    tell.run();
                 }
             }
         }
     }
 
-    /** Releases the lock and revokes the lease; waits at most the request timeout for each. Idempotent. */
+    /** The lease client is closing: report this lease lost (cause {@code closed}) and revoke it. */
+    CompletableFuture<Void> clientClosed() {
+        markLost("closed", "the lease client was closed");
+        return abandon();
+    }
+
+    /**
+     * Releases the lock by revoking the lease (etcd deletes the lock key with it, and the next
+     * waiter gets the lock); waits at most {@code etcd.request.timeout.ms}, and if etcd does not
+     * answer, the unrenewed lease expires after its TTL. Idempotent; not a loss for listeners.
+     */
     @Override
     public void close() {
         if (closed) {
             return;
         }
-        closed = true;
-        listeners.clear();
         try {
-            if (lockKey != null) {
-                client.getLockClient().unlock(lockKey).get(requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
-            }
+            abandon().get(requestTimeout.toMillis() + 1_000, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            LOG.debug("unlock of {} failed; revoking the lease removes the lock key anyway", resource, e);
+            LOG.debug("revoke of lease {} for {} did not finish; it expires after its TTL", Long.toHexString(leaseId), resource, e);
         }
-        try {
-            client.getLeaseClient().revoke(leaseId).get(requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            LOG.debug("revoke of lease {} failed; it expires after its TTL", Long.toHexString(leaseId), e);
+        if (lostBecause.get() == null) {
+            LOG.info("released {} (token {})", resource, token);
+        } else {
+            LOG.info("closed the lost lease on {} (token {}): {}", resource, token, lostBecause.get());
         }
-        LOG.info("released {} (token {})", resource, token);
     }
 
     @Override

@@ -16,6 +16,11 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -36,6 +41,10 @@ public final class FencingLeaseClient implements AutoCloseable {
     private final Client client;
     private final LeaseMetrics metrics;
     private final ScheduledThreadPoolExecutor timer;
+    private final ExecutorService events;
+    private final Set<FencingLease> live = ConcurrentHashMap.newKeySet();
+    private final Set<Pending> pending = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
     /**
      * @param endpoints  etcd client URLs, e.g. {@code http://127.0.0.1:2379}
@@ -91,6 +100,13 @@ public final class FencingLeaseClient implements AutoCloseable {
             return thread;
         });
         this.timer.setRemoveOnCancelPolicy(true);
+        // Callers' code (loss listeners, acquireAsync continuations) runs here, never on gRPC's
+        // event loop or the renewal thread, so a slow listener delays no keep-alive.
+        this.events = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "fence-lease-events");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /** The settings this client was made with. */
@@ -103,19 +119,21 @@ public final class FencingLeaseClient implements AutoCloseable {
      * resource's lock under it, keeping the lease alive from the grant on, also while waiting.
      * The token is the revision of the lock response header, captured with the lock and never
      * re-read. If the lock is not acquired within {@code timeout}, or the lease is lost meanwhile,
-     * the lease is revoked, which also deletes the pending lock key: no orphan waiter remains.
+     * the lease is revoked (asynchronously, so the timeout holds even when etcd stalls), which also
+     * deletes the pending lock key: no orphan waiter remains, and if the revoke cannot reach etcd
+     * the unrenewed lease expires after its TTL.
      *
      * @param resource the resource to lock, non-empty; also the Kafka record key of its writes
      * @throws LeaseAcquisitionException if etcd is unreachable, refuses the credentials, fails, or the wait times out
      * @throws InterruptedException      if interrupted while waiting (the lease is revoked)
      */
     public FencingLease acquire(String resource, Duration ttl, Duration timeout) throws LeaseAcquisitionException, InterruptedException {
-        Pending pending = startAcquisition(resource, ttl);
+        Pending attempt = startAcquisition(resource, ttl);
         try {
-            return pending.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return attempt.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            boolean granted = pending.granted;
-            pending.giveUp();
+            boolean granted = attempt.granted;
+            attempt.giveUp();
             if (!granted) {
                 throw new LeaseAcquisitionException("timed out after " + timeout.toMillis() + " ms trying to grant a lease for " + resource
                         + ": etcd at " + settings.endpoints() + " did not answer (is it running and reachable?)", e);
@@ -123,10 +141,9 @@ public final class FencingLeaseClient implements AutoCloseable {
             throw new LeaseAcquisitionException("timed out after " + timeout.toMillis() + " ms waiting for the lock on " + resource
                     + " (another holder has it)", e);
         } catch (InterruptedException e) {
-            pending.giveUp();
+            attempt.giveUp();
             throw e;
         } catch (ExecutionException e) {
-            pending.giveUp();
             if (e.getCause() instanceof LeaseAcquisitionException acquisition) {
                 throw acquisition;
             }
@@ -135,9 +152,11 @@ public final class FencingLeaseClient implements AutoCloseable {
     }
 
     /**
-     * Starts acquiring like {@link #acquire} without blocking. Cancelling the returned future, or
-     * completing it yourself, gives the attempt up: the lease is revoked at once, so the lock can
-     * never be granted to it later. Failures complete the future with a {@link LeaseAcquisitionException}.
+     * Starts acquiring like {@link #acquire} without blocking. The future completes on this
+     * client's event thread ({@code fence-lease-events}), so continuations never block gRPC or the
+     * renewals. Cancelling it, or completing it yourself with anything but the lease, gives the
+     * attempt up: the lease is revoked at once, so the lock can never be granted to it later.
+     * Failures complete it with a {@link LeaseAcquisitionException}.
      *
      * @param resource the resource to lock, non-empty
      * @param ttl      the lease TTL; whole seconds, rounded up, at least 1
@@ -152,28 +171,32 @@ public final class FencingLeaseClient implements AutoCloseable {
         }
         long ttlSeconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
         long startNanos = System.nanoTime();
-        Pending result = new Pending(settings.requestTimeout());
+        Pending result = new Pending();
+        if (closed) {
+            result.completeExceptionally(new LeaseAcquisitionException("the lease client is closed", null));
+            return result;
+        }
+        pending.add(result);
         result.whenComplete((lease, error) -> {
+            pending.remove(result);
             if (error != null) {
                 metrics.failed(Duration.ofNanos(System.nanoTime() - startNanos));
             }
         });
         client.getLeaseClient().grant(ttlSeconds, settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS).whenComplete((grant, grantError) -> {
             if (grantError != null) {
-                result.completeExceptionally(failure("grant a lease for " + resource, grantError));
-                result.settled.complete(null);
+                completeOnEvents(result, null, failure("grant a lease for " + resource, grantError));
                 return;
             }
             result.granted = true;
             Duration granted = Duration.ofSeconds(grant.getTTL());
             // The first deadline counts from before the grant request: etcd started the TTL after that.
-            FencingLease lease = new FencingLease(client, timer, settings.requestTimeout(), resource, grant.getID(), granted,
-                    startNanos + granted.toNanos(), metrics);
+            FencingLease lease = new FencingLease(client, timer, events, settings.requestTimeout(), resource, grant.getID(), granted,
+                    startNanos + granted.toNanos(), metrics, live::remove);
+            live.add(lease);
             result.whenComplete((held, error) -> {
-                if (error != null) {
-                    lease.abandon().thenRun(() -> result.settled.complete(null));
-                } else {
-                    result.settled.complete(null);
+                if (held != lease) {
+                    lease.abandon(); // failed, cancelled, timed out, or completed by someone else
                 }
             });
             if (result.isDone()) {
@@ -192,21 +215,35 @@ public final class FencingLeaseClient implements AutoCloseable {
             });
             lock.thenCompose(response -> verifyHeld(response, grant.getID(), resource)).whenComplete((response, error) -> {
                 if (error != null) {
-                    result.completeExceptionally(failure("acquire the lock for " + resource, error));
+                    completeOnEvents(result, null, failure("acquire the lock for " + resource, error));
                     return;
                 }
                 lease.locked(response.getHeader().getRevision(), response.getKey());
                 if (!lease.isValid()) {
-                    result.completeExceptionally(new LeaseAcquisitionException("the lease for " + resource
+                    completeOnEvents(result, null, new LeaseAcquisitionException("the lease for " + resource
                             + " was lost while waiting for the lock: " + lease.lossCause(), null));
-                } else if (!result.isDone() && recordAcquired(lease, startNanos) && !result.complete(lease)) {
-                    // Given up (cancelled, timed out) while the lock response was on its way: the
-                    // whenComplete above revokes the lease, which releases the lock.
-                    LOG.info("lock on {} arrived after the acquisition was given up; releasing it", resource);
+                } else {
+                    completeOnEvents(result, lease, null);
                 }
             });
         });
         return result;
+    }
+
+    /** Completes {@code result} on the event thread; a lease that arrives after the attempt was given up is revoked by its whenComplete. */
+    private void completeOnEvents(Pending result, FencingLease lease, Throwable error) {
+        Runnable complete = () -> {
+            if (error != null) {
+                result.completeExceptionally(error);
+            } else if (!result.isDone() && recordAcquired(lease, result.startNanos)) {
+                result.complete(lease);
+            }
+        };
+        try {
+            events.execute(complete);
+        } catch (RejectedExecutionException e) {
+            complete.run(); // the client is closing
+        }
     }
 
     /** Counts and logs an acquisition before the caller sees it; always true. */
@@ -253,34 +290,55 @@ public final class FencingLeaseClient implements AutoCloseable {
         return new LeaseAcquisitionException("etcd at " + settings.endpoints() + " failed to " + what + ": " + EtcdErrors.describe(cause, settings), cause);
     }
 
-    /** An acquisition in progress; {@link #settled} completes once a given-up attempt's lease is revoked. */
+    /** An acquisition in progress. */
     private static final class Pending extends CompletableFuture<FencingLease> {
-        final CompletableFuture<Void> settled = new CompletableFuture<>();
+        final long startNanos = System.nanoTime();
         volatile boolean granted;
-        private final Duration requestTimeout;
 
-        Pending(Duration requestTimeout) {
-            this.requestTimeout = requestTimeout;
-        }
-
-        /** Cancels and waits (at most the request timeout) until the lease is revoked, so the caller sees no leftovers. */
+        /**
+         * Gives the attempt up without waiting for etcd. If the lease arrived in the meantime the
+         * caller will never see it, so it is revoked (by the whenComplete on the granted lease, or here).
+         */
         void giveUp() {
-            cancel(true);
-            if (!granted) {
-                return; // no lease yet; if the grant still arrives, that lease is revoked at once
-            }
-            try {
-                settled.get(requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (ExecutionException | TimeoutException e) {
-                LOG.debug("the given-up lease is not revoked yet; it expires unrenewed after its TTL", e);
+            if (!cancel(true) && !isCompletedExceptionally()) {
+                FencingLease arrived = getNow(null);
+                if (arrived != null) {
+                    LOG.info("the lock on {} arrived as the acquisition was given up; releasing it", arrived.resource());
+                    arrived.abandon();
+                }
             }
         }
     }
 
+    /**
+     * Closes the client: pending acquisitions fail, leases still held are reported lost (cause
+     * {@code closed}) to their listeners and revoked (waiting at most the request timeout), then
+     * the connection and threads stop. Release leases with {@link FencingLease#close()} first.
+     */
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        List<FencingLease> leases = List.copyOf(live); // held, and granted to pending acquisitions
+        for (Pending attempt : pending) {
+            attempt.completeExceptionally(new LeaseAcquisitionException("the lease client was closed while acquiring", null));
+        }
+        List<CompletableFuture<Void>> revokes = leases.stream().map(FencingLease::clientClosed).toList();
+        try {
+            CompletableFuture.allOf(revokes.toArray(CompletableFuture[]::new)).get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.debug("not every lease was revoked on close; they expire unrenewed after their TTL", e);
+        }
+        events.shutdown();
+        try {
+            events.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         timer.shutdownNow();
         client.close();
     }

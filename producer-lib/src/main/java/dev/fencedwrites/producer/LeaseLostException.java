@@ -19,7 +19,12 @@ public class LeaseLostException extends IllegalStateException {
      * @param lossCause why the lease is no longer held, as {@link FencingLease#lossCause()} says
      */
     public LeaseLostException(String resource, long token, String lossCause) {
-        super("the lease on " + resource + " (token " + token + ") is no longer held: " + lossCause + "; nothing was sent");
+        this(resource, token, lossCause, "");
+    }
+
+    /** @param detail appended to the message, e.g. what was not done because of the loss */
+    LeaseLostException(String resource, long token, String lossCause, String detail) {
+        super("the lease on " + resource + " (token " + token + ") is no longer held: " + lossCause + detail);
         this.resource = resource;
         this.token = token;
         this.lossCause = lossCause;

@@ -8,8 +8,8 @@ import java.time.Duration;
 /**
  * producer-lib's lease metrics. Prometheus names: {@code fence_lease_acquired_total},
  * {@code fence_lease_acquisition_seconds{outcome}} (grant + lock wait), {@code fence_lease_lost_total{cause}}
- * with cause {@code expired} (etcd says the lease is gone) or {@code deadline} (no renewal within the TTL
- * on the local monotonic clock), and {@code fence_lease_keepalive_failures_total} (keep-alive requests
+ * with cause {@code expired} (etcd says the lease is gone), {@code deadline} (no renewal within the TTL
+ * on the local monotonic clock) or {@code closed} (the lease client was closed under it), and {@code fence_lease_keepalive_failures_total} (keep-alive requests
  * that failed and were retried: etcd unreachable or without a leader).
  */
 final class LeaseMetrics {

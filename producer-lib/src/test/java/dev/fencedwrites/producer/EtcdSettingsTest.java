@@ -52,6 +52,12 @@ class EtcdSettingsTest {
                 .hasMessageContaining("unknown setting etcd.endpoint");
         assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "127.0.0.1:2379"), Map.of()))
                 .hasMessageContaining("must be a URL starting with http:// or https://");
+        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379"), Map.of("FENCE_ETCD_ENDPOINT", "http://b:2379")))
+                .hasMessageContaining("unknown environment variable FENCE_ETCD_ENDPOINT");
+        assertThatThrownBy(() -> EtcdSettings.builder(List.of("http://a:2379,http://b:2379")).build())
+                .hasMessageContaining("must be one URL with a host and a port");
+        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a"), Map.of()))
+                .hasMessageContaining("must be one URL with a host and a port");
         assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.user", "root"), Map.of()))
                 .hasMessageContaining("etcd.user and etcd.password go together");
         assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.request.timeout.ms", "10s"), Map.of()))

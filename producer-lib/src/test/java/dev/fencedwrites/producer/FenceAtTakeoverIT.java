@@ -131,7 +131,7 @@ class FenceAtTakeoverIT {
             assertThatThrownBy(() -> producer.send(lease, "after loss").get(10, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(LeaseLostException.class);
             assertThatThrownBy(() -> producer.sendAndWait(lease, "after loss, sync")).isInstanceOf(LeaseLostException.class)
-                    .hasMessageContaining(resource).hasMessageContaining("nothing was sent");
+                    .hasMessageContaining(resource).hasMessageContaining("the write was not sent");
             assertThat(meters.get("fence.producer.sends.refused").counter().count()).isEqualTo(2.0);
             producer.flush();
             assertThat(read(FenceTopics.INPUT, resource)).extracting(r -> header(r, FenceHeaders.OP)).containsExactly("FENCE");
@@ -158,6 +158,40 @@ class FenceAtTakeoverIT {
             try (FencingLease next = leases.acquire(resource, TTL, Duration.ofSeconds(2))) {
                 assertThat(next.token()).isGreaterThan(token[0]);
             }
+        }
+    }
+
+    /** Two threads sending under one lease: the one that took seq 1 reaches the log first, so neither write is rejected OUT_OF_ORDER. */
+    @Test
+    void concurrentSendsUnderOneLeaseReachTheLogInSeqOrder() throws Exception {
+        String resource = "concurrent-" + UUID.randomUUID();
+        // A serializer that is slow for one value, as a schema registry round trip would be.
+        org.apache.kafka.common.serialization.Serializer<String> slowForFirst = (topic, value) -> {
+            if ("slow first".equals(value)) {
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return value == null ? null : value.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        };
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address(), ProducerConfig.CLIENT_ID_CONFIG, "concurrent");
+        try (FencingLeaseClient leases = leaseClient();
+             FencedProducer<String> producer = FencedProducer.create(config, slowForFirst, FenceTopics.INPUT, "worker-concurrent", true,
+                     new SimpleMeterRegistry());
+             FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(10), TIMEOUT)) {
+            CompletableFuture<CompletableFuture<RecordMetadata>> first = CompletableFuture.supplyAsync(() -> producer.send(lease, "slow first"));
+            Thread.sleep(100);
+            CompletableFuture<RecordMetadata> second = producer.send(lease, "fast second");
+            first.get(10, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
+            second.get(10, TimeUnit.SECONDS);
+
+            assertThat(read(FenceTopics.INPUT, resource)).extracting(r -> header(r, FenceHeaders.SEQ) + ":" + r.value())
+                    .containsExactly("0:null", "1:slow first", "2:fast second");
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(read(FenceTopics.ACCEPTED, resource))
+                    .extracting(ConsumerRecord::value).containsExactly("slow first", "fast second"));
+            assertThat(read(FenceTopics.REJECTED, resource)).isEmpty();
         }
     }
 

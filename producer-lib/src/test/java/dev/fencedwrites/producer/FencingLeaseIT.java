@@ -172,16 +172,96 @@ class FencingLeaseIT {
         }
     }
 
+    /** Completing the future yourself (here with a timeout value) gives the attempt up just like cancelling it. */
+    @Test
+    void waiterCompletedByTheCallerIsNeverGrantedTheLock() throws Exception {
+        String resource = "completed-waiter";
+        try (FencingLeaseClient holder = newClient(); FencingLeaseClient waiter = newClient(); FencingLeaseClient next = newClient()) {
+            FencingLease held = holder.acquire(resource, TTL, TIMEOUT);
+            CompletableFuture<FencingLease> pending = waiter.acquireAsync(resource, TTL);
+            await().atMost(Duration.ofSeconds(10)).until(() -> lockKeys(resource).size() == 2);
+
+            assertThat(pending.complete(null)).isTrue();
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                    assertThat(lockKeys(resource)).extracting(KeyValue::getLease).containsExactly(held.leaseId()));
+            held.close();
+
+            try (FencingLease granted = next.acquire(resource, TTL, Duration.ofSeconds(5))) {
+                assertThat(lockKeys(resource)).extracting(KeyValue::getLease).containsExactly(granted.leaseId());
+            }
+        }
+    }
+
+    /** A listener that blocks delays no keep-alive: another lease of the same client stays valid well past its TTL. */
+    @Test
+    void aBlockingLossListenerDoesNotStallRenewals() throws Exception {
+        try (FencingLeaseClient client = newClient(); FencingLease victim = client.acquire("blocking-listener-victim", TTL, TIMEOUT);
+             FencingLease other = client.acquire("blocking-listener-other", Duration.ofSeconds(2), TIMEOUT)) {
+            CompletableFuture<String> listenerThread = new CompletableFuture<>();
+            victim.onLoss((lost, cause) -> {
+                listenerThread.complete(Thread.currentThread().getName());
+                try {
+                    Thread.sleep(6_000); // a listener doing blocking work (e.g. closing resources)
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            reader.getLeaseClient().revoke(victim.leaseId()).get(RPC.toSeconds(), TimeUnit.SECONDS);
+
+            assertThat(listenerThread.get(10, TimeUnit.SECONDS)).isEqualTo("fence-lease-events");
+            Thread.sleep(4_000); // twice the other lease's TTL, while the listener still blocks
+            assertThat(other.state()).isEqualTo(FencingLease.State.HELD);
+        }
+    }
+
+    /** Closing the client fails pending acquisitions and reports held leases lost, revoking them. */
+    @Test
+    void closingTheClientFailsPendingAcquisitionsAndReportsHeldLeasesLost() throws Exception {
+        String resource = "client-closed";
+        FencingLeaseClient holder = newClient();
+        FencingLeaseClient waiter = newClient();
+        FencingLease held = holder.acquire(resource, TTL, TIMEOUT);
+        CompletableFuture<LeaseLostException> reported = new CompletableFuture<>();
+        held.onLoss((lost, cause) -> reported.complete(cause));
+        CompletableFuture<FencingLease> pending = waiter.acquireAsync(resource, TTL);
+        await().atMost(Duration.ofSeconds(10)).until(() -> lockKeys(resource).size() == 2);
+
+        waiter.close();
+        holder.close();
+
+        assertThat(pending).failsWithin(Duration.ofSeconds(1)).withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                .havingCause().isInstanceOf(LeaseAcquisitionException.class).withMessageContaining("client was closed");
+        assertThat(reported.get(5, TimeUnit.SECONDS).lossCause()).isEqualTo("the lease client was closed");
+        assertThat(held.state()).isEqualTo(FencingLease.State.LOST);
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(lockKeys(resource)).isEmpty());
+    }
+
+    /** If the FENCE marker cannot be published, acquire fails and the lock is released, not left held by nobody. */
+    @Test
+    void failedMarkerReleasesTheLock() throws Exception {
+        Map<String, Object> unreachable = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1", ProducerConfig.MAX_BLOCK_MS_CONFIG, 500);
+        try (FencingLeaseClient client = newClient();
+             FencedProducer<String> producer = FencedProducer.create(unreachable, new StringSerializer(), "fenced-writes", "marker-test")) {
+            assertThatThrownBy(() -> producer.acquire(client, "marker-fails", TTL, Duration.ofSeconds(5)))
+                    .isInstanceOf(LeaseAcquisitionException.class).hasMessageContaining("could not publish its FENCE marker");
+            assertThat(lockKeys("marker-fails")).isEmpty();
+        }
+    }
+
     @Test
     void timedOutAcquisitionLeavesNoLockKeyOrLease() throws Exception {
         String resource = "timed-out";
         try (FencingLeaseClient a = newClient(); FencingLeaseClient b = newClient()) {
             FencingLease held = a.acquire(resource, TTL, TIMEOUT);
             try {
-                assertThatThrownBy(() -> b.acquire(resource, TTL, Duration.ofSeconds(1))).isInstanceOf(LeaseAcquisitionException.class);
+                assertThatThrownBy(() -> b.acquire(resource, TTL, Duration.ofSeconds(1))).isInstanceOf(LeaseAcquisitionException.class)
+                        .hasMessageContaining("waiting for the lock on timed-out (another holder has it)");
 
-                assertThat(lockKeys(resource)).extracting(KeyValue::getLease).containsExactly(held.leaseId());
-                assertThat(leaseIds()).containsExactly(held.leaseId());
+                // The given-up lease is revoked asynchronously (so the timeout holds even if etcd stalls).
+                await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+                    assertThat(lockKeys(resource)).extracting(KeyValue::getLease).containsExactly(held.leaseId());
+                    assertThat(leaseIds()).containsExactly(held.leaseId());
+                });
             } finally {
                 held.close();
             }
@@ -213,8 +293,9 @@ class FencingLeaseIT {
         try (FencingLeaseClient client = new FencingLeaseClient(List.of("http://127.0.0.1:1"), FencingLeaseClient.DEFAULT_LOCK_PREFIX)) {
             long start = System.nanoTime();
 
-            assertThatThrownBy(() -> client.acquire("unreachable", TTL, Duration.ofSeconds(2)))
-                    .isInstanceOf(LeaseAcquisitionException.class).hasMessageContaining("grant a lease for unreachable");
+            assertThatThrownBy(() -> client.acquire("unreachable", TTL, Duration.ofSeconds(4)))
+                    .isInstanceOf(LeaseAcquisitionException.class).hasMessageContaining("grant a lease for unreachable")
+                    .hasMessageContaining("etcd is unreachable: is it running at etcd.endpoints=http://127.0.0.1:1");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
         }
     }
