@@ -131,6 +131,58 @@ class BillingScenarioIT {
         assertThat(computedBy(LocalStack.TABLE, customer)).isEqualTo("holder");
     }
 
+    /**
+     * 500 records over 50 keys straight onto the accepted topic (past the enforcer), 100 of them
+     * stale: the real Connect worker's sink applies 400 and dead-letters exactly the 100 stale ones
+     * with STALE_TOKEN, and every row ends at its key's highest fence.
+     */
+    @Test
+    void sinkAppliesFourHundredAndDeadLettersTheHundredStaleOfFiveHundred() throws Exception {
+        String prefix = "batch-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+        long[] tokens = {1, 2, 1, 3, 4, 2, 5, 6, 7, 8}; // per key; the 3rd and 6th are stale
+        java.util.Random random = new java.util.Random(20261129);
+        int[] next = new int[50];
+        AvroSerializer<BillingSummary> serializer = serializer();
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(), ProducerConfig.LINGER_MS_CONFIG, 50);
+        int sent = 0;
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+            while (sent < 500) {
+                int key = random.nextInt(50);
+                if (next[key] < tokens.length) {
+                    long token = tokens[next[key]++];
+                    String customer = prefix + key;
+                    RecordHeaders headers = new RecordHeaders();
+                    headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
+                    headers.add(FenceHeaders.SEQ, FenceHeaders.encode(1));
+                    producer.send(new ProducerRecord<>(FenceTopics.ACCEPTED, null, customer,
+                            serializer.serialize(FenceTopics.ACCEPTED, summary(customer, token * 100, "batch")), headers));
+                    sent++;
+                }
+            }
+            producer.flush();
+        }
+
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+            List<ConsumerRecord<String, byte[]>> rejected = readPrefix(FenceTopics.REJECTED, prefix);
+            assertThat(rejected).hasSize(100).allSatisfy(r -> {
+                assertThat(header(r, FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
+                assertThat(header(r, FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_SINK);
+            });
+        });
+        try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
+             PreparedStatement statement = connection.prepareStatement("SELECT count(*), min(fence_token), max(fence_token), min(amount_minor) FROM "
+                     + LocalStack.TABLE + " WHERE resource_key LIKE ?")) {
+            statement.setString(1, prefix + "%");
+            try (ResultSet rows = statement.executeQuery()) {
+                assertThat(rows.next()).isTrue();
+                assertThat(rows.getLong(1)).isEqualTo(50);
+                assertThat(rows.getLong(2)).isEqualTo(8);
+                assertThat(rows.getLong(3)).isEqualTo(8);
+                assertThat(rows.getLong(4)).isEqualTo(800);
+            }
+        }
+    }
+
     @Test
     void avroSerdeRoundTripsThroughTheRealSchemaRegistry() {
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
@@ -193,6 +245,28 @@ class BillingScenarioIT {
             while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
                 for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
                     if (key.equals(record.key())) {
+                        found.add(record);
+                    }
+                }
+            }
+        }
+        return found;
+    }
+
+    /** Every committed record of {@code topic} whose key starts with {@code prefix}. */
+    private static List<ConsumerRecord<String, byte[]>> readPrefix(String topic, String prefix) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<ConsumerRecord<String, byte[]>> found = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+            var partitions = consumer.partitionsFor(topic).stream().map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            var end = consumer.endOffsets(partitions);
+            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    if (record.key() != null && record.key().startsWith(prefix)) {
                         found.add(record);
                     }
                 }

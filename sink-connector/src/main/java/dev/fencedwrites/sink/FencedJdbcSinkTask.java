@@ -2,7 +2,6 @@ package dev.fencedwrites.sink;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fencedwrites.schemas.Decision;
 import dev.fencedwrites.schemas.Fence;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceOp;
@@ -22,8 +21,12 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.errors.RetriableException;
@@ -36,7 +39,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes each record's {@code BillingSummary} with the fence-guarded upsert, one transaction per
- * batch, and reports every record the database guard refuses to the errant record reporter (the
+ * batch of a few multi-row statements ({@link BillingSummaryTable#writeAll}), and reports every record the database guard refuses to the errant record reporter (the
  * dead-letter topic) with {@code fence.rejected.reason}, {@code fence.rejected.stage=sink} and
  * {@code fence.rejected.highest}. Expects {@code key.converter=StringConverter},
  * {@code value.converter=ByteArrayConverter} (Confluent wire format bytes) and
@@ -53,6 +56,8 @@ public final class FencedJdbcSinkTask extends SinkTask {
     private AvroDeserializer<BillingSummary> values;
     private ErrantRecordReporter reporter;
     private int failedAttempts;
+    /** Per source partition: the offset after the last record written or reported. */
+    private final Map<TopicPartition, OffsetAndMetadata> handled = new ConcurrentHashMap<>();
 
     private record Rejection(SinkRecord record, RejectionReason reason, Fence highest, String detail) {
         /** Not written and not a rejection: a FENCE marker, which carries no data. */
@@ -67,6 +72,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
     @Override
     public void start(Map<String, String> props) {
         config = new FencedJdbcSinkConfig(props);
+        handled.clear();
         for (RejectionReason reason : RejectionReason.values()) {
             rejected.put(reason, new AtomicLong());
         }
@@ -113,15 +119,39 @@ public final class FencedJdbcSinkTask extends SinkTask {
         int applied = 0;
         try (Connection connection = pool.getConnection()) {
             try {
-                for (SinkRecord record : records) {
-                    Rejection rejection = writeOrRefuse(connection, record);
-                    if (rejection == null) {
+                // Pass 1: decode and check each record; those that cannot be written are rejected here.
+                Rejection[] early = new Rejection[records.size()];
+                List<SinkRecord> ordered = new ArrayList<>(records);
+                List<BillingSummaryTable.Row> rows = new ArrayList<>();
+                List<Integer> rowRecords = new ArrayList<>();
+                for (int i = 0; i < ordered.size(); i++) {
+                    Object prepared = prepare(connection, ordered.get(i));
+                    if (prepared instanceof BillingSummaryTable.Row row) {
+                        rows.add(row);
+                        rowRecords.add(i);
+                    } else {
+                        early[i] = (Rejection) prepared;
+                    }
+                }
+                // Pass 2: the guarded upsert for all rows, a few round trips per batch.
+                List<BillingSummaryTable.Outcome> outcomes = table.writeAll(connection, rows);
+                Rejection[] late = new Rejection[records.size()];
+                for (int r = 0; r < rows.size(); r++) {
+                    BillingSummaryTable.Outcome outcome = outcomes.get(r);
+                    if (outcome.decision().accepted()) {
                         applied++;
-                    } else if (rejection != Rejection.SKIPPED) {
-                        rejections.add(rejection);
+                    } else {
+                        late[rowRecords.get(r)] = new Rejection(ordered.get(rowRecords.get(r)), outcome.decision().reason(), outcome.highest(),
+                                outcome.detail());
                     }
                 }
                 connection.commit();
+                for (int i = 0; i < ordered.size(); i++) {
+                    Rejection rejection = early[i] != null ? early[i] : late[i];
+                    if (rejection != null && rejection != Rejection.SKIPPED) {
+                        rejections.add(rejection);
+                    }
+                }
             } catch (SQLException | RuntimeException e) {
                 connection.rollback();
                 throw e;
@@ -137,41 +167,47 @@ public final class FencedJdbcSinkTask extends SinkTask {
         failedAttempts = 0;
         written.addAndGet(applied);
         rejections.forEach(this::report);
+        for (SinkRecord record : records) {
+            handled.merge(new TopicPartition(record.originalTopic(), record.originalKafkaPartition()),
+                    new OffsetAndMetadata(record.originalKafkaOffset() + 1), (a, b) -> a.offset() >= b.offset() ? a : b);
+        }
         LOG.debug("batch of {}: {} written, {} fenced", records.size(), applied, rejections.size());
     }
 
     /**
-     * Writes one record inside a savepoint: when the database refuses the record itself (e.g. a
-     * NUL character in the key or a text field), only that record is rolled back and dead-lettered.
+     * Offsets to commit: only past records this task has written or reported (every record of a
+     * {@code put} that returned); Connect's own view may include records handed to a {@code put}
+     * that failed and will be redelivered.
      */
-    private Rejection writeOrRefuse(Connection connection, SinkRecord record) throws SQLException {
-        Savepoint beforeRecord = connection.setSavepoint();
-        try {
-            Rejection rejection = write(connection, record);
-            connection.releaseSavepoint(beforeRecord);
-            return rejection;
-        } catch (SQLException e) {
-            if (!isDataError(e)) {
-                throw e;
+    @Override
+    public Map<TopicPartition, OffsetAndMetadata> preCommit(Map<TopicPartition, OffsetAndMetadata> currentOffsets) {
+        Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
+        for (TopicPartition partition : currentOffsets.keySet()) {
+            OffsetAndMetadata done = handled.get(partition);
+            if (done != null) {
+                commit.put(partition, done);
             }
-            connection.rollback(beforeRecord);
-            return new Rejection(record, RejectionReason.MALFORMED_VALUE, null, "the database refused the record: " + e.getMessage());
         }
+        return commit;
     }
 
-    private Rejection write(Connection connection, SinkRecord record) throws SQLException {
+    /**
+     * Checks one record: a {@link BillingSummaryTable.Row} to write, or the {@link Rejection} that
+     * keeps it from the table ({@link Rejection#SKIPPED} for a FENCE marker).
+     */
+    private Object prepare(Connection connection, SinkRecord record) throws SQLException {
         Object key = record.key();
         if (key == null || key.toString().isEmpty()) {
             return new Rejection(record, RejectionReason.MISSING_KEY, null, "null or empty key");
         }
         FenceStamp.Parsed parsed = FenceStamp.parse(ConnectHeaderLookup.of(record.headers()));
         if (!parsed.valid()) {
-            return new Rejection(record, parsed.rejection(), table.storedFence(connection, key.toString()), parsed.detail());
+            return new Rejection(record, parsed.rejection(), storedFence(connection, key.toString()), parsed.detail());
         }
         FenceStamp stamp = parsed.stamp();
         if (stamp.op() == FenceOp.FENCE) {
             if (record.value() != null) {
-                return new Rejection(record, RejectionReason.INVALID_MARKER, table.storedFence(connection, key.toString()), "FENCE marker with a value");
+                return new Rejection(record, RejectionReason.INVALID_MARKER, storedFence(connection, key.toString()), "FENCE marker with a value");
             }
             // The enforcer never forwards markers; one arriving here came around it and writes no data.
             LOG.info("skipping FENCE marker for {} with {} (markers carry no data)", key, stamp.fence());
@@ -187,19 +223,25 @@ public final class FencedJdbcSinkTask extends SinkTask {
             if (RegistryErrors.isRefused(e)) {
                 throw new ConnectException("the schema registry refused this connector's credentials: " + e.getMessage(), e);
             }
-            return new Rejection(record, RejectionReason.MALFORMED_VALUE, table.storedFence(connection, key.toString()), e.getMessage());
+            return new Rejection(record, RejectionReason.MALFORMED_VALUE, storedFence(connection, key.toString()), e.getMessage());
         }
-        Decision decision = table.write(connection, key.toString(), value, stamp.fence());
-        if (decision.accepted()) {
-            return null;
-        }
-        return new Rejection(record, decision.reason(), table.storedFence(connection, key.toString()), "incoming " + stamp.fence());
+        return new BillingSummaryTable.Row(key.toString(), value, stamp.fence());
     }
 
-    /** SQLState class 22 (data exception) or 23 (integrity constraint violation): retrying cannot help. */
-    private static boolean isDataError(SQLException e) {
-        String state = e.getSQLState();
-        return state != null && (state.startsWith("22") || state.startsWith("23"));
+    /** The key's stored fence for a rejection's {@code fence.rejected.highest}; a key the database refuses has none. */
+    private Fence storedFence(Connection connection, String key) throws SQLException {
+        Savepoint before = connection.setSavepoint();
+        try {
+            Fence fence = table.storedFence(connection, key);
+            connection.releaseSavepoint(before);
+            return fence;
+        } catch (SQLException e) {
+            if (!BillingSummaryTable.isDataError(e)) {
+                throw e;
+            }
+            connection.rollback(before);
+            return null;
+        }
     }
 
     /** A failure that may pass on retry, such as the schema registry being unreachable. */
@@ -255,8 +297,13 @@ public final class FencedJdbcSinkTask extends SinkTask {
     }
 
     @Override
-    public void open(Collection<org.apache.kafka.common.TopicPartition> partitions) {
+    public void open(Collection<TopicPartition> partitions) {
         failedAttempts = 0;
+    }
+
+    @Override
+    public void close(Collection<TopicPartition> partitions) {
+        partitions.forEach(handled::remove);
     }
 
     @Override

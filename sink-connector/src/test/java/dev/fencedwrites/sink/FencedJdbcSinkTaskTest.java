@@ -129,6 +129,24 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).isEmpty();
     }
 
+    /** Offsets to commit cover only records a put() finished (written or reported), never those of a put() that failed. */
+    @Test
+    void preCommitCommitsOnlyRecordsThatWereHandled() throws SQLException {
+        startTask(registry.url());
+        org.apache.kafka.common.TopicPartition partition = new org.apache.kafka.common.TopicPartition(TOPIC, PARTITION);
+        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> consumed =
+                Map.of(partition, new org.apache.kafka.clients.consumer.OffsetAndMetadata(100));
+
+        assertThat(task.preCommit(consumed)).as("nothing handled yet").isEmpty();
+        task.put(List.of(write(KEY, 700, 7, 1, 10), write(KEY, 500, 5, 1, 11)));
+
+        assertThat(task.preCommit(consumed)).containsExactly(Map.entry(partition, new org.apache.kafka.clients.consumer.OffsetAndMetadata(12)));
+        task.stop();
+        startTask(UNREACHABLE_REGISTRY);
+        assertThatThrownBy(() -> task.put(List.of(write(KEY, 800, 8, 1, 12)))).isInstanceOf(RetriableException.class);
+        assertThat(task.preCommit(consumed)).as("a failed put() commits nothing").isEmpty();
+    }
+
     @Test
     void registryOutageFailsTheTaskAfterMaxRetries() throws SQLException {
         startTask(UNREACHABLE_REGISTRY);

@@ -9,9 +9,16 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.sql.Timestamp;
 import java.sql.Types;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * The {@code BillingSummary} table: one row per record key, the data columns, {@code deleted}
@@ -31,9 +38,19 @@ public final class BillingSummaryTable {
     static final String SEQ_AFTER = "CASE WHEN t.fence_token = EXCLUDED.fence_token AND EXCLUDED.fence_seq IS NULL"
             + " THEN t.fence_seq ELSE EXCLUDED.fence_seq END";
 
+    /** Data and fence columns written per row, in statement order. */
+    private static final String COLUMNS = "resource_key, customer_id, billing_period, amount_minor, currency, line_items,"
+            + " computed_at, computed_by, deleted, fence_token, fence_seq, updated_at";
+    private static final String ROW_PLACEHOLDERS = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())";
+    private static final int PARAMETERS_PER_ROW = 11;
+    /** Rows per statement: PostgreSQL's protocol allows 65 535 bind parameters per statement. */
+    static final int MAX_ROWS_PER_STATEMENT = 1_000;
+
     private final String table;
     private final String upsert;
+    private final String conflictClause;
     private final String selectFence;
+    private final String selectFences;
 
     /**
      * @param table   a plain SQL identifier
@@ -41,16 +58,15 @@ public final class BillingSummaryTable {
      */
     public BillingSummaryTable(String table, boolean guarded) {
         this.table = table;
-        this.upsert = "INSERT INTO " + table + " AS t (resource_key, customer_id, billing_period, amount_minor, currency, line_items,"
-                + " computed_at, computed_by, deleted, fence_token, fence_seq, updated_at)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())"
-                + " ON CONFLICT (resource_key) DO UPDATE SET customer_id = EXCLUDED.customer_id, billing_period = EXCLUDED.billing_period,"
+        this.conflictClause = " ON CONFLICT (resource_key) DO UPDATE SET customer_id = EXCLUDED.customer_id, billing_period = EXCLUDED.billing_period,"
                 + " amount_minor = EXCLUDED.amount_minor, currency = EXCLUDED.currency, line_items = EXCLUDED.line_items,"
                 + " computed_at = EXCLUDED.computed_at, computed_by = EXCLUDED.computed_by, deleted = EXCLUDED.deleted,"
                 + " fence_token = EXCLUDED.fence_token, fence_seq = " + SEQ_AFTER + ", updated_at = now()"
                 + (guarded ? " WHERE " + GUARD : "")
-                + " RETURNING fence_token";
+                + " RETURNING resource_key";
+        this.upsert = "INSERT INTO " + table + " AS t (" + COLUMNS + ") VALUES " + ROW_PLACEHOLDERS + conflictClause;
         this.selectFence = "SELECT fence_token, fence_seq FROM " + table + " WHERE resource_key = ?";
+        this.selectFences = "SELECT resource_key, fence_token, fence_seq FROM " + table + " WHERE resource_key = ANY (?)";
     }
 
     /** Creates the table if it does not exist. */
@@ -74,27 +90,7 @@ public final class BillingSummaryTable {
      */
     public Decision write(Connection connection, String key, BillingSummary value, Fence fence) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(upsert)) {
-            statement.setString(1, key);
-            if (value == null) {
-                for (int i = 2; i <= 8; i++) {
-                    statement.setNull(i, i == 4 ? Types.BIGINT : i == 6 ? Types.INTEGER : i == 7 ? Types.TIMESTAMP_WITH_TIMEZONE : Types.VARCHAR);
-                }
-            } else {
-                statement.setString(2, value.getCustomerId());
-                statement.setString(3, value.getBillingPeriod());
-                statement.setLong(4, value.getAmountMinor());
-                statement.setString(5, value.getCurrency());
-                statement.setInt(6, value.getLineItems());
-                statement.setTimestamp(7, Timestamp.from(value.getComputedAt()));
-                statement.setString(8, value.getComputedBy());
-            }
-            statement.setBoolean(9, value == null);
-            statement.setLong(10, fence.token());
-            if (fence.hasSeq()) {
-                statement.setLong(11, fence.seq());
-            } else {
-                statement.setNull(11, Types.BIGINT);
-            }
+            bind(statement, 0, new Row(key, value, fence));
             try (ResultSet applied = statement.executeQuery()) {
                 if (applied.next()) {
                     return Decision.accept();
@@ -105,6 +101,180 @@ public final class BillingSummaryTable {
         Decision decision = FenceRule.decide(stored, fence);
         // The row is locked by the failed upsert, so the stored fence cannot have moved in between.
         return decision.accepted() ? Decision.reject(RejectionReason.STALE_TOKEN) : decision;
+    }
+
+    /**
+     * One record to write: the record key, the summary ({@code null} for a delete) and its fence.
+     *
+     * @param key   the row's primary key, non-empty
+     * @param value the summary, or {@code null} for a delete
+     * @param fence the record's fence
+     */
+    public record Row(String key, BillingSummary value, Fence fence) {
+    }
+
+    /**
+     * What happened to one {@link Row} of {@link #writeAll}.
+     *
+     * @param decision accept, or the rejection reason ({@code MALFORMED_VALUE} when the database refused the row's data)
+     * @param highest  the key's stored fence when rejected, or {@code null}
+     * @param detail   why, for logs and the dead-letter record; {@code null} when accepted
+     */
+    public record Outcome(Decision decision, Fence highest, String detail) {
+    }
+
+    /**
+     * Writes {@code rows} inside the caller's transaction in few round trips and returns each
+     * row's outcome, in input order. Rows are grouped into waves where each key appears at most
+     * once (a key's n-th row goes into wave n, so its rows are applied in input order); each wave
+     * is one multi-row guarded upsert whose {@code RETURNING} names the applied keys, and one
+     * {@code SELECT} reads the fences that refused the others. If the database refuses a wave's
+     * data (SQLState class 22 or 23), that wave is rolled back to its savepoint and written row by
+     * row, so only the offending rows come back as {@code MALFORMED_VALUE}.
+     *
+     * @throws SQLException on any other database error (the caller rolls back and retries)
+     */
+    public List<Outcome> writeAll(Connection connection, List<Row> rows) throws SQLException {
+        Outcome[] outcomes = new Outcome[rows.size()];
+        List<List<Integer>> waves = new ArrayList<>();
+        Map<String, Integer> seen = new HashMap<>();
+        for (int i = 0; i < rows.size(); i++) {
+            int wave = seen.merge(rows.get(i).key(), 1, Integer::sum) - 1;
+            while (waves.size() <= wave) {
+                waves.add(new ArrayList<>());
+            }
+            waves.get(wave).add(i);
+        }
+        for (List<Integer> wave : waves) {
+            for (int from = 0; from < wave.size(); from += MAX_ROWS_PER_STATEMENT) {
+                List<Integer> chunk = wave.subList(from, Math.min(wave.size(), from + MAX_ROWS_PER_STATEMENT));
+                Savepoint beforeChunk = connection.setSavepoint();
+                try {
+                    writeChunk(connection, rows, chunk, outcomes);
+                    connection.releaseSavepoint(beforeChunk);
+                } catch (SQLException e) {
+                    if (!isDataError(e)) {
+                        throw e;
+                    }
+                    connection.rollback(beforeChunk);
+                    writeOneByOne(connection, rows, chunk, outcomes);
+                }
+            }
+        }
+        return List.of(outcomes);
+    }
+
+    private void writeChunk(Connection connection, List<Row> rows, List<Integer> chunk, Outcome[] outcomes) throws SQLException {
+        StringBuilder sql = new StringBuilder("INSERT INTO ").append(table).append(" AS t (").append(COLUMNS).append(") VALUES ");
+        for (int i = 0; i < chunk.size(); i++) {
+            sql.append(i == 0 ? "" : ", ").append(ROW_PLACEHOLDERS);
+        }
+        sql.append(conflictClause);
+        Set<String> applied = new HashSet<>();
+        try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
+            for (int i = 0; i < chunk.size(); i++) {
+                bind(statement, i * PARAMETERS_PER_ROW, rows.get(chunk.get(i)));
+            }
+            try (ResultSet returned = statement.executeQuery()) {
+                while (returned.next()) {
+                    applied.add(returned.getString(1));
+                }
+            }
+        }
+        List<String> refusedKeys = new ArrayList<>();
+        for (int index : chunk) {
+            if (applied.contains(rows.get(index).key())) {
+                outcomes[index] = new Outcome(Decision.accept(), null, null);
+            } else {
+                refusedKeys.add(rows.get(index).key());
+            }
+        }
+        if (refusedKeys.isEmpty()) {
+            return;
+        }
+        // The refused rows' keys were not touched by this statement (one row per key), and the
+        // failed upsert locked them, so these are the fences that refused them.
+        Map<String, Fence> stored = storedFences(connection, refusedKeys);
+        for (int index : chunk) {
+            if (outcomes[index] == null) {
+                Row row = rows.get(index);
+                Fence highest = stored.get(row.key());
+                Decision decision = FenceRule.decide(highest, row.fence());
+                outcomes[index] = new Outcome(decision.accepted() ? Decision.reject(RejectionReason.STALE_TOKEN) : decision, highest,
+                        "incoming " + row.fence());
+            }
+        }
+    }
+
+    private void writeOneByOne(Connection connection, List<Row> rows, List<Integer> chunk, Outcome[] outcomes) throws SQLException {
+        for (int index : chunk) {
+            Row row = rows.get(index);
+            Savepoint beforeRow = connection.setSavepoint();
+            try {
+                Decision decision = write(connection, row.key(), row.value(), row.fence());
+                connection.releaseSavepoint(beforeRow);
+                outcomes[index] = decision.accepted() ? new Outcome(decision, null, null)
+                        : new Outcome(decision, storedFence(connection, row.key()), "incoming " + row.fence());
+            } catch (SQLException e) {
+                if (!isDataError(e)) {
+                    throw e;
+                }
+                connection.rollback(beforeRow);
+                outcomes[index] = new Outcome(Decision.reject(RejectionReason.MALFORMED_VALUE), null,
+                        "the database refused the record: " + e.getMessage());
+            }
+        }
+    }
+
+    /** SQLState class 22 (data exception) or 23 (integrity constraint violation): this data can never be written. */
+    public static boolean isDataError(SQLException e) {
+        String state = e.getSQLState();
+        return state != null && (state.startsWith("22") || state.startsWith("23"));
+    }
+
+    private static void bind(PreparedStatement statement, int offset, Row row) throws SQLException {
+        BillingSummary value = row.value();
+        statement.setString(offset + 1, row.key());
+        if (value == null) {
+            statement.setNull(offset + 2, Types.VARCHAR);
+            statement.setNull(offset + 3, Types.VARCHAR);
+            statement.setNull(offset + 4, Types.BIGINT);
+            statement.setNull(offset + 5, Types.VARCHAR);
+            statement.setNull(offset + 6, Types.INTEGER);
+            statement.setNull(offset + 7, Types.TIMESTAMP_WITH_TIMEZONE);
+            statement.setNull(offset + 8, Types.VARCHAR);
+        } else {
+            statement.setString(offset + 2, value.getCustomerId());
+            statement.setString(offset + 3, value.getBillingPeriod());
+            statement.setLong(offset + 4, value.getAmountMinor());
+            statement.setString(offset + 5, value.getCurrency());
+            statement.setInt(offset + 6, value.getLineItems());
+            statement.setTimestamp(offset + 7, Timestamp.from(value.getComputedAt()));
+            statement.setString(offset + 8, value.getComputedBy());
+        }
+        statement.setBoolean(offset + 9, value == null);
+        statement.setLong(offset + 10, row.fence().token());
+        if (row.fence().hasSeq()) {
+            statement.setLong(offset + 11, row.fence().seq());
+        } else {
+            statement.setNull(offset + 11, Types.BIGINT);
+        }
+    }
+
+    /** The stored fences of {@code keys} that have a row. */
+    private Map<String, Fence> storedFences(Connection connection, List<String> keys) throws SQLException {
+        Map<String, Fence> fences = new HashMap<>();
+        try (PreparedStatement statement = connection.prepareStatement(selectFences)) {
+            statement.setArray(1, connection.createArrayOf("text", keys.toArray()));
+            try (ResultSet rows = statement.executeQuery()) {
+                while (rows.next()) {
+                    long token = rows.getLong(2);
+                    long seq = rows.getLong(3);
+                    fences.put(rows.getString(1), new Fence(token, rows.wasNull() ? Fence.NO_SEQ : seq));
+                }
+            }
+        }
+        return fences;
     }
 
     /** The row's fence, or {@code null} when the key has no row. */
