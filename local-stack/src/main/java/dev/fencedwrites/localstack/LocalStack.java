@@ -61,6 +61,7 @@ public final class LocalStack implements AutoCloseable {
     private PostgresServer postgres;
     private Service enforcer;
     private Service connect;
+    private Runnable restartConnect;
 
     private LocalStack(Path dir) {
         this.dir = dir;
@@ -110,9 +111,17 @@ public final class LocalStack implements AutoCloseable {
             createTopics();
             Future<Service> enforcerStart = pool.submit(timed(progress, "fence enforcer",
                     () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address())));
-            Future<Service> connectStart = pool.submit(timed(progress, "Connect worker + sink",
-                    () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.address(), Path.of(locations.getProperty("connect.plugin.path")),
-                            connectors(unfencedControl))));
+            Callable<Service> startConnect = () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.address(),
+                    Path.of(locations.getProperty("connect.plugin.path")), connectors(unfencedControl));
+            restartConnect = () -> {
+                try {
+                    connect = startConnect.call();
+                    started.push(connect);
+                } catch (Exception e) {
+                    throw new IllegalStateException("could not restart the Connect worker: " + e.getMessage(), e);
+                }
+            };
+            Future<Service> connectStart = pool.submit(timed(progress, "Connect worker + sink", startConnect));
             enforcer = await(enforcerStart);
             connect = await(connectStart);
         } finally {
@@ -208,6 +217,17 @@ public final class LocalStack implements AutoCloseable {
         List<ProcessHandle> children = ProcessHandle.current().descendants().toList();
         children.forEach(ProcessHandle::destroy);
         children.forEach(child -> ChildProcess.terminate(child, Duration.ofSeconds(10)));
+    }
+
+    /** Kills the Connect worker with SIGKILL, as a crash would: no offset commit, no task stop. For tests. */
+    public synchronized void killConnect() throws InterruptedException {
+        connect.process().signal("KILL");
+        connect.process().waitFor(Duration.ofSeconds(30));
+    }
+
+    /** Starts the Connect worker again with the same directory and connectors; returns when its tasks run. For tests. */
+    public synchronized void restartConnect() {
+        restartConnect.run();
     }
 
     /** Where data and logs are. */
