@@ -3,7 +3,15 @@ package dev.fencedwrites.sink;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import dev.fencedwrites.sink.internal.BillingSummaryTable;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Properties;
+import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.connect.connector.Task;
 import org.apache.kafka.connect.sink.SinkConnector;
 
@@ -33,6 +41,50 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
 
     @Override
     public void stop() {
+    }
+
+    /**
+     * Connect's checks of each setting, then: can the database be reached with these settings, and
+     * does the table fit (or will {@code auto.create} make it)? Problems are attached to
+     * {@code connection.url} and {@code table.name}, so Connect's REST API shows them before the
+     * connector is created.
+     */
+    @Override
+    public Config validate(Map<String, String> connectorConfigs) {
+        Config config = super.validate(connectorConfigs);
+        Map<String, ConfigValue> values = new java.util.HashMap<>();
+        config.configValues().forEach(value -> values.put(value.name(), value));
+        if (config.configValues().stream().anyMatch(value -> !value.errorMessages().isEmpty())) {
+            return config;
+        }
+        FencedJdbcSinkConfig parsed;
+        try {
+            parsed = new FencedJdbcSinkConfig(connectorConfigs);
+            parsed.tableName();
+        } catch (ConfigException e) {
+            values.get(FencedJdbcSinkConfig.TABLE_NAME).addErrorMessage(e.getMessage());
+            return config;
+        }
+        Properties login = new Properties();
+        if (parsed.getString(FencedJdbcSinkConfig.CONNECTION_USER) != null) {
+            login.setProperty("user", parsed.getString(FencedJdbcSinkConfig.CONNECTION_USER));
+        }
+        if (parsed.password() != null) {
+            login.setProperty("password", parsed.password());
+        }
+        login.setProperty("loginTimeout", "5");
+        try (Connection connection = DriverManager.getConnection(parsed.getString(FencedJdbcSinkConfig.CONNECTION_URL), login)) {
+            BillingSummaryTable table = new BillingSummaryTable(parsed.tableName(), true);
+            List<String> mismatches = table.mismatches(connection);
+            boolean missing = mismatches.size() == 1 && mismatches.get(0).contains("does not exist");
+            if (!mismatches.isEmpty() && !(missing && parsed.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE))) {
+                values.get(FencedJdbcSinkConfig.TABLE_NAME).addErrorMessage(String.join("; ", mismatches)
+                        + (missing ? " (set auto.create=true, or create it as: " + table.createStatement() + ")" : ""));
+            }
+        } catch (SQLException e) {
+            values.get(FencedJdbcSinkConfig.CONNECTION_URL).addErrorMessage("cannot connect to the database: " + e.getMessage());
+        }
+        return config;
     }
 
     @Override

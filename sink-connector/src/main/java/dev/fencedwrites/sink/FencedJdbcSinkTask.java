@@ -89,13 +89,21 @@ public final class FencedJdbcSinkTask extends SinkTask {
         if (!guarded) {
             LOG.warn("fence.guard.enabled=false: every record overwrites its row unconditionally; stale writes WILL win");
         }
-        if (config.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE)) {
-            try (Connection connection = pool.getConnection()) {
+        try (Connection connection = pool.getConnection()) {
+            if (config.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE)) {
                 table.createIfMissing(connection);
                 connection.commit();
-            } catch (SQLException e) {
-                throw new ConnectException("cannot create table " + config.tableName() + ": " + e.getMessage(), e);
             }
+            List<String> mismatches = table.mismatches(connection);
+            connection.rollback();
+            if (!mismatches.isEmpty()) {
+                throw new ConnectException("table " + config.tableName() + " does not fit the sink: " + String.join("; ", mismatches)
+                        + ". Fix the table, or let the sink create it (auto.create=true) as: " + table.createStatement());
+            }
+        } catch (SQLException | ConnectException e) {
+            pool.close();
+            throw e instanceof ConnectException connect ? connect
+                    : new ConnectException("cannot prepare table " + config.tableName() + ": " + e.getMessage(), e);
         }
         values = new AvroDeserializer<>(new RestSchemaRegistryClient(config.getString(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL), Duration.ofSeconds(10)),
                 BillingSummary.getClassSchema());

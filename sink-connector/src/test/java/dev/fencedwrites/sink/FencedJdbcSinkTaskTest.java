@@ -129,6 +129,49 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).isEmpty();
     }
 
+    @Test
+    void anExistingTableOfTheWrongShapeStopsTheTaskNamingTheMismatch() throws SQLException {
+        try (Connection connection = postgres.getPostgresDatabase().getConnection(); var statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE " + table + " (resource_key TEXT, fence_token TEXT, legacy TEXT NOT NULL)");
+        }
+
+        assertThatThrownBy(() -> startTask(registry.url())).isInstanceOf(ConnectException.class)
+                .hasMessageContaining("column " + table + ".fence_token is text, expected bigint or numeric")
+                .hasMessageContaining("table " + table + " has no column customer_id")
+                .hasMessageContaining("column " + table + ".legacy is NOT NULL but the sink does not write it")
+                .hasMessageContaining("no primary key or unique index on exactly (resource_key)")
+                .hasMessageContaining("CREATE TABLE IF NOT EXISTS " + table);
+    }
+
+    @Test
+    void connectorValidationReportsAnUnreachableDatabaseAndAMisfitTable() throws SQLException {
+        FencedJdbcSinkConnector connector = new FencedJdbcSinkConnector();
+        Map<String, String> good = Map.of(FencedJdbcSinkConfig.CONNECTION_URL, postgres.getJdbcUrl("postgres", "postgres"),
+                FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registry.url(), FencedJdbcSinkConfig.TABLE_NAME, table);
+        assertThat(errors(connector.validate(good))).as("a missing table is fine with auto.create").isEmpty();
+
+        Map<String, String> unreachable = new java.util.HashMap<>(good);
+        unreachable.put(FencedJdbcSinkConfig.CONNECTION_URL, "jdbc:postgresql://127.0.0.1:1/postgres");
+        assertThat(errors(connector.validate(unreachable))).singleElement().asString()
+                .startsWith("connection.url: cannot connect to the database");
+
+        Map<String, String> noAutoCreate = new java.util.HashMap<>(good);
+        noAutoCreate.put(FencedJdbcSinkConfig.AUTO_CREATE, "false");
+        assertThat(errors(connector.validate(noAutoCreate))).singleElement().asString()
+                .contains("table.name: table " + table + " does not exist").contains("set auto.create=true");
+
+        try (Connection connection = postgres.getPostgresDatabase().getConnection(); var statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE " + table + " (resource_key TEXT PRIMARY KEY)");
+        }
+        assertThat(errors(connector.validate(good))).singleElement().asString().contains("has no column fence_token");
+    }
+
+    private static List<String> errors(org.apache.kafka.common.config.Config config) {
+        List<String> errors = new ArrayList<>();
+        config.configValues().forEach(value -> value.errorMessages().forEach(message -> errors.add(value.name() + ": " + message)));
+        return errors;
+    }
+
     /** Offsets to commit cover only records a put() finished (written or reported), never those of a put() that failed. */
     @Test
     void preCommitCommitsOnlyRecordsThatWereHandled() throws SQLException {

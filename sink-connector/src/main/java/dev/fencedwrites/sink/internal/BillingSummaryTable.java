@@ -69,13 +69,89 @@ public final class BillingSummaryTable {
         this.selectFences = "SELECT resource_key, fence_token, fence_seq FROM " + table + " WHERE resource_key = ANY (?)";
     }
 
+    /** Each column the upsert writes, and the PostgreSQL types ({@code information_schema} names) it accepts. */
+    private static final Map<String, Set<String>> EXPECTED_COLUMNS = expectedColumns();
+
+    private static Map<String, Set<String>> expectedColumns() {
+        Set<String> text = Set.of("text", "character varying");
+        Map<String, Set<String>> columns = new java.util.LinkedHashMap<>();
+        columns.put("resource_key", text);
+        columns.put("customer_id", text);
+        columns.put("billing_period", text);
+        columns.put("amount_minor", Set.of("bigint", "numeric"));
+        columns.put("currency", text);
+        columns.put("line_items", Set.of("integer", "bigint"));
+        columns.put("computed_at", Set.of("timestamp with time zone"));
+        columns.put("computed_by", text);
+        columns.put("deleted", Set.of("boolean"));
+        columns.put("fence_token", Set.of("bigint", "numeric"));
+        columns.put("fence_seq", Set.of("bigint", "numeric"));
+        columns.put("updated_at", Set.of("timestamp with time zone"));
+        return columns;
+    }
+
+    /**
+     * Checks that the table exists in the connection's current schema with every column the
+     * upsert writes, in a compatible type, and a primary key or unique index on exactly
+     * {@code resource_key} (the upsert's conflict target).
+     *
+     * @return the mismatches, each naming the table, the column and what was expected; empty when the table fits
+     * @throws SQLException if the catalog cannot be read
+     */
+    public List<String> mismatches(Connection connection) throws SQLException {
+        Map<String, String> actual = new HashMap<>();
+        Map<String, String> nullable = new HashMap<>();
+        try (PreparedStatement statement = connection.prepareStatement("SELECT column_name, data_type, is_nullable FROM information_schema.columns"
+                + " WHERE table_schema = current_schema() AND table_name = ?")) {
+            statement.setString(1, table.toLowerCase(java.util.Locale.ROOT));
+            try (ResultSet rows = statement.executeQuery()) {
+                while (rows.next()) {
+                    actual.put(rows.getString(1), rows.getString(2));
+                    nullable.put(rows.getString(1), rows.getString(3));
+                }
+            }
+        }
+        if (actual.isEmpty()) {
+            return List.of("table " + table + " does not exist in the current schema");
+        }
+        List<String> problems = new ArrayList<>();
+        EXPECTED_COLUMNS.forEach((column, types) -> {
+            String type = actual.get(column);
+            if (type == null) {
+                problems.add("table " + table + " has no column " + column + " (expected " + String.join(" or ", new java.util.TreeSet<>(types)) + ")");
+            } else if (!types.contains(type)) {
+                problems.add("column " + table + "." + column + " is " + type + ", expected " + String.join(" or ", new java.util.TreeSet<>(types)));
+            }
+        });
+        for (Map.Entry<String, String> column : nullable.entrySet()) {
+            if ("NO".equals(column.getValue()) && !EXPECTED_COLUMNS.containsKey(column.getKey())) {
+                problems.add("column " + table + "." + column.getKey() + " is NOT NULL but the sink does not write it (give it a default or allow NULL)");
+            }
+        }
+        try (PreparedStatement statement = connection.prepareStatement("SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+                + " AND a.attnum = i.indkey[0] WHERE i.indrelid = to_regclass(?) AND i.indisunique AND i.indnatts = 1 AND a.attname = 'resource_key'")) {
+            statement.setString(1, table);
+            try (ResultSet rows = statement.executeQuery()) {
+                if (!rows.next()) {
+                    problems.add("table " + table + " has no primary key or unique index on exactly (resource_key), which the upsert's ON CONFLICT needs");
+                }
+            }
+        }
+        return problems;
+    }
+
+    /** The statement that creates the table, for error messages and {@link #createIfMissing}. */
+    public String createStatement() {
+        return "CREATE TABLE IF NOT EXISTS " + table + " ("
+                + "resource_key TEXT PRIMARY KEY, customer_id TEXT, billing_period TEXT, amount_minor BIGINT, currency TEXT,"
+                + " line_items INTEGER, computed_at TIMESTAMPTZ, computed_by TEXT, deleted BOOLEAN NOT NULL DEFAULT FALSE,"
+                + " fence_token BIGINT NOT NULL, fence_seq BIGINT, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())";
+    }
+
     /** Creates the table if it does not exist. */
     public void createIfMissing(Connection connection) throws SQLException {
         try (Statement statement = connection.createStatement()) {
-            statement.execute("CREATE TABLE IF NOT EXISTS " + table + " ("
-                    + "resource_key TEXT PRIMARY KEY, customer_id TEXT, billing_period TEXT, amount_minor BIGINT, currency TEXT,"
-                    + " line_items INTEGER, computed_at TIMESTAMPTZ, computed_by TEXT, deleted BOOLEAN NOT NULL DEFAULT FALSE,"
-                    + " fence_token BIGINT NOT NULL, fence_seq BIGINT, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())");
+            statement.execute(createStatement());
         }
     }
 
