@@ -45,7 +45,9 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
                     "Guard the upsert with the fencing decision rule. false writes every record unconditionally: only for demonstrating what the fence prevents.",
                     GROUP_WRITES, 3, Width.SHORT, "Fence guard")
             .define(MAX_RETRIES, Type.INT, 10, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
-                    "How often a batch that failed with an SQL error is retried before the task fails.", GROUP_RETRIES, 1, Width.SHORT, "Max retries")
+                    "How often a batch that failed with a transient error (connection lost, deadlock or serialization failure, lock or statement timeout,"
+                            + " database shutdown, schema registry unreachable) is retried before the task fails. Other database errors fail the task at once;"
+                            + " records whose data the database refuses go to the dead-letter topic.", GROUP_RETRIES, 1, Width.SHORT, "Max retries")
             .define(RETRY_BACKOFF_MS, Type.LONG, 1000L, ConfigDef.Range.atLeast(0), Importance.LOW,
                     "Wait before a retry, in milliseconds.", GROUP_RETRIES, 2, Width.SHORT, "Retry backoff (ms)");
 

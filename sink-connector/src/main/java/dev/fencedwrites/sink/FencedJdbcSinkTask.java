@@ -13,6 +13,7 @@ import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
 import dev.fencedwrites.sink.internal.BillingSummaryTable;
 import dev.fencedwrites.sink.internal.ConnectHeaderLookup;
 import dev.fencedwrites.sink.internal.RegistryErrors;
+import dev.fencedwrites.sink.internal.SqlErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
@@ -165,10 +166,16 @@ public final class FencedJdbcSinkTask extends SinkTask {
                 throw e;
             }
         } catch (SQLException | TransientFailure e) {
-            if (++failedAttempts > config.getInt(FencedJdbcSinkConfig.MAX_RETRIES)) {
-                throw new ConnectException("giving up after " + (failedAttempts - 1) + " retries: " + e.getMessage(), e);
+            if (e instanceof SQLException sql && !SqlErrors.isTransient(sql)) {
+                // Data errors never get here (writeAll dead-letters those records); this is the table or the database itself.
+                throw new ConnectException("the database refused the batch and retrying cannot help: " + SqlErrors.describe(sql), e);
             }
-            LOG.warn("batch of {} records failed (attempt {}), retrying: {}", records.size(), failedAttempts, e.getMessage());
+            if (++failedAttempts > config.getInt(FencedJdbcSinkConfig.MAX_RETRIES)) {
+                throw new ConnectException("giving up after " + (failedAttempts - 1) + " retries (max.retries): "
+                        + (e instanceof SQLException sql ? SqlErrors.describe(sql) : e.getMessage()), e);
+            }
+            LOG.warn("batch of {} records failed (attempt {}), retrying in {} ms: {}", records.size(), failedAttempts,
+                    config.getLong(FencedJdbcSinkConfig.RETRY_BACKOFF_MS), e instanceof SQLException sql ? SqlErrors.describe(sql) : e.getMessage());
             context.timeout(config.getLong(FencedJdbcSinkConfig.RETRY_BACKOFF_MS));
             throw new RetriableException(e);
         }

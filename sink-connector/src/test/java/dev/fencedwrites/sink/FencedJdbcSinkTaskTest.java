@@ -129,6 +129,40 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).isEmpty();
     }
 
+    /** A lock the batch cannot get in time (SQLState 55P03) is transient: retried with backoff, then written once the lock is free. */
+    @Test
+    void aLockTimeoutIsRetriedAndTheBatchWrittenAfterwards() throws SQLException {
+        startTask(registry.url(), "?options=-c%20lock_timeout=200");
+        task.put(List.of(write(KEY, 700, 7, 1, 10)));
+        try (Connection locker = postgres.getPostgresDatabase().getConnection(); var statement = locker.createStatement()) {
+            locker.setAutoCommit(false);
+            statement.execute("LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE");
+
+            assertThatThrownBy(() -> task.put(List.of(write(KEY, 800, 8, 1, 11)))).isInstanceOf(RetriableException.class);
+            assertThat(context.timeouts()).containsExactly(10L);
+            locker.rollback();
+        }
+
+        task.put(List.of(write(KEY, 800, 8, 1, 11)));
+        assertThat(row(KEY)).contains(new Row(KEY, 800L, false, 8, 1L));
+        assertThat(context.reports()).isEmpty();
+    }
+
+    /** An error no retry can fix (a column dropped under the running task) fails the task at once, with SQLState and message. */
+    @Test
+    void aPermanentDatabaseErrorFailsTheTaskWithTheWholeCause() throws SQLException {
+        startTask(registry.url());
+        try (Connection connection = postgres.getPostgresDatabase().getConnection(); var statement = connection.createStatement()) {
+            statement.execute("ALTER TABLE " + table + " DROP COLUMN currency");
+        }
+
+        assertThatThrownBy(() -> task.put(List.of(write(KEY, 700, 7, 1, 10)))).isInstanceOf(ConnectException.class)
+                .isNotInstanceOf(RetriableException.class)
+                .hasMessageContaining("retrying cannot help").hasMessageContaining("currency").hasMessageContaining("[SQLState 42703]");
+        assertThat(context.timeouts()).isEmpty();
+        assertThat(context.reports()).isEmpty();
+    }
+
     @Test
     void anExistingTableOfTheWrongShapeStopsTheTaskNamingTheMismatch() throws SQLException {
         try (Connection connection = postgres.getPostgresDatabase().getConnection(); var statement = connection.createStatement()) {
@@ -297,8 +331,14 @@ class FencedJdbcSinkTaskTest {
     }
 
     private void startTask(String registryUrl) {
+        startTask(registryUrl, "");
+    }
+
+    /** @param urlOptions appended to the JDBC URL, e.g. session settings */
+    private void startTask(String registryUrl, String urlOptions) {
+        String url = postgres.getJdbcUrl("postgres", "postgres");
         Map<String, String> props = Map.of(
-                FencedJdbcSinkConfig.CONNECTION_URL, postgres.getJdbcUrl("postgres", "postgres"),
+                FencedJdbcSinkConfig.CONNECTION_URL, urlOptions.isEmpty() ? url : url + "&" + urlOptions.substring(1),
                 FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 FencedJdbcSinkConfig.TABLE_NAME, table,
                 FencedJdbcSinkConfig.MAX_RETRIES, "2",
