@@ -16,7 +16,13 @@ public final class AvroSerdeConfig {
     private AvroSerdeConfig() {
     }
 
-    static SchemaRegistryClient clientFrom(Map<String, ?> configs) {
+    /**
+     * A registry client from serde or converter settings: {@value #SCHEMA_REGISTRY_URL} (the first
+     * URL of a comma-separated list) and {@value #REQUEST_TIMEOUT_MS}.
+     *
+     * @throws ConfigException if the URL is missing
+     */
+    public static SchemaRegistryClient clientFrom(Map<String, ?> configs) {
         Object url = configs.get(SCHEMA_REGISTRY_URL);
         if (url == null || url.toString().isBlank()) {
             throw new ConfigException(SCHEMA_REGISTRY_URL + " is required by the fenced-writes Avro serde");
