@@ -29,7 +29,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.DataException;
 import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.header.ConnectHeaders;
 import org.apache.kafka.connect.sink.ErrantRecordReporter;
@@ -228,6 +230,15 @@ public final class FencedJdbcSinkTask extends SinkTask {
             LOG.info("skipping FENCE marker for {} with {} (markers carry no data)", key, stamp.fence());
             return Rejection.SKIPPED;
         }
+        if (record.value() instanceof Struct struct) {
+            // value.converter=dev.fencedwrites.connect.AvroConverter (or any converter giving Structs).
+            try {
+                return new BillingSummaryTable.Row(key.toString(), fromStruct(struct), stamp.fence());
+            } catch (DataException | ClassCastException | NullPointerException e) {
+                return new Rejection(record, RejectionReason.MALFORMED_VALUE, storedFence(connection, key.toString()),
+                        "the value does not fit BillingSummary: " + e.getMessage());
+            }
+        }
         BillingSummary value;
         try {
             value = values.deserialize(record.topic(), toBytes(record.value()));
@@ -266,13 +277,28 @@ public final class FencedJdbcSinkTask extends SinkTask {
         }
     }
 
+    /** A BillingSummary from a Connect Struct with its field names (as {@code AvroConverter} maps BillingSummary.avsc). */
+    private static BillingSummary fromStruct(Struct struct) {
+        Object computedAt = struct.get("computedAt");
+        return BillingSummary.newBuilder()
+                .setCustomerId(struct.getString("customerId"))
+                .setBillingPeriod(struct.getString("billingPeriod"))
+                .setAmountMinor(struct.getInt64("amountMinor"))
+                .setCurrency(struct.getString("currency"))
+                .setLineItems(struct.getInt32("lineItems"))
+                .setComputedAt(computedAt instanceof java.util.Date date ? date.toInstant() : java.time.Instant.ofEpochMilli((Long) computedAt))
+                .setComputedBy(struct.getString("computedBy"))
+                .build();
+    }
+
     /** The raw value; any other type means the worker is misconfigured, which no record can fix. */
     private static byte[] toBytes(Object value) {
         if (value == null || value instanceof byte[]) {
             return (byte[]) value;
         }
         throw new ConnectException("record value is a " + value.getClass().getName()
-                + ", expected raw bytes: set value.converter=org.apache.kafka.connect.converters.ByteArrayConverter for this connector");
+                + ", expected raw bytes or a Struct: set value.converter=org.apache.kafka.connect.converters.ByteArrayConverter"
+                + " (or dev.fencedwrites.connect.AvroConverter) for this connector");
     }
 
     private void report(Rejection rejection) {

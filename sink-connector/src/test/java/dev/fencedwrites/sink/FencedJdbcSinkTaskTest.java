@@ -129,6 +129,24 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).isEmpty();
     }
 
+    /** Values already converted to Structs (value.converter=dev.fencedwrites.connect.AvroConverter) are written; a Struct of another shape is dead-lettered. */
+    @Test
+    void structValuesFromTheAvroConverterAreWrittenAndMisfitsDeadLettered() throws SQLException {
+        startTask(registry.url());
+        dev.fencedwrites.connect.AvroConverter converter = new dev.fencedwrites.connect.AvroConverter(
+                new dev.fencedwrites.schemas.registry.RestSchemaRegistryClient(registry.url(), java.time.Duration.ofSeconds(5)), false);
+        org.apache.kafka.connect.data.SchemaAndValue struct = converter.toConnectData(TOPIC, value(KEY, 900));
+        org.apache.kafka.connect.data.Schema otherShape = org.apache.kafka.connect.data.SchemaBuilder.struct().field("customerId", Schema.STRING_SCHEMA).build();
+        org.apache.kafka.connect.data.Struct misfit = new org.apache.kafka.connect.data.Struct(otherShape).put("customerId", "other");
+
+        task.put(List.of(
+                new SinkRecord(TOPIC, PARTITION, Schema.OPTIONAL_STRING_SCHEMA, KEY, struct.schema(), struct.value(), 10, TIMESTAMP, TimestampType.CREATE_TIME, fence(9, 1)),
+                new SinkRecord(TOPIC, PARTITION, Schema.OPTIONAL_STRING_SCHEMA, "customer-misfit", otherShape, misfit, 11, TIMESTAMP, TimestampType.CREATE_TIME, fence(9, 1))));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 900L, false, 9, 1L));
+        assertThat(reported()).containsExactly("MALFORMED_VALUE@11 highest=");
+    }
+
     /** A lock the batch cannot get in time (SQLState 55P03) is transient: retried with backoff, then written once the lock is free. */
     @Test
     void aLockTimeoutIsRetriedAndTheBatchWrittenAfterwards() throws SQLException {
