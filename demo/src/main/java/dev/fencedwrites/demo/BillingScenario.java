@@ -200,7 +200,7 @@ public final class BillingScenario {
                 return Optional.of(new SummaryRow(rows.getString(1), rows.getLong(2), rows.getInt(3), rows.getLong(4), fenceSeq));
             }
         } catch (SQLException e) {
-            if ("42P01".equals(e.getSQLState())) {
+            if ("42P01".equals(e.getSQLState()) || "42703".equals(e.getSQLState())) { // no table, or no data columns yet
                 return Optional.empty();
             }
             throw e;

@@ -327,6 +327,11 @@ class BillingScenarioIT {
             try (ResultSet rows = statement.executeQuery()) {
                 return rows.next() ? rows.getString(1) : null;
             }
+        } catch (java.sql.SQLException e) {
+            if ("42703".equals(e.getSQLState())) {
+                return null; // the sink adds the data columns with the first record it writes
+            }
+            throw e;
         }
     }
 }

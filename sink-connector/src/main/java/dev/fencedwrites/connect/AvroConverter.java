@@ -5,6 +5,7 @@ import dev.fencedwrites.schemas.registry.AvroSerdeConfig;
 import dev.fencedwrites.schemas.registry.AvroSerializer;
 import dev.fencedwrites.schemas.registry.SchemaRegistryClient;
 import io.apicurio.registry.utils.converter.avro.AvroData;
+import io.apicurio.registry.utils.converter.avro.AvroDataConfig;
 import java.util.Map;
 import org.apache.avro.generic.GenericContainer;
 import org.apache.kafka.common.config.ConfigDef;
@@ -55,7 +56,9 @@ public final class AvroConverter implements Converter {
     private void init(SchemaRegistryClient registry, boolean isKey) {
         serializer = new AvroSerializer<>(registry, isKey);
         deserializer = new AvroDeserializer<>(registry, null);
-        avroData = new AvroData(SCHEMA_CACHE_SIZE);
+        // Enhanced schema support keeps enums, fixed and logical types on the way back to Avro.
+        avroData = new AvroData(new AvroDataConfig.Builder().with(AvroDataConfig.ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG, true)
+                .with(AvroDataConfig.SCHEMAS_CACHE_SIZE_CONFIG, SCHEMA_CACHE_SIZE).build());
     }
 
     @Override
@@ -63,10 +66,14 @@ public final class AvroConverter implements Converter {
         if (value == null) {
             return null;
         }
+        if (schema == null || schema.type() != Schema.Type.STRUCT) {
+            throw new DataException("only records (Connect Structs) are written as Avro; topic " + topic + " got a "
+                    + (schema == null ? "schemaless" : schema.type().toString()) + " value");
+        }
         Object avro;
         try {
             avro = avroData.fromConnectData(schema, value);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
             throw new DataException("cannot map the Connect value for topic " + topic + " to Avro: " + e.getMessage(), e);
         }
         if (!(avro instanceof GenericContainer container)) {
@@ -90,12 +97,12 @@ public final class AvroConverter implements Converter {
         } catch (SerializationException e) {
             throw new DataException(e.getMessage(), e);
         }
-        if (!(record instanceof GenericContainer container)) {
-            throw new DataException("the Avro value on topic " + topic + " is not a record, enum or fixed: " + record);
+        if (!(record instanceof GenericContainer container) || container.getSchema().getType() != org.apache.avro.Schema.Type.RECORD) {
+            throw new DataException("the Avro value on topic " + topic + " is not a record; this converter handles records only");
         }
         try {
             return avroData.toConnectData(container.getSchema(), record);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
             throw new DataException("cannot map the Avro record on topic " + topic + " to Connect data: " + e.getMessage(), e);
         }
     }

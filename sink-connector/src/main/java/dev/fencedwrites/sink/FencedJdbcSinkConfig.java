@@ -16,6 +16,9 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     public static final String CONNECTION_POOL_SIZE = "connection.pool.size";
     public static final String TABLE_NAME = "table.name";
     public static final String AUTO_CREATE = "auto.create";
+    public static final String AUTO_EVOLVE = "auto.evolve";
+    /** In {@link #TABLE_NAME}: replaced by the record's topic. */
+    public static final String TOPIC_PLACEHOLDER = "${topic}";
     public static final String FENCE_GUARD_ENABLED = "fence.guard.enabled";
     public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
     public static final String MAX_RETRIES = "max.retries";
@@ -37,13 +40,20 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
                     "Maximum connections in the task's HikariCP pool.", GROUP_CONNECTION, 4, Width.SHORT, "Pool size")
             .define(SCHEMA_REGISTRY_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Confluent-compatible schema registry the record values' schema ids resolve against.", GROUP_CONNECTION, 5, Width.LONG, "Schema registry URL")
-            .define(TABLE_NAME, Type.STRING, "billing_summary", new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "Table the BillingSummary rows are written to: one row per record key.", GROUP_WRITES, 1, Width.MEDIUM, "Table")
+            .define(TABLE_NAME, Type.STRING, TOPIC_PLACEHOLDER, new ConfigDef.NonEmptyString(), Importance.HIGH,
+                    "Table the rows are written to, one row per record key. " + TOPIC_PLACEHOLDER + " is replaced by the record's topic,"
+                            + " lower-cased, with every character other than letters, digits and _ turned into _ (fenced-writes-accepted"
+                            + " becomes fenced_writes_accepted). The result must be a plain SQL identifier.", GROUP_WRITES, 1, Width.MEDIUM, "Table")
             .define(AUTO_CREATE, Type.BOOLEAN, true, Importance.MEDIUM,
-                    "Create the table at start when it does not exist.", GROUP_WRITES, 2, Width.SHORT, "Auto-create")
+                    "Create a missing table: a fixed table name at start (key, fence and delete columns), a per-topic one at its first record.",
+                    GROUP_WRITES, 2, Width.SHORT, "Auto-create")
+            .define(AUTO_EVOLVE, Type.BOOLEAN, true, Importance.MEDIUM,
+                    "Add a nullable column for each field of a record schema that the table lacks (new fields as the schema evolves, and the"
+                            + " first schema's fields in a table the sink created). false: such a record fails the task, naming the missing columns.",
+                    GROUP_WRITES, 3, Width.SHORT, "Auto-evolve")
             .define(FENCE_GUARD_ENABLED, Type.BOOLEAN, true, Importance.HIGH,
                     "Guard the upsert with the fencing decision rule. false writes every record unconditionally: only for demonstrating what the fence prevents.",
-                    GROUP_WRITES, 3, Width.SHORT, "Fence guard")
+                    GROUP_WRITES, 4, Width.SHORT, "Fence guard")
             .define(MAX_RETRIES, Type.INT, 10, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
                     "How often a batch that failed with a transient error (connection lost, deadlock or serialization failure, lock or statement timeout,"
                             + " database shutdown, schema registry unreachable) is retried before the task fails. Other database errors fail the task at once;"
@@ -55,11 +65,23 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         super(DEFINITION, props);
     }
 
-    /** The table name, validated as a plain SQL identifier. */
-    public String tableName() {
-        String table = getString(TABLE_NAME);
+    /** Whether the table name depends on the record's topic. */
+    public boolean tableNamePerTopic() {
+        return getString(TABLE_NAME).contains(TOPIC_PLACEHOLDER);
+    }
+
+    /**
+     * The table for records of {@code topic} (ignored without the placeholder), validated as a plain SQL identifier.
+     *
+     * @throws org.apache.kafka.common.config.ConfigException if the result is not a plain SQL identifier
+     */
+    public String tableName(String topic) {
+        String format = getString(TABLE_NAME);
+        String table = format.contains(TOPIC_PLACEHOLDER)
+                ? format.replace(TOPIC_PLACEHOLDER, topic == null ? "topic" : topic.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_"))
+                : format;
         if (!table.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-            throw new org.apache.kafka.common.config.ConfigException(TABLE_NAME, table, "must be a plain SQL identifier");
+            throw new org.apache.kafka.common.config.ConfigException(TABLE_NAME, format, "must give a plain SQL identifier (letters, digits, _), got " + table);
         }
         return table;
     }

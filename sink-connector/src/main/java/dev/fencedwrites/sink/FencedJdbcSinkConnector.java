@@ -3,7 +3,7 @@ package dev.fencedwrites.sink;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import dev.fencedwrites.sink.internal.BillingSummaryTable;
+import dev.fencedwrites.sink.internal.RecordTable;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -21,7 +21,7 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
 
     @Override
     public void start(Map<String, String> props) {
-        new FencedJdbcSinkConfig(props).tableName();
+        new FencedJdbcSinkConfig(props).tableName(null);
         this.props = Map.copyOf(props);
     }
 
@@ -60,7 +60,7 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         FencedJdbcSinkConfig parsed;
         try {
             parsed = new FencedJdbcSinkConfig(connectorConfigs);
-            parsed.tableName();
+            parsed.tableName(null);
         } catch (ConfigException e) {
             values.get(FencedJdbcSinkConfig.TABLE_NAME).addErrorMessage(e.getMessage());
             return config;
@@ -74,12 +74,14 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         }
         login.setProperty("loginTimeout", "5");
         try (Connection connection = DriverManager.getConnection(parsed.getString(FencedJdbcSinkConfig.CONNECTION_URL), login)) {
-            BillingSummaryTable table = new BillingSummaryTable(parsed.tableName(), true);
-            List<String> mismatches = table.mismatches(connection);
-            boolean missing = mismatches.size() == 1 && mismatches.get(0).contains("does not exist");
-            if (!mismatches.isEmpty() && !(missing && parsed.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE))) {
-                values.get(FencedJdbcSinkConfig.TABLE_NAME).addErrorMessage(String.join("; ", mismatches)
-                        + (missing ? " (set auto.create=true, or create it as: " + table.createStatement() + ")" : ""));
+            if (!parsed.tableNamePerTopic()) {
+                RecordTable table = new RecordTable(parsed.tableName(null), true, false, false);
+                List<String> mismatches = table.ownColumnMismatches(connection);
+                boolean missing = mismatches.size() == 1 && mismatches.get(0).contains("does not exist");
+                if (!mismatches.isEmpty() && !(missing && parsed.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE))) {
+                    values.get(FencedJdbcSinkConfig.TABLE_NAME).addErrorMessage(String.join("; ", mismatches)
+                            + (missing ? " (set auto.create=true, or create it as: " + table.createStatement(List.of()) + ")" : ""));
+                }
             }
         } catch (SQLException e) {
             values.get(FencedJdbcSinkConfig.CONNECTION_URL).addErrorMessage("cannot connect to the database: " + e.getMessage());

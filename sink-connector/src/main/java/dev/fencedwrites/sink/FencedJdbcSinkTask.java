@@ -7,15 +7,16 @@ import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceOp;
 import dev.fencedwrites.schemas.FenceStamp;
 import dev.fencedwrites.schemas.RejectionReason;
-import dev.fencedwrites.schemas.billing.BillingSummary;
-import dev.fencedwrites.schemas.registry.AvroDeserializer;
 import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
-import dev.fencedwrites.sink.internal.BillingSummaryTable;
+import dev.fencedwrites.connect.AvroConverter;
+import dev.fencedwrites.sink.internal.ColumnMapping;
+import dev.fencedwrites.sink.internal.RecordTable;
 import dev.fencedwrites.sink.internal.ConnectHeaderLookup;
 import dev.fencedwrites.sink.internal.RegistryErrors;
 import dev.fencedwrites.sink.internal.SqlErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Savepoint;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,6 +24,7 @@ import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -41,8 +43,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes each record's {@code BillingSummary} with the fence-guarded upsert, one transaction per
- * batch of a few multi-row statements ({@link BillingSummaryTable#writeAll}), and reports every record the database guard refuses to the errant record reporter (the
+ * Writes each record (any Avro record schema, mapped to columns by {@link ColumnMapping}) with the
+ * fence-guarded upsert, one transaction per batch of a few multi-row statements
+ * ({@link RecordTable#writeAll}), and reports every record the database guard refuses to the errant record reporter (the
  * dead-letter topic) with {@code fence.rejected.reason}, {@code fence.rejected.stage=sink} and
  * {@code fence.rejected.highest}. Expects {@code key.converter=StringConverter},
  * {@code value.converter=ByteArrayConverter} (Confluent wire format bytes) and
@@ -55,8 +58,9 @@ public final class FencedJdbcSinkTask extends SinkTask {
     private final AtomicLong written = new AtomicLong();
     private FencedJdbcSinkConfig config;
     private HikariDataSource pool;
-    private BillingSummaryTable table;
-    private AvroDeserializer<BillingSummary> values;
+    private final Map<String, RecordTable> tables = new HashMap<>();
+    private boolean guarded;
+    private AvroConverter values;
     private ErrantRecordReporter reporter;
     private int failedAttempts;
     /** Per source partition: the offset after the last record written or reported. */
@@ -76,6 +80,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
     public void start(Map<String, String> props) {
         config = new FencedJdbcSinkConfig(props);
         handled.clear();
+        tables.clear();
         for (RejectionReason reason : RejectionReason.values()) {
             rejected.put(reason, new AtomicLong());
         }
@@ -87,29 +92,34 @@ public final class FencedJdbcSinkTask extends SinkTask {
         hikari.setAutoCommit(false);
         hikari.setPoolName("fenced-jdbc-sink");
         pool = new HikariDataSource(hikari);
-        boolean guarded = config.getBoolean(FencedJdbcSinkConfig.FENCE_GUARD_ENABLED);
-        table = new BillingSummaryTable(config.tableName(), guarded);
+        guarded = config.getBoolean(FencedJdbcSinkConfig.FENCE_GUARD_ENABLED);
         if (!guarded) {
             LOG.warn("fence.guard.enabled=false: every record overwrites its row unconditionally; stale writes WILL win");
         }
-        try (Connection connection = pool.getConnection()) {
-            if (config.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE)) {
-                table.createIfMissing(connection);
-                connection.commit();
+        if (!config.tableNamePerTopic()) {
+            // A fixed table: check (or create) it now, so a misfit stops the task before any record.
+            RecordTable table = table(config.tableName(null));
+            try (Connection connection = pool.getConnection()) {
+                if (config.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE)) {
+                    try (Statement statement = connection.createStatement()) {
+                        statement.execute(table.createStatement(List.of()));
+                    }
+                    connection.commit();
+                }
+                List<String> mismatches = table.ownColumnMismatches(connection);
+                connection.rollback();
+                if (!mismatches.isEmpty()) {
+                    throw new ConnectException("table " + table.name() + " does not fit the sink: " + String.join("; ", mismatches)
+                            + ". Fix the table, or let the sink create it (auto.create=true) as: " + table.createStatement(List.of())
+                            + " (data columns are added per record schema)");
+                }
+            } catch (SQLException | ConnectException e) {
+                pool.close();
+                throw e instanceof ConnectException connect ? connect
+                        : new ConnectException("cannot prepare table " + table.name() + ": " + e.getMessage(), e);
             }
-            List<String> mismatches = table.mismatches(connection);
-            connection.rollback();
-            if (!mismatches.isEmpty()) {
-                throw new ConnectException("table " + config.tableName() + " does not fit the sink: " + String.join("; ", mismatches)
-                        + ". Fix the table, or let the sink create it (auto.create=true) as: " + table.createStatement());
-            }
-        } catch (SQLException | ConnectException e) {
-            pool.close();
-            throw e instanceof ConnectException connect ? connect
-                    : new ConnectException("cannot prepare table " + config.tableName() + ": " + e.getMessage(), e);
         }
-        values = new AvroDeserializer<>(new RestSchemaRegistryClient(config.getString(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL), Duration.ofSeconds(10)),
-                BillingSummary.getClassSchema());
+        values = new AvroConverter(new RestSchemaRegistryClient(config.getString(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL), Duration.ofSeconds(10)), false);
         try {
             reporter = context.errantRecordReporter();
         } catch (NoSuchMethodError | NoClassDefFoundError e) {
@@ -118,7 +128,12 @@ public final class FencedJdbcSinkTask extends SinkTask {
         if (reporter == null) {
             LOG.warn("no errant record reporter (configure errors.tolerance=all and errors.deadletterqueue.topic.name): fenced records are only logged and counted");
         }
-        LOG.info("writing to table {} with the fence guard {}", config.tableName(), guarded ? "on" : "OFF");
+        LOG.info("writing to table {} with the fence guard {}", config.getString(FencedJdbcSinkConfig.TABLE_NAME), guarded ? "on" : "OFF");
+    }
+
+    private RecordTable table(String name) {
+        return tables.computeIfAbsent(name, n -> new RecordTable(n, guarded, config.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE),
+                config.getBoolean(FencedJdbcSinkConfig.AUTO_EVOLVE)));
     }
 
     @Override
@@ -131,42 +146,47 @@ public final class FencedJdbcSinkTask extends SinkTask {
         try (Connection connection = pool.getConnection()) {
             try {
                 // Pass 1: decode and check each record; those that cannot be written are rejected here.
-                Rejection[] early = new Rejection[records.size()];
                 List<SinkRecord> ordered = new ArrayList<>(records);
-                List<BillingSummaryTable.Row> rows = new ArrayList<>();
-                List<Integer> rowRecords = new ArrayList<>();
+                Rejection[] outcome = new Rejection[ordered.size()];
+                Map<RecordTable, List<Integer>> byTable = new LinkedHashMap<>();
+                Map<Integer, RecordTable.Row> rows = new HashMap<>();
                 for (int i = 0; i < ordered.size(); i++) {
-                    Object prepared = prepare(connection, ordered.get(i));
-                    if (prepared instanceof BillingSummaryTable.Row row) {
-                        rows.add(row);
-                        rowRecords.add(i);
+                    SinkRecord record = ordered.get(i);
+                    RecordTable table = table(config.tableName(record.topic()));
+                    Object prepared = prepare(connection, table, record);
+                    if (prepared instanceof RecordTable.Row row) {
+                        rows.put(i, row);
+                        byTable.computeIfAbsent(table, t -> new ArrayList<>()).add(i);
                     } else {
-                        early[i] = (Rejection) prepared;
+                        outcome[i] = (Rejection) prepared;
                     }
                 }
-                // Pass 2: the guarded upsert for all rows, a few round trips per batch.
-                List<BillingSummaryTable.Outcome> outcomes = table.writeAll(connection, rows);
-                Rejection[] late = new Rejection[records.size()];
-                for (int r = 0; r < rows.size(); r++) {
-                    BillingSummaryTable.Outcome outcome = outcomes.get(r);
-                    if (outcome.decision().accepted()) {
-                        applied++;
-                    } else {
-                        late[rowRecords.get(r)] = new Rejection(ordered.get(rowRecords.get(r)), outcome.decision().reason(), outcome.highest(),
-                                outcome.detail());
+                // Pass 2: the guarded upsert for all rows, a few round trips per table and batch.
+                for (Map.Entry<RecordTable, List<Integer>> entry : byTable.entrySet()) {
+                    List<Integer> indexes = entry.getValue();
+                    List<RecordTable.Outcome> outcomes = entry.getKey().writeAll(connection, indexes.stream().map(rows::get).toList());
+                    for (int r = 0; r < indexes.size(); r++) {
+                        RecordTable.Outcome result = outcomes.get(r);
+                        if (result.decision().accepted()) {
+                            applied++;
+                        } else {
+                            outcome[indexes.get(r)] = new Rejection(ordered.get(indexes.get(r)), result.decision().reason(), result.highest(), result.detail());
+                        }
                     }
                 }
                 connection.commit();
-                for (int i = 0; i < ordered.size(); i++) {
-                    Rejection rejection = early[i] != null ? early[i] : late[i];
+                for (Rejection rejection : outcome) {
                     if (rejection != null && rejection != Rejection.SKIPPED) {
                         rejections.add(rejection);
                     }
                 }
             } catch (SQLException | RuntimeException e) {
                 connection.rollback();
+                tables.values().forEach(RecordTable::forgetCatalog); // a rolled-back CREATE or ALTER is gone
                 throw e;
             }
+        } catch (RecordTable.SchemaMismatchException e) {
+            throw new ConnectException(e.getMessage(), e);
         } catch (SQLException | TransientFailure e) {
             if (e instanceof SQLException sql && !SqlErrors.isTransient(sql)) {
                 // Data errors never get here (writeAll dead-letters those records); this is the table or the database itself.
@@ -209,60 +229,68 @@ public final class FencedJdbcSinkTask extends SinkTask {
     }
 
     /**
-     * Checks one record: a {@link BillingSummaryTable.Row} to write, or the {@link Rejection} that
-     * keeps it from the table ({@link Rejection#SKIPPED} for a FENCE marker).
+     * Checks one record: a {@link RecordTable.Row} to write, or the {@link Rejection} that keeps it
+     * from the table ({@link Rejection#SKIPPED} for a FENCE marker).
      */
-    private Object prepare(Connection connection, SinkRecord record) throws SQLException {
+    private Object prepare(Connection connection, RecordTable table, SinkRecord record) throws SQLException {
         Object key = record.key();
         if (key == null || key.toString().isEmpty()) {
             return new Rejection(record, RejectionReason.MISSING_KEY, null, "null or empty key");
         }
         FenceStamp.Parsed parsed = FenceStamp.parse(ConnectHeaderLookup.of(record.headers()));
         if (!parsed.valid()) {
-            return new Rejection(record, parsed.rejection(), storedFence(connection, key.toString()), parsed.detail());
+            return new Rejection(record, parsed.rejection(), storedFence(connection, table, key.toString()), parsed.detail());
         }
         FenceStamp stamp = parsed.stamp();
         if (stamp.op() == FenceOp.FENCE) {
             if (record.value() != null) {
-                return new Rejection(record, RejectionReason.INVALID_MARKER, storedFence(connection, key.toString()), "FENCE marker with a value");
+                return new Rejection(record, RejectionReason.INVALID_MARKER, storedFence(connection, table, key.toString()), "FENCE marker with a value");
             }
             // The enforcer never forwards markers; one arriving here came around it and writes no data.
             LOG.info("skipping FENCE marker for {} with {} (markers carry no data)", key, stamp.fence());
             return Rejection.SKIPPED;
         }
+        if (record.value() == null) {
+            return new RecordTable.Row(key.toString(), null, stamp.fence());
+        }
+        Struct value;
         if (record.value() instanceof Struct struct) {
-            // value.converter=dev.fencedwrites.connect.AvroConverter (or any converter giving Structs).
+            value = struct; // value.converter=dev.fencedwrites.connect.AvroConverter, or another converter giving Structs
+        } else {
             try {
-                return new BillingSummaryTable.Row(key.toString(), fromStruct(struct), stamp.fence());
-            } catch (DataException | ClassCastException | NullPointerException e) {
-                return new Rejection(record, RejectionReason.MALFORMED_VALUE, storedFence(connection, key.toString()),
-                        "the value does not fit BillingSummary: " + e.getMessage());
+                Object decoded = values.toConnectData(record.topic(), toBytes(record.value())).value();
+                if (!(decoded instanceof Struct struct)) {
+                    return new Rejection(record, RejectionReason.MALFORMED_VALUE, storedFence(connection, table, key.toString()),
+                            "the value is not an Avro record");
+                }
+                value = struct;
+            } catch (DataException e) {
+                if (e.getCause() instanceof SerializationException cause && RegistryErrors.isTransient(cause)) {
+                    throw new TransientFailure(cause);
+                }
+                if (e.getCause() instanceof SerializationException cause && RegistryErrors.isRefused(cause)) {
+                    throw new ConnectException("the schema registry refused this connector's credentials: " + cause.getMessage(), cause);
+                }
+                return new Rejection(record, RejectionReason.MALFORMED_VALUE, storedFence(connection, table, key.toString()), e.getMessage());
             }
         }
-        BillingSummary value;
         try {
-            value = values.deserialize(record.topic(), toBytes(record.value()));
-        } catch (SerializationException e) {
-            if (RegistryErrors.isTransient(e)) {
-                throw new TransientFailure(e);
-            }
-            if (RegistryErrors.isRefused(e)) {
-                throw new ConnectException("the schema registry refused this connector's credentials: " + e.getMessage(), e);
-            }
-            return new Rejection(record, RejectionReason.MALFORMED_VALUE, storedFence(connection, key.toString()), e.getMessage());
+            ColumnMapping.columns(value.schema());
+        } catch (DataException e) {
+            return new Rejection(record, RejectionReason.MALFORMED_VALUE, storedFence(connection, table, key.toString()), e.getMessage());
         }
-        return new BillingSummaryTable.Row(key.toString(), value, stamp.fence());
+        return new RecordTable.Row(key.toString(), value, stamp.fence());
     }
 
     /** The key's stored fence for a rejection's {@code fence.rejected.highest}; a key the database refuses has none. */
-    private Fence storedFence(Connection connection, String key) throws SQLException {
+    private Fence storedFence(Connection connection, RecordTable table, String key) throws SQLException {
         Savepoint before = connection.setSavepoint();
         try {
             Fence fence = table.storedFence(connection, key);
             connection.releaseSavepoint(before);
             return fence;
         } catch (SQLException e) {
-            if (!BillingSummaryTable.isDataError(e)) {
+            if (!RecordTable.isDataError(e)) {
                 throw e;
             }
             connection.rollback(before);
@@ -275,20 +303,6 @@ public final class FencedJdbcSinkTask extends SinkTask {
         TransientFailure(Throwable cause) {
             super(cause.getMessage(), cause);
         }
-    }
-
-    /** A BillingSummary from a Connect Struct with its field names (as {@code AvroConverter} maps BillingSummary.avsc). */
-    private static BillingSummary fromStruct(Struct struct) {
-        Object computedAt = struct.get("computedAt");
-        return BillingSummary.newBuilder()
-                .setCustomerId(struct.getString("customerId"))
-                .setBillingPeriod(struct.getString("billingPeriod"))
-                .setAmountMinor(struct.getInt64("amountMinor"))
-                .setCurrency(struct.getString("currency"))
-                .setLineItems(struct.getInt32("lineItems"))
-                .setComputedAt(computedAt instanceof java.util.Date date ? date.toInstant() : java.time.Instant.ofEpochMilli((Long) computedAt))
-                .setComputedBy(struct.getString("computedBy"))
-                .build();
     }
 
     /** The raw value; any other type means the worker is misconfigured, which no record can fix. */

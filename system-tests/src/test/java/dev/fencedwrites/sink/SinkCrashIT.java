@@ -185,7 +185,8 @@ class SinkCrashIT {
                      + " WHERE resource_key LIKE 'crash-%'")) {
             while (rows.next()) {
                 long seq = rows.getLong(3);
-                Fence fence = new Fence(rows.getLong(2), rows.wasNull() ? Fence.NO_SEQ : seq);
+                boolean noSeq = rows.wasNull();
+                Fence fence = new Fence(rows.getLong(2), noSeq ? Fence.NO_SEQ : seq);
                 table.put(rows.getString(1), new Expected(fence, rows.getObject(4, Long.class), rows.getBoolean(5)));
             }
         }

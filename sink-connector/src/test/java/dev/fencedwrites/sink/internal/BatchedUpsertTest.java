@@ -7,8 +7,8 @@ import dev.fencedwrites.schemas.Fence;
 import dev.fencedwrites.schemas.FenceRule;
 import dev.fencedwrites.schemas.RejectionReason;
 import dev.fencedwrites.schemas.billing.BillingSummary;
-import dev.fencedwrites.sink.internal.BillingSummaryTable.Outcome;
-import dev.fencedwrites.sink.internal.BillingSummaryTable.Row;
+import dev.fencedwrites.sink.internal.RecordTable.Outcome;
+import dev.fencedwrites.sink.internal.RecordTable.Row;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.sql.Connection;
@@ -30,7 +30,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@link BillingSummaryTable#writeAll} on real PostgreSQL: many records in few multi-row
+ * {@link RecordTable#writeAll} on real PostgreSQL: many records in few multi-row
  * statements, each record's outcome read back, order within a key kept.
  */
 class BatchedUpsertTest {
@@ -56,7 +56,7 @@ class BatchedUpsertTest {
     @ValueSource(booleans = {false, true})
     void fiveHundredRecordsOverFiftyKeysWithAHundredStale(boolean reWriteBatchedInserts) throws SQLException {
         String table = "batch_" + reWriteBatchedInserts;
-        BillingSummaryTable guarded = new BillingSummaryTable(table, true);
+        RecordTable guarded = new RecordTable(table, true, true, true);
         // Per key, 10 records in order: tokens 1 2 1 3 4 2 5 6 7 8 (the 3rd and 6th are stale).
         long[] tokens = {1, 2, 1, 3, 4, 2, 5, 6, 7, 8};
         Random random = new Random(20261129);
@@ -66,13 +66,13 @@ class BatchedUpsertTest {
             int key = random.nextInt(50);
             if (next[key] < tokens.length) {
                 long token = tokens[next[key]++];
-                rows.add(new Row("customer-" + key, summary("customer-" + key, token * 100), new Fence(token, 1)));
+                rows.add(new Row("customer-" + key, BillingStructs.struct(summary("customer-" + key, token * 100)), new Fence(token, 1)));
             }
         }
 
         List<Outcome> outcomes;
         try (Connection connection = connect(reWriteBatchedInserts)) {
-            guarded.createIfMissing(connection);
+            guarded.prepare(connection, BillingStructs.SCHEMA);
             outcomes = guarded.writeAll(connection, rows);
             connection.commit();
         }
@@ -97,14 +97,14 @@ class BatchedUpsertTest {
     /** An update then a delete for one key in one batch: the delete wins and keeps the fence; a later stale write is refused. */
     @Test
     void updateThenDeleteInOneBatchEndsDeletedWithTheFenceKept() throws SQLException {
-        BillingSummaryTable guarded = new BillingSummaryTable("update_delete", true);
+        RecordTable guarded = new RecordTable("update_delete", true, true, true);
         try (Connection connection = connect(false)) {
-            guarded.createIfMissing(connection);
+            guarded.prepare(connection, BillingStructs.SCHEMA);
             List<Outcome> outcomes = guarded.writeAll(connection, List.of(
-                    new Row("customer-1", summary("customer-1", 100), new Fence(7, 1)),
-                    new Row("customer-2", summary("customer-2", 200), new Fence(7, 1)),
-                    new Row("customer-1", null, new Fence(7, 2))));
-            List<Outcome> later = guarded.writeAll(connection, List.of(new Row("customer-1", summary("customer-1", 999), new Fence(6, 9))));
+                    new Row("customer-1", BillingStructs.struct(summary("customer-1", 100)), new Fence(7, 1)),
+                    new Row("customer-2", BillingStructs.struct(summary("customer-2", 200)), new Fence(7, 1)),
+                    new Row("customer-1", BillingStructs.struct(null), new Fence(7, 2))));
+            List<Outcome> later = guarded.writeAll(connection, List.of(new Row("customer-1", BillingStructs.struct(summary("customer-1", 999)), new Fence(6, 9))));
             connection.commit();
 
             assertThat(outcomes).allSatisfy(o -> assertThat(o.decision().accepted()).isTrue());
@@ -126,13 +126,13 @@ class BatchedUpsertTest {
     /** A row the database refuses (a NUL in text) fails its statement; only that row comes back MALFORMED_VALUE. */
     @Test
     void aRowTheDatabaseRefusesIsTheOnlyOneRejected() throws SQLException {
-        BillingSummaryTable guarded = new BillingSummaryTable("refused_row", true);
+        RecordTable guarded = new RecordTable("refused_row", true, true, true);
         List<Row> rows = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
-            rows.add(new Row("customer-" + i, summary(i == 4 ? "bad\u0000id" : "customer-" + i, i), new Fence(3, 1)));
+            rows.add(new Row("customer-" + i, BillingStructs.struct(summary(i == 4 ? "bad\u0000id" : "customer-" + i, i)), new Fence(3, 1)));
         }
         try (Connection connection = connect(false)) {
-            guarded.createIfMissing(connection);
+            guarded.prepare(connection, BillingStructs.SCHEMA);
             List<Outcome> outcomes = guarded.writeAll(connection, rows);
             connection.commit();
 
@@ -141,6 +141,69 @@ class BatchedUpsertTest {
             assertThat(outcomes).filteredOn(o -> o.decision().accepted()).hasSize(9);
         }
         assertThat(tableFences("refused_row")).hasSize(9).doesNotContainKey("customer-4");
+    }
+
+    /** A key too long for the primary key index (SQLState 54000) is that record's problem only. */
+    @Test
+    void aKeyTooLongForTheIndexIsTheOnlyOneRejected() throws SQLException {
+        RecordTable guarded = new RecordTable("long_key", true, true, true);
+        String longKey = "k".repeat(3_000) + new java.util.Random(1).ints(3_000, 33, 127).collect(StringBuilder::new,
+                StringBuilder::appendCodePoint, StringBuilder::append);
+        try (Connection connection = connect(false)) {
+            List<Outcome> outcomes = guarded.writeAll(connection, List.of(
+                    new Row("short-1", BillingStructs.struct(summary("short-1", 1)), new Fence(1, 1)),
+                    new Row(longKey, BillingStructs.struct(summary("long", 2)), new Fence(1, 1)),
+                    new Row("short-2", BillingStructs.struct(summary("short-2", 3)), new Fence(1, 1))));
+            connection.commit();
+
+            assertThat(outcomes).extracting(o -> o.decision().accepted() ? "accept" : o.decision().reason().name())
+                    .containsExactly("accept", "MALFORMED_VALUE", "accept");
+        }
+    }
+
+    /** The fence reported for a refused write is the stored one exactly, also when it has no seq. */
+    @Test
+    void theRefusingFenceIsReportedExactlyAlsoWithoutSeq() throws SQLException {
+        RecordTable guarded = new RecordTable("no_seq_fence", true, true, true);
+        try (Connection connection = connect(false)) {
+            guarded.writeAll(connection, List.of(new Row("k", BillingStructs.struct(summary("k", 1)), Fence.of(7))));
+            List<Outcome> refused = guarded.writeAll(connection, List.of(new Row("k", BillingStructs.struct(summary("k", 2)), new Fence(5, 1))));
+            connection.commit();
+
+            assertThat(refused.get(0).decision()).isEqualTo(Decision.reject(RejectionReason.STALE_TOKEN));
+            assertThat(refused.get(0).highest()).isEqualTo(Fence.of(7));
+        }
+    }
+
+    /** When every row of a statement is refused for its data, the table is at fault: the batch fails instead of dead-lettering all. */
+    @Test
+    void aConstraintEveryRowBreaksFailsTheBatchInsteadOfDeadLetteringIt() throws SQLException {
+        RecordTable guarded = new RecordTable("new_check", true, true, true);
+        try (Connection connection = connect(false)) {
+            guarded.writeAll(connection, List.of(new Row("seed", BillingStructs.struct(summary("seed", 1)), new Fence(1, 1))));
+            connection.createStatement().execute("ALTER TABLE new_check ADD CONSTRAINT oops CHECK (amount_minor < 0) NOT VALID");
+            connection.commit();
+
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> guarded.writeAll(connection, List.of(
+                            new Row("a", BillingStructs.struct(summary("a", 5)), new Fence(1, 1)),
+                            new Row("b", BillingStructs.struct(summary("b", 6)), new Fence(1, 1)))))
+                    .isInstanceOf(SQLException.class).hasMessageContaining("points at the table rather than the records");
+        }
+    }
+
+    /** A unique index besides the key depends on other rows and their order: not a record's fault, so not dead-lettered. */
+    @Test
+    void aViolationOfAnotherUniqueIndexIsNotDeadLettered() throws SQLException {
+        RecordTable guarded = new RecordTable("other_unique", true, true, true);
+        try (Connection connection = connect(false)) {
+            guarded.writeAll(connection, List.of(new Row("seed", BillingStructs.struct(summary("seed", 1)), new Fence(1, 1))));
+            connection.createStatement().execute("CREATE UNIQUE INDEX one_per_customer ON other_unique (customer_id)");
+            connection.commit();
+
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> guarded.writeAll(connection, List.of(
+                            new Row("other", BillingStructs.struct(summary("seed", 2)), new Fence(1, 1)))))
+                    .isInstanceOf(SQLException.class).satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("23505"));
+        }
     }
 
     private static Connection connect(boolean reWriteBatchedInserts) throws SQLException {
@@ -156,7 +219,8 @@ class BatchedUpsertTest {
              ResultSet rows = statement.executeQuery()) {
             while (rows.next()) {
                 long seq = rows.getLong(3);
-                fences.put(rows.getString(1), new Fence(rows.getLong(2), rows.wasNull() ? Fence.NO_SEQ : seq));
+                boolean noSeq = rows.wasNull();
+                fences.put(rows.getString(1), new Fence(rows.getLong(2), noSeq ? Fence.NO_SEQ : seq));
             }
         }
         return fences;

@@ -2,7 +2,7 @@ package dev.fencedwrites.sink.internal;
 
 import dev.fencedwrites.schemas.Fence;
 import dev.fencedwrites.schemas.billing.BillingSummary;
-import dev.fencedwrites.sink.internal.BillingSummaryTable.Row;
+import dev.fencedwrites.sink.internal.RecordTable.Row;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Random;
 
 /**
- * Prints rows per second of {@link BillingSummaryTable#writeAll} on embedded PostgreSQL, guarded and
+ * Prints rows per second of {@link RecordTable#writeAll} on embedded PostgreSQL, guarded and
  * unguarded, with 0 % and 20 % stale records, in batches like a sink task's {@code put}. Not a test:
  * run it by hand (see the README's "Measuring"); it asserts nothing.
  *
@@ -51,17 +51,17 @@ public final class GuardedUpsertBenchmark {
             long t = random.nextInt(100) < stalePercent && token[key] > 1 ? token[key] - 1 : ++token[key];
             BillingSummary value = BillingSummary.newBuilder().setCustomerId("customer-" + key).setBillingPeriod("2026-11").setAmountMinor(i)
                     .setCurrency("EUR").setLineItems(3).setComputedAt(at).setComputedBy("bench").build();
-            data.add(new Row("customer-" + key, value, new Fence(t, 1)));
+            data.add(new Row("customer-" + key, BillingStructs.struct(value), new Fence(t, 1)));
         }
         return data;
     }
 
     /** Writes {@code data} in batches; returns rows per second. */
     private static double run(String url, String table, boolean guard, List<Row> data, int batch) throws Exception {
-        BillingSummaryTable target = new BillingSummaryTable(table, guard);
+        RecordTable target = new RecordTable(table, guard, true, true);
         try (Connection connection = DriverManager.getConnection(url)) {
             connection.setAutoCommit(false);
-            target.createIfMissing(connection);
+            target.prepare(connection, BillingStructs.SCHEMA);
             connection.commit();
             long start = System.nanoTime();
             for (int from = 0; from < data.size(); from += batch) {

@@ -25,7 +25,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The fence-guarded upsert of {@link BillingSummaryTable} on real PostgreSQL (embedded, from
+ * The fence-guarded upsert of {@link RecordTable} on real PostgreSQL (embedded, from
  * Maven Central): the SQL guard must decide exactly like {@link FenceRule}. Fences are written
  * {@code token} or {@code token.seq}.
  */
@@ -36,7 +36,7 @@ class GuardedUpsertTest {
     private static final BillingSummary INCOMING = summary(200, "worker-b", "2026-11-30T11:00:00.456Z");
 
     private static EmbeddedPostgres postgres;
-    private final BillingSummaryTable guarded = new BillingSummaryTable(TABLE, true);
+    private final RecordTable guarded = new RecordTable(TABLE, true, true, true);
     private Connection connection;
 
     @BeforeAll
@@ -53,10 +53,11 @@ class GuardedUpsertTest {
     void emptyTable() throws SQLException {
         connection = postgres.getPostgresDatabase().getConnection();
         connection.setAutoCommit(true);
-        guarded.createIfMissing(connection);
+        guarded.prepare(connection, BillingStructs.SCHEMA);
         try (Statement statement = connection.createStatement()) {
             statement.execute("TRUNCATE " + TABLE);
         }
+        connection.setAutoCommit(false); // each test's writes, read back on this connection, are rolled back at close
     }
 
     @AfterEach
@@ -78,10 +79,10 @@ class GuardedUpsertTest {
         Fence storedFence = fence(stored);
         Fence incomingFence = fence(incoming);
         if (storedFence != null) {
-            guarded.write(connection, KEY, STORED, storedFence);
+            guarded.write(connection, KEY, BillingStructs.struct(STORED), storedFence);
         }
 
-        Decision decision = guarded.write(connection, KEY, INCOMING, incomingFence);
+        Decision decision = guarded.write(connection, KEY, BillingStructs.struct(INCOMING), incomingFence);
 
         Decision expected = FenceRule.decide(storedFence, incomingFence);
         assertThat(decision).isEqualTo(expected);
@@ -90,9 +91,9 @@ class GuardedUpsertTest {
 
     @Test
     void deleteMarksRowDeletedAndKeepsFence() throws SQLException {
-        guarded.write(connection, KEY, STORED, new Fence(5, 1));
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(5, 1));
 
-        Decision decision = guarded.write(connection, KEY, null, new Fence(5, 2));
+        Decision decision = guarded.write(connection, KEY, BillingStructs.struct(null), new Fence(5, 2));
 
         assertThat(decision.accepted()).isTrue();
         assertThat(row(KEY)).isEqualTo(Row.deleted(new Fence(5, 2)));
@@ -101,10 +102,10 @@ class GuardedUpsertTest {
 
     @Test
     void rejectsLowerTokenAfterDelete() throws SQLException {
-        guarded.write(connection, KEY, STORED, new Fence(5, 1));
-        guarded.write(connection, KEY, null, new Fence(5, 2));
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(5, 1));
+        guarded.write(connection, KEY, BillingStructs.struct(null), new Fence(5, 2));
 
-        Decision decision = guarded.write(connection, KEY, INCOMING, new Fence(4, 9));
+        Decision decision = guarded.write(connection, KEY, BillingStructs.struct(INCOMING), new Fence(4, 9));
 
         assertThat(decision).isEqualTo(Decision.reject(RejectionReason.STALE_TOKEN));
         assertThat(row(KEY)).isEqualTo(Row.deleted(new Fence(5, 2)));
@@ -112,10 +113,10 @@ class GuardedUpsertTest {
 
     @Test
     void sameTokenWriteWithoutSeqKeepsStoredSeq() throws SQLException {
-        guarded.write(connection, KEY, STORED, new Fence(5, 3));
-        Decision noSeq = guarded.write(connection, KEY, INCOMING, Fence.of(5));
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(5, 3));
+        Decision noSeq = guarded.write(connection, KEY, BillingStructs.struct(INCOMING), Fence.of(5));
 
-        Decision late = guarded.write(connection, KEY, STORED, new Fence(5, 1));
+        Decision late = guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(5, 1));
 
         assertThat(noSeq.accepted()).isTrue();
         assertThat(late).isEqualTo(Decision.reject(RejectionReason.OUT_OF_ORDER));
@@ -124,9 +125,9 @@ class GuardedUpsertTest {
 
     @Test
     void rejectsStaleDelete() throws SQLException {
-        guarded.write(connection, KEY, STORED, new Fence(6, 1));
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(6, 1));
 
-        Decision decision = guarded.write(connection, KEY, null, new Fence(5, 1));
+        Decision decision = guarded.write(connection, KEY, BillingStructs.struct(null), new Fence(5, 1));
 
         assertThat(decision).isEqualTo(Decision.reject(RejectionReason.STALE_TOKEN));
         assertThat(row(KEY)).isEqualTo(Row.of(STORED, new Fence(6, 1)));
@@ -135,10 +136,10 @@ class GuardedUpsertTest {
     @Test
     void decidesEachRecordOfOneTransaction() throws SQLException {
         connection.setAutoCommit(false);
-        Decision first = guarded.write(connection, KEY, STORED, new Fence(5, 1));
-        Decision redelivery = guarded.write(connection, KEY, STORED, new Fence(5, 1));
-        Decision stale = guarded.write(connection, KEY, STORED, new Fence(4, 2));
-        Decision next = guarded.write(connection, KEY, INCOMING, new Fence(5, 2));
+        Decision first = guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(5, 1));
+        Decision redelivery = guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(5, 1));
+        Decision stale = guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(4, 2));
+        Decision next = guarded.write(connection, KEY, BillingStructs.struct(INCOMING), new Fence(5, 2));
         connection.commit();
 
         assertThat(first.accepted()).isTrue();
@@ -150,9 +151,9 @@ class GuardedUpsertTest {
 
     @Test
     void keepsOneFencePerKey() throws SQLException {
-        guarded.write(connection, KEY, STORED, new Fence(6, 1));
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(6, 1));
 
-        Decision decision = guarded.write(connection, "customer-43", INCOMING, new Fence(5, 1));
+        Decision decision = guarded.write(connection, "customer-43", BillingStructs.struct(INCOMING), new Fence(5, 1));
 
         assertThat(decision.accepted()).isTrue();
         assertThat(row(KEY)).isEqualTo(Row.of(STORED, new Fence(6, 1)));
@@ -165,10 +166,10 @@ class GuardedUpsertTest {
 
     @Test
     void unguardedTableLetsStaleWriteOverwrite() throws SQLException {
-        BillingSummaryTable unguarded = new BillingSummaryTable(TABLE, false);
-        guarded.write(connection, KEY, STORED, new Fence(6, 1));
+        RecordTable unguarded = new RecordTable(TABLE, false, true, true);
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(6, 1));
 
-        Decision decision = unguarded.write(connection, KEY, INCOMING, new Fence(5, 1));
+        Decision decision = unguarded.write(connection, KEY, BillingStructs.struct(INCOMING), new Fence(5, 1));
 
         assertThat(decision.accepted()).isTrue();
         assertThat(row(KEY)).isEqualTo(Row.of(INCOMING, new Fence(5, 1)));
