@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
                 "Exits 0 only if A's write was rejected (STALE_TOKEN) and B's data is in the row; 1 otherwise, naming what went wrong. "
                 + "Service logs stay in the data directory."})
 public final class DemoMain implements Callable<Integer> {
-    @Option(names = "--ttl-seconds", defaultValue = "3", description = "Lease TTL of the workers in seconds (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--ttl-seconds", defaultValue = "5", description = "Lease TTL of the workers in seconds (default: ${DEFAULT-VALUE}).")
     long ttlSeconds;
 
     @Option(names = "--dir", paramLabel = "DIR", description = "Data and log directory (default: a new temporary directory).")

@@ -67,7 +67,7 @@ class BillingScenarioIT {
 
     @Test
     void pausedWorkersStaleWriteIsRejectedAndNeverReachesTheTable() throws Exception {
-        ScenarioResult result = new BillingScenario(stack, new Timeline(System.out), 3).run();
+        ScenarioResult result = new BillingScenario(stack, new Timeline(System.out), 5).run();
 
         assertThat(result.tokenB()).isGreaterThan(result.tokenA());
         assertThat(result.rejectedReason()).isEqualTo("STALE_TOKEN");
@@ -88,7 +88,7 @@ class BillingScenarioIT {
      */
     @Test
     void staleWriteIsRejectedByTheNewHoldersMarkerBeforeTheNewHolderWrites() throws Exception {
-        ScenarioResult result = new BillingScenario(stack, new Timeline(System.out), 3).run(true);
+        ScenarioResult result = new BillingScenario(stack, new Timeline(System.out), 5).run(true);
 
         assertThat(result.tokenB()).isGreaterThan(result.tokenA());
         assertThat(result.rejectedReason()).isEqualTo("STALE_TOKEN");
@@ -221,6 +221,52 @@ class BillingScenarioIT {
 
         assertThatThrownBy(() -> converter.toConnectData(topic, "plain text".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
                 .isInstanceOf(org.apache.kafka.connect.errors.DataException.class);
+    }
+
+    /**
+     * The schema evolves mid-stream (a new optional field): the real Connect worker's sink adds the
+     * column (auto.evolve) and rows written before and after are both right.
+     */
+    @Test
+    void aNewOptionalFieldMidStreamAddsItsColumn() throws Exception {
+        String before = "customer-evolve-" + UUID.randomUUID();
+        String after = "customer-evolve-" + UUID.randomUUID();
+        publish(FenceTopics.ACCEPTED, before, summary(before, 1_111, "v1"), 3, 1);
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(computedBy(LocalStack.TABLE, before)).isEqualTo("v1"));
+
+        org.apache.avro.Schema v1 = BillingSummary.getClassSchema();
+        org.apache.avro.SchemaBuilder.FieldAssembler<org.apache.avro.Schema> fields = org.apache.avro.SchemaBuilder.record(v1.getName())
+                .namespace(v1.getNamespace()).fields();
+        for (org.apache.avro.Schema.Field field : v1.getFields()) {
+            fields = fields.name(field.name()).type(field.schema()).noDefault();
+        }
+        org.apache.avro.Schema v2 = fields.optionalString("invoiceNote").endRecord();
+        org.apache.avro.generic.GenericRecordBuilder record = new org.apache.avro.generic.GenericRecordBuilder(v2);
+        BillingSummary values = summary(after, 2_222, "v2");
+        for (org.apache.avro.Schema.Field field : v1.getFields()) {
+            record.set(field.name(), field.name().equals("computedAt") ? values.getComputedAt().toEpochMilli() : values.get(field.name()));
+        }
+        byte[] bytes = new AvroSerializer<org.apache.avro.generic.GenericRecord>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(),
+                Duration.ofSeconds(10)), false).serialize(FenceTopics.ACCEPTED, record.set("invoiceNote", "late fee waived").build());
+        publishRaw(FenceTopics.ACCEPTED, after, bytes, 3, 1);
+
+        await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
+            try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
+                 PreparedStatement statement = connection.prepareStatement("SELECT resource_key, invoice_note, amount_minor FROM " + LocalStack.TABLE
+                         + " WHERE resource_key IN (?, ?) ORDER BY amount_minor")) {
+                statement.setString(1, before);
+                statement.setString(2, after);
+                try (ResultSet rows = statement.executeQuery()) {
+                    assertThat(rows.next()).isTrue();
+                    assertThat(rows.getString(1)).isEqualTo(before);
+                    assertThat(rows.getString(2)).isNull();
+                    assertThat(rows.next()).isTrue();
+                    assertThat(rows.getString(1)).isEqualTo(after);
+                    assertThat(rows.getString(2)).isEqualTo("late fee waived");
+                    assertThat(rows.getLong(3)).isEqualTo(2_222);
+                }
+            }
+        });
     }
 
     @Test

@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * larger token (etcd v3 API, "Revisions"; lock semantics from etcd's v3lock service).
  *
  * <p>Renewal: the lease client sends one keep-alive every TTL/3 and, after a failed one (or one
- * unanswered within TTL/3 or the request timeout, whichever is shorter), retries every 500 ms. The local deadline is the send time of the last successful keep-alive plus the TTL
+ * unanswered until the deadline, within the request timeout, at least 1 s), retries every 500 ms. The local deadline is the send time of the last successful keep-alive plus the TTL
  * etcd answered, on {@link System#nanoTime()}: etcd renews on receipt, after the send, so the local
  * deadline never passes later than etcd's expiry (apart from clock-rate drift). A failed keep-alive
  * (etcd unreachable, no leader during an election) is counted and retried; the lease is lost when
@@ -215,8 +215,11 @@ public final class FencingLease implements AutoCloseable {
             return;
         }
         long sentNanos = System.nanoTime();
-        // A keep-alive that takes longer than a third of the TTL is retried: a stuck request must not use up the lease.
-        long timeoutMillis = Math.max(100, Math.min(requestTimeout.toMillis(), ttl.toMillis() / 3));
+        // An attempt may take until the deadline (bounded by the request timeout, at least 1 s): a cold
+        // client's first keep-alive stream can take over a second on a loaded machine, and cutting it
+        // short only starts the same slow setup again. A dead endpoint fails fast (waitForReady off).
+        long untilDeadline = TimeUnit.NANOSECONDS.toMillis(deadlineNanos.get() - sentNanos);
+        long timeoutMillis = Math.max(1_000, Math.min(requestTimeout.toMillis(), untilDeadline));
         client.getLeaseClient().keepAliveOnce(leaseId)
                 .orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
                 .whenCompleteAsync((response, error) -> {

@@ -174,6 +174,17 @@ public final class FencedJdbcSinkTask extends SinkTask {
                         }
                     }
                 }
+                if (reporter == null) {
+                    for (Rejection rejection : outcome) {
+                        if (rejection != null && rejection.reason() == RejectionReason.MALFORMED_VALUE) {
+                            // A fenced write needs no dead-letter queue to be refused, but a record that can never be written does.
+                            SinkRecord bad = rejection.record();
+                            throw new ConnectException("the record at " + bad.topic() + "-" + bad.kafkaPartition() + "@" + bad.kafkaOffset()
+                                    + " (key " + bad.key() + ") cannot be written and no dead-letter queue is configured"
+                                    + " (errors.tolerance=all, errors.deadletterqueue.topic.name): " + rejection.detail());
+                        }
+                    }
+                }
                 connection.commit();
                 for (Rejection rejection : outcome) {
                     if (rejection != null && rejection != Rejection.SKIPPED) {

@@ -150,6 +150,25 @@ class FencedJdbcSinkTaskTest {
                 .isInstanceOf(org.apache.kafka.connect.errors.DataException.class).hasMessageContaining("only records");
     }
 
+    /** Without a dead-letter queue, a record that can never be written fails the task (nothing of the batch is written); a fenced one is only logged. */
+    @Test
+    void withoutADeadLetterQueueAnUnwritableRecordFailsTheTask() throws SQLException {
+        Map<String, String> props = Map.of(FencedJdbcSinkConfig.CONNECTION_URL, postgres.getJdbcUrl("postgres", "postgres"),
+                FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registry.url(), FencedJdbcSinkConfig.TABLE_NAME, table);
+        context = new RecordingSinkTaskContext(props);
+        context.reporterConfigured = false;
+        task.initialize(context);
+        task.start(props);
+        task.put(List.of(write(KEY, 700, 7, 1, 10), write(KEY, 500, 5, 1, 11))); // the stale one is fenced: logged, no failure
+
+        assertThatThrownBy(() -> task.put(List.of(write("customer-43", 100, 1, 1, 12),
+                record("customer-44", "not avro".getBytes(StandardCharsets.UTF_8), 13, fence(1, 1)))))
+                .isInstanceOf(ConnectException.class).hasMessageContaining(TOPIC + "-" + PARTITION + "@13")
+                .hasMessageContaining("no dead-letter queue is configured");
+        assertThat(row("customer-43")).as("the batch was rolled back").isEmpty();
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 7, 1L));
+    }
+
     /** A lock the batch cannot get in time (SQLState 55P03) is transient: retried with backoff, then written once the lock is free. */
     @Test
     void aLockTimeoutIsRetriedAndTheBatchWrittenAfterwards() throws SQLException {

@@ -20,6 +20,8 @@ final class RecordingSinkTaskContext implements SinkTaskContext {
     private final Map<String, String> configs;
     private final List<Report> reports = new ArrayList<>();
     private final List<Long> timeouts = new ArrayList<>();
+    /** false: like a connector without errors.tolerance=all and a dead-letter topic. */
+    boolean reporterConfigured = true;
 
     RecordingSinkTaskContext(Map<String, String> configs) {
         this.configs = configs;
@@ -35,6 +37,9 @@ final class RecordingSinkTaskContext implements SinkTaskContext {
 
     @Override
     public ErrantRecordReporter errantRecordReporter() {
+        if (!reporterConfigured) {
+            return null;
+        }
         return (record, error) -> {
             reports.add(new Report(record, error));
             return CompletableFuture.completedFuture(null);
