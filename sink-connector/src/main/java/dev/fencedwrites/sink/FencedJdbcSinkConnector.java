@@ -44,10 +44,10 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
     }
 
     /**
-     * Connect's checks of each setting, then: can the database be reached with these settings, and
-     * does the table fit (or will {@code auto.create} make it)? Problems are attached to
-     * {@code connection.url} and {@code table.name}, so Connect's REST API shows them before the
-     * connector is created.
+     * Connect's checks of each setting, then: can the database be reached with these settings, does
+     * the fixed table fit (or will {@code auto.create} make it), and does the schema registry answer?
+     * Problems are attached to {@code connection.url}, {@code table.name} and {@code schema.registry.url},
+     * so Connect's REST API shows them before the connector is created.
      */
     @Override
     public Config validate(Map<String, String> connectorConfigs) {
@@ -85,6 +85,20 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
             }
         } catch (SQLException e) {
             values.get(FencedJdbcSinkConfig.CONNECTION_URL).addErrorMessage("cannot connect to the database: " + e.getMessage());
+        }
+        String registryUrl = parsed.getString(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL);
+        try {
+            java.net.http.HttpResponse<Void> response = java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(5)).build()
+                    .send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(registryUrl.replaceAll("/+$", "") + "/subjects"))
+                            .timeout(java.time.Duration.ofSeconds(5)).GET().build(), java.net.http.HttpResponse.BodyHandlers.discarding());
+            if (response.statusCode() != 200) {
+                values.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL).addErrorMessage("the schema registry answered GET /subjects with HTTP "
+                        + response.statusCode() + "; is this a Confluent-compatible registry URL?");
+            }
+        } catch (java.io.IOException | IllegalArgumentException e) {
+            values.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL).addErrorMessage("cannot reach the schema registry: " + e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         return config;
     }

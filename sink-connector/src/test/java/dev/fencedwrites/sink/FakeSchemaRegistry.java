@@ -27,8 +27,15 @@ final class FakeSchemaRegistry implements AutoCloseable {
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         byte[] found = JSON.writeValueAsBytes(Map.of("schema", schema.toString()));
         byte[] notFound = JSON.writeValueAsBytes(Map.of("error_code", 40403, "message", "not found"));
+        byte[] subjects = JSON.writeValueAsBytes(java.util.List.of());
         server.createContext("/", exchange -> {
-            boolean known = exchange.getRequestMethod().equals("GET") && exchange.getRequestURI().getPath().equals("/schemas/ids/" + id);
+            String path = exchange.getRequestURI().getPath();
+            boolean get = exchange.getRequestMethod().equals("GET");
+            if (get && path.equals("/subjects")) {
+                respond(exchange, 200, subjects);
+                return;
+            }
+            boolean known = get && path.equals("/schemas/ids/" + id);
             respond(exchange, known ? 200 : 404, known ? found : notFound);
         });
         server.start();

@@ -229,6 +229,11 @@ class FencedJdbcSinkTaskTest {
         assertThat(errors(connector.validate(unreachable))).singleElement().asString()
                 .startsWith("connection.url: cannot connect to the database");
 
+        Map<String, String> noRegistry = new java.util.HashMap<>(good);
+        noRegistry.put(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, UNREACHABLE_REGISTRY);
+        assertThat(errors(connector.validate(noRegistry))).singleElement().asString()
+                .startsWith("schema.registry.url: cannot reach the schema registry");
+
         Map<String, String> noAutoCreate = new java.util.HashMap<>(good);
         noAutoCreate.put(FencedJdbcSinkConfig.AUTO_CREATE, "false");
         assertThat(errors(connector.validate(noAutoCreate))).singleElement().asString()
