@@ -21,6 +21,20 @@ public final class DemoMain implements Callable<Integer> {
 
     @Option(names = "--dir", paramLabel = "DIR", description = "Data and log directory (default: a new temporary directory).")
     Path dir;
+    @Option(names = "--env-file", paramLabel = "FILE", defaultValue = ".fence/demo.env",
+            description = "Where the demo stack's KEY=value settings go while it runs, for `./fence rejected` (default: ${DEFAULT-VALUE}); removed at the end.")
+    Path envFile;
+
+    /** The stack's settings for `./fence rejected` (which reads this file when `./fence up` is not running). */
+    private void writeEnv(LocalStack stack) throws java.io.IOException {
+        StringBuilder lines = new StringBuilder();
+        stack.env().forEach((key, value) -> lines.append(key).append('=').append(dev.fencedwrites.localstack.LocalStackMain.shellQuoted(value)).append('\n'));
+        Path parent = envFile.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        Files.writeString(envFile, lines.toString());
+    }
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new DemoMain()).execute(args));
@@ -34,6 +48,7 @@ public final class DemoMain implements Callable<Integer> {
         timeline.line("Starting the local stack (logs in " + stackDir + ") ...");
         ScenarioResult result;
         try (LocalStack stack = LocalStack.start(stackDir, true, line -> timeline.line("  " + line))) {
+            writeEnv(stack);
             timeline.line("");
             result = new BillingScenario(stack, timeline, ttlSeconds).run();
             timeline.line("");
@@ -50,6 +65,12 @@ public final class DemoMain implements Callable<Integer> {
             System.err.println("fence demo: FAILED: " + e.getMessage());
             System.err.println("  logs: " + stackDir);
             return 1;
+        } finally {
+            try {
+                Files.deleteIfExists(envFile);
+            } catch (java.io.IOException e) {
+                // best effort: a stale file names ports nothing listens on
+            }
         }
         timeline.line("");
         if (result.fenced()) {

@@ -269,6 +269,48 @@ class BillingScenarioIT {
         });
     }
 
+    /** {@code ./fence rejected}: a stale write the enforcer refused shows as one line (and one JSON object) with its reason and fence. */
+    @Test
+    void fenceRejectedPrintsWhatWasFenced() throws Exception {
+        String customer = "customer-rejected-cmd-" + UUID.randomUUID();
+        publish(FenceTopics.INPUT, customer, summary(customer, 700, "holder"), 7, 1);
+        publish(FenceTopics.INPUT, customer, summary(customer, 500, "paused"), 5, 1);
+
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            Run text = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "10m");
+            assertThat(text.exit()).as(text.err()).isZero();
+            assertThat(text.out().lines().filter(line -> line.contains(customer)))
+                    .singleElement().asString().contains("token=5.1", "highest=7.1", "STALE_TOKEN", "stage=enforcer", "source=fenced-writes-");
+        });
+        Run json = rejected("--bootstrap", stack.kafkaBootstrap(), "--json");
+        assertThat(json.out().lines().filter(line -> line.contains(customer))).singleElement().satisfies(line -> {
+            var object = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
+            assertThat(object.path("reason").asText()).isEqualTo("STALE_TOKEN");
+            assertThat(object.path("highest").asText()).isEqualTo("7.1");
+            assertThat(object.path("key").asText()).isEqualTo(customer);
+        });
+
+        Run unreachable = rejected("--bootstrap", "127.0.0.1:1");
+        assertThat(unreachable.exit()).isEqualTo(1);
+        assertThat(unreachable.err().strip()).startsWith("fence rejected: cannot reach Kafka at 127.0.0.1:1").doesNotContain("\n");
+        Run badSince = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "yesterday");
+        assertThat(badSince.exit()).isEqualTo(1);
+        assertThat(badSince.err()).contains("--since 'yesterday' is not a duration");
+    }
+
+    private record Run(int exit, String out, String err) {
+    }
+
+    private static Run rejected(String... args) {
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        picocli.CommandLine command = new picocli.CommandLine(new RejectedCommand());
+        command.setOut(new java.io.PrintWriter(out));
+        command.setErr(new java.io.PrintWriter(err));
+        int exit = command.execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
     @Test
     void avroSerdeRoundTripsThroughTheRealSchemaRegistry() {
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));

@@ -66,7 +66,7 @@ public final class LocalStackMain implements Callable<Integer> {
     }
 
     /** Single-quotes values the shell would split or interpret (the JDBC URL's {@code &}), so {@code source} works. */
-    static String shellQuoted(String value) {
+    public static String shellQuoted(String value) {
         return value.matches("[A-Za-z0-9_./:@%+,=-]*") ? value : "'" + value.replace("'", "'\\''") + "'";
     }
 
