@@ -31,6 +31,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -49,23 +50,15 @@ import picocli.CommandLine.Spec;
                 "unless --bootstrap or the environment gives it. With --follow it waits for either file to appear.",
                 "Exit status: 0 when done (or stopped with Ctrl-C), 1 with a one-line reason when Kafka or the topic cannot be read."})
 public final class RejectedCommand implements Callable<Integer> {
-    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    @Option(names = "--bootstrap", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers (default: KAFKA_BOOTSTRAP from the environment or the env file).")
-    String bootstrap;
     @Option(names = "--topic", defaultValue = FenceTopics.REJECTED, description = "The rejected topic (default: ${DEFAULT-VALUE}).")
     String topic;
-    @Option(names = "--since", paramLabel = "DURATION", description = "Only records newer than this, e.g. 90s, 15m, 2h, 1d (default: from the beginning).")
-    String since;
-    @Option(names = {"-f", "--follow"}, description = "Keep reading new records until Ctrl-C.")
-    boolean follow;
     @Option(names = "--json", description = "One JSON object per line instead of text.")
     boolean json;
-    @Option(names = "--env-file", paramLabel = "FILE",
-            description = "Settings of a running stack (default: .fence/stack.env from ./fence up, else .fence/demo.env from ./fence demo).")
-    Path envFile;
 
+    @Mixin
+    ReaderOptions reader;
     @Spec
     CommandSpec spec;
 
@@ -78,74 +71,14 @@ public final class RejectedCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         try {
-            Duration window = since == null ? null : parseDuration(since);
-            String servers = bootstrap != null ? bootstrap : setting("KAFKA_BOOTSTRAP");
-            read(servers, window, out);
+            Duration window = reader.since == null ? null : TopicReader.parseDuration(reader.since);
+            String servers = reader.bootstrap != null ? reader.bootstrap : setting("KAFKA_BOOTSTRAP");
+            TopicReader.read(servers, topic, window, reader.follow, record -> out.println(json ? json(record) : text(record)), out::flush);
             return 0;
         } catch (IllegalArgumentException | IllegalStateException | KafkaException | IOException e) {
             err.println("fence rejected: " + e.getMessage());
             err.flush();
             return 1;
-        }
-    }
-
-    private void read(String servers, Duration window, PrintWriter out) {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
-        props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-        AtomicBoolean stopping = new AtomicBoolean();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions;
-            try {
-                var infos = consumer.partitionsFor(topic, Duration.ofSeconds(10));
-                if (infos == null || infos.isEmpty()) {
-                    throw new IllegalStateException("topic " + topic + " does not exist at " + servers);
-                }
-                partitions = infos.stream().map(p -> new TopicPartition(topic, p.partition())).toList();
-            } catch (org.apache.kafka.common.errors.TimeoutException e) {
-                throw new IllegalStateException("cannot reach Kafka at " + servers + " within 10 s (is ./fence up running?)");
-            }
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            if (window != null) {
-                long from = System.currentTimeMillis() - window.toMillis();
-                Map<TopicPartition, Long> query = new HashMap<>();
-                partitions.forEach(p -> query.put(p, from));
-                Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(query);
-                Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-                for (TopicPartition partition : partitions) {
-                    OffsetAndTimestamp at = found.get(partition);
-                    consumer.seek(partition, at == null ? end.get(partition) : at.offset());
-                }
-            }
-            Thread main = Thread.currentThread();
-            Thread onCtrlC = new Thread(() -> {
-                stopping.set(true);
-                consumer.wakeup();
-                try {
-                    main.join(5_000);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "fence-rejected-stop");
-            Runtime.getRuntime().addShutdownHook(onCtrlC);
-            try {
-                Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-                while (follow || partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-                    for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-                        out.println(json ? json(record) : text(record));
-                    }
-                    out.flush();
-                }
-            } catch (WakeupException e) {
-                // Ctrl-C while following: done.
-            } finally {
-                if (!stopping.get()) {
-                    Runtime.getRuntime().removeShutdownHook(onCtrlC);
-                }
-            }
         }
     }
 
@@ -197,68 +130,7 @@ public final class RejectedCommand implements Callable<Integer> {
         return value == null ? "-" : value;
     }
 
-    /** {@code 90s}, {@code 15m}, {@code 2h}, {@code 1d}, {@code 500ms}. */
-    static Duration parseDuration(String text) {
-        Matcher m = DURATION.matcher(text.trim());
-        if (!m.matches()) {
-            throw new IllegalArgumentException("--since '" + text + "' is not a duration like 90s, 15m, 2h or 1d");
-        }
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-            case "ms" -> Duration.ofMillis(n);
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            case "h" -> Duration.ofHours(n);
-            default -> Duration.ofDays(n);
-        };
-    }
-
-    /** A setting from the environment, else from the env file ./fence up wrote. */
     private String setting(String name) throws IOException {
-        String value = System.getenv(name);
-        if (value != null && !value.isBlank()) {
-            return value;
-        }
-        Path file = envFile;
-        if (file == null) {
-            file = findEnvFile();
-            if (file == null && follow) {
-                spec.commandLine().getErr().println("[fence rejected] waiting for ./fence up or ./fence demo to start"
-                        + " (no .fence/stack.env or .fence/demo.env yet) ...");
-                spec.commandLine().getErr().flush();
-                while ((file = findEnvFile()) == null) {
-                    try {
-                        Thread.sleep(1_000);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IllegalStateException("interrupted while waiting for a stack");
-                    }
-                }
-            }
-            if (file == null) {
-                throw new IllegalStateException("no " + name + ": start the stack with ./fence up (it writes .fence/stack.env), or pass --bootstrap");
-            }
-        } else if (!Files.isRegularFile(file)) {
-            throw new IllegalStateException(file + " does not exist; start the stack with ./fence up, or pass --bootstrap");
-        }
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-            if (line.startsWith(name + "=")) {
-                String raw = line.substring(name.length() + 1);
-                if (raw.length() >= 2 && raw.startsWith("'") && raw.endsWith("'")) {
-                    raw = raw.substring(1, raw.length() - 1).replace("'\\''", "'");
-                }
-                return raw;
-            }
-        }
-        throw new IllegalStateException(file + " has no " + name + "; pass --bootstrap");
-    }
-
-    private static Path findEnvFile() {
-        for (Path candidate : List.of(Path.of(".fence/stack.env"), Path.of(".fence/demo.env"))) {
-            if (Files.isRegularFile(candidate)) {
-                return candidate;
-            }
-        }
-        return null;
+        return StackSettings.get(name, reader.envFile, reader.follow, spec.commandLine().getErr());
     }
 }

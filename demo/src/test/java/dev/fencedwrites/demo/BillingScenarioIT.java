@@ -298,17 +298,47 @@ class BillingScenarioIT {
         assertThat(badSince.err()).contains("--since 'yesterday' is not a duration");
     }
 
+    /** {@code ./fence consume}: the accepted write decoded field by field, with its fence; a value that does not decode is reported, not fatal. */
+    @Test
+    void fenceConsumePrintsAcceptedRecordsDecoded() throws Exception {
+        String customer = "customer-consume-cmd-" + UUID.randomUUID();
+        publish(FenceTopics.INPUT, customer, summary(customer, 4_242, "consumer-test"), 9, 2);
+        publishRaw(FenceTopics.INPUT, customer + "-raw", "not avro".getBytes(java.nio.charset.StandardCharsets.UTF_8), 1, 1);
+
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            Run run = command(new ConsumeCommand(), "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl(), "--since", "10m");
+            assertThat(run.exit()).as(run.err()).isZero();
+            var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+            assertThat(run.out().lines().filter(line -> line.contains("\"" + customer + "\""))).singleElement().satisfies(line -> {
+                var object = mapper.readTree(line);
+                assertThat(object.path("token").asText()).isEqualTo("9");
+                assertThat(object.path("seq").asText()).isEqualTo("2");
+                assertThat(object.path("value").path("amountMinor").asLong()).isEqualTo(4_242);
+                assertThat(object.path("value").path("computedBy").asText()).isEqualTo("consumer-test");
+            });
+            assertThat(run.out().lines().filter(line -> line.contains(customer + "-raw"))).singleElement().satisfies(line ->
+                    assertThat(mapper.readTree(line).path("value_error").asText()).isNotEmpty());
+        });
+        Run unreachable = command(new ConsumeCommand(), "--bootstrap", "127.0.0.1:1", "--schema-registry", stack.schemaRegistryUrl());
+        assertThat(unreachable.exit()).isEqualTo(1);
+        assertThat(unreachable.err().strip()).startsWith("fence consume: cannot reach Kafka at 127.0.0.1:1");
+    }
+
     private record Run(int exit, String out, String err) {
     }
 
-    private static Run rejected(String... args) {
+    private static Run command(Object command, String... args) {
         java.io.StringWriter out = new java.io.StringWriter();
         java.io.StringWriter err = new java.io.StringWriter();
-        picocli.CommandLine command = new picocli.CommandLine(new RejectedCommand());
-        command.setOut(new java.io.PrintWriter(out));
-        command.setErr(new java.io.PrintWriter(err));
-        int exit = command.execute(args);
+        picocli.CommandLine line = new picocli.CommandLine(command);
+        line.setOut(new java.io.PrintWriter(out));
+        line.setErr(new java.io.PrintWriter(err));
+        int exit = line.execute(args);
         return new Run(exit, out.toString(), err.toString());
+    }
+
+    private static Run rejected(String... args) {
+        return command(new RejectedCommand(), args);
     }
 
     @Test

@@ -1,0 +1,101 @@
+package dev.fencedwrites.demo;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.schemas.registry.AvroDeserializer;
+import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.header.Header;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code ./fence consume}: the accepted topic decoded to JSON, one record per line. */
+@Command(name = "fence consume", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Reads the accepted topic (what the enforcer let through) and prints one JSON object per record:",
+                "time, key, partition, offset, its fence token and seq, and the value decoded from Avro (null for a delete).", ""},
+        footer = {"", "Examples:",
+                "  ./fence consume                          everything accepted so far, then exit",
+                "  ./fence consume --since 5m --follow      the last 5 minutes, then new records until Ctrl-C",
+                "  ./fence consume | jq 'select(.key == \"customer-42\")'",
+                "", "Reads KAFKA_BOOTSTRAP and SCHEMA_REGISTRY_URL from .fence/stack.env (./fence up), else .fence/demo.env (./fence demo),",
+                "unless the options or the environment give them. A value that does not decode is printed with \"value_error\" instead.",
+                "Exit status: 0 when done (or stopped with Ctrl-C), 1 with a one-line reason when Kafka or the topic cannot be read."})
+public final class ConsumeCommand implements Callable<Integer> {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Option(names = "--schema-registry", paramLabel = "URL", description = "Schema registry URL (default: SCHEMA_REGISTRY_URL from the environment or the env file).")
+    String registry;
+    @Option(names = "--topic", defaultValue = FenceTopics.ACCEPTED, description = "The topic to read (default: ${DEFAULT-VALUE}).")
+    String topic;
+
+    @Mixin
+    ReaderOptions reader;
+    @Spec
+    CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new ConsumeCommand()).execute(args));
+    }
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try {
+            Duration window = reader.since == null ? null : TopicReader.parseDuration(reader.since);
+            String servers = reader.bootstrap != null ? reader.bootstrap : StackSettings.get("KAFKA_BOOTSTRAP", reader.envFile, reader.follow, err);
+            String registryUrl = registry != null ? registry : StackSettings.get("SCHEMA_REGISTRY_URL", reader.envFile, reader.follow, err);
+            AvroDeserializer<Object> values = new AvroDeserializer<>(new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), null);
+            TopicReader.read(servers, topic, window, reader.follow, record -> out.println(json(record, values)), out::flush);
+            return 0;
+        } catch (IllegalArgumentException | IllegalStateException | KafkaException | IOException e) {
+            err.println("fence consume: " + e.getMessage());
+            err.flush();
+            return 1;
+        }
+    }
+
+    static String json(ConsumerRecord<String, byte[]> record, AvroDeserializer<Object> values) {
+        ObjectNode object = JSON.createObjectNode();
+        object.put("time", Instant.ofEpochMilli(record.timestamp()).toString());
+        object.put("key", record.key());
+        object.put("partition", record.partition());
+        object.put("offset", record.offset());
+        object.put("token", header(record, FenceHeaders.TOKEN));
+        object.put("seq", header(record, FenceHeaders.SEQ));
+        if (record.value() == null) {
+            object.putNull("value");
+        } else {
+            try {
+                // Avro's generic records print as JSON (timestamps as epoch milliseconds).
+                Object decoded = values.deserialize(record.topic(), record.value());
+                JsonNode value = JSON.readTree(String.valueOf(decoded));
+                object.set("value", value);
+            } catch (SerializationException | IOException e) {
+                object.put("value_error", e.getMessage());
+            }
+        }
+        return object.toString();
+    }
+
+    private static String header(ConsumerRecord<?, ?> record, String name) {
+        Header header = record.headers().lastHeader(name);
+        return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,111 @@
+package dev.fencedwrites.demo;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/** Reads a topic for the operator commands ({@code ./fence rejected}, {@code ./fence consume}). */
+final class TopicReader {
+    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
+
+    private TopicReader() {
+    }
+
+    /**
+     * Reads every partition of {@code topic} (read_committed, no consumer group) from the beginning,
+     * or from {@code window} back, to the end offsets, or on until Ctrl-C with {@code follow}.
+     *
+     * @throws IllegalStateException when Kafka cannot be reached within 10 s or the topic does not exist
+     */
+    static void read(String servers, String topic, Duration window, boolean follow, Consumer<ConsumerRecord<String, byte[]>> handler,
+                     Runnable afterPoll) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
+        props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        AtomicBoolean stopping = new AtomicBoolean();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions;
+            try {
+                var infos = consumer.partitionsFor(topic, Duration.ofSeconds(10));
+                if (infos == null || infos.isEmpty()) {
+                    throw new IllegalStateException("topic " + topic + " does not exist at " + servers);
+                }
+                partitions = infos.stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+            } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                throw new IllegalStateException("cannot reach Kafka at " + servers + " within 10 s (is ./fence up running?)");
+            }
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            if (window != null) {
+                long from = System.currentTimeMillis() - window.toMillis();
+                Map<TopicPartition, Long> query = new HashMap<>();
+                partitions.forEach(p -> query.put(p, from));
+                Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(query);
+                Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+                for (TopicPartition partition : partitions) {
+                    OffsetAndTimestamp at = found.get(partition);
+                    consumer.seek(partition, at == null ? end.get(partition) : at.offset());
+                }
+            }
+            Thread main = Thread.currentThread();
+            Thread onCtrlC = new Thread(() -> {
+                stopping.set(true);
+                consumer.wakeup();
+                try {
+                    main.join(5_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "fence-reader-stop");
+            Runtime.getRuntime().addShutdownHook(onCtrlC);
+            try {
+                Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+                while (follow || partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                    for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                        handler.accept(record);
+                    }
+                    afterPoll.run();
+                }
+            } catch (WakeupException e) {
+                // Ctrl-C while following: done.
+            } finally {
+                if (!stopping.get()) {
+                    Runtime.getRuntime().removeShutdownHook(onCtrlC);
+                }
+            }
+        }
+    }
+
+
+    /** {@code 90s}, {@code 15m}, {@code 2h}, {@code 1d}, {@code 500ms}. */
+    static Duration parseDuration(String text) {
+        Matcher m = DURATION.matcher(text.trim());
+        if (!m.matches()) {
+            throw new IllegalArgumentException("--since '" + text + "' is not a duration like 90s, 15m, 2h or 1d");
+        }
+        long n = Long.parseLong(m.group(1));
+        return switch (m.group(2)) {
+            case "ms" -> Duration.ofMillis(n);
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            case "h" -> Duration.ofHours(n);
+            default -> Duration.ofDays(n);
+        };
+    }
+}
