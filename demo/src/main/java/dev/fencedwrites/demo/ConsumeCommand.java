@@ -8,14 +8,11 @@ import dev.fencedwrites.schemas.FenceTopics;
 import dev.fencedwrites.schemas.registry.AvroDeserializer;
 import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Header;
 import picocli.CommandLine;
@@ -55,20 +52,11 @@ public final class ConsumeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        try {
-            Duration window = reader.since == null ? null : TopicReader.parseDuration(reader.since);
-            String servers = reader.bootstrap != null ? reader.bootstrap : StackSettings.get("KAFKA_BOOTSTRAP", reader.envFile, reader.follow, err);
-            String registryUrl = registry != null ? registry : StackSettings.get("SCHEMA_REGISTRY_URL", reader.envFile, reader.follow, err);
+        return reader.print("fence consume", topic, spec, err -> {
+            String registryUrl = reader.setting("SCHEMA_REGISTRY_URL", registry, err);
             AvroDeserializer<Object> values = new AvroDeserializer<>(new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), null);
-            TopicReader.read(servers, topic, window, reader.follow, record -> out.println(json(record, values)), out::flush);
-            return 0;
-        } catch (IllegalArgumentException | IllegalStateException | KafkaException | IOException e) {
-            err.println("fence consume: " + e.getMessage());
-            err.flush();
-            return 1;
-        }
+            return record -> json(record, values);
+        });
     }
 
     static String json(ConsumerRecord<String, byte[]> record, AvroDeserializer<Object> values) {

@@ -1,6 +1,13 @@
 package dev.fencedwrites.demo;
 
+import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.KafkaException;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
 /** The options the topic-reading operator commands share ({@code ./fence rejected}, {@code ./fence consume}). */
@@ -14,4 +21,37 @@ final class ReaderOptions {
     @Option(names = "--env-file", paramLabel = "FILE",
             description = "Settings of a running stack (default: .fence/stack.env from ./fence up, else .fence/demo.env from ./fence demo).")
     Path envFile;
+
+    /** Makes the line printer for each record, once the settings are known; may read more settings. */
+    @FunctionalInterface
+    interface Printer {
+        Function<ConsumerRecord<String, byte[]>, String> open(PrintWriter err) throws IOException;
+    }
+
+    /**
+     * The operator commands' common run: reads {@code topic} with these options and prints one line
+     * per record.
+     *
+     * @return 0 when done (or stopped with Ctrl-C); 1 after printing {@code "<command>: <reason>"} on one line
+     */
+    int print(String command, String topic, CommandSpec spec, Printer printer) {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try {
+            Duration window = since == null ? null : TopicReader.parseDuration(since);
+            String servers = setting("KAFKA_BOOTSTRAP", bootstrap, err);
+            Function<ConsumerRecord<String, byte[]>, String> line = printer.open(err);
+            TopicReader.read(servers, topic, window, follow, record -> out.println(line.apply(record)), out::flush);
+            return 0;
+        } catch (IllegalArgumentException | IllegalStateException | KafkaException | IOException e) {
+            err.println(command + ": " + e.getMessage());
+            err.flush();
+            return 1;
+        }
+    }
+
+    /** {@code explicit} when given, else the setting from the environment or the stack's env file (see {@link StackSettings}). */
+    String setting(String name, String explicit, PrintWriter err) throws IOException {
+        return explicit != null ? explicit : StackSettings.get(name, envFile, follow, err);
+    }
 }

@@ -4,31 +4,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceTopics;
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
-import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -68,18 +50,7 @@ public final class RejectedCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        try {
-            Duration window = reader.since == null ? null : TopicReader.parseDuration(reader.since);
-            String servers = reader.bootstrap != null ? reader.bootstrap : setting("KAFKA_BOOTSTRAP");
-            TopicReader.read(servers, topic, window, reader.follow, record -> out.println(json ? json(record) : text(record)), out::flush);
-            return 0;
-        } catch (IllegalArgumentException | IllegalStateException | KafkaException | IOException e) {
-            err.println("fence rejected: " + e.getMessage());
-            err.flush();
-            return 1;
-        }
+        return reader.print("fence rejected", topic, spec, err -> record -> json ? json(record) : text(record));
     }
 
     /** {@code 2026-11-29T14:00:01.123Z  customer-42  token=2.1  highest=4.1  STALE_TOKEN  stage=enforcer  writer=worker-A  source=fenced-writes-0@3} */
@@ -130,7 +101,4 @@ public final class RejectedCommand implements Callable<Integer> {
         return value == null ? "-" : value;
     }
 
-    private String setting(String name) throws IOException {
-        return StackSettings.get(name, reader.envFile, reader.follow, spec.commandLine().getErr());
-    }
 }
