@@ -4,6 +4,7 @@ import dev.fencedwrites.localstack.internal.ChildProcess;
 import dev.fencedwrites.localstack.internal.ConnectWorker;
 import dev.fencedwrites.localstack.internal.EnforcerProcess;
 import dev.fencedwrites.localstack.internal.EtcdNode;
+import dev.fencedwrites.localstack.internal.FreePorts;
 import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PostgresServer;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
@@ -62,6 +63,7 @@ public final class LocalStack implements AutoCloseable {
     private Service enforcer;
     private Service connect;
     private Runnable restartConnect;
+    private ConnectWorker.MetricsAgent connectMetrics;
 
     private LocalStack(Path dir) {
         this.dir = dir;
@@ -111,8 +113,10 @@ public final class LocalStack implements AutoCloseable {
             createTopics();
             Future<Service> enforcerStart = pool.submit(timed(progress, "fence enforcer",
                     () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address())));
+            connectMetrics = new ConnectWorker.MetricsAgent(Path.of(locations.getProperty("jmx.exporter.agent")),
+                    Path.of(locations.getProperty("jmx.exporter.config")).normalize(), FreePorts.pick());
             Callable<Service> startConnect = () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.address(),
-                    Path.of(locations.getProperty("connect.plugin.path")), connectors(unfencedControl));
+                    Path.of(locations.getProperty("connect.plugin.path")), connectors(unfencedControl), connectMetrics);
             restartConnect = () -> {
                 try {
                     connect = startConnect.call();
@@ -200,7 +204,8 @@ public final class LocalStack implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         // The environment overrides where the build put things.
-        Map.of("apicurio.home", "FENCE_APICURIO_HOME", "connect.plugin.path", "FENCE_CONNECT_PLUGIN_PATH").forEach((property, variable) -> {
+        Map.of("apicurio.home", "FENCE_APICURIO_HOME", "connect.plugin.path", "FENCE_CONNECT_PLUGIN_PATH",
+                "jmx.exporter.agent", "FENCE_JMX_EXPORTER_AGENT", "jmx.exporter.config", "FENCE_JMX_EXPORTER_CONFIG").forEach((property, variable) -> {
             String value = System.getenv(variable);
             if (value != null) {
                 props.setProperty(property, value);
@@ -256,11 +261,16 @@ public final class LocalStack implements AutoCloseable {
         return connect.address();
     }
 
+    /** The Connect worker's Prometheus metrics (JMX exporter rules in {@code config/connect-jmx-exporter.yml}), the sink's among them. */
+    public String connectMetricsUrl() {
+        return connectMetrics.url();
+    }
+
     public String enforcerUrl() {
         return enforcer.address();
     }
 
-    /** KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL, POSTGRES_URL, CONNECT_URL, ENFORCER_URL, in that order. */
+    /** KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL, POSTGRES_URL, CONNECT_URL, CONNECT_METRICS_URL, ENFORCER_URL, in that order. */
     public Map<String, String> env() {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("KAFKA_BOOTSTRAP", kafkaBootstrap());
@@ -268,6 +278,7 @@ public final class LocalStack implements AutoCloseable {
         env.put("SCHEMA_REGISTRY_URL", schemaRegistryUrl());
         env.put("POSTGRES_URL", postgresUrl());
         env.put("CONNECT_URL", connectUrl());
+        env.put("CONNECT_METRICS_URL", connectMetricsUrl());
         env.put("ENFORCER_URL", enforcerUrl());
         return env;
     }

@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.localstack.internal.ChildProcess;
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.schemas.billing.BillingSummary;
+import dev.fencedwrites.schemas.registry.AvroSerializer;
+import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
 import dev.fencedwrites.localstack.internal.Http;
 import dev.fencedwrites.localstack.internal.Jvm;
 import java.io.IOException;
@@ -15,6 +20,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +28,11 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,6 +40,10 @@ import org.junit.jupiter.api.io.TempDir;
 /** Needs real services: {@code ./fence up} is only useful if every address it prints answers, and nothing outlives SIGTERM. */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class FenceUpIT {
+    private static final List<String> ENV = List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL", "CONNECT_URL",
+            "CONNECT_METRICS_URL", "ENFORCER_URL");
+    private static final String SINK = "connector=\"" + LocalStack.SINK_CONNECTOR + "\"";
+
     @TempDir
     Path dir;
 
@@ -41,9 +56,9 @@ class FenceUpIT {
         try {
             await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(250))
                     .failFast("fence up exited", () -> !up.isAlive())
-                    .until(() -> Files.exists(envFile) && Files.readAllLines(envFile).size() == 6);
+                    .until(() -> Files.exists(envFile) && Files.readAllLines(envFile).size() == ENV.size());
             env = sourced(envFile);
-            assertThat(env).containsOnlyKeys("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL", "CONNECT_URL", "ENFORCER_URL");
+            assertThat(env).containsOnlyKeys(ENV);
             assertThat(Files.readString(up.log())).contains(Files.readString(envFile));
             assertThat(env.get("POSTGRES_URL")).startsWith("jdbc:postgresql://127.0.0.1:").endsWith("?user=postgres&password=postgres");
 
@@ -55,16 +70,51 @@ class FenceUpIT {
             }
             assertThat(Http.get(env.get("CONNECT_URL") + "/connectors/" + LocalStack.SINK_CONNECTOR + "/status").body()).contains("RUNNING");
             assertThat(Http.get(env.get("ENFORCER_URL") + "/health").statusCode()).isEqualTo(200);
+            sinkMetricsCountWhatTheSinkDid(env);
         } finally {
             up.signal("TERM");
         }
         // 143 = 128 + SIGTERM: the JVM ran its shutdown hooks (which stop the stack) and exited; -1 would mean it hung.
         assertThat(up.waitFor(Duration.ofSeconds(90))).isEqualTo(143);
-        for (String url : List.of(env.get("ETCD_ENDPOINTS"), env.get("SCHEMA_REGISTRY_URL"), env.get("CONNECT_URL"), env.get("ENFORCER_URL"),
+        for (String url : List.of(env.get("ETCD_ENDPOINTS"), env.get("SCHEMA_REGISTRY_URL"), env.get("CONNECT_URL"), env.get("CONNECT_METRICS_URL"), env.get("ENFORCER_URL"),
                 "tcp://" + env.get("KAFKA_BOOTSTRAP"))) {
             assertThat(listening(URI.create(url))).as("%s still listening after SIGTERM", url).isFalse();
         }
         assertThat(envFile).doesNotExist();
+    }
+
+    /**
+     * Two records straight onto the accepted topic (around the enforcer, as a misrouted producer
+     * would): the sink writes the first and fences the stale second itself, and its Prometheus
+     * series on the Connect worker count exactly that.
+     */
+    private static void sinkMetricsCountWhatTheSinkDid(Map<String, String> env) throws Exception {
+        assertThat(scrape(env, "fence_sink_rows_written_total{" + SINK + ",task=\"0\"}")).isZero();
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.get("KAFKA_BOOTSTRAP"));
+        AvroSerializer<BillingSummary> values = new AvroSerializer<>(new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)), false);
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+            for (long token : new long[] {9, 3}) {
+                BillingSummary summary = new BillingSummary("metrics-probe", "2026-11", 100 * token, "EUR", 1, Instant.now(), "fence-up-it");
+                ProducerRecord<String, byte[]> record = new ProducerRecord<>(FenceTopics.ACCEPTED, "metrics-probe", values.serialize(FenceTopics.ACCEPTED, summary));
+                record.headers().add(FenceHeaders.TOKEN, FenceHeaders.encode(token)).add(FenceHeaders.SEQ, FenceHeaders.encode(1));
+                producer.send(record).get(30, TimeUnit.SECONDS);
+            }
+        }
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            assertThat(scrape(env, "fence_sink_rows_written_total{" + SINK + ",task=\"0\"}")).isEqualTo(1.0);
+            assertThat(scrape(env, "fence_sink_records_fenced_total{" + SINK + ",reason=\"STALE_TOKEN\",task=\"0\"}")).isEqualTo(1.0);
+        });
+        assertThat(scrape(env, "fence_sink_records_fenced_total{" + SINK + ",reason=\"DUPLICATE\",task=\"0\"}")).isZero();
+    }
+
+    /** The value of one series (labels in the exporter's order, sorted by name) on the Connect worker's Prometheus endpoint; fails if it is not there. */
+    private static double scrape(Map<String, String> env, String series) throws Exception {
+        String body = Http.get(env.get("CONNECT_METRICS_URL")).body();
+        return body.lines().filter(line -> line.startsWith(series + " ")).findFirst()
+                .map(line -> Double.parseDouble(line.substring(series.length() + 1).trim()))
+                .orElseThrow(() -> new AssertionError("no series " + series + " on " + env.get("CONNECT_METRICS_URL") + "; fence_sink lines: "
+                        + body.lines().filter(l -> l.startsWith("fence_sink")).toList()));
     }
 
     /** The variables as a shell sees them after {@code source FILE}, the way the README uses the file. */
@@ -74,7 +124,7 @@ class FenceUpIT {
         List<String> lines = new String(bash.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines().toList();
         assertThat(bash.waitFor()).isZero();
         Map<String, String> env = new LinkedHashMap<>();
-        for (String name : List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL", "CONNECT_URL", "ENFORCER_URL")) {
+        for (String name : ENV) {
             lines.stream().filter(l -> l.startsWith(name + "=")).findFirst().ifPresent(l -> env.put(name, l.substring(name.length() + 1)));
         }
         return env;

@@ -13,6 +13,7 @@ import dev.fencedwrites.sink.internal.ColumnMapping;
 import dev.fencedwrites.sink.internal.RecordTable;
 import dev.fencedwrites.sink.internal.ConnectHeaderLookup;
 import dev.fencedwrites.sink.internal.RegistryErrors;
+import dev.fencedwrites.sink.internal.SinkMetrics;
 import dev.fencedwrites.sink.internal.SqlErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -62,6 +63,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
     private boolean guarded;
     private AvroConverter values;
     private ErrantRecordReporter reporter;
+    private SinkMetrics metrics = new SinkMetrics(null);
     private int failedAttempts;
     /** Per source partition: the offset after the last record written or reported. */
     private final Map<TopicPartition, OffsetAndMetadata> handled = new ConcurrentHashMap<>();
@@ -125,6 +127,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
         } catch (NoSuchMethodError | NoClassDefFoundError e) {
             reporter = null;
         }
+        metrics = new SinkMetrics(pluginMetrics());
         if (reporter == null) {
             LOG.warn("no errant record reporter (configure errors.tolerance=all and errors.deadletterqueue.topic.name): fenced records are only logged and counted");
         }
@@ -214,6 +217,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
         }
         failedAttempts = 0;
         written.addAndGet(applied);
+        metrics.written(applied);
         rejections.forEach(this::report);
         for (SinkRecord record : records) {
             handled.merge(new TopicPartition(record.originalTopic(), record.originalKafkaPartition()),
@@ -316,6 +320,16 @@ public final class FencedJdbcSinkTask extends SinkTask {
         }
     }
 
+    /** Connect's plugin metrics for this task; none on runtimes before Kafka 4.1 (KIP-877). */
+    private org.apache.kafka.common.metrics.PluginMetrics pluginMetrics() {
+        try {
+            return context.pluginMetrics();
+        } catch (AbstractMethodError | NoSuchMethodError | UnsupportedOperationException e) {
+            LOG.warn("this Connect runtime has no plugin metrics (Kafka 4.1+): the sink's counts are only logged");
+            return null;
+        }
+    }
+
     /** The raw value; any other type means the worker is misconfigured, which no record can fix. */
     private static byte[] toBytes(Object value) {
         if (value == null || value instanceof byte[]) {
@@ -328,6 +342,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
 
     private void report(Rejection rejection) {
         long count = rejected.get(rejection.reason()).incrementAndGet();
+        metrics.fenced(rejection.reason());
         SinkRecord record = rejection.record();
         LOG.info("fenced at the database: key={} reason={} highest={} ({}); {} so far", record.key(), rejection.reason(), rejection.highest(), rejection.detail(), count);
         if (reporter == null) {

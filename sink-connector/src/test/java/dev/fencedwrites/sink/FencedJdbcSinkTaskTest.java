@@ -109,6 +109,20 @@ class FencedJdbcSinkTaskTest {
     }
 
     @Test
+    void pluginMetricsCountRowsWrittenAndRecordsFencedByReason() throws SQLException {
+        startTask(registry.url());
+
+        task.put(List.of(write(KEY, 700, 7, 1, 10), write("customer-43", 100, 7, 1, 11), write(KEY, 500, 5, 1, 12), write(KEY, 700, 7, 1, 13)));
+        task.put(List.of(write(KEY, 800, 7, 2, 14)));
+
+        assertThat(context.metric("rows-written-total", Map.of())).isEqualTo(3.0);
+        assertThat(context.metric("records-fenced-total", Map.of("reason", "STALE_TOKEN"))).isEqualTo(1.0);
+        assertThat(context.metric("records-fenced-total", Map.of("reason", "DUPLICATE"))).isEqualTo(1.0);
+        assertThat(context.metric("records-fenced-total", Map.of("reason", "MISSING_TOKEN"))).isZero();
+        assertThat(task.counts()).containsEntry("written", 3L).containsEntry("STALE_TOKEN", 1L).containsEntry("DUPLICATE", 1L);
+    }
+
+    @Test
     void duplicateIsReportedAsDuplicate() throws SQLException {
         startTask(registry.url());
 

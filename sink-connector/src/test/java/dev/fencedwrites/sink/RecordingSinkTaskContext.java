@@ -6,7 +6,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.metrics.KafkaMetric;
+import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.common.metrics.internals.PluginMetricsImpl;
 import org.apache.kafka.connect.sink.ErrantRecordReporter;
 import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.sink.SinkTaskContext;
@@ -17,7 +21,10 @@ final class RecordingSinkTaskContext implements SinkTaskContext {
     record Report(SinkRecord record, Throwable error) {
     }
 
+    private static final Map<String, String> TASK_TAGS = Map.of("connector", "test-sink", "task", "0");
     private final Map<String, String> configs;
+    private final Metrics metrics = new Metrics();
+    private final PluginMetrics pluginMetrics = new PluginMetricsImpl(metrics, TASK_TAGS);
     private final List<Report> reports = new ArrayList<>();
     private final List<Long> timeouts = new ArrayList<>();
     /** false: like a connector without errors.tolerance=all and a dead-letter topic. */
@@ -81,8 +88,20 @@ final class RecordingSinkTaskContext implements SinkTaskContext {
     public void requestCommit() {
     }
 
+    /** Plugin metrics over a private registry, tagged as Connect tags a task's (connector, task). */
     @Override
     public PluginMetrics pluginMetrics() {
-        return null;
+        return pluginMetrics;
+    }
+
+    /** The value of the plugin metric {@code name} with these extra tags (connector and task are added). */
+    double metric(String name, Map<String, String> tags) {
+        Map<String, String> all = new java.util.LinkedHashMap<>(TASK_TAGS);
+        all.putAll(tags);
+        KafkaMetric metric = metrics.metric(new MetricName(name, "plugins", "", all));
+        if (metric == null) {
+            throw new AssertionError("no plugin metric " + name + " " + all + "; registered: " + metrics.metrics().keySet());
+        }
+        return ((Number) metric.metricValue()).doubleValue();
     }
 }

@@ -23,13 +23,35 @@ public final class ConnectWorker {
     }
 
     /**
+     * The Prometheus JMX exporter java agent for the worker: its jar, its rules file and the
+     * loopback port it serves {@code /metrics} on.
+     */
+    public record MetricsAgent(Path jar, Path rules, int port) {
+        /** {@code http://127.0.0.1:PORT/metrics}. */
+        public String url() {
+            return "http://127.0.0.1:" + port + "/metrics";
+        }
+
+        String jvmArgument() {
+            for (Path file : List.of(jar, rules)) {
+                if (!Files.isRegularFile(file)) {
+                    throw new IllegalStateException("JMX exporter file " + file + " not found; run the build (mvn package) first");
+                }
+            }
+            return "-javaagent:" + jar + "=127.0.0.1:" + port + ":" + rules;
+        }
+    }
+
+    /**
      * Starts the worker with {@code connectors} (name → connector config) and waits until every
      * connector's tasks are RUNNING.
      *
      * @param pluginPath a directory whose sub-directories are plugins
+     * @param metrics    the JMX exporter agent to run in the worker, or {@code null} for none
      * @return the service; its address is the REST URL
      */
-    public static Service start(Path dir, Path log4j2, String bootstrap, Path pluginPath, Map<String, Map<String, String>> connectors) throws Exception {
+    public static Service start(Path dir, Path log4j2, String bootstrap, Path pluginPath, Map<String, Map<String, String>> connectors,
+            MetricsAgent metrics) throws Exception {
         Files.createDirectories(dir);
         if (!Files.isDirectory(pluginPath)) {
             throw new IllegalStateException("Connect plugin directory " + pluginPath + " not found; run the build (mvn package) first");
@@ -56,7 +78,8 @@ public final class ConnectWorker {
             config.put("name", connector.getKey());
             args.add(PropertiesFiles.write(dir.resolve(connector.getKey() + ".properties"), config).toString());
         }
-        ChildProcess process = ChildProcess.start("connect", Jvm.command(List.of("-Xmx512m"), log4j2,
+        ChildProcess process = ChildProcess.start("connect", Jvm.command(
+                metrics == null ? List.of("-Xmx512m") : List.of("-Xmx512m", metrics.jvmArgument()), log4j2,
                 "org.apache.kafka.connect.cli.ConnectStandalone", args), dir, dir.resolve("connect.log"), Map.of());
         return process.awaitReady(url, Duration.ofSeconds(150), () -> {
             for (String name : connectors.keySet()) {

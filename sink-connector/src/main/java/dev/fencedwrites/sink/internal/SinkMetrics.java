@@ -1,0 +1,72 @@
+package dev.fencedwrites.sink.internal;
+
+import dev.fencedwrites.schemas.RejectionReason;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.common.metrics.Sensor;
+import org.apache.kafka.common.metrics.stats.Meter;
+
+/**
+ * The sink task's metrics, registered through Connect's plugin metrics (KIP-877), so the worker
+ * reports them with its own: in JMX as {@code kafka.connect:type=plugins,connector=NAME,task=N}
+ * (plus {@code reason=REASON} for fenced records), and in Prometheus through the JMX exporter rules
+ * in {@code config/connect-jmx-exporter.yml}.
+ *
+ * <ul>
+ *   <li>{@code rows-written-total}, {@code rows-written-rate} (per second): rows the guarded upsert
+ *       wrote; Prometheus {@code fence_sink_rows_written_total{connector,task}}.</li>
+ *   <li>{@code records-fenced-total}, {@code records-fenced-rate} tagged {@code reason}: records
+ *       this task refused and sent to the dead-letter topic, one series per
+ *       {@link RejectionReason}; Prometheus
+ *       {@code fence_sink_records_fenced_total{connector,task,reason}}.</li>
+ * </ul>
+ *
+ * Counts are per task instance and start at zero when the task starts; a batch retried after a
+ * database failure is counted once, when it commits.
+ */
+public final class SinkMetrics {
+    private final Sensor written;
+    private final Map<RejectionReason, Sensor> fenced = new EnumMap<>(RejectionReason.class);
+
+    /**
+     * @param metrics the task's plugin metrics ({@code SinkTaskContext.pluginMetrics()}), or
+     *                {@code null} where the runtime gives none: the counts are then only kept by
+     *                the caller
+     */
+    public SinkMetrics(PluginMetrics metrics) {
+        if (metrics == null) {
+            written = null;
+            return;
+        }
+        written = metrics.addSensor("rows-written");
+        written.add(new Meter(
+                metrics.metricName("rows-written-rate", "Rows written per second by the guarded upsert", new LinkedHashMap<>()),
+                metrics.metricName("rows-written-total", "Rows written by the guarded upsert", new LinkedHashMap<>())));
+        for (RejectionReason reason : RejectionReason.values()) {
+            LinkedHashMap<String, String> tags = new LinkedHashMap<>();
+            tags.put("reason", reason.name());
+            Sensor sensor = metrics.addSensor("records-fenced." + reason.name());
+            sensor.add(new Meter(
+                    metrics.metricName("records-fenced-rate", "Records refused per second and sent to the dead-letter topic, by reason", tags),
+                    metrics.metricName("records-fenced-total", "Records refused and sent to the dead-letter topic, by reason", tags)));
+            fenced.put(reason, sensor);
+        }
+    }
+
+    /** Counts {@code rows} rows written by one committed batch. */
+    public void written(int rows) {
+        if (written != null && rows > 0) {
+            written.record(rows);
+        }
+    }
+
+    /** Counts one record refused for {@code reason}. */
+    public void fenced(RejectionReason reason) {
+        Sensor sensor = fenced.get(reason);
+        if (sensor != null) {
+            sensor.record();
+        }
+    }
+}
