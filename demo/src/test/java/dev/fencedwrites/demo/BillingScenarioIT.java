@@ -324,6 +324,66 @@ class BillingScenarioIT {
         assertThat(unreachable.err().strip()).startsWith("fence consume: cannot reach Kafka at 127.0.0.1:1");
     }
 
+    /**
+     * {@code ./fence produce} under a real etcd lease, then {@code ./fence inspect}: the enforcer's
+     * fence and the row agree; a write whose lease token is below the key's fence is reported
+     * rejected (exit 3), and inspect then shows the row unchanged.
+     */
+    @Test
+    void fenceProduceWritesUnderALeaseAndInspectShowsBothSidesInStep() throws Exception {
+        String customer = "customer-produce-cmd-" + UUID.randomUUID();
+        Run produced = produce(customer, "--value", "{\"amountMinor\": 1234, \"lineItems\": 3}", "--count", "2");
+        assertThat(produced.exit()).as(produced.out() + produced.err()).isZero();
+        String token = produced.out().lines().filter(line -> line.startsWith("lease")).findFirst().orElseThrow()
+                .replaceAll(".*token=(\\d+).*", "$1");
+        assertThat(produced.out()).contains("sent     " + customer + "  token=" + token + ".1", "sent     " + customer + "  token=" + token + ".2",
+                "accepted " + customer + "  token=" + token + ".1  -> fenced-writes-accepted-", "accepted " + customer + "  token=" + token + ".2");
+
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            Run inspected = inspect(customer, "--json");
+            assertThat(inspected.exit()).as(inspected.err()).isZero();
+            var object = new com.fasterxml.jackson.databind.ObjectMapper().readTree(inspected.out());
+            assertThat(object.path("enforcer").path("fence").asText()).isEqualTo(token + ".2");
+            assertThat(object.path("database").path("fence").asText()).isEqualTo(token + ".2");
+            assertThat(object.path("database").path("row").path("amount_minor").asText()).isEqualTo("1234");
+            assertThat(object.path("database").path("row").path("line_items").asText()).isEqualTo("3");
+            assertThat(object.path("verdict").asText()).startsWith("in step");
+        });
+        Run text = inspect(customer);
+        assertThat(text.out()).contains("enforcer fence   " + token + ".2", "database fence   " + token + ".2", "verdict          in step");
+
+        // A writer far ahead (as if etcd's revisions had been reset under it) raises the fence; the next lease's write is stale.
+        long ahead = Long.parseLong(token) + 1_000_000;
+        publish(FenceTopics.INPUT, customer, summary(customer, 9_999, "far-ahead"), ahead, 1);
+        Run stale = produce(customer, "--amount", "1");
+        assertThat(stale.exit()).as(stale.out() + stale.err()).isEqualTo(3);
+        assertThat(stale.out()).containsPattern("rejected " + customer + "  token=\\d+\\.1  STALE_TOKEN  highest=" + ahead + ".1  stage=enforcer");
+
+        Run unknown = inspect("customer-never-written-" + UUID.randomUUID());
+        assertThat(unknown.exit()).as(unknown.err()).isZero();
+        assertThat(unknown.out()).contains("enforcer fence   none", "database fence   none", "verdict          unknown key");
+
+        Run noEnforcer = command(new InspectCommand(), customer, "--enforcer", "http://127.0.0.1:1", "--postgres", stack.postgresUrl());
+        assertThat(noEnforcer.exit()).isEqualTo(1);
+        assertThat(noEnforcer.err().strip()).startsWith("fence inspect: cannot reach the enforcer at http://127.0.0.1:1").doesNotContain("\n");
+        Run badValue = produce(customer, "--value", "{\"amount\": 5}");
+        assertThat(badValue.exit()).isEqualTo(1);
+        assertThat(badValue.err().strip()).startsWith("fence produce: --value has unknown field 'amount'").doesNotContain("\n");
+    }
+
+    private static Run produce(String key, String... more) {
+        List<String> args = new ArrayList<>(List.of(key, "--bootstrap", stack.kafkaBootstrap(), "--etcd", stack.etcdEndpoints(),
+                "--schema-registry", stack.schemaRegistryUrl()));
+        args.addAll(List.of(more));
+        return command(new ProduceCommand(), args.toArray(String[]::new));
+    }
+
+    private static Run inspect(String key, String... more) {
+        List<String> args = new ArrayList<>(List.of(key, "--enforcer", stack.enforcerUrl(), "--postgres", stack.postgresUrl()));
+        args.addAll(List.of(more));
+        return command(new InspectCommand(), args.toArray(String[]::new));
+    }
+
     private record Run(int exit, String out, String err) {
     }
 

@@ -25,6 +25,8 @@ class FenceClasspathIT {
     @ParameterizedTest
     @ValueSource(strings = {
         "dev.fencedwrites.demo.DemoMain", "dev.fencedwrites.demo.BillingWorker", "dev.fencedwrites.localstack.LocalStackMain",
+        "dev.fencedwrites.demo.RejectedCommand", "dev.fencedwrites.demo.ConsumeCommand", "dev.fencedwrites.demo.ProduceCommand",
+        "dev.fencedwrites.demo.InspectCommand",
         "dev.fencedwrites.enforcer.FenceEnforcerApp", "org.apache.kafka.connect.cli.ConnectStandalone", "kafka.Kafka", "kafka.tools.StorageTool"})
     void everyMainClassLinksOnTheRuntimeClassPath(String mainClass) throws Exception {
         Path target = Path.of("target");

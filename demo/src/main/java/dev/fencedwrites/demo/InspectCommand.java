@@ -1,0 +1,220 @@
+package dev.fencedwrites.demo;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.schemas.Fence;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code ./fence inspect KEY}: the key's fence in the enforcer's state store beside its row in the
+ * sink's table, and what the difference means.
+ */
+@Command(name = "fence inspect", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Shows one key's fence as the enforcer holds it (its state store, asked through GET /fences/KEY on any instance)",
+                "beside the key's row in the sink's table (fence_token, fence_seq, deleted, updated_at and the data columns), and says",
+                "whether the two are in step.", ""},
+        footer = {"", "Examples:",
+                "  ./fence inspect customer-42",
+                "  ./fence inspect customer-42 --json | jq .enforcer.fence",
+                "  ./fence inspect customer-42 --table billing_summary_unfenced",
+                "", "Reads ENFORCER_URL and POSTGRES_URL from .fence/stack.env (./fence up), else .fence/demo.env (./fence demo),",
+                "unless the options or the environment give them.",
+                "Exit status: 0 when both sides answered (also when the key has no fence or no row), 1 with a one-line reason",
+                "when the enforcer or the database cannot be asked."})
+public final class InspectCommand implements Callable<Integer> {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?");
+
+    @Parameters(index = "0", paramLabel = "KEY", description = "The record key, e.g. customer-42.")
+    String key;
+    @Option(names = "--table", defaultValue = LocalStack.TABLE, description = "The sink's table (default: ${DEFAULT-VALUE}).")
+    String table;
+    @Option(names = "--json", description = "One JSON object instead of text.")
+    boolean json;
+    @Option(names = "--enforcer", paramLabel = "URL", description = "Any enforcer instance's HTTP address (default: ENFORCER_URL from the environment or the env file).")
+    String enforcerUrl;
+    @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "The sink's database (default: POSTGRES_URL from the environment or the env file).")
+    String postgresUrl;
+    @Option(names = "--env-file", paramLabel = "FILE",
+            description = "Settings of a running stack (default: .fence/stack.env from ./fence up, else .fence/demo.env from ./fence demo).")
+    Path envFile;
+    @Spec
+    CommandSpec spec;
+
+    /** The enforcer's answer: its fence for the key ({@code null}: none) and the instance that served it. */
+    record EnforcerView(Fence fence, String servedBy) {
+    }
+
+    /** The key's row: its fence ({@code null}: no row), whether it is a delete, and the whole row as JSON. */
+    record RowView(Fence fence, boolean deleted, ObjectNode row) {
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new InspectCommand()).execute(args));
+    }
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try {
+            if (!TABLE_NAME.matcher(table).matches()) {
+                throw new IllegalArgumentException("--table '" + table + "' is not a plain table name");
+            }
+            String enforcer = enforcerUrl != null ? enforcerUrl : StackSettings.get("ENFORCER_URL", envFile, false, err);
+            String postgres = postgresUrl != null ? postgresUrl : StackSettings.get("POSTGRES_URL", envFile, false, err);
+            EnforcerView enforced = askEnforcer(enforcer, key);
+            RowView stored = readRow(postgres, table, key);
+            String verdict = verdict(enforced.fence(), stored.fence());
+            if (json) {
+                ObjectNode object = JSON.createObjectNode();
+                object.put("key", key);
+                ObjectNode e = object.putObject("enforcer");
+                e.put("fence", enforced.fence() == null ? null : enforced.fence().toString());
+                e.put("served_by", enforced.servedBy());
+                ObjectNode d = object.putObject("database");
+                d.put("table", table);
+                d.put("fence", stored.fence() == null ? null : stored.fence().toString());
+                d.put("deleted", stored.fence() == null ? null : stored.deleted());
+                d.set("row", stored.row());
+                object.put("verdict", verdict);
+                out.println(object);
+            } else {
+                out.printf("key              %s%n", key);
+                out.printf("enforcer fence   %s%n", enforced.fence() == null ? "none (no write or marker accepted for this key)"
+                        : enforced.fence() + "   (state store, served by " + enforced.servedBy() + ")");
+                out.printf("database fence   %s%n", stored.fence() == null ? "none (no row in " + table + ")"
+                        : stored.fence() + (stored.deleted() ? "   (deleted)" : "") + "   (table " + table + ")");
+                if (stored.row() != null) {
+                    out.printf("database row     %s%n", stored.row());
+                }
+                out.printf("verdict          %s%n", verdict);
+            }
+            out.flush();
+            return 0;
+        } catch (IllegalArgumentException | IllegalStateException | IOException | SQLException e) {
+            err.println("fence inspect: " + e.getMessage());
+            err.flush();
+            return 1;
+        }
+    }
+
+    /** What the enforcer's fence and the row's fence say together; the rule is the enforcer's (token, then seq). */
+    static String verdict(Fence enforced, Fence stored) {
+        if (enforced == null && stored == null) {
+            return "unknown key: no fence in the enforcer and no row";
+        }
+        if (enforced == null) {
+            return "the row has a fence the enforcer does not know: it was written around the enforcer, or the enforcer's state was reset";
+        }
+        if (stored == null) {
+            return "no row yet: the accepted writes are still on their way to the sink, or only a FENCE marker has been accepted";
+        }
+        int order = enforced.token() != stored.token() ? Long.compare(enforced.token(), stored.token()) : Long.compare(enforced.seq(), stored.seq());
+        if (order == 0) {
+            return "in step: the row holds the enforcer's latest accepted write";
+        }
+        if (order > 0) {
+            return "row behind the enforcer: newer accepted writes are on their way to the sink, or the fence was raised by a FENCE"
+                    + " marker (seq 0), which changes no row";
+        }
+        return "row AHEAD of the enforcer: a write reached the table around the enforcer, or the enforcer's state was reset";
+    }
+
+    private static EnforcerView askEnforcer(String baseUrl, String key) throws IOException {
+        String base = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+        URI uri = URI.create(base + "/fences/" + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20"));
+        HttpResponse<String> response;
+        try {
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+            response = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot reach the enforcer at " + base + " (" + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : ": " + e.getMessage()) + "); is ./fence up running?");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while asking the enforcer");
+        }
+        JsonNode body;
+        try {
+            body = JSON.readTree(response.body());
+        } catch (IOException e) {
+            throw new IllegalStateException("the enforcer at " + base + " answered HTTP " + response.statusCode() + " with no JSON: " + response.body());
+        }
+        String servedBy = body.path("served_by").asText(null);
+        if (response.statusCode() == 404) {
+            return new EnforcerView(null, servedBy);
+        }
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException("the enforcer at " + base + " cannot answer for " + key + " now (HTTP " + response.statusCode() + "): "
+                    + body.path("error").asText(response.body()));
+        }
+        JsonNode seq = body.path("seq");
+        Fence fence = seq.isNull() || seq.isMissingNode() ? Fence.of(body.path("token").asLong()) : new Fence(body.path("token").asLong(), seq.asLong());
+        return new EnforcerView(fence, servedBy);
+    }
+
+    private static RowView readRow(String jdbcUrl, String table, String key) throws SQLException {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl);
+             PreparedStatement select = connection.prepareStatement("SELECT * FROM " + table + " WHERE resource_key = ?")) {
+            connection.setReadOnly(true);
+            select.setString(1, key);
+            try (ResultSet rows = select.executeQuery()) {
+                if (!rows.next()) {
+                    return new RowView(null, false, null);
+                }
+                ResultSetMetaData meta = rows.getMetaData();
+                ObjectNode row = JSON.createObjectNode();
+                for (int i = 1; i <= meta.getColumnCount(); i++) {
+                    Object value = rows.getObject(i);
+                    if (value instanceof Number || value instanceof Boolean) {
+                        row.set(meta.getColumnName(i), JSON.valueToTree(value)); // numbers and booleans stay JSON numbers and booleans
+                    } else {
+                        row.put(meta.getColumnName(i), value == null ? null : value.toString());
+                    }
+                }
+                long token = rows.getLong("fence_token");
+                long seq = rows.getLong("fence_seq");
+                Fence fence = rows.wasNull() ? Fence.of(token) : new Fence(token, seq);
+                return new RowView(fence, rows.getBoolean("deleted"), row);
+            }
+        } catch (SQLException e) {
+            if ("42P01".equals(e.getSQLState())) {
+                throw new IllegalStateException("table " + table + " does not exist in " + withoutPassword(jdbcUrl) + " (the sink creates it with its first write; --table names another)");
+            }
+            if (e.getSQLState() != null && e.getSQLState().startsWith("08")) {
+                throw new IllegalStateException("cannot reach PostgreSQL at " + withoutPassword(jdbcUrl) + ": " + e.getMessage() + "; is ./fence up running?");
+            }
+            throw e;
+        }
+    }
+
+    private static String withoutPassword(String jdbcUrl) {
+        return jdbcUrl.replaceAll("password=[^&]*", "password=***");
+    }
+}
