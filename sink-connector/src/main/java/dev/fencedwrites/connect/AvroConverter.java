@@ -25,7 +25,9 @@ import org.apache.kafka.connect.storage.Converter;
  * data (records to {@code Struct}s, optional fields from unions with null, logical types
  * {@code timestamp-millis}, {@code date}, {@code time-millis} and {@code decimal} to Connect's
  * {@code Timestamp}, {@code Date}, {@code Time} and {@code Decimal}) by Apicurio's {@code AvroData}.
- * From Connect: the reverse, registering the schema under {@code <topic>-value} (or {@code -key}).
+ * From Connect: the reverse, registering the schema under {@code <topic>-value} (or {@code -key}),
+ * or as Confluent's serializer settings say ({@code auto.register.schemas}, {@code use.latest.version},
+ * {@code value.subject.name.strategy}, ...; see {@link AvroSerdeConfig}).
  * A {@code null} value stays {@code null} (a delete). Failures are {@link DataException}s, which
  * Connect's error handling (errors.tolerance, dead-letter queue) routes like any converter error.
  */
@@ -46,11 +48,19 @@ public final class AvroConverter implements Converter {
         init(registry, isKey);
     }
 
+    /**
+     * Reads the registry client's and the serializer's settings (Connect passes them with the
+     * {@code value.converter.} or {@code key.converter.} prefix removed): Confluent's names, see
+     * {@link AvroSerdeConfig}. A converter constructed with a client takes only the serializer's.
+     *
+     * @throws org.apache.kafka.common.config.ConfigException if a setting is missing, invalid or unsupported
+     */
     @Override
     public void configure(Map<String, ?> configs, boolean isKey) {
         if (serializer == null) {
             init(AvroSerdeConfig.clientFrom(configs), isKey);
         }
+        serializer.configure(configs, isKey);
     }
 
     private void init(SchemaRegistryClient registry, boolean isKey) {

@@ -86,6 +86,24 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         return table;
     }
 
+    /**
+     * The schema registry client's settings among the connector's: {@value #SCHEMA_REGISTRY_URL} and
+     * every other {@code schema.registry.*} or {@code basic.auth.*} key (Confluent's names, see
+     * {@code dev.fencedwrites.schemas.registry.AvroSerdeConfig}). Bare {@code max.retries} here is the
+     * sink's own, so the client's retries are {@code schema.registry.max.retries}, 0 unless set: the
+     * sink already retries a registry outage as a whole (max.retries, retry.backoff.ms).
+     */
+    public Map<String, Object> registryClientSettings() {
+        Map<String, Object> settings = new java.util.HashMap<>();
+        originals().forEach((key, value) -> {
+            if (key.startsWith("schema.registry.") || key.startsWith("basic.auth.")) {
+                settings.put(key, value);
+            }
+        });
+        settings.putIfAbsent("schema.registry." + MAX_RETRIES, 0);
+        return settings;
+    }
+
     public String password() {
         Password password = getPassword(CONNECTION_PASSWORD);
         return password == null ? null : password.value();

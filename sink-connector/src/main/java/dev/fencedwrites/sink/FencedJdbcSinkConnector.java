@@ -1,5 +1,8 @@
 package dev.fencedwrites.sink;
 
+import dev.fencedwrites.schemas.registry.AvroSerdeConfig;
+import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
+import dev.fencedwrites.schemas.registry.SchemaRegistryException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -86,19 +89,19 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         } catch (SQLException e) {
             values.get(FencedJdbcSinkConfig.CONNECTION_URL).addErrorMessage("cannot connect to the database: " + e.getMessage());
         }
-        String registryUrl = parsed.getString(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL);
+        // Through the task's own client, so several URLs, credentials and TLS settings are tried as the task will use them.
+        Map<String, Object> registrySettings = parsed.registryClientSettings();
+        registrySettings.putIfAbsent(AvroSerdeConfig.CLIENT_PREFIX + AvroSerdeConfig.HTTP_CONNECT_TIMEOUT_MS, 5_000);
+        registrySettings.putIfAbsent(AvroSerdeConfig.CLIENT_PREFIX + AvroSerdeConfig.HTTP_READ_TIMEOUT_MS, 5_000);
         try {
-            java.net.http.HttpResponse<Void> response = java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(5)).build()
-                    .send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(registryUrl.replaceAll("/+$", "") + "/subjects"))
-                            .timeout(java.time.Duration.ofSeconds(5)).GET().build(), java.net.http.HttpResponse.BodyHandlers.discarding());
-            if (response.statusCode() != 200) {
-                values.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL).addErrorMessage("the schema registry answered GET /subjects with HTTP "
-                        + response.statusCode() + "; is this a Confluent-compatible registry URL?");
-            }
-        } catch (java.io.IOException | IllegalArgumentException e) {
-            values.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL).addErrorMessage("cannot reach the schema registry: " + e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            new RestSchemaRegistryClient(registrySettings).subjects();
+        } catch (SchemaRegistryException e) {
+            values.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL).addErrorMessage(e.httpStatus() == -1
+                    ? "cannot reach the schema registry: " + e.getMessage()
+                    : "the schema registry answered GET /subjects with HTTP " + e.httpStatus() + "; is this a Confluent-compatible registry URL? "
+                    + e.getMessage());
+        } catch (org.apache.kafka.common.config.ConfigException e) {
+            values.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL).addErrorMessage("invalid schema registry settings: " + e.getMessage());
         }
         return config;
     }

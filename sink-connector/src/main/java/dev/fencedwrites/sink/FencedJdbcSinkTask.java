@@ -7,7 +7,7 @@ import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceOp;
 import dev.fencedwrites.schemas.FenceStamp;
 import dev.fencedwrites.schemas.RejectionReason;
-import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
+import dev.fencedwrites.schemas.registry.AvroSerdeConfig;
 import dev.fencedwrites.connect.AvroConverter;
 import dev.fencedwrites.sink.internal.ColumnMapping;
 import dev.fencedwrites.sink.internal.RecordTable;
@@ -19,7 +19,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Savepoint;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
@@ -121,7 +120,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
                         : new ConnectException("cannot prepare table " + table.name() + ": " + e.getMessage(), e);
             }
         }
-        values = new AvroConverter(new RestSchemaRegistryClient(config.getString(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL), Duration.ofSeconds(10)), false);
+        values = new AvroConverter(AvroSerdeConfig.clientFrom(config.registryClientSettings()), false);
         try {
             reporter = context.errantRecordReporter();
         } catch (NoSuchMethodError | NoClassDefFoundError e) {

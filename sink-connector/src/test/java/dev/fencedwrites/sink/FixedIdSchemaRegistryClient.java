@@ -1,5 +1,6 @@
 package dev.fencedwrites.sink;
 
+import dev.fencedwrites.schemas.registry.RegisteredSchema;
 import dev.fencedwrites.schemas.registry.SchemaRegistryClient;
 import dev.fencedwrites.schemas.registry.SchemaRegistryException;
 import org.apache.avro.Schema;
@@ -17,6 +18,22 @@ final class FixedIdSchemaRegistryClient implements SchemaRegistryClient {
     public int register(String subject, Schema schema) {
         registered = schema;
         return id;
+    }
+
+    @Override
+    public int lookup(String subject, Schema schema) {
+        if (!schema.equals(registered)) {
+            throw new SchemaRegistryException("the schema is not registered under subject '" + subject + "'", 404, 40403, null);
+        }
+        return id;
+    }
+
+    @Override
+    public RegisteredSchema latest(String subject) {
+        if (registered == null) {
+            throw new SchemaRegistryException("subject '" + subject + "' not found", 404, 40401, null);
+        }
+        return new RegisteredSchema(subject, 1, id, registered);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.fencedwrites.schemas.registry;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.avro.Schema;
@@ -27,8 +28,36 @@ final class InMemorySchemaRegistryClient implements SchemaRegistryClient {
             index = schemas.size() - 1;
         }
         int id = firstId + index;
-        subjects.computeIfAbsent(subject, s -> new HashMap<>()).put(schema, id);
+        subjects.computeIfAbsent(subject, s -> new LinkedHashMap<>()).putIfAbsent(schema, id);
         return id;
+    }
+
+    @Override
+    public synchronized int lookup(String subject, Schema schema) {
+        Map<Schema, Integer> ids = subjects.get(subject);
+        if (ids == null) {
+            throw new SchemaRegistryException("subject '" + subject + "' not found", 404, SchemaRegistryException.SUBJECT_NOT_FOUND, null);
+        }
+        Integer id = ids.get(schema);
+        if (id == null) {
+            throw new SchemaRegistryException("the schema is not registered under subject '" + subject + "'", 404,
+                    SchemaRegistryException.SCHEMA_NOT_FOUND, null);
+        }
+        return id;
+    }
+
+    /** The schema registered last under {@code subject} is its latest version; versions count registrations of new schemas. */
+    @Override
+    public synchronized RegisteredSchema latest(String subject) {
+        Map<Schema, Integer> ids = subjects.get(subject);
+        if (ids == null || ids.isEmpty()) {
+            throw new SchemaRegistryException("subject '" + subject + "' not found", 404, SchemaRegistryException.SUBJECT_NOT_FOUND, null);
+        }
+        Map.Entry<Schema, Integer> last = null;
+        for (Map.Entry<Schema, Integer> entry : ids.entrySet()) {
+            last = entry;
+        }
+        return new RegisteredSchema(subject, ids.size(), last.getValue(), last.getKey());
     }
 
     @Override
