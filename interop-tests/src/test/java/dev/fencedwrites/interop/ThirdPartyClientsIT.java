@@ -237,24 +237,26 @@ class ThirdPartyClientsIT {
         }
         assertThat(out.stream().skip(1).map(line -> line.get("partition").asInt()).distinct()).hasSize(LocalStack.PARTITIONS);
 
-        await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
-            List<ConsumerRecord<String, byte[]>> rejected = readAll(FenceTopics.REJECTED, prefix);
-            assertThat(rejected).hasSize(2);
-            ConsumerRecord<String, byte[]> stale = rejected.stream().filter(r -> header(r, FenceHeaders.REJECTED_REASON).equals("STALE_TOKEN"))
-                    .findFirst().orElseThrow();
-            assertThat(stale.key()).isEqualTo(contested);
-            assertThat(header(stale, FenceHeaders.TOKEN)).isEqualTo(Long.toString(older));
-            assertThat(header(stale, FenceHeaders.WRITER)).isEqualTo("npm-worker-A");
-            assertThat(header(stale, FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_ENFORCER);
-            assertThat(header(stale, FenceHeaders.REJECTED_HIGHEST)).isEqualTo(newer + ".2");
-            assertThat(stale.value()).as("the stale record's value, byte for byte").isEqualTo(sentValues.get(2));
-            ConsumerRecord<String, byte[]> duplicate = rejected.stream().filter(r -> r != stale).findFirst().orElseThrow();
-            assertThat(header(duplicate, FenceHeaders.REJECTED_REASON)).isEqualTo("DUPLICATE");
-            assertThat(header(duplicate, FenceHeaders.REJECTED_HIGHEST)).isEqualTo(newer + ".2");
-        });
-        List<ConsumerRecord<String, byte[]>> accepted = readAll(FenceTopics.ACCEPTED, prefix);
+        // Waits for as many records as expected, then checks them: a surplus fails at once.
+        List<ConsumerRecord<String, byte[]>> rejected = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                .until(() -> readAll(FenceTopics.REJECTED, prefix), found -> found.size() >= 2);
+        assertThat(rejected).extracting(r -> header(r, FenceHeaders.REJECTED_REASON)).containsExactlyInAnyOrder("STALE_TOKEN", "DUPLICATE");
+        ConsumerRecord<String, byte[]> stale = rejected.stream().filter(r -> header(r, FenceHeaders.REJECTED_REASON).equals("STALE_TOKEN"))
+                .findFirst().orElseThrow();
+        assertThat(stale.key()).isEqualTo(contested);
+        assertThat(header(stale, FenceHeaders.TOKEN)).isEqualTo(Long.toString(older));
+        assertThat(header(stale, FenceHeaders.WRITER)).isEqualTo("npm-worker-A");
+        assertThat(header(stale, FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_ENFORCER);
+        assertThat(header(stale, FenceHeaders.REJECTED_HIGHEST)).isEqualTo(newer + ".2");
+        assertThat(stale.value()).as("the stale record's value, byte for byte").isEqualTo(sentValues.get(2));
+        ConsumerRecord<String, byte[]> duplicate = rejected.stream().filter(r -> r != stale).findFirst().orElseThrow();
+        assertThat(header(duplicate, FenceHeaders.REJECTED_REASON)).isEqualTo("DUPLICATE");
+        assertThat(header(duplicate, FenceHeaders.REJECTED_HIGHEST)).isEqualTo(newer + ".2");
+        List<String> fresh = expectedAccepted(contested, spread, deleted);
+        List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= fresh.size());
         assertThat(accepted).extracting(r -> r.key() + "@" + header(r, FenceHeaders.SEQ)).as("every fresh write, nothing else")
-                .containsExactlyInAnyOrderElementsOf(expectedAccepted(contested, spread, deleted));
+                .containsExactlyInAnyOrderElementsOf(fresh);
 
         await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
             Map<String, Map<String, Object>> rows = rows(prefix);
@@ -346,20 +348,21 @@ class ThirdPartyClientsIT {
             ExternalCommand.kcat(args, Duration.ofSeconds(60)); // one process per record, so each is acknowledged before the next
         }
 
-        await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(2)).untilAsserted(() -> {
-            List<JsonNode> rejected = kcatRead(FenceTopics.REJECTED, prefix);
-            assertThat(rejected).hasSize(2);
-            JsonNode stale = rejected.stream().filter(r -> r.get("key").asText().equals(contested)).findFirst().orElseThrow();
-            Map<String, String> headers = kcatHeaders(stale);
-            assertThat(headers).containsEntry(FenceHeaders.TOKEN, "11").containsEntry(FenceHeaders.SEQ, "1").containsEntry(FenceHeaders.WRITER, "kcat-A")
-                    .containsEntry(FenceHeaders.REJECTED_REASON, "STALE_TOKEN").containsEntry(FenceHeaders.REJECTED_STAGE, FenceHeaders.STAGE_ENFORCER)
-                    .containsEntry(FenceHeaders.REJECTED_HIGHEST, "20.2").containsEntry(FenceHeaders.SOURCE_TOPIC, FenceTopics.INPUT)
-                    .containsEntry(FenceHeaders.SOURCE_PARTITION, Integer.toString(javaPartition(contested, LocalStack.PARTITIONS)));
-            JsonNode wrong = rejected.stream().filter(r -> r.get("key").asText().equals(misrouted)).findFirst().orElseThrow();
-            assertThat(kcatHeaders(wrong)).containsEntry(FenceHeaders.REJECTED_REASON, "WRONG_PARTITION").containsEntry(FenceHeaders.WRITER, "kcat-C")
-                    .containsEntry(FenceHeaders.SOURCE_PARTITION, Integer.toString(crc32Partition(misrouted, LocalStack.PARTITIONS)));
-        });
-        List<JsonNode> accepted = kcatRead(FenceTopics.ACCEPTED, prefix);
+        // Waits for as many records as expected, then checks them: a surplus fails at once.
+        List<JsonNode> rejected = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(2))
+                .until(() -> kcatRead(FenceTopics.REJECTED, prefix), found -> found.size() >= 2);
+        assertThat(rejected).extracting(r -> r.get("key").asText()).containsExactlyInAnyOrder(contested, misrouted);
+        JsonNode stale = rejected.stream().filter(r -> r.get("key").asText().equals(contested)).findFirst().orElseThrow();
+        Map<String, String> headers = kcatHeaders(stale);
+        assertThat(headers).containsEntry(FenceHeaders.TOKEN, "11").containsEntry(FenceHeaders.SEQ, "1").containsEntry(FenceHeaders.WRITER, "kcat-A")
+                .containsEntry(FenceHeaders.REJECTED_REASON, "STALE_TOKEN").containsEntry(FenceHeaders.REJECTED_STAGE, FenceHeaders.STAGE_ENFORCER)
+                .containsEntry(FenceHeaders.REJECTED_HIGHEST, "20.2").containsEntry(FenceHeaders.SOURCE_TOPIC, FenceTopics.INPUT)
+                .containsEntry(FenceHeaders.SOURCE_PARTITION, Integer.toString(javaPartition(contested, LocalStack.PARTITIONS)));
+        JsonNode wrong = rejected.stream().filter(r -> r.get("key").asText().equals(misrouted)).findFirst().orElseThrow();
+        assertThat(kcatHeaders(wrong)).containsEntry(FenceHeaders.REJECTED_REASON, "WRONG_PARTITION").containsEntry(FenceHeaders.WRITER, "kcat-C")
+                .containsEntry(FenceHeaders.SOURCE_PARTITION, Integer.toString(crc32Partition(misrouted, LocalStack.PARTITIONS)));
+        List<JsonNode> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(2))
+                .until(() -> kcatRead(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 3);
         assertThat(accepted).extracting(r -> r.get("key").asText() + "@" + kcatHeaders(r).get(FenceHeaders.TOKEN) + "." + kcatHeaders(r).get(FenceHeaders.SEQ)
                         + " by " + kcatHeaders(r).get(FenceHeaders.WRITER))
                 .containsExactlyInAnyOrder(contested + "@20.1 by kcat-B", contested + "@20.2 by kcat-B", other + "@20.1 by kcat-B");
