@@ -37,6 +37,11 @@ function kafka(clientId) {
     clientId,
     brokers: env('KAFKA_BOOTSTRAP').split(','),
     logLevel: logLevel.WARN,
+    // kafkajs logs through console.info and friends; stdout is for the JSON lines only.
+    logCreator: () => ({ namespace, label, log }) => {
+      const { message, ...extra } = log;
+      process.stderr.write(`kafkajs ${label} [${namespace}] ${message} ${JSON.stringify(extra)}\n`);
+    },
     retry: { retries: 5 },
   });
 }
