@@ -3,7 +3,7 @@
 const { Kafka, logLevel } = require('kafkajs');
 const { SchemaRegistryClient } = require('@confluentinc/schemaregistry');
 
-/** The value of environment variable `name`; exits with a message naming it when it is not set. */
+/** The value of environment variable `name`; fails naming it when it is not set. */
 function env(name) {
   const value = process.env[name];
   if (value === undefined || value === '') {
@@ -17,18 +17,29 @@ function emit(object) {
   process.stdout.write(JSON.stringify(object, (key, value) => (typeof value === 'bigint' ? value.toString() : value)) + '\n');
 }
 
+/** A failure the scripts foresee: printed as one line, without a stack, exit code 2. */
+class Failure extends Error {}
+
 function fail(message) {
-  process.stderr.write(`interop: ${message}\n`);
-  process.exit(2);
+  throw new Failure(message);
 }
 
-/** Runs `main`, turning any rejection into a one-line message and exit code 1. */
+/**
+ * Exits with `code` once stdout and stderr are written out: process.exit() alone drops what a
+ * pipe has not taken yet (a write to a full pipe finishes later), and stdout carries the results.
+ */
+function exitAfterFlush(code) {
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+}
+
+/** Runs `main`, then exits: 0 on success, 2 on a Failure, 1 on anything else (with its stack). */
 function run(main) {
   main().then(
-    () => process.exit(0),
+    () => exitAfterFlush(0),
     (error) => {
-      process.stderr.write(`interop: ${error && error.stack ? error.stack : error}\n`);
-      process.exit(1);
+      const foreseen = error instanceof Failure;
+      process.stderr.write(`interop: ${foreseen ? error.message : error && error.stack ? error.stack : error}\n`);
+      exitAfterFlush(foreseen ? 2 : 1);
     });
 }
 
