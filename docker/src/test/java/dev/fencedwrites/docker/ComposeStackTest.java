@@ -1,0 +1,268 @@
+package dev.fencedwrites.docker;
+
+import static dev.fencedwrites.docker.StackFiles.DIR;
+import static dev.fencedwrites.docker.StackFiles.ROOT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpServer;
+import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.sink.FencedJdbcSinkConfig;
+import dev.fencedwrites.sink.FencedJdbcSinkConnector;
+import java.io.IOException;
+import java.io.StringReader;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** Checks docker/compose.yaml and the files it mounts, parsed, against each other and the project's code. */
+class ComposeStackTest {
+    /** The sink metrics' exporter configuration, written by the sink-metrics work; checked in DashboardTest once it exists. */
+    static final String JMX_EXPORTER_CONFIG = "../config/connect-jmx-exporter.yml";
+
+    private final JsonNode compose = StackFiles.compose();
+    private final JsonNode services = compose.path("services");
+
+    @Test
+    void everyPublishedPortBindsLoopbackOnly() {
+        List<String> ports = new ArrayList<>();
+        services.forEach(service -> service.path("ports").forEach(port -> ports.add(port.asText())));
+        assertThat(ports).hasSizeGreaterThanOrEqualTo(9);
+        assertThat(ports).allSatisfy(port -> assertThat(port).matches("127\\.0\\.0\\.1:\\d+:\\d+"));
+        // No host port is published twice.
+        List<Integer> hostPorts = StackFiles.publishedPorts(compose).values().stream().flatMap(List::stream).toList();
+        assertThat(hostPorts).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void everyImageIsPinnedToATag() {
+        assertThat(StackFiles.services(compose)).hasSizeGreaterThanOrEqualTo(10);
+        services.fields().forEachRemaining(entry -> {
+            String image = entry.getValue().path("image").asText("");
+            assertThat(image).as("image of service %s", entry.getKey()).isNotEmpty().doesNotContain("${");
+            int slash = image.lastIndexOf('/');
+            int colon = image.lastIndexOf(':');
+            assertThat(colon).as("tag of %s (%s)", entry.getKey(), image).isGreaterThan(slash);
+            String tag = image.substring(colon + 1);
+            assertThat(tag).as("tag of %s", entry.getKey()).isNotEmpty().isNotEqualToIgnoringCase("latest")
+                    .matches(".*\\d.*"); // a version, not a moving name like "stable" or "lts"
+        });
+    }
+
+    @Test
+    void dockerfilesPinTheirBaseImages() {
+        String dockerfile = StackFiles.text(DIR.resolve("enforcer/Dockerfile"));
+        List<String> froms = new ArrayList<>();
+        Matcher from = Pattern.compile("(?m)^FROM\\s+(\\S+)").matcher(dockerfile);
+        while (from.find()) {
+            froms.add(from.group(1));
+        }
+        assertThat(froms).hasSize(2).allSatisfy(image -> assertThat(image).matches("[a-z0-9./-]+:[A-Za-z0-9._-]*\\d[A-Za-z0-9._-]*"));
+        assertThat(dockerfile).contains("HEALTHCHECK").contains("/health").contains("dev.fencedwrites.enforcer.FenceEnforcerApp");
+    }
+
+    @Test
+    void everyLongRunningServiceHasAHealthcheckAndOneShotsDoNotRestart() {
+        services.fields().forEachRemaining(entry -> {
+            JsonNode service = entry.getValue();
+            if (service.path("restart").asText().equals("no")) {
+                return;
+            }
+            boolean inCompose = service.has("healthcheck");
+            boolean inDockerfile = service.has("build")
+                    && StackFiles.text(ROOT.resolve(service.path("build").path("dockerfile").asText())).contains("HEALTHCHECK");
+            assertThat(inCompose || inDockerfile).as("healthcheck of %s", entry.getKey()).isTrue();
+        });
+        assertThat(services.path("kafka-init").path("restart").asText()).isEqualTo("no");
+        assertThat(services.path("connect-register").path("restart").asText()).isEqualTo("no");
+    }
+
+    @Test
+    void dependenciesWaitForHealthyServicesAndFinishedOneShots() {
+        Set<String> names = new LinkedHashSet<>(StackFiles.services(compose));
+        int conditions = 0;
+        for (Iterator<Map.Entry<String, JsonNode>> it = services.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            for (Iterator<Map.Entry<String, JsonNode>> deps = entry.getValue().path("depends_on").fields(); deps.hasNext(); ) {
+                Map.Entry<String, JsonNode> dep = deps.next();
+                assertThat(names).as("%s depends on %s", entry.getKey(), dep.getKey()).contains(dep.getKey());
+                JsonNode target = services.path(dep.getKey());
+                String condition = dep.getValue().path("condition").asText();
+                if (target.path("restart").asText().equals("no")) {
+                    assertThat(condition).as("%s -> %s", entry.getKey(), dep.getKey()).isEqualTo("service_completed_successfully");
+                } else {
+                    assertThat(condition).as("%s -> %s", entry.getKey(), dep.getKey()).isEqualTo("service_healthy");
+                }
+                conditions++;
+            }
+        }
+        assertThat(conditions).isGreaterThanOrEqualTo(10);
+    }
+
+    @Test
+    void everyMountedHostPathExists() {
+        // target/connect-plugins and target/jmx-exporter are made by this module's build (generate-resources).
+        List<String> missing = new ArrayList<>();
+        services.forEach(service -> StackFiles.bindMounts(service).forEach(mount -> {
+            if (!Files.exists(DIR.resolve(mount[0])) && !mount[0].equals(JMX_EXPORTER_CONFIG)) {
+                missing.add(mount[0]);
+            }
+        }));
+        assertThat(missing).isEmpty();
+        assertThat(DIR.resolve("target/connect-plugins/fenced-writes-sink")).isDirectory();
+        try (var jars = Files.list(DIR.resolve("target/connect-plugins/fenced-writes-sink"))) {
+            assertThat(jars.map(p -> p.getFileName().toString())).anyMatch(name -> name.startsWith("sink-connector-"));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        assertThat(DIR.resolve("target/jmx-exporter/jmx_prometheus_javaagent.jar")).isRegularFile();
+    }
+
+    @Test
+    void theTopicsAreThoseOfTheLocalStack() {
+        String script = StackFiles.text(DIR.resolve("kafka/create-topics.sh"));
+        for (String topic : List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED)) {
+            assertThat(script).containsPattern("(?m)^create " + Pattern.quote(topic) + "( |$)");
+        }
+        assertThat(script).contains("--partitions " + LocalStack.PARTITIONS);
+        assertThat(script).contains("create " + FenceTopics.REJECTED + " --config max.message.bytes=" + (1048588 + 64 * 1024));
+        JsonNode init = services.path("kafka-init");
+        assertThat(init.path("image").asText()).isEqualTo(services.path("kafka").path("image").asText());
+        String mounted = StackFiles.mountTarget(init, "./kafka/create-topics.sh").orElseThrow();
+        assertThat(init.path("command").toString()).contains(mounted).contains(internalKafka());
+    }
+
+    @Test
+    void theSinkConnectorConfigIsValidAndPointsAtTheStack() throws Exception {
+        JsonNode config = StackFiles.json("connect/billing-summary-sink.json");
+        Map<String, String> props = new HashMap<>();
+        config.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        assertThat(props).containsEntry("connector.class", FencedJdbcSinkConnector.class.getName())
+                .containsEntry("topics", FenceTopics.ACCEPTED)
+                .containsEntry("errors.tolerance", "all")
+                .containsEntry("errors.deadletterqueue.topic.name", FenceTopics.REJECTED)
+                .containsEntry(FencedJdbcSinkConfig.TABLE_NAME, LocalStack.TABLE);
+        // Every key that is not Connect's own belongs to the sink, and the sink accepts the values.
+        Set<String> sinkKeys = FencedJdbcSinkConfig.DEFINITION.names();
+        props.keySet().stream().filter(key -> !key.startsWith("errors.") && !Set.of("connector.class", "tasks.max", "topics").contains(key))
+                .forEach(key -> assertThat(sinkKeys).as("sink setting %s", key).contains(key));
+        new FencedJdbcSinkConfig(props);
+        // The database and the registry are the stack's services, on their container ports.
+        URI database = URI.create(props.get(FencedJdbcSinkConfig.CONNECTION_URL).substring("jdbc:".length()));
+        assertThat(database.getHost()).isEqualTo("postgres");
+        assertThat(database.getPort()).isEqualTo(5432);
+        assertThat(services.path("postgres").path("environment").path("POSTGRES_PASSWORD").asText())
+                .isEqualTo(props.get(FencedJdbcSinkConfig.CONNECTION_PASSWORD));
+        URI registry = URI.create(props.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL));
+        assertThat(registry.getHost()).isEqualTo("schema-registry");
+        assertThat(services.path("schema-registry").path("environment").path("SCHEMA_REGISTRY_LISTENERS").asText())
+                .endsWith(":" + registry.getPort());
+
+        JsonNode register = services.path("connect-register");
+        String command = register.path("command").toString();
+        assertThat(command).contains("PUT").contains("http://connect:8083/connectors/" + LocalStack.SINK_CONNECTOR + "/config")
+                .contains("@" + StackFiles.mountTarget(register, "./connect/billing-summary-sink.json").orElseThrow());
+    }
+
+    @Test
+    void theConnectWorkerLoadsTheMountedPluginAndRunsTheExporterAgent() throws IOException {
+        JsonNode connect = services.path("connect");
+        Properties worker = new Properties();
+        worker.load(new StringReader(StackFiles.text(DIR.resolve("connect/worker.properties"))));
+        assertThat(worker.getProperty("plugin.path")).isEqualTo(StackFiles.mountTarget(connect, "./target/connect-plugins").orElseThrow());
+        assertThat(worker.getProperty("bootstrap.servers")).isEqualTo(internalKafka());
+        assertThat(worker.getProperty("value.converter")).isEqualTo("org.apache.kafka.connect.converters.ByteArrayConverter");
+        assertThat(worker.getProperty("consumer.isolation.level")).isEqualTo("read_committed");
+        assertThat(connect.path("command").toString())
+                .contains(StackFiles.mountTarget(connect, "./connect/worker.properties").orElseThrow());
+        String agent = StackFiles.mountTarget(connect, "./target/jmx-exporter/jmx_prometheus_javaagent.jar").orElseThrow();
+        String exporterConfig = StackFiles.mountTarget(connect, JMX_EXPORTER_CONFIG).orElseThrow();
+        assertThat(connect.path("environment").path("KAFKA_OPTS").asText())
+                .isEqualTo("-javaagent:" + agent + "=9404:" + exporterConfig);
+    }
+
+    @Test
+    void prometheusScrapesTheEnforcerAndTheConnectExporter() {
+        JsonNode prometheus = StackFiles.yaml("prometheus/prometheus.yml");
+        Map<String, String> targets = new HashMap<>();
+        prometheus.path("scrape_configs").forEach(job -> job.path("static_configs")
+                .forEach(sc -> sc.path("targets").forEach(t -> targets.put(job.path("job_name").asText(), t.asText()))));
+        assertThat(targets).containsEntry("fence-enforcer", "enforcer:8090").containsEntry("kafka-connect", "connect:9404");
+        assertThat(StackFiles.text(DIR.resolve("enforcer/Dockerfile"))).contains("FENCE_ENFORCER_HTTP_PORT=8090");
+        assertThat(StackFiles.mountTarget(services.path("prometheus"), "./prometheus/prometheus.yml")).contains("/etc/prometheus/prometheus.yml");
+    }
+
+    @Test
+    void theReadmesNameEveryServiceAndPort() {
+        String dockerReadme = StackFiles.text(DIR.resolve("README.md"));
+        String mainReadme = StackFiles.text(ROOT.resolve("README.md"));
+        Matcher section = Pattern.compile("(?ms)^## Docker\\b.*?(?=^## )").matcher(mainReadme);
+        assertThat(section.find()).as("a '## Docker' section in README.md").isTrue();
+        String dockerSection = section.group();
+        StackFiles.publishedPorts(compose).forEach((service, ports) -> {
+            for (String text : List.of(dockerReadme, dockerSection)) {
+                assertThat(text).as("README mentions service %s", service).contains("`" + service + "`");
+                ports.forEach(port -> assertThat(text).as("README mentions port %s of %s", port, service).containsPattern("\\b" + port + "\\b"));
+            }
+        });
+        services.fields().forEachRemaining(e -> assertThat(dockerReadme).contains("`" + e.getKey() + "`")
+                .contains(e.getValue().path("image").asText()));
+    }
+
+    @Test
+    void theHealthcheckScriptPassesOnlyOn200() throws Exception {
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/health", exchange -> {
+            exchange.sendResponseHeaders(200, -1);
+            exchange.close();
+        });
+        server.createContext("/starting", exchange -> {
+            exchange.sendResponseHeaders(503, -1);
+            exchange.close();
+        });
+        server.start();
+        try {
+            int port = server.getAddress().getPort();
+            assertThat(runHealthcheck(port, "/health")).isZero();
+            assertThat(runHealthcheck(port, "/starting")).isEqualTo(1);
+        } finally {
+            server.stop(0);
+        }
+        int closed;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closed = socket.getLocalPort();
+        }
+        assertThat(runHealthcheck(closed, "/health")).isEqualTo(1);
+    }
+
+    private static int runHealthcheck(int port, String path) throws Exception {
+        Process process = new ProcessBuilder("bash", DIR.resolve("healthcheck/http-ok.sh").toString(), Integer.toString(port), path)
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertThat(process.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        return process.exitValue();
+    }
+
+    /** The address containers use for Kafka: the INTERNAL advertised listener. */
+    private String internalKafka() {
+        String advertised = services.path("kafka").path("environment").path("KAFKA_ADVERTISED_LISTENERS").asText();
+        Matcher internal = Pattern.compile("INTERNAL://([^,]+)").matcher(advertised);
+        assertThat(internal.find()).isTrue();
+        return internal.group(1);
+    }
+}

@@ -1,0 +1,275 @@
+package dev.fencedwrites.docker;
+
+import static dev.fencedwrites.docker.StackFiles.DIR;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
+import dev.fencedwrites.producer.ProducerMeters;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Checks the Grafana dashboard and its provisioning: every panel queries the provisioned Prometheus
+ * data source, and every metric (and label) a query names is one the project really exports:
+ * the enforcer's from a Prometheus scrape of its real meters, the workers' from producer-lib's real
+ * meter classes, the sink's from the JMX exporter rules the Connect worker runs with.
+ */
+class DashboardTest {
+    private static final Pattern WORD = Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*");
+    private static final Set<String> PROMQL_WORDS = Set.of("by", "without", "on", "ignoring", "group_left", "group_right",
+            "bool", "and", "or", "unless", "offset");
+
+    private final JsonNode dashboard = StackFiles.json("grafana/dashboards/fenced-writes.json");
+
+    @Test
+    void everyPanelQueriesTheProvisionedPrometheus() {
+        JsonNode datasources = StackFiles.yaml("grafana/provisioning/datasources/prometheus.yaml").path("datasources");
+        assertThat(datasources).hasSize(1);
+        JsonNode prometheus = datasources.get(0);
+        assertThat(prometheus.path("type").asText()).isEqualTo("prometheus");
+        assertThat(prometheus.path("url").asText()).isEqualTo("http://prometheus:9090");
+        String uid = prometheus.path("uid").asText();
+        assertThat(uid).isNotBlank();
+        List<JsonNode> panels = panels();
+        assertThat(panels).hasSizeGreaterThanOrEqualTo(8);
+        Set<Integer> ids = new HashSet<>();
+        for (JsonNode panel : panels) {
+            assertThat(ids.add(panel.path("id").asInt())).as("unique panel id %s", panel.path("id")).isTrue();
+            assertThat(panel.path("datasource").path("type").asText()).as(panel.path("title").asText()).isEqualTo("prometheus");
+            assertThat(panel.path("datasource").path("uid").asText()).as(panel.path("title").asText()).isEqualTo(uid);
+            assertThat(panel.path("targets")).as(panel.path("title").asText()).isNotEmpty();
+            for (JsonNode target : panel.path("targets")) {
+                assertThat(target.path("datasource").path("uid").asText()).isEqualTo(uid);
+                assertThat(target.path("expr").asText()).isNotBlank();
+            }
+        }
+    }
+
+    @Test
+    void grafanaLoadsTheDashboardFromWhereComposeMountsIt() {
+        JsonNode grafana = StackFiles.compose().path("services").path("grafana");
+        assertThat(StackFiles.mountTarget(grafana, "./grafana/provisioning")).contains("/etc/grafana/provisioning");
+        String dashboards = StackFiles.mountTarget(grafana, "./grafana/dashboards").orElseThrow();
+        JsonNode providers = StackFiles.yaml("grafana/provisioning/dashboards/fenced-writes.yaml").path("providers");
+        assertThat(providers).hasSize(1);
+        assertThat(providers.get(0).path("type").asText()).isEqualTo("file");
+        assertThat(providers.get(0).path("options").path("path").asText()).isEqualTo(dashboards);
+        String home = grafana.path("environment").path("GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH").asText();
+        assertThat(home).startsWith(dashboards + "/");
+        assertThat(DIR.resolve("grafana/dashboards").resolve(home.substring(dashboards.length() + 1))).isRegularFile();
+        assertThat(dashboard.path("uid").asText()).isNotBlank();
+    }
+
+    @Test
+    void theDashboardCoversWhatTheIssueAsks() {
+        Set<String> names = metricNames();
+        assertThat(names).contains("accepted_writes_total", "fenced_writes_total", "fence_markers_accepted_total",
+                "fence_sink_rows_written_total", "fence_sink_records_fenced_total",
+                "fence_lease_lost_total", "fence_pause_largest_recent_seconds", "fence_pause_stall_seconds_max");
+        // Rejections are shown by reason, for the enforcer and for the sink.
+        assertThat(expressions()).anyMatch(e -> e.contains("by (reason)") && e.contains("fenced_writes_total"))
+                .anyMatch(e -> e.contains("by (reason)") && e.contains("fence_sink_records_fenced_total"));
+        // Producer panels say they need the workers' metrics to be scraped.
+        panels().stream().filter(p -> p.toString().contains("fence_lease_") || p.toString().contains("fence_pause_"))
+                .forEach(p -> assertThat(p.path("description").asText()).as(p.path("title").asText()).contains("only when a worker"));
+    }
+
+    @Test
+    void everyEnforcerAndWorkerMetricIsOneTheProjectExports() {
+        Map<String, Set<String>> exported = new HashMap<>();
+        exported.putAll(scrape(enforcerRegistry()));
+        exported.putAll(scrape(producerRegistry()));
+        // Sanity: the scrapes are real (a renamed meter would show up here first).
+        assertThat(exported).containsKeys("fenced_writes_total", "accepted_writes_total", "fence_lease_acquired_total", "fence_pause_stall_seconds_count");
+        List<String> unknown = new ArrayList<>();
+        for (String expr : expressions()) {
+            for (String name : metricNames(expr)) {
+                if (isSinkMetric(name)) {
+                    continue; // checked against the exporter rules below
+                }
+                if (!exported.containsKey(name)) {
+                    unknown.add(name + " in " + expr);
+                    continue;
+                }
+                for (String label : labels(expr, name)) {
+                    assertThat(exported.get(name)).as("label %s of %s in %s", label, name, expr).contains(label);
+                }
+            }
+        }
+        assertThat(unknown).as("metrics neither the enforcer nor producer-lib exports").isEmpty();
+    }
+
+    @Test
+    void everySinkMetricIsOneTheConnectExporterRulesProduce() {
+        Path rulesFile = DIR.resolve(ComposeStackTest.JMX_EXPORTER_CONFIG);
+        assumeTrue(Files.exists(rulesFile), "config/connect-jmx-exporter.yml is not there yet (the sink metrics' exporter rules)");
+        List<Pattern> produced = new ArrayList<>();
+        Map<Pattern, Set<String>> labelsOf = new HashMap<>();
+        for (JsonNode rule : StackFiles.read(StackFiles.YAML, rulesFile).path("rules")) {
+            if (!rule.hasNonNull("name")) {
+                continue;
+            }
+            String name = rule.path("name").asText();
+            String base = name.endsWith("_total") ? name.substring(0, name.length() - "_total".length()) : name;
+            Pattern pattern = Pattern.compile(templated(base) + "(_total)?");
+            produced.add(pattern);
+            Set<String> labels = new HashSet<>();
+            rule.path("labels").fieldNames().forEachRemaining(labels::add);
+            labelsOf.put(pattern, labels);
+        }
+        assertThat(produced).as("rules with a name in " + rulesFile).isNotEmpty();
+        List<String> sinkNames = new ArrayList<>();
+        for (String expr : expressions()) {
+            for (String name : metricNames(expr)) {
+                if (!isSinkMetric(name)) {
+                    continue;
+                }
+                sinkNames.add(name);
+                Pattern rule = produced.stream().filter(p -> p.matcher(name).matches()).findFirst().orElse(null);
+                assertThat(rule).as("an exporter rule producing %s (used in %s)", name, expr).isNotNull();
+                labels(expr, name).forEach(label -> assertThat(labelsOf.get(rule)).as("label %s of %s", label, name).contains(label));
+            }
+        }
+        assertThat(sinkNames).isNotEmpty();
+    }
+
+    @Test
+    void theMetricNameExtractionFindsNamesAndSkipsFunctionsAndLabels() {
+        assertThat(metricNames("sum by (reason) (rate(fenced_writes_total{stage=\"enforcer\",reason=~\"STALE.*\"}[1m])) / ignoring(x) up"))
+                .containsExactlyInAnyOrder("fenced_writes_total", "up");
+        assertThat(labels("sum by (reason, task) (rate(a_total{stage=\"enforcer\"}[5m])) + b", "a_total"))
+                .containsExactlyInAnyOrder("reason", "task", "stage");
+    }
+
+    // ---- the dashboard
+
+    private List<JsonNode> panels() {
+        List<JsonNode> panels = new ArrayList<>();
+        for (JsonNode panel : dashboard.path("panels")) {
+            if (panel.path("type").asText().equals("row")) {
+                panel.path("panels").forEach(panels::add);
+            } else {
+                panels.add(panel);
+            }
+        }
+        return panels;
+    }
+
+    private List<String> expressions() {
+        List<String> expressions = new ArrayList<>();
+        panels().forEach(p -> p.path("targets").forEach(t -> expressions.add(t.path("expr").asText())));
+        return expressions;
+    }
+
+    private Set<String> metricNames() {
+        Set<String> names = new TreeSet<>();
+        expressions().forEach(e -> names.addAll(metricNames(e)));
+        return names;
+    }
+
+    // ---- PromQL, as far as the dashboard needs it
+
+    /** Metric names in an expression: words that are not functions, keywords, label names or strings. */
+    static Set<String> metricNames(String expr) {
+        String stripped = expr.replaceAll("\"(\\\\.|[^\"\\\\])*\"", "\"\"") // strings
+                .replaceAll("\\{[^}]*}", "") // label matchers
+                .replaceAll("\\[[^]]*]", "") // ranges
+                .replaceAll("\\b(by|without|on|ignoring|group_left|group_right)\\s*\\([^)]*\\)", " "); // label lists
+        Set<String> names = new LinkedHashSet<>();
+        Matcher word = WORD.matcher(stripped);
+        while (word.find()) {
+            String rest = stripped.substring(word.end()).stripLeading();
+            if (!rest.startsWith("(") && !PROMQL_WORDS.contains(word.group())) {
+                names.add(word.group());
+            }
+        }
+        return names;
+    }
+
+    /** Labels an expression uses on a metric: in the metric's matchers, and in by(...) of the expression. */
+    static Set<String> labels(String expr, String metric) {
+        Set<String> labels = new LinkedHashSet<>();
+        Matcher selector = Pattern.compile("\\b" + Pattern.quote(metric) + "\\s*\\{([^}]*)}").matcher(expr);
+        while (selector.find()) {
+            Matcher label = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)\\s*(=~|!~|!=|=)").matcher(selector.group(1));
+            while (label.find()) {
+                labels.add(label.group(1));
+            }
+        }
+        Matcher by = Pattern.compile("\\bby\\s*\\(([^)]*)\\)").matcher(expr);
+        while (by.find()) {
+            for (String label : by.group(1).split(",")) {
+                if (!label.isBlank()) {
+                    labels.add(label.strip());
+                }
+            }
+        }
+        return labels;
+    }
+
+    private static boolean isSinkMetric(String name) {
+        return name.startsWith("fence_sink_") || name.startsWith("kafka_connect_");
+    }
+
+    /** A JMX exporter rule name with $1, ${2} etc. as a regular expression. */
+    private static String templated(String name) {
+        StringBuilder regex = new StringBuilder();
+        Matcher group = Pattern.compile("\\$\\{?\\d+}?").matcher(name);
+        int last = 0;
+        while (group.find()) {
+            regex.append(Pattern.quote(name.substring(last, group.start()))).append("[a-zA-Z0-9_:]+");
+            last = group.end();
+        }
+        return regex.append(Pattern.quote(name.substring(last))).toString();
+    }
+
+    // ---- what the project exports
+
+    private static PrometheusMeterRegistry enforcerRegistry() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new EnforcerMetrics(registry);
+        return registry;
+    }
+
+    private static PrometheusMeterRegistry producerRegistry() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        ProducerMeters.registerAll(registry);
+        return registry;
+    }
+
+    /** Sample names of a Prometheus text scrape, each with its label names. */
+    private static Map<String, Set<String>> scrape(PrometheusMeterRegistry registry) {
+        Map<String, Set<String>> samples = new HashMap<>();
+        Pattern line = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{([^}]*)})?\\s");
+        Pattern label = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"");
+        for (String sample : registry.scrape().split("\n")) {
+            Matcher m = line.matcher(sample);
+            if (sample.startsWith("#") || !m.find()) {
+                continue;
+            }
+            Set<String> labels = samples.computeIfAbsent(m.group(1), k -> new HashSet<>());
+            if (m.group(3) != null) {
+                Matcher l = label.matcher(m.group(3));
+                while (l.find()) {
+                    labels.add(l.group(1));
+                }
+            }
+        }
+        return samples;
+    }
+}
