@@ -61,8 +61,36 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
             .define(RETRY_BACKOFF_MS, Type.LONG, 1000L, ConfigDef.Range.atLeast(0), Importance.LOW,
                     "Wait before a retry, in milliseconds.", GROUP_RETRIES, 2, Width.SHORT, "Retry backoff (ms)");
 
+    /** Parses and validates {@code props}, and logs the values with credentials in URLs hidden (see {@link #loggable()}). */
     public FencedJdbcSinkConfig(Map<?, ?> props) {
-        super(DEFINITION, props);
+        super(DEFINITION, props, false); // AbstractConfig's own log would print URL credentials
+        org.slf4j.LoggerFactory.getLogger(FencedJdbcSinkConfig.class).info("{} values:{}", getClass().getSimpleName(), loggable());
+    }
+
+    /**
+     * Every value, one {@code name = value} line each, sorted by name, with the user info of
+     * {@value #SCHEMA_REGISTRY_URL}'s URLs and the {@code password} parameter of
+     * {@value #CONNECTION_URL} replaced by {@code ***} (passwords are hidden by their type).
+     */
+    String loggable() {
+        StringBuilder lines = new StringBuilder();
+        new java.util.TreeMap<>(values()).forEach((name, value) -> {
+            String text = String.valueOf(value);
+            if (SCHEMA_REGISTRY_URL.equals(name)) {
+                text = java.util.Arrays.stream(text.split(",", -1)).map(FencedJdbcSinkConfig::withoutUserInfo)
+                        .collect(java.util.stream.Collectors.joining(","));
+            } else if (CONNECTION_URL.equals(name)) {
+                text = text.replaceAll("(?i)(password=)[^&;]*", "$1***");
+            }
+            lines.append(System.lineSeparator()).append('\t').append(name).append(" = ").append(text);
+        });
+        return lines.toString();
+    }
+
+    private static String withoutUserInfo(String url) {
+        int scheme = url.indexOf("://");
+        int at = url.lastIndexOf('@');
+        return scheme < 0 || at < scheme ? url : url.substring(0, scheme + 3) + "***" + url.substring(at);
     }
 
     /** Whether the table name depends on the record's topic. */

@@ -33,4 +33,16 @@ class RegistryClientSettingsTest {
 
         assertThat(config.registryClientSettings()).containsEntry("schema.registry.max.retries", "2");
     }
+
+    @Test
+    void theLoggedValuesHideCredentialsInUrls() {
+        FencedJdbcSinkConfig config = new FencedJdbcSinkConfig(Map.of(
+                "connection.url", "jdbc:postgresql://127.0.0.1/db?user=sink&password=db-s3cret&ssl=true",
+                "schema.registry.url", "https://alice:p@ss/w0rd@registry-a:8081,https://registry-b:8081"));
+
+        assertThat(config.loggable())
+                .contains("schema.registry.url = https://***@registry-a:8081,https://registry-b:8081")
+                .contains("connection.url = jdbc:postgresql://127.0.0.1/db?user=sink&password=***&ssl=true")
+                .doesNotContain("s3cret").doesNotContain("w0rd").doesNotContain("alice");
+    }
 }

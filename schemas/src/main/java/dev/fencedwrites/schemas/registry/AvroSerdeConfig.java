@@ -90,9 +90,11 @@ public final class AvroSerdeConfig {
      */
     public static final String AUTO_REGISTER_SCHEMAS = "auto.register.schemas";
     /**
-     * Write with the subject's latest registered version ({@code GET /subjects/{subject}/versions/latest})
-     * instead of registering or looking up the record's own schema (default false). The record is
-     * converted to that schema by Avro's resolution rules; a record the latest version cannot read fails.
+     * With {@value #AUTO_REGISTER_SCHEMAS}{@code =false}: write with the subject's latest registered
+     * version ({@code GET /subjects/{subject}/versions/latest}) instead of looking up the record's own
+     * schema (default false). As in Confluent's serializer, it has no effect while schemas are
+     * auto-registered. The record is converted to that schema by Avro's resolution rules; a record
+     * the latest version cannot read fails.
      */
     public static final String USE_LATEST_VERSION = "use.latest.version";
     /** Subject name strategy for record keys; see {@link SubjectNameStrategy} (default topic). */

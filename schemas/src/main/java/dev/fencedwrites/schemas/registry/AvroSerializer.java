@@ -100,12 +100,13 @@ public class AvroSerializer<T extends GenericContainer> implements Serializer<T>
         int id;
         Schema writer = schema;
         try {
-            if (useLatestVersion) {
+            // Confluent's order: auto.register.schemas wins; use.latest.version applies only without it.
+            if (autoRegister) {
+                id = registry.register(subject, schema);
+            } else if (useLatestVersion) {
                 RegisteredSchema latest = registry.latest(subject);
                 id = latest.id();
                 writer = latest.schema();
-            } else if (autoRegister) {
-                id = registry.register(subject, schema);
             } else {
                 id = registry.lookup(subject, schema);
             }

@@ -201,9 +201,17 @@ final class ClientSettings {
         return "Basic " + Base64.getEncoder().encodeToString(userInfo.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** A URL for messages: its user info (credentials) replaced by {@code ***}. */
+    /**
+     * A URL for messages: everything between {@code ://} and the last {@code @} (the user info,
+     * credentials, even when they hold {@code @} or {@code /}) replaced by {@code ***}.
+     */
     static String redact(String url) {
-        return url.replaceFirst("^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@", "$1***@");
+        int scheme = url.indexOf("://");
+        int at = url.lastIndexOf('@');
+        if (scheme < 0 || at < scheme) {
+            return url;
+        }
+        return url.substring(0, scheme + 3) + "***" + url.substring(at);
     }
 
     private static SSLContext sslContext(Map<String, ?> configs) {

@@ -74,7 +74,8 @@ class AvroSerializerSettingsTest {
         GenericRecord order = new GenericData.Record(v1);
         order.put("id", "o-1");
         order.put("cents", 250L);
-        AvroSerializer<GenericRecord> serializer = new AvroSerializer<>(registry, false, Map.of(AvroSerdeConfig.USE_LATEST_VERSION, "true"));
+        AvroSerializer<GenericRecord> serializer = new AvroSerializer<>(registry, false,
+                Map.of(AvroSerdeConfig.USE_LATEST_VERSION, "true", AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "false"));
 
         byte[] bytes = serializer.serialize("orders", order);
 
@@ -94,15 +95,28 @@ class AvroSerializerSettingsTest {
         GenericRecord order = new GenericData.Record(own);
         order.put("id", "o-1");
 
-        assertThatThrownBy(() -> new AvroSerializer<GenericRecord>(registry, false, Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true))
+        assertThatThrownBy(() -> new AvroSerializer<GenericRecord>(registry, false, Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true, AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false))
                 .serialize("orders", order)).isInstanceOf(SerializationException.class)
                 .hasMessageContaining("latest version of subject 'orders-value'").hasMessageContaining("cents");
     }
 
     @Test
     void useLatestVersionWithoutTheSubjectFailsNamingIt() {
-        assertThatThrownBy(() -> new AvroSerializer<BillingSummary>(registry, false, Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true))
+        assertThatThrownBy(() -> new AvroSerializer<BillingSummary>(registry, false, Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true, AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false))
                 .serialize(TOPIC, summary())).isInstanceOf(SerializationException.class).hasMessageContaining("'billing-value' not found");
+    }
+
+    /** As in Confluent's serializer: auto.register.schemas (default true) wins, so use.latest.version alone still registers the record's own schema. */
+    @Test
+    void useLatestVersionAloneStillRegistersTheRecordsOwnSchema() {
+        Schema other = SchemaBuilder.record("Other").namespace("shop").fields().requiredString("id").endRecord();
+        int otherId = registry.register("billing-value", other);
+        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false, Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true));
+
+        byte[] bytes = serializer.serialize(TOPIC, summary());
+
+        int id = ByteBuffer.wrap(bytes, 1, 4).getInt();
+        assertThat(id).isNotEqualTo(otherId).isEqualTo(registry.register("billing-value", BillingSummary.getClassSchema()));
     }
 
     @Test

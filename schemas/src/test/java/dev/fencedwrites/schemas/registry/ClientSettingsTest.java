@@ -131,6 +131,9 @@ class ClientSettingsTest {
     @Test
     void urlsInMessagesHideCredentials() {
         assertThat(ClientSettings.redact("https://bob:pw@c:3/x")).isEqualTo("https://***@c:3/x");
+        assertThat(ClientSettings.redact("http://alice:p@ss@registry:8081")).isEqualTo("http://***@registry:8081");
+        assertThat(ClientSettings.redact("http://alice:pa/ss@registry:8081")).isEqualTo("http://***@registry:8081");
+        assertThat(ClientSettings.redact("http://registry:8081/x")).isEqualTo("http://registry:8081/x");
         assertThatThrownBy(() -> ClientSettings.from(with("ftp://bob:pw@c")))
                 .isInstanceOf(ConfigException.class).hasMessageNotContaining("pw");
     }

@@ -40,14 +40,17 @@ public final class SinkMetrics {
             written = null;
             return;
         }
-        written = metrics.addSensor("rows-written");
+        // Sensor names are shared by every plugin in the worker's metrics registry: one task's must
+        // not be another's (the same sensor would count both, and one task's close would remove both).
+        String prefix = "fence-sink-" + java.util.UUID.randomUUID() + ".";
+        written = metrics.addSensor(prefix + "rows-written");
         written.add(new Meter(
                 metrics.metricName("rows-written-rate", "Rows written per second by the guarded upsert", new LinkedHashMap<>()),
                 metrics.metricName("rows-written-total", "Rows written by the guarded upsert", new LinkedHashMap<>())));
         for (RejectionReason reason : RejectionReason.values()) {
             LinkedHashMap<String, String> tags = new LinkedHashMap<>();
             tags.put("reason", reason.name());
-            Sensor sensor = metrics.addSensor("records-fenced." + reason.name());
+            Sensor sensor = metrics.addSensor(prefix + "records-fenced." + reason.name());
             sensor.add(new Meter(
                     metrics.metricName("records-fenced-rate", "Records refused per second and sent to the dead-letter topic, by reason", tags),
                     metrics.metricName("records-fenced-total", "Records refused and sent to the dead-letter topic, by reason", tags)));
