@@ -47,13 +47,13 @@ public final class ConsumeCommand implements Callable<Integer> {
     CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new ConsumeCommand()).execute(args));
+        System.exit(Cli.commandLine("fence consume", new ConsumeCommand()).execute(args));
     }
 
     @Override
     public Integer call() {
         return reader.print("fence consume", topic, spec, err -> {
-            String registryUrl = reader.setting("SCHEMA_REGISTRY_URL", registry, err);
+            String registryUrl = reader.setting("SCHEMA_REGISTRY_URL", "--schema-registry", registry, err);
             AvroDeserializer<Object> values = new AvroDeserializer<>(new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), null);
             return record -> json(record, values);
         });

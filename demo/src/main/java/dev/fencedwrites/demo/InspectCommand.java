@@ -75,7 +75,7 @@ public final class InspectCommand implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new InspectCommand()).execute(args));
+        System.exit(Cli.commandLine("fence inspect", new InspectCommand()).execute(args));
     }
 
     @Override
@@ -86,8 +86,8 @@ public final class InspectCommand implements Callable<Integer> {
             if (!TABLE_NAME.matcher(table).matches()) {
                 throw new IllegalArgumentException("--table '" + table + "' is not a plain table name");
             }
-            String enforcer = enforcerUrl != null ? enforcerUrl : StackSettings.get("ENFORCER_URL", envFile, false, err);
-            String postgres = postgresUrl != null ? postgresUrl : StackSettings.get("POSTGRES_URL", envFile, false, err);
+            String enforcer = enforcerUrl != null ? enforcerUrl : StackSettings.get("ENFORCER_URL", "--enforcer", envFile, false, err);
+            String postgres = postgresUrl != null ? postgresUrl : StackSettings.get("POSTGRES_URL", "--postgres", envFile, false, err);
             EnforcerView enforced = askEnforcer(enforcer, key);
             RowView stored = readRow(postgres, table, key);
             String verdict = verdict(enforced.fence(), stored.fence());
@@ -133,7 +133,8 @@ public final class InspectCommand implements Callable<Integer> {
             return "the row has a fence the enforcer does not know: it was written around the enforcer, or the enforcer's state was reset";
         }
         if (stored == null) {
-            return "no row yet: the accepted writes are still on their way to the sink, or only a FENCE marker has been accepted";
+            return "no row: the accepted writes are still on their way to the sink, or the sink dead-lettered them (./fence rejected"
+                    + " shows them with stage=sink), or only a FENCE marker has been accepted";
         }
         int order = enforced.token() != stored.token() ? Long.compare(enforced.token(), stored.token()) : Long.compare(enforced.seq(), stored.seq());
         if (order == 0) {
@@ -168,6 +169,11 @@ public final class InspectCommand implements Callable<Integer> {
         }
         String servedBy = body.path("served_by").asText(null);
         if (response.statusCode() == 404) {
+            // Only the enforcer's own answer means "no fence"; any other 404 means the URL is not an enforcer.
+            if (servedBy == null || !key.equals(body.path("key").asText(null))) {
+                throw new IllegalStateException(base + " answered HTTP 404 without the enforcer's answer for " + key
+                        + "; is it an enforcer's address (ENFORCER_URL, --enforcer)?");
+            }
             return new EnforcerView(null, servedBy);
         }
         if (response.statusCode() != 200) {
@@ -180,6 +186,9 @@ public final class InspectCommand implements Callable<Integer> {
     }
 
     private static RowView readRow(String jdbcUrl, String table, String key) throws SQLException {
+        if (!jdbcUrl.startsWith("jdbc:postgresql:")) {
+            throw new IllegalArgumentException("'" + withoutPassword(jdbcUrl) + "' is not a PostgreSQL JDBC URL (jdbc:postgresql://HOST:PORT/DB?user=...&password=...)");
+        }
         try (Connection connection = DriverManager.getConnection(jdbcUrl);
              PreparedStatement select = connection.prepareStatement("SELECT * FROM " + table + " WHERE resource_key = ?")) {
             connection.setReadOnly(true);

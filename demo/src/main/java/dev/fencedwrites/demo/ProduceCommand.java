@@ -34,6 +34,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -101,7 +102,7 @@ public final class ProduceCommand implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new ProduceCommand()).execute(args));
+        System.exit(Cli.commandLine("fence produce", new ProduceCommand()).execute(args));
     }
 
     @Override
@@ -115,12 +116,12 @@ public final class ProduceCommand implements Callable<Integer> {
             if (delete == (amount != null || value != null)) {
                 throw new IllegalArgumentException(delete ? "--delete takes no --amount or --value" : "give --amount MINOR or --value JSON (or --delete)");
             }
-            Duration leaseTtl = TopicReader.parseDuration(ttl);
-            Duration decisionWait = TopicReader.parseDuration(wait);
+            Duration leaseTtl = TopicReader.parseDuration("--ttl", ttl);
+            Duration decisionWait = TopicReader.parseDuration("--wait", wait);
             BillingSummary summary = delete ? null : summary(key, value, amount, writer, Instant.now());
-            String servers = setting("KAFKA_BOOTSTRAP", bootstrap, err);
-            String endpoints = setting("ETCD_ENDPOINTS", etcd, err);
-            String registryUrl = setting("SCHEMA_REGISTRY_URL", registry, err);
+            String servers = setting("KAFKA_BOOTSTRAP", "--bootstrap", bootstrap, err);
+            String endpoints = setting("ETCD_ENDPOINTS", "--etcd", etcd, err);
+            String registryUrl = setting("SCHEMA_REGISTRY_URL", "--schema-registry", registry, err);
 
             Map<TopicPartition, Long> from;
             try (KafkaConsumer<String, byte[]> decisions = decisionConsumer(servers)) {
@@ -150,9 +151,18 @@ public final class ProduceCommand implements Callable<Integer> {
         Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers, ProducerConfig.CLIENT_ID_CONFIG, writer,
                 ProducerConfig.MAX_BLOCK_MS_CONFIG, 15_000);
         List<Sent> sent = new ArrayList<>();
+        AvroSerializer<BillingSummary> values = new AvroSerializer<>(new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), false);
+        if (summary != null) {
+            // Register the schema before taking the lease: a registry problem then fails here, before
+            // the marker raises the key's fence with no write behind it (and never under the lease).
+            try {
+                values.serialize(FenceTopics.INPUT, summary);
+            } catch (SerializationException e) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
+        }
         try (FencingLeaseClient leases = new FencingLeaseClient(List.of(endpoints.split(",")), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
-             FencedProducer<BillingSummary> producer = FencedProducer.create(kafka,
-                     new AvroSerializer<>(new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), false), FenceTopics.INPUT, writer)) {
+             FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, values, FenceTopics.INPUT, writer)) {
             try (FencingLease lease = producer.acquire(leases, key, leaseTtl, Duration.ofSeconds(30))) {
                 out.printf("lease    %s  token=%d  ttl=%ds  (FENCE marker published: the key's fence is now %d.0)%n",
                         key, lease.token(), leaseTtl.toSeconds(), lease.token());
@@ -291,8 +301,8 @@ public final class ProduceCommand implements Callable<Integer> {
         throw new IllegalArgumentException("--value field '" + name + "' must be epoch milliseconds or an ISO-8601 instant like 2026-11-30T12:00:00Z, got " + node);
     }
 
-    private String setting(String name, String explicit, PrintWriter err) throws IOException {
-        return explicit != null ? explicit : StackSettings.get(name, envFile, false, err);
+    private String setting(String name, String option, String explicit, PrintWriter err) throws IOException {
+        return explicit != null ? explicit : StackSettings.get(name, option, envFile, false, err);
     }
 
     private static KafkaConsumer<String, byte[]> decisionConsumer(String servers) {

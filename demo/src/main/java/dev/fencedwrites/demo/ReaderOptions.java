@@ -38,11 +38,20 @@ final class ReaderOptions {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         try {
-            Duration window = since == null ? null : TopicReader.parseDuration(since);
-            String servers = setting("KAFKA_BOOTSTRAP", bootstrap, err);
-            Function<ConsumerRecord<String, byte[]>, String> line = printer.open(err);
-            TopicReader.read(servers, topic, window, follow, record -> out.println(line.apply(record)), out::flush);
-            return 0;
+            Duration window = since == null ? null : TopicReader.parseDuration("--since", since);
+            while (true) {
+                String servers = setting("KAFKA_BOOTSTRAP", "--bootstrap", bootstrap, err);
+                Function<ConsumerRecord<String, byte[]>, String> line = printer.open(err);
+                StackSettings.Source source = follow && bootstrap == null && envFile == null ? StackSettings.Source.current() : null;
+                boolean stackGone = TopicReader.read(servers, topic, window, follow, record -> out.println(line.apply(record)), out::flush,
+                        () -> source == null || source.unchanged());
+                if (!stackGone) {
+                    return 0;
+                }
+                // ./fence demo (or up) ended and removed its env file: follow the next stack from its beginning.
+                err.println("[fence] the stack stopped (" + source.file() + " is gone or changed); waiting for the next one ...");
+                err.flush();
+            }
         } catch (IllegalArgumentException | IllegalStateException | KafkaException | IOException e) {
             err.println(command + ": " + e.getMessage());
             err.flush();
@@ -51,7 +60,7 @@ final class ReaderOptions {
     }
 
     /** {@code explicit} when given, else the setting from the environment or the stack's env file (see {@link StackSettings}). */
-    String setting(String name, String explicit, PrintWriter err) throws IOException {
-        return explicit != null ? explicit : StackSettings.get(name, envFile, follow, err);
+    String setting(String name, String option, String explicit, PrintWriter err) throws IOException {
+        return explicit != null ? explicit : StackSettings.get(name, option, envFile, follow, err);
     }
 }

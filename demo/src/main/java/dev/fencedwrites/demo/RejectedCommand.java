@@ -45,7 +45,7 @@ public final class RejectedCommand implements Callable<Integer> {
     CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new RejectedCommand()).execute(args));
+        System.exit(Cli.commandLine("fence rejected", new RejectedCommand()).execute(args));
     }
 
     @Override

@@ -16,9 +16,10 @@ final class StackSettings {
      * A setting from the environment, else from {@code envFile}, else from {@code .fence/stack.env}
      * ({@code ./fence up}) or {@code .fence/demo.env} ({@code ./fence demo}); with {@code wait}, waits for either.
      *
+     * @param option the command's option that gives the setting directly, named in the error
      * @throws IllegalStateException naming what to start or pass, when there is none
      */
-    static String get(String name, Path envFile, boolean wait, PrintWriter err) throws IOException {
+    static String get(String name, String option, Path envFile, boolean wait, PrintWriter err) throws IOException {
         String value = System.getenv(name);
         if (value != null && !value.isBlank()) {
             return value;
@@ -40,10 +41,10 @@ final class StackSettings {
                 }
             }
             if (file == null) {
-                throw new IllegalStateException("no " + name + ": start the stack with ./fence up (it writes .fence/stack.env), or pass --bootstrap");
+                throw new IllegalStateException("no " + name + ": start the stack with ./fence up (it writes .fence/stack.env), or pass " + option);
             }
         } else if (!Files.isRegularFile(file)) {
-            throw new IllegalStateException(file + " does not exist; start the stack with ./fence up, or pass --bootstrap");
+            throw new IllegalStateException(file + " does not exist; start the stack with ./fence up, or pass " + option);
         }
         for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
             if (line.startsWith(name + "=")) {
@@ -54,7 +55,36 @@ final class StackSettings {
                 return raw;
             }
         }
-        throw new IllegalStateException(file + " has no " + name + "; pass --bootstrap");
+        throw new IllegalStateException(file + " has no " + name + "; pass " + option);
+    }
+
+    /**
+     * The env file the settings come from when neither options nor the environment give them, and
+     * its contents then: a running {@code ./fence up} or {@code ./fence demo} removes its file when it stops.
+     */
+    record Source(Path file, String contents) {
+        /** The file found now, or {@code null} when the environment gives the settings or there is no file. */
+        static Source current() {
+            if (System.getenv("KAFKA_BOOTSTRAP") != null) {
+                return null;
+            }
+            Path file = findEnvFile();
+            String contents = file == null ? null : read(file);
+            return contents == null ? null : new Source(file, contents);
+        }
+
+        /** Whether the file still exists with the same contents (the same stack). */
+        boolean unchanged() {
+            return contents.equals(read(file));
+        }
+
+        private static String read(Path file) {
+            try {
+                return Files.readString(file, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return null;
+            }
+        }
     }
 
     private static Path findEnvFile() {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -27,12 +28,14 @@ final class TopicReader {
 
     /**
      * Reads every partition of {@code topic} (read_committed, no consumer group) from the beginning,
-     * or from {@code window} back, to the end offsets, or on until Ctrl-C with {@code follow}.
+     * or from {@code window} back, to the end offsets, or on until Ctrl-C with {@code follow}
+     * (while {@code stackUp} holds, checked after every poll).
      *
+     * @return whether it stopped following because {@code stackUp} turned false
      * @throws IllegalStateException when Kafka cannot be reached within 10 s or the topic does not exist
      */
-    static void read(String servers, String topic, Duration window, boolean follow, Consumer<ConsumerRecord<String, byte[]>> handler,
-                     Runnable afterPoll) {
+    static boolean read(String servers, String topic, Duration window, boolean follow, Consumer<ConsumerRecord<String, byte[]>> handler,
+                        Runnable afterPoll, BooleanSupplier stackUp) {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -81,6 +84,9 @@ final class TopicReader {
                         handler.accept(record);
                     }
                     afterPoll.run();
+                    if (follow && !stackUp.getAsBoolean()) {
+                        return true;
+                    }
                 }
             } catch (WakeupException e) {
                 // Ctrl-C while following: done.
@@ -90,14 +96,20 @@ final class TopicReader {
                 }
             }
         }
+        return false;
     }
 
 
-    /** {@code 90s}, {@code 15m}, {@code 2h}, {@code 1d}, {@code 500ms}. */
-    static Duration parseDuration(String text) {
+    /**
+     * {@code 90s}, {@code 15m}, {@code 2h}, {@code 1d}, {@code 500ms}.
+     *
+     * @param option the option it came from, for the error message
+     * @throws IllegalArgumentException naming {@code option} when {@code text} is not such a duration
+     */
+    static Duration parseDuration(String option, String text) {
         Matcher m = DURATION.matcher(text.trim());
         if (!m.matches()) {
-            throw new IllegalArgumentException("--since '" + text + "' is not a duration like 90s, 15m, 2h or 1d");
+            throw new IllegalArgumentException(option + " '" + text + "' is not a duration like 90s, 15m, 2h or 1d");
         }
         long n = Long.parseLong(m.group(1));
         return switch (m.group(2)) {

@@ -366,6 +366,9 @@ class BillingScenarioIT {
         Run noEnforcer = command(new InspectCommand(), customer, "--enforcer", "http://127.0.0.1:1", "--postgres", stack.postgresUrl());
         assertThat(noEnforcer.exit()).isEqualTo(1);
         assertThat(noEnforcer.err().strip()).startsWith("fence inspect: cannot reach the enforcer at http://127.0.0.1:1").doesNotContain("\n");
+        Run notAnEnforcer = command(new InspectCommand(), customer, "--enforcer", stack.connectUrl(), "--postgres", stack.postgresUrl());
+        assertThat(notAnEnforcer.exit()).as("Connect's REST API answers 404 too, which is not \"no fence\"").isEqualTo(1);
+        assertThat(notAnEnforcer.err()).contains("without the enforcer's answer");
         Run badValue = produce(customer, "--value", "{\"amount\": 5}");
         assertThat(badValue.exit()).isEqualTo(1);
         assertThat(badValue.err().strip()).startsWith("fence produce: --value has unknown field 'amount'").doesNotContain("\n");

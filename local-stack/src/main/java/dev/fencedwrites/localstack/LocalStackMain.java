@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
         footer = {"", "Example:", "  ./fence up                  # in one terminal",
                 "  source .fence/stack.env     # in another, then:",
                 "  curl $ENFORCER_URL/metrics",
-                "  psql \"${POSTGRES_URL#jdbc:}\" -c 'select * from " + LocalStack.TABLE + "'"})
+                "  psql \"$${POSTGRES_URL#jdbc:}\" -c 'select * from " + LocalStack.TABLE + "'"})
 public final class LocalStackMain implements Callable<Integer> {
     @Option(names = "--dir", paramLabel = "DIR", description = "Data and log directory (default: a new temporary directory).")
     Path dir;
