@@ -15,7 +15,7 @@ public final class EtcdNode {
     }
 
     /** Locates the etcd binary: {@code ETCD_BINARY}, then PATH, then /usr/bin/etcd. */
-    static Path binary() {
+    public static Path binary() {
         String configured = System.getenv("ETCD_BINARY");
         if (configured != null && !configured.isBlank()) {
             return Path.of(configured);

@@ -1,0 +1,174 @@
+package dev.fencedwrites.bench;
+
+import dev.fencedwrites.localstack.internal.EtcdNode;
+import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.sink.internal.GuardedUpsertBenchmark;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code ./fence bench}: each cost of fencing measured beside its unfenced baseline in the same run,
+ * printed as one table and written to {@code bench/results/} as Markdown.
+ */
+@Command(name = "fence bench", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Measures what fencing costs, each figure beside its unfenced baseline in the same run on this machine, and prints",
+                "one table (figure, baseline, ratio, goal). Also writes it as Markdown with the machine's cores, memory and versions.",
+                "Measured now: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",
+                "resource under contention; the sink's guarded upsert against the plain upsert, 0 % and 20 % stale; the decision",
+                "rule's per-record work (JMH) against a pass-through's. Not yet measured: the enforcer's throughput and end-to-end",
+                "latency against a pass-through Kafka Streams topology, and the fence state's size per key.", ""},
+        footer = {"", "Examples:",
+                "  ./fence bench --quick     a reduced run (about a minute), results in bench/results/",
+                "  ./fence bench             the full run (several minutes)",
+                "", "Figures only: nothing here passes or fails on time. Exit status: 0 when every figure was measured (a goal missed",
+                "is reported, not an error), 1 with a one-line reason when a measurement could not run."})
+public final class BenchMain implements Callable<Integer> {
+    @Option(names = "--quick", description = "A reduced run: fewer operations and shorter JMH iterations, same figures.")
+    boolean quick;
+    @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", description = "Where the Markdown goes (default: ${DEFAULT-VALUE}).")
+    Path out;
+    @Spec
+    CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new BenchMain()).execute(args));
+    }
+
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter stdout = spec.commandLine().getOut();
+        try {
+            List<Figure> figures = measureAll(line -> {
+                err.println("[bench] " + line);
+                err.flush();
+            });
+            String table = table(figures);
+            stdout.print(table);
+            stdout.flush();
+            Path written = write(figures, table);
+            err.println("[bench] written to " + written);
+            err.flush();
+            return 0;
+        } catch (Exception e) {
+            err.println("fence bench: " + e.getMessage());
+            err.flush();
+            return 1;
+        }
+    }
+
+    List<Figure> measureAll(java.util.function.Consumer<String> progress) throws Exception {
+        List<Figure> figures = new ArrayList<>();
+        Path dir = Files.createTempDirectory("fence-bench");
+        try (Service etcd = EtcdNode.start(dir.resolve("etcd"))) {
+            figures.addAll(AcquisitionBench.measure(etcd.address(), quick ? 100 : 1000, Duration.ofSeconds(quick ? 5 : 30), 4, progress));
+        }
+        int rows = quick ? 20_000 : 200_000;
+        int keys = quick ? 2_000 : 10_000;
+        progress.accept("sink: " + rows + " rows over " + keys + " keys, batches of 500, guarded and plain, on embedded PostgreSQL");
+        for (GuardedUpsertBenchmark.Result result : GuardedUpsertBenchmark.measure(rows, keys, 500, new int[] {0, 20})) {
+            figures.add(new Figure(String.format(Locale.ROOT, "sink guarded upsert vs plain upsert, %d %% stale", result.stalePercent()),
+                    result.guardedRowsPerSecond(), result.plainRowsPerSecond(), "rows/s", ">= 0.9", true));
+        }
+        Path jmhLog = dir.resolve("jmh.log");
+        progress.accept("JMH: the decision rule's per-record work (JMH's report: " + jmhLog + ")");
+        figures.add(jmh(jmhLog));
+        return figures;
+    }
+
+    private Figure jmh(Path log) throws Exception {
+        Options options = new OptionsBuilder().include(DecisionRuleBenchmark.class.getName())
+                .output(log.toString()) // JMH's own report, off the table's stdout
+                .forks(quick ? 0 : 1)
+                .warmupIterations(quick ? 1 : 3).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(quick ? 3 : 5).measurementTime(TimeValue.seconds(quick ? 1 : 2))
+                .timeUnit(TimeUnit.NANOSECONDS).shouldFailOnError(true)
+                .build();
+        double decide = Double.NaN;
+        double passThrough = Double.NaN;
+        for (RunResult result : new Runner(options).run()) {
+            String method = result.getParams().getBenchmark();
+            double score = result.getPrimaryResult().getScore();
+            if (method.endsWith(".parseDecideRaise")) {
+                decide = score;
+            } else if (method.endsWith(".readHeadersAndStore")) {
+                passThrough = score;
+            }
+        }
+        if (Double.isNaN(decide) || Double.isNaN(passThrough)) {
+            throw new IllegalStateException("JMH did not report both DecisionRuleBenchmark methods");
+        }
+        return new Figure("decision rule per record (JMH): parse + decide + raise vs header read + store", decide, passThrough, "ns", "", false);
+    }
+
+    static String table(List<Figure> figures) {
+        StringBuilder text = new StringBuilder();
+        text.append("| measure | fenced | baseline | unit | ratio | goal | met |\n|---|---:|---:|---|---:|---|---|\n");
+        for (Figure figure : figures) {
+            Boolean met = figure.met();
+            text.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.2f | %s | %s |%n", figure.measure(), number(figure.fenced()),
+                    number(figure.baseline()), figure.unit(), figure.ratio(), figure.goal().isEmpty() ? "-" : figure.goal(),
+                    met == null ? "-" : met ? "yes" : "NO"));
+        }
+        return text.toString();
+    }
+
+    private static String number(double value) {
+        return value >= 100 ? String.format(Locale.ROOT, "%,.0f", value) : String.format(Locale.ROOT, "%.2f", value);
+    }
+
+    private Path write(List<Figure> figures, String table) throws IOException {
+        Files.createDirectories(out);
+        ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
+        Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "") + ".md");
+        long memory = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
+        String markdown = "# fenced-writes bench, " + now.format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 16) + " UTC" + (quick ? " (--quick)" : "") + "\n\n"
+                + table + "\n"
+                + "Ratios are fenced / baseline (for latencies, lower is better). One run; on a shared or small machine expect about 10 % noise.\n\n"
+                + "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, " + memory / (1L << 30) + " GiB, "
+                + System.getProperty("os.name") + " " + System.getProperty("os.arch") + "; Java " + System.getProperty("java.version") + "; "
+                + versions() + "\n\nReproduce: `./fence bench" + (quick ? " --quick" : "") + "`.\n\n"
+                + "Not yet measured: the enforcer's throughput and end-to-end latency against a pass-through Kafka Streams topology, "
+                + "and the fence state's size per key.\n";
+        Files.writeString(file, markdown);
+        Files.writeString(out.resolve("latest" + (quick ? "-quick" : "") + ".md"), markdown);
+        return file;
+    }
+
+    private static String versions() {
+        String etcd;
+        try {
+            Process process = new ProcessBuilder(EtcdNode.binary().toString(), "--version").redirectErrorStream(true).start();
+            etcd = new String(process.getInputStream().readAllBytes()).lines().findFirst().orElse("etcd ?").replace("etcd Version: ", "etcd ");
+            process.waitFor();
+        } catch (IOException | RuntimeException e) {
+            etcd = "etcd ?";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            etcd = "etcd ?";
+        }
+        return etcd + "; PostgreSQL, jetcd and JMH at the versions the parent pom pins";
+    }
+}

@@ -1,0 +1,52 @@
+package dev.fencedwrites.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code ./fence bench --quick} runs against real etcd and PostgreSQL and JMH, and produces a
+ * complete table: every figure a number. Nothing about time is asserted.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class BenchQuickIT {
+    @TempDir
+    Path out;
+
+    @Test
+    void quickRunPrintsACompleteTableAndWritesIt() throws Exception {
+        StringWriter table = new StringWriter();
+        CommandLine line = new CommandLine(new BenchMain());
+        line.setOut(new PrintWriter(table));
+
+        int exit = line.execute("--quick", "--out", out.toString());
+
+        assertThat(exit).isZero();
+        List<String> rows = table.toString().lines().filter(l -> l.startsWith("| ") && !l.startsWith("| measure")).toList();
+        assertThat(rows).extracting(row -> row.split("\\|")[1].trim()).containsExactly(
+                "token acquisition p50 vs raw etcd put p50",
+                "token acquisition p99 vs raw etcd put p99",
+                "acquisitions/s of one resource, 4 contending clients vs one client alone",
+                "sink guarded upsert vs plain upsert, 0 % stale",
+                "sink guarded upsert vs plain upsert, 20 % stale",
+                "decision rule per record (JMH): parse + decide + raise vs header read + store");
+        for (String row : rows) {
+            String[] cells = row.split("\\|");
+            for (int column : new int[] {2, 3, 5}) {
+                assertThat(Double.parseDouble(cells[column].trim().replace(",", ""))).as("%s, column %d", cells[1], column).isPositive().isFinite();
+            }
+        }
+        assertThat(out.resolve("latest-quick.md")).exists();
+        assertThat(Files.readString(out.resolve("latest-quick.md"))).contains(table.toString().lines().findFirst().orElseThrow())
+                .contains("cores").contains("Java ").contains("Not yet measured");
+    }
+}
