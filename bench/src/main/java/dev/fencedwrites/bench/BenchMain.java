@@ -32,7 +32,7 @@ import picocli.CommandLine.Model.CommandSpec;
  * {@code ./fence bench}: each cost of fencing measured beside its unfenced baseline in the same run,
  * printed as one table and written to {@code bench/results/} as Markdown.
  */
-@Command(name = "fence bench", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "fence bench", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Measures what fencing costs, each figure beside its unfenced baseline in the same run on this machine, and prints",
                 "one table (figure, baseline, ratio, goal). Also writes it as Markdown with the machine's cores, memory and versions.",
                 "Measured now: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",

@@ -23,7 +23,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** {@code ./fence consume}: the accepted topic decoded to JSON, one record per line. */
-@Command(name = "fence consume", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "fence consume", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Reads the accepted topic (what the enforcer let through) and prints one JSON object per record:",
                 "time, key, partition, offset, its fence token and seq, and the value decoded from Avro (null for a delete).", ""},
         footer = {"", "Examples:",

@@ -9,12 +9,18 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code ./fence demo}: a paused worker's stale write, fenced, on real services. */
-@Command(name = "fence demo", mixinStandardHelpOptions = true,
+@Command(name = "fence demo", usageHelpWidth = 130, mixinStandardHelpOptions = true,
         description = {"Runs the billing scenario on a fresh local stack: worker A takes the lease for customer-42 and is frozen "
                 + "with a real SIGSTOP past its TTL; worker B takes over with a higher fencing token and writes; A resumes and "
                 + "writes its stale summary.",
                 "Exits 0 only if A's write was rejected (STALE_TOKEN) and B's data is in the row; 1 otherwise, naming what went wrong. "
-                + "Service logs stay in the data directory."})
+                + "Service logs stay in the data directory."},
+        footer = {"", "Examples:",
+                "  ./fence demo                       the scenario with a 5 s lease",
+                "  ./fence demo --ttl-seconds 3       a shorter lease: A is fenced sooner",
+                "  ./fence rejected --follow          in another terminal: the stale write as the enforcer rejects it",
+                "", "While it runs it writes .fence/demo.env (KAFKA_BOOTSTRAP ...), which ./fence rejected, consume, produce and inspect read;",
+                "the file is removed when the demo ends."})
 public final class DemoMain implements Callable<Integer> {
     @Option(names = "--ttl-seconds", defaultValue = "5", description = "Lease TTL of the workers in seconds (default: ${DEFAULT-VALUE}).")
     long ttlSeconds;

@@ -34,7 +34,7 @@ import picocli.CommandLine.Spec;
  * {@code ./fence inspect KEY}: the key's fence in the enforcer's state store beside its row in the
  * sink's table, and what the difference means.
  */
-@Command(name = "fence inspect", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "fence inspect", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Shows one key's fence as the enforcer holds it (its state store, asked through GET /fences/KEY on any instance)",
                 "beside the key's row in the sink's table (fence_token, fence_seq, deleted, updated_at and the data columns), and says",
                 "whether the two are in step.", ""},

@@ -49,7 +49,7 @@ import picocli.CommandLine.Spec;
  * {@code ./fence produce KEY}: publishes {@code BillingSummary} writes under an etcd lease with
  * producer-lib, exactly as a worker does, and reports what the enforcer decided for each.
  */
-@Command(name = "fence produce", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "fence produce", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Takes the lease on KEY in etcd (its revision is the fencing token), publishes the FENCE marker and then",
                 "one or more BillingSummary writes to the input topic with the token and seq on every record, releases the lease,",
                 "and waits for the enforcer's decision on each write: accepted (with where it landed) or rejected (with the reason).", ""},

@@ -21,7 +21,7 @@ import picocli.CommandLine.Spec;
 /**
  * {@code ./fence rejected}: what was fenced, one line per record of the rejected topic.
  */
-@Command(name = "fence rejected", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "fence rejected", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Reads the rejected topic and prints one line per fenced record: when, key, its token.seq, the key's fence that refused it,",
                 "the reason, the stage (enforcer or sink), the writer, and where the record came from (topic-partition@offset).", ""},
         footer = {"", "Examples:",

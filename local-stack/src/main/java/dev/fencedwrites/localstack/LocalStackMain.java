@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code ./fence up}: starts the local stack, prints where each service listens, runs until SIGINT or SIGTERM. */
-@Command(name = "fence up", mixinStandardHelpOptions = true,
+@Command(name = "fence up", usageHelpWidth = 130, mixinStandardHelpOptions = true,
         description = {"Starts the whole fenced-writes pipeline on loopback: Kafka (KRaft), etcd, a schema registry, PostgreSQL, "
                 + "the fence enforcer and a Connect worker running the fenced sink into table " + LocalStack.TABLE + ".",
                 "Once every part is ready it prints KEY=value lines (also written to the env file, ready for `source`) and runs until Ctrl-C or SIGTERM, "
