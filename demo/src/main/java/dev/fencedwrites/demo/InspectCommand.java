@@ -13,7 +13,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -60,9 +59,8 @@ public final class InspectCommand implements Callable<Integer> {
     String enforcerUrl;
     @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "The sink's database (default: POSTGRES_URL from the environment or the env file).")
     String postgresUrl;
-    @Option(names = "--env-file", paramLabel = "FILE",
-            description = "Settings of a running stack (default: .fence/stack.env from ./fence up, else .fence/demo.env from ./fence demo).")
-    Path envFile;
+    @picocli.CommandLine.Mixin
+    EnvFileOption env;
     @Spec
     CommandSpec spec;
 
@@ -86,8 +84,8 @@ public final class InspectCommand implements Callable<Integer> {
             if (!TABLE_NAME.matcher(table).matches()) {
                 throw new IllegalArgumentException("--table '" + table + "' is not a plain table name");
             }
-            String enforcer = enforcerUrl != null ? enforcerUrl : StackSettings.get("ENFORCER_URL", "--enforcer", envFile, false, err);
-            String postgres = postgresUrl != null ? postgresUrl : StackSettings.get("POSTGRES_URL", "--postgres", envFile, false, err);
+            String enforcer = env.setting("ENFORCER_URL", "--enforcer", enforcerUrl, false, err);
+            String postgres = env.setting("POSTGRES_URL", "--postgres", postgresUrl, false, err);
             EnforcerView enforced = askEnforcer(enforcer, key);
             RowView stored = readRow(postgres, table, key);
             String verdict = verdict(enforced.fence(), stored.fence());

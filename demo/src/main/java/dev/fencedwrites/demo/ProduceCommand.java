@@ -14,7 +14,6 @@ import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.YearMonth;
@@ -91,9 +90,8 @@ public final class ProduceCommand implements Callable<Integer> {
     String etcd;
     @Option(names = "--schema-registry", paramLabel = "URL", description = "Schema registry URL (default: SCHEMA_REGISTRY_URL from the environment or the env file).")
     String registry;
-    @Option(names = "--env-file", paramLabel = "FILE",
-            description = "Settings of a running stack (default: .fence/stack.env from ./fence up, else .fence/demo.env from ./fence demo).")
-    Path envFile;
+    @picocli.CommandLine.Mixin
+    EnvFileOption env;
     @Spec
     CommandSpec spec;
 
@@ -302,7 +300,7 @@ public final class ProduceCommand implements Callable<Integer> {
     }
 
     private String setting(String name, String option, String explicit, PrintWriter err) throws IOException {
-        return explicit != null ? explicit : StackSettings.get(name, option, envFile, false, err);
+        return env.setting(name, option, explicit, false, err);
     }
 
     private static KafkaConsumer<String, byte[]> decisionConsumer(String servers) {

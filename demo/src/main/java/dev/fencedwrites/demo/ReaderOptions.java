@@ -2,7 +2,6 @@ package dev.fencedwrites.demo;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -18,9 +17,8 @@ final class ReaderOptions {
     String since;
     @Option(names = {"-f", "--follow"}, description = "Keep reading new records until Ctrl-C.")
     boolean follow;
-    @Option(names = "--env-file", paramLabel = "FILE",
-            description = "Settings of a running stack (default: .fence/stack.env from ./fence up, else .fence/demo.env from ./fence demo).")
-    Path envFile;
+    @picocli.CommandLine.Mixin
+    EnvFileOption env;
 
     /** Makes the line printer for each record, once the settings are known; may read more settings. */
     @FunctionalInterface
@@ -42,7 +40,7 @@ final class ReaderOptions {
             while (true) {
                 String servers = setting("KAFKA_BOOTSTRAP", "--bootstrap", bootstrap, err);
                 Function<ConsumerRecord<String, byte[]>, String> line = printer.open(err);
-                StackSettings.Source source = follow && bootstrap == null && envFile == null ? StackSettings.Source.current() : null;
+                StackSettings.Source source = follow && bootstrap == null && env.file == null ? StackSettings.Source.current() : null;
                 boolean stackGone = TopicReader.read(servers, topic, window, follow, record -> out.println(line.apply(record)), out::flush,
                         () -> source == null || source.unchanged());
                 if (!stackGone) {
@@ -61,6 +59,6 @@ final class ReaderOptions {
 
     /** {@code explicit} when given, else the setting from the environment or the stack's env file (see {@link StackSettings}). */
     String setting(String name, String option, String explicit, PrintWriter err) throws IOException {
-        return explicit != null ? explicit : StackSettings.get(name, option, envFile, follow, err);
+        return env.setting(name, option, explicit, follow, err);
     }
 }

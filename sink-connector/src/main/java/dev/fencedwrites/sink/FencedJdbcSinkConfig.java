@@ -77,7 +77,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         new java.util.TreeMap<>(values()).forEach((name, value) -> {
             String text = String.valueOf(value);
             if (SCHEMA_REGISTRY_URL.equals(name)) {
-                text = java.util.Arrays.stream(text.split(",", -1)).map(FencedJdbcSinkConfig::withoutUserInfo)
+                text = java.util.Arrays.stream(text.split(",", -1)).map(dev.fencedwrites.schemas.registry.AvroSerdeConfig::withoutCredentials)
                         .collect(java.util.stream.Collectors.joining(","));
             } else if (CONNECTION_URL.equals(name)) {
                 text = text.replaceAll("(?i)(password=)[^&;]*", "$1***");
@@ -87,11 +87,6 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         return lines.toString();
     }
 
-    private static String withoutUserInfo(String url) {
-        int scheme = url.indexOf("://");
-        int at = url.lastIndexOf('@');
-        return scheme < 0 || at < scheme ? url : url.substring(0, scheme + 3) + "***" + url.substring(at);
-    }
 
     /** Whether the table name depends on the record's topic. */
     public boolean tableNamePerTopic() {

@@ -118,6 +118,14 @@ public final class AvroSerdeConfig {
         return new RestSchemaRegistryClient(configs);
     }
 
+    /**
+     * {@code url} fit for logs and messages: its user info (credentials) replaced by {@code ***},
+     * e.g. {@code https://***@registry:8081}.
+     */
+    public static String withoutCredentials(String url) {
+        return ClientSettings.redact(url);
+    }
+
     /** Default per-request timeout, kept from the first version of this client. */
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
 }

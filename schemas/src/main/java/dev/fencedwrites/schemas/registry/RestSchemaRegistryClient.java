@@ -92,28 +92,24 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     @Override
     public int register(String subject, Schema schema) {
         Cache<Schema, Integer> ids = subjectCache(subject);
-        Integer cached = ids.getIfPresent(schema);
-        if (cached != null) {
-            return cached;
-        }
-        JsonNode response = call("POST", "/subjects/" + encode(subject) + "/versions", schemaBody(schema),
-                "register schema " + schema.getFullName() + " under subject '" + subject + "'", subject, null, null);
-        int id = requireId(response, "registering under subject '" + subject + "'");
-        ids.put(schema, id);
-        schemasById.asMap().putIfAbsent(id, schema);
-        return id;
+        return idUnder(ids, subject, schema, "/subjects/" + encode(subject) + "/versions", "register", "registering");
     }
 
     @Override
     public int lookup(String subject, Schema schema) {
         Cache<Schema, Integer> ids = subjectCache(subject);
+        return idUnder(ids, subject, schema, "/subjects/" + encode(subject), "look up", "looking up");
+    }
+
+    /** The id of {@code schema} under {@code subject} from {@code ids}, else from a POST to {@code path} (register or look up), remembered both ways. */
+    private int idUnder(Cache<Schema, Integer> ids, String subject, Schema schema, String path, String verb, String doing) {
         Integer cached = ids.getIfPresent(schema);
         if (cached != null) {
             return cached;
         }
-        JsonNode response = call("POST", "/subjects/" + encode(subject), schemaBody(schema),
-                "look up schema " + schema.getFullName() + " under subject '" + subject + "'", subject, null, null);
-        int id = requireId(response, "looking up under subject '" + subject + "'");
+        JsonNode response = call("POST", path, schemaBody(schema),
+                verb + " schema " + schema.getFullName() + " under subject '" + subject + "'", subject, null, null);
+        int id = requireId(response, doing + " under subject '" + subject + "'");
         ids.put(schema, id);
         schemasById.asMap().putIfAbsent(id, schema);
         return id;
