@@ -76,8 +76,9 @@ class EnforcerScaleOutIT {
 
                 Await.until("the survivor answers for every key", Duration.ofMinutes(1), second.process(), () -> {
                     for (int k = 0; k < KEYS; k++) {
-                        JsonNode answer = fence(second, Workload.key(k));
-                        if (!workload.fence(Workload.key(k)).equals(text(answer))) {
+                        // Until the rebalance the survivor still routes the dead instance's keys to it (503): not yet, not a failure.
+                        HttpResponse<String> response = Http.get(second.address() + "/fences/" + Workload.key(k));
+                        if (response.statusCode() != 200 || !workload.fence(Workload.key(k)).equals(text(JSON.readTree(response.body())))) {
                             return false;
                         }
                     }
