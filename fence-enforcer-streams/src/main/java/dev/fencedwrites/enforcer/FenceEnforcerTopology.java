@@ -58,7 +58,15 @@ public final class FenceEnforcerTopology {
         Topology topology = new Topology();
         topology.addSource(AutoOffsetReset.earliest(), SOURCE, new LenientTimestampExtractor(), new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
         topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, ACCEPTED_SINK, REJECTED_SINK, metrics, limits), SOURCE);
-        topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde()), PROCESSOR);
+        // Cached: gets and puts hit an in-memory cache, and RocksDB and the changelog get one write
+        // per key per commit instead of one per record. Sound for fencing: the processor and
+        // /fences/{key} read through the cache, and Kafka Streams flushes it to the changelog
+        // before every commit (inside the transaction under exactly_once_v2), so a restored
+        // fence is never older than the outcomes already committed. Without it the enforcer ran
+        // at 0.45 of a pass-through under at_least_once (./fence bench, JFR: RocksDB put and a
+        // changelog send on every record).
+        topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde())
+                .withCachingEnabled(), PROCESSOR);
         topology.addSink(ACCEPTED_SINK, accepted, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
         topology.addSink(REJECTED_SINK, rejected, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
         return topology;
