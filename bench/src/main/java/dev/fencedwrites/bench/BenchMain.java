@@ -1,6 +1,8 @@
 package dev.fencedwrites.bench;
 
 import dev.fencedwrites.localstack.internal.EtcdNode;
+import dev.fencedwrites.localstack.internal.KafkaBroker;
+import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.sink.internal.GuardedUpsertBenchmark;
 import java.io.IOException;
@@ -35,18 +37,33 @@ import picocli.CommandLine.Model.CommandSpec;
 @Command(name = "fence bench", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Measures what fencing costs, each figure beside its unfenced baseline in the same run on this machine, and prints",
                 "one table (figure, baseline, ratio, goal). Also writes it as Markdown with the machine's cores, memory and versions.",
-                "Measured now: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",
-                "resource under contention; the sink's guarded upsert against the plain upsert, 0 % and 20 % stale; the decision",
-                "rule's per-record work (JMH) against a pass-through's. Not yet measured: the enforcer's throughput and end-to-end",
-                "latency against a pass-through Kafka Streams topology, and the fence state's size per key.", ""},
+                "Measured: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",
+                "resource under contention; the sink's guarded upsert against the plain upsert, 0 % and 20 % stale; the enforcer's",
+                "throughput against a pass-through Kafka Streams topology (100 B and 1 KB values, 10k and 1M keys, exactly_once_v2 and",
+                "at_least_once) and end-to-end latency p50/p99; the fence state's bytes per key at 1M keys (state store and changelog);",
+                "the decision rule's per-record work (JMH) against a pass-through's.",
+                "Starts its own etcd, Kafka broker and PostgreSQL on loopback; needs about 4 GB of free disk for the full run.", ""},
         footer = {"", "Examples:",
-                "  ./fence bench --quick     a reduced run (about a minute), results in bench/results/",
-                "  ./fence bench             the full run (several minutes)",
+                "  ./fence bench --quick     a reduced run (1k and 20k keys, shorter runs; a few minutes), results in bench/results/",
+                "  ./fence bench             the full run (about 15 minutes on 2 cores)",
                 "", "Figures only: nothing here passes or fails on time. Exit status: 0 when every figure was measured (a goal missed",
                 "is reported, not an error), 1 with a one-line reason when a measurement could not run."})
 public final class BenchMain implements Callable<Integer> {
+    /** How each figure is taken, below the table in the Markdown. */
+    static final String NOTES = """
+            How the figures are taken:
+            - Enforcer throughput: the enforcer's topology and a pass-through topology (input to output, no state) each read the same             input topic from the beginning, one after the other in alternating order, with the enforcer's Kafka Streams settings             (one stream thread, 3 partitions, the guarantee's default commit interval: 100 ms for exactly_once_v2, 30 s for             at_least_once). Records/s from the first processed record to the last (Kafka Streams' process-total). Every write is             in order, so the enforcer accepts all of them: the figure is the cost of the check.
+            - End-to-end latency: records produced at a fixed rate while the topology runs; the time each is read (read_committed)             from the accepted (or pass-through output) topic minus its produce timestamp; the first second is left out.
+            - Fence state: after the enforcer's exactly_once_v2 run at the most keys, the size of the store's RocksDB files (after             close) and of the changelog's log segments on the broker, divided by the key count. The changelog is not compacted yet.
+            - Acquisition: FencingLeaseClient.acquire (lease grant + lock + keep-alive start) against one etcd put, interleaved;             the release is not timed.
+            - Sink: the same batches written with the guarded upsert and with a plain upsert, in the order plain, guarded, guarded,             plain.
+            """;
+
     @Option(names = "--quick", description = "A reduced run: fewer operations and shorter JMH iterations, same figures.")
     boolean quick;
+    @Option(names = "--only", split = ",", paramLabel = "PART",
+            description = "Run only these parts, comma-separated: ${COMPLETION-CANDIDATES} (default: all). The Markdown then holds only their figures.")
+    java.util.EnumSet<Part> only = java.util.EnumSet.allOf(Part.class);
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", description = "Where the Markdown goes (default: ${DEFAULT-VALUE}).")
     Path out;
     @Spec
@@ -79,23 +96,56 @@ public final class BenchMain implements Callable<Integer> {
         }
     }
 
+    /** The parts of the suite, in the order they run. */
+    enum Part {
+        acquisition, sink, enforcer, rule
+    }
+
     List<Figure> measureAll(java.util.function.Consumer<String> progress) throws Exception {
         List<Figure> figures = new ArrayList<>();
         Path dir = Files.createTempDirectory("fence-bench");
-        try (Service etcd = EtcdNode.start(dir.resolve("etcd"))) {
-            figures.addAll(AcquisitionBench.measure(etcd.address(), quick ? 100 : 1000, Duration.ofSeconds(quick ? 5 : 30), 4, progress));
+        try {
+            if (only.contains(Part.acquisition)) {
+                try (Service etcd = EtcdNode.start(dir.resolve("etcd"))) {
+                    figures.addAll(AcquisitionBench.measure(etcd.address(), quick ? 100 : 1000, Duration.ofSeconds(quick ? 5 : 30), 4, progress));
+                }
+            }
+            if (only.contains(Part.sink)) {
+                int rows = quick ? 20_000 : 200_000;
+                int keys = quick ? 2_000 : 10_000;
+                progress.accept("sink: " + rows + " rows over " + keys + " keys, batches of 500, guarded and plain, on embedded PostgreSQL");
+                for (GuardedUpsertBenchmark.Result result : GuardedUpsertBenchmark.measure(rows, keys, 500, new int[] {0, 20})) {
+                    figures.add(new Figure(String.format(Locale.ROOT, "sink guarded upsert vs plain upsert, %d %% stale", result.stalePercent()),
+                            result.guardedRowsPerSecond(), result.plainRowsPerSecond(), "rows/s", ">= 0.9", true));
+                }
+            }
+            if (only.contains(Part.enforcer)) {
+                progress.accept("Kafka: starting a local broker");
+                try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "WARN"))) {
+                    EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress);
+                    figures.addAll(quick ? enforcer.throughput(new int[] {100, 1024}, new int[] {1_000, 20_000}, 20_000)
+                            : enforcer.throughput(new int[] {100, 1024}, new int[] {10_000, 1_000_000}, 500_000));
+                    figures.addAll(quick ? enforcer.latency(500, Duration.ofSeconds(4)) : enforcer.latency(1000, Duration.ofSeconds(20)));
+                }
+            }
+            if (only.contains(Part.rule)) {
+                Path jmhLog = Files.createTempFile("fence-bench-jmh", ".log");
+                progress.accept("JMH: the decision rule's per-record work (JMH's report: " + jmhLog + ")");
+                figures.add(jmh(jmhLog));
+            }
+            return figures;
+        } finally {
+            deleteRecursively(dir);
         }
-        int rows = quick ? 20_000 : 200_000;
-        int keys = quick ? 2_000 : 10_000;
-        progress.accept("sink: " + rows + " rows over " + keys + " keys, batches of 500, guarded and plain, on embedded PostgreSQL");
-        for (GuardedUpsertBenchmark.Result result : GuardedUpsertBenchmark.measure(rows, keys, 500, new int[] {0, 20})) {
-            figures.add(new Figure(String.format(Locale.ROOT, "sink guarded upsert vs plain upsert, %d %% stale", result.stalePercent()),
-                    result.guardedRowsPerSecond(), result.plainRowsPerSecond(), "rows/s", ">= 0.9", true));
+    }
+
+    /** Removes the run's etcd, Kafka and Kafka Streams files (the full run leaves gigabytes). */
+    private static void deleteRecursively(Path dir) throws IOException {
+        try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
         }
-        Path jmhLog = dir.resolve("jmh.log");
-        progress.accept("JMH: the decision rule's per-record work (JMH's report: " + jmhLog + ")");
-        figures.add(jmh(jmhLog));
-        return figures;
     }
 
     private Figure jmh(Path log) throws Exception {
@@ -128,14 +178,18 @@ public final class BenchMain implements Callable<Integer> {
         text.append("| measure | fenced | baseline | unit | ratio | goal | met |\n|---|---:|---:|---|---:|---|---|\n");
         for (Figure figure : figures) {
             Boolean met = figure.met();
-            text.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.2f | %s | %s |%n", figure.measure(), number(figure.fenced()),
-                    number(figure.baseline()), figure.unit(), figure.ratio(), figure.goal().isEmpty() ? "-" : figure.goal(),
+            text.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", figure.measure(), number(figure.fenced()),
+                    number(figure.baseline()), figure.unit(), Double.isNaN(figure.ratio()) ? "-" : String.format(Locale.ROOT, "%.2f", figure.ratio()),
+                    figure.goal().isEmpty() ? "-" : figure.goal(),
                     met == null ? "-" : met ? "yes" : "NO"));
         }
         return text.toString();
     }
 
     private static String number(double value) {
+        if (Double.isNaN(value)) {
+            return "-";
+        }
         return value >= 100 ? String.format(Locale.ROOT, "%,.0f", value) : String.format(Locale.ROOT, "%.2f", value);
     }
 
@@ -149,9 +203,7 @@ public final class BenchMain implements Callable<Integer> {
                 + "Ratios are fenced / baseline (for latencies, lower is better). One run; on a shared or small machine expect about 10 % noise.\n\n"
                 + "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, " + memory / (1L << 30) + " GiB, "
                 + System.getProperty("os.name") + " " + System.getProperty("os.arch") + "; Java " + System.getProperty("java.version") + "; "
-                + versions() + "\n\nReproduce: `./fence bench" + (quick ? " --quick" : "") + "`.\n\n"
-                + "Not yet measured: the enforcer's throughput and end-to-end latency against a pass-through Kafka Streams topology, "
-                + "and the fence state's size per key.\n";
+                + versions() + "\n\nReproduce: `./fence bench" + (quick ? " --quick" : "") + "`.\n\n" + NOTES;
         Files.writeString(file, markdown);
         Files.writeString(out.resolve("latest" + (quick ? "-quick" : "") + ".md"), markdown);
         return file;
@@ -169,6 +221,7 @@ public final class BenchMain implements Callable<Integer> {
             Thread.currentThread().interrupt();
             etcd = "etcd ?";
         }
-        return etcd + "; PostgreSQL, jetcd and JMH at the versions the parent pom pins";
+        return etcd + "; Kafka " + org.apache.kafka.common.utils.AppInfoParser.getVersion()
+                + "; PostgreSQL, jetcd and JMH at the versions the parent pom pins";
     }
 }
