@@ -205,10 +205,15 @@ public final class FencingLease implements AutoCloseable {
         }
     }
 
-    /** Starts renewing now and arms the deadline timer. */
+    /**
+     * Arms the deadline timer and schedules the first renewal TTL/3 after the grant, the same
+     * margin as every later renewal. Renewing right away would only move etcd's expiry by the
+     * grant's round trip (the deadline already counts from before the grant request), and its
+     * stream competed with the lock request it ran beside.
+     */
     void startKeepAlive() {
         armDeadline(deadlineNanos.get());
-        timer.execute(this::renew);
+        schedule(this::renew, ttl.toNanos() / 3);
     }
 
     private void renew() {
