@@ -124,38 +124,54 @@ final class EtcdLock {
                 .whenComplete((response, error) -> checked(response, error, gen));
     }
 
-    private synchronized void checked(TxnResponse response, Throwable error, long gen) {
-        if (gen != generation || result.isDone()) {
-            return;
+    private void checked(TxnResponse response, Throwable error, long gen) {
+        ByteSequence predecessor = null;
+        synchronized (this) {
+            if (gen != generation || result.isDone()) {
+                return;
+            }
+            if (error == null && response.isSucceeded()) {
+                List<KeyValue> older = response.getGetResponses().get(0).getKvs();
+                if (!older.isEmpty()) {
+                    predecessor = older.get(0).getKey();
+                    if (watcher != null && predecessor.equals(watched)) {
+                        return; // the watch, created before this check, sees the delete, which comes after this revision
+                    }
+                }
+            }
         }
+        // jetcd is called and the result completed outside the monitor: listeners may run inline.
         if (error != null) {
             result.completeExceptionally(error);
-            return;
-        }
-        if (!response.isSucceeded()) {
+        } else if (!response.isSucceeded()) {
             result.completeExceptionally(new LeaseAcquisitionException("the lock key " + myKey.toString(StandardCharsets.UTF_8)
                     + " is gone: the lease expired or was revoked while waiting", null));
-            return;
-        }
-        List<KeyValue> older = response.getGetResponses().get(0).getKvs();
-        if (older.isEmpty()) {
+        } else if (predecessor == null) {
             result.complete(new Held(response.getHeader().getRevision(), myKey));
-            return;
+        } else {
+            watchDelete(predecessor);
         }
-        ByteSequence key = older.get(0).getKey();
-        if (watcher != null && key.equals(watched)) {
-            return; // the watch, created before this check, sees the delete, which comes after this revision
-        }
-        watchDelete(key);
     }
 
     /**
      * Watches {@code key} from now (a synced watcher); once etcd confirms the watch, checks again,
      * since the key may have gone between the check that named it and the watch.
      */
-    private synchronized void watchDelete(ByteSequence key) {
-        closeWatcher();
-        long gen = ++generation;
+    private void watchDelete(ByteSequence key) {
+        long gen;
+        Watch.Watcher previous;
+        synchronized (this) {
+            if (result.isDone()) {
+                return;
+            }
+            previous = watcher;
+            watcher = null;
+            watched = null;
+            gen = ++generation;
+        }
+        if (previous != null) {
+            previous.close();
+        }
         WatchOption option = WatchOption.builder().withCreateNotify(true).withNoPut(true).build();
         Watch.Listener listener = Watch.listener((WatchResponse response) -> {
             if (response.isCreatedNotify()) {
@@ -170,29 +186,54 @@ final class EtcdLock {
             }
         }, error -> {
             synchronized (this) {
-                if (gen == generation) {
-                    result.completeExceptionally(error);
+                if (gen != generation) {
+                    return;
                 }
             }
+            result.completeExceptionally(error);
         }, () -> recheck(gen));
-        watched = key;
-        watcher = client.getWatchClient().watch(key, option, listener);
+        Watch.Watcher created = client.getWatchClient().watch(key, option, listener);
+        boolean current;
+        synchronized (this) {
+            current = gen == generation && !result.isDone();
+            if (current) {
+                watcher = created;
+                watched = key;
+            }
+        }
+        if (!current) {
+            created.close();
+        }
     }
 
     /** The watched key was deleted (or the watch ended): stop watching it and check again. */
-    private synchronized void recheck(long gen) {
-        if (gen != generation || result.isDone()) {
-            return;
-        }
-        closeWatcher();
-        check(++generation);
-    }
-
-    private synchronized void closeWatcher() {
-        if (watcher != null) {
-            watcher.close();
+    private void recheck(long gen) {
+        long next;
+        Watch.Watcher previous;
+        synchronized (this) {
+            if (gen != generation || result.isDone()) {
+                return;
+            }
+            previous = watcher;
             watcher = null;
             watched = null;
+            next = ++generation;
+        }
+        if (previous != null) {
+            previous.close();
+        }
+        check(next);
+    }
+
+    private void closeWatcher() {
+        Watch.Watcher previous;
+        synchronized (this) {
+            previous = watcher;
+            watcher = null;
+            watched = null;
+        }
+        if (previous != null) {
+            previous.close();
         }
     }
 }
