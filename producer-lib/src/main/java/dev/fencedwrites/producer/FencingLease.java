@@ -23,9 +23,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A held etcd lease + lock on one resource, and the fencing token it was granted with.
  *
- * <p>The token is the etcd revision of the lock response header, captured once at acquisition:
- * revisions are global and monotonic, so a later acquisition of the same lock always carries a
- * larger token (etcd v3 API, "Revisions"; lock semantics from etcd's v3lock service).
+ * <p>The token is the etcd revision at which the lock was found held (see {@link EtcdLock}),
+ * captured once at acquisition: revisions are global and monotonic, and the next holder is found
+ * only after this holder's lock key is deleted, so a later acquisition of the same lock always
+ * carries a larger token (etcd v3 API, "Revisions"; lock algorithm of etcd's concurrency.Mutex).
  *
  * <p>Renewal: the lease client sends one keep-alive every TTL/3 and, after a failed one (or one
  * unanswered until the deadline, within the request timeout, at least 1 s), retries every 500 ms. The local deadline is the send time of the last successful keep-alive plus the TTL
@@ -204,10 +205,15 @@ public final class FencingLease implements AutoCloseable {
         }
     }
 
-    /** Starts renewing now and arms the deadline timer. */
+    /**
+     * Arms the deadline timer and schedules the first renewal TTL/3 after the grant, the same
+     * margin as every later renewal. Renewing right away would only move etcd's expiry by the
+     * grant's round trip (the deadline already counts from before the grant request), and its
+     * stream competed with the lock request it ran beside.
+     */
     void startKeepAlive() {
         armDeadline(deadlineNanos.get());
-        timer.execute(this::renew);
+        schedule(this::renew, ttl.toNanos() / 3);
     }
 
     private void renew() {

@@ -4,8 +4,6 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.common.exception.EtcdException;
-import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.lock.LockResponse;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.net.URLEncoder;
@@ -117,8 +115,8 @@ public final class FencingLeaseClient implements AutoCloseable {
     /**
      * Grants a lease of {@code ttl} (whole seconds, rounded up, at least 1) and acquires the
      * resource's lock under it, keeping the lease alive from the grant on, also while waiting.
-     * The token is the revision of the lock response header, captured with the lock and never
-     * re-read. If the lock is not acquired within {@code timeout}, or the lease is lost meanwhile,
+     * The token is the revision of the etcd transaction that found the lock held by this lease (see
+     * {@link EtcdLock}), captured with the lock and never re-read. If the lock is not acquired within {@code timeout}, or the lease is lost meanwhile,
      * the lease is revoked (asynchronously, so the timeout holds even when etcd stalls), which also
      * deletes the pending lock key: no orphan waiter remains, and if the revoke cannot reach etcd
      * the unrenewed lease expires after its TTL.
@@ -206,19 +204,19 @@ public final class FencingLeaseClient implements AutoCloseable {
                     "the lease for " + resource + " was lost while waiting for the lock: " + cause.lossCause(), cause)));
             lease.startKeepAlive();
             // etcd locks a name by the key prefix "name/": encode '/' so that resource "a" does not wait on "a/x".
-            ByteSequence lockName = ByteSequence.from(settings.lockPrefix() + URLEncoder.encode(resource, StandardCharsets.UTF_8), StandardCharsets.UTF_8);
-            CompletableFuture<LockResponse> lock = client.getLockClient().lock(lockName, grant.getID());
+            String lockName = settings.lockPrefix() + URLEncoder.encode(resource, StandardCharsets.UTF_8);
+            CompletableFuture<EtcdLock.Held> lock = EtcdLock.lock(client, settings.requestTimeout(), lockName, grant.getID());
             result.whenComplete((held, error) -> {
                 if (error != null) {
                     lock.cancel(true);
                 }
             });
-            lock.thenCompose(response -> verifyHeld(response, grant.getID(), resource)).whenComplete((response, error) -> {
+            lock.whenComplete((response, error) -> {
                 if (error != null) {
                     completeOnEvents(result, null, failure("acquire the lock for " + resource, error));
                     return;
                 }
-                lease.locked(response.getHeader().getRevision(), response.getKey());
+                lease.locked(response.token(), response.key());
                 if (!lease.isValid()) {
                     completeOnEvents(result, null, new LeaseAcquisitionException("the lease for " + resource
                             + " was lost while waiting for the lock: " + lease.lossCause(), null));
@@ -253,25 +251,6 @@ public final class FencingLeaseClient implements AutoCloseable {
         LOG.info("acquired {} with token {} (lease {}, TTL {} s) in {} ms", lease.resource(), lease.token(), Long.toHexString(lease.leaseId()),
                 lease.ttl().toSeconds(), took.toMillis());
         return true;
-    }
-
-    /**
-     * Reads the lock key back: it must still exist, belong to our lease and predate the token.
-     * etcd 3.4's Lock RPC can answer a waiter whose lease (and so whose key) expired while it
-     * waited, with the same header revision as the real next holder; such an answer is not a lock.
-     */
-    private CompletableFuture<LockResponse> verifyHeld(LockResponse lock, long leaseId, String resource) {
-        long token = lock.getHeader().getRevision();
-        return client.getKVClient().get(lock.getKey()).orTimeout(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
-                .thenApply((GetResponse current) -> {
-                    boolean held = current.getKvs().size() == 1 && current.getKvs().get(0).getLease() == leaseId
-                            && current.getKvs().get(0).getCreateRevision() <= token;
-                    if (!held) {
-                        throw new CompletionException(new LeaseAcquisitionException("etcd answered the lock request for " + resource
-                                + " but the lock key " + lock.getKey().toString(StandardCharsets.UTF_8) + " is gone: the lease expired while waiting", null));
-                    }
-                    return lock;
-                });
     }
 
     /** Turns an etcd failure into a {@link LeaseAcquisitionException} that says what to check. */
