@@ -1,5 +1,6 @@
 package dev.fencedwrites.bench;
 
+import dev.fencedwrites.localstack.internal.ChildProcess;
 import dev.fencedwrites.localstack.internal.EtcdNode;
 import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
@@ -50,14 +51,13 @@ import picocli.CommandLine.Model.CommandSpec;
                 "is reported, not an error), 1 with a one-line reason when a measurement could not run."})
 public final class BenchMain implements Callable<Integer> {
     /** How each figure is taken, below the table in the Markdown. */
-    static final String NOTES = """
-            How the figures are taken:
-            - Enforcer throughput: the enforcer's topology and a pass-through topology (input to output, no state) each read the same             input topic from the beginning, one after the other in alternating order, with the enforcer's Kafka Streams settings             (one stream thread, 3 partitions, the guarantee's default commit interval: 100 ms for exactly_once_v2, 30 s for             at_least_once). Records/s from the first processed record to the last (Kafka Streams' process-total). Every write is             in order, so the enforcer accepts all of them: the figure is the cost of the check.
-            - End-to-end latency: records produced at a fixed rate while the topology runs; the time each is read (read_committed)             from the accepted (or pass-through output) topic minus its produce timestamp; the first second is left out.
-            - Fence state: after the enforcer's exactly_once_v2 run at the most keys, the size of the store's RocksDB files (after             close) and of the changelog's log segments on the broker, divided by the key count. The changelog is not compacted yet.
-            - Acquisition: FencingLeaseClient.acquire (lease grant + lock + keep-alive start) against one etcd put, interleaved;             the release is not timed.
-            - Sink: the same batches written with the guarded upsert and with a plain upsert, in the order plain, guarded, guarded,             plain.
-            """;
+    static final String NOTES = String.join("\n",
+            "How the figures are taken:",
+            "- Enforcer throughput: the enforcer's topology and a pass-through topology (input to output, no state) read the same input topic from the beginning, with the enforcer's Kafka Streams settings (one stream thread, 3 partitions, the guarantee's default commit interval: 100 ms for exactly_once_v2, 30 s for at_least_once). Records/s from the first processed record to the last (Kafka Streams' process-total), after a warm-up run of each under each guarantee. The full run measures each topology twice, in the order A B B A, and gives the mean; the progress lines on stderr show each run. Every write is in order, so the enforcer accepts all of them: the figure is the cost of the check and of the fence state.",
+            "- End-to-end latency: records produced at a fixed rate while the topology runs; the time each is read (read_committed) from the accepted (or pass-through output) topic minus its produce timestamp; the first second is left out.",
+            "- Fence state: after the enforcer's exactly_once_v2 run at the most keys, the size of the store's RocksDB files (after close) and of the changelog's log segments on the broker, divided by the key count. The changelog is not compacted yet.",
+            "- Acquisition: FencingLeaseClient.acquire (lease grant + lock) against one etcd put, interleaved; the release is not timed. Contention: 4 clients each acquiring and releasing one resource in a loop, against one client doing the same alone.",
+            "- Sink: the same batches written with the guarded upsert and with a plain upsert, in the order plain, guarded, guarded, plain.") + "\n";
 
     @Option(names = "--quick", description = "A reduced run: fewer operations and shorter JMH iterations, same figures.")
     boolean quick;
@@ -78,14 +78,16 @@ public final class BenchMain implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter stdout = spec.commandLine().getOut();
         try {
+            List<String> log = new ArrayList<>();
             List<Figure> figures = measureAll(line -> {
+                log.add(line);
                 err.println("[bench] " + line);
                 err.flush();
             });
             String table = table(figures);
             stdout.print(table);
             stdout.flush();
-            Path written = write(figures, table);
+            Path written = write(table, log);
             err.println("[bench] written to " + written);
             err.flush();
             return 0;
@@ -104,6 +106,17 @@ public final class BenchMain implements Callable<Integer> {
     List<Figure> measureAll(java.util.function.Consumer<String> progress) throws Exception {
         List<Figure> figures = new ArrayList<>();
         Path dir = Files.createTempDirectory("fence-bench");
+        // On Ctrl-C too: stop the etcd, Kafka and PostgreSQL child processes, then remove their
+        // files (the full run leaves gigabytes of Kafka logs here).
+        Thread cleanUp = new Thread(() -> {
+            ProcessHandle.current().descendants().forEach(child -> ChildProcess.terminate(child, Duration.ofSeconds(20)));
+            try {
+                deleteRecursively(dir);
+            } catch (IOException | RuntimeException e) {
+                System.err.println("[bench] could not remove " + dir + ": " + e);
+            }
+        }, "fence-bench-clean-up");
+        Runtime.getRuntime().addShutdownHook(cleanUp);
         try {
             if (only.contains(Part.acquisition)) {
                 try (Service etcd = EtcdNode.start(dir.resolve("etcd"))) {
@@ -123,8 +136,8 @@ public final class BenchMain implements Callable<Integer> {
                 progress.accept("Kafka: starting a local broker");
                 try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "WARN"))) {
                     EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress);
-                    figures.addAll(quick ? enforcer.throughput(new int[] {100, 1024}, new int[] {1_000, 20_000}, 20_000)
-                            : enforcer.throughput(new int[] {100, 1024}, new int[] {10_000, 1_000_000}, 500_000));
+                    figures.addAll(quick ? enforcer.throughput(new int[] {100, 1024}, new int[] {1_000, 20_000}, 20_000, 1)
+                            : enforcer.throughput(new int[] {100, 1024}, new int[] {10_000, 1_000_000}, 1_000_000, 2));
                     figures.addAll(quick ? enforcer.latency(500, Duration.ofSeconds(4)) : enforcer.latency(1000, Duration.ofSeconds(20)));
                 }
             }
@@ -135,6 +148,7 @@ public final class BenchMain implements Callable<Integer> {
             }
             return figures;
         } finally {
+            Runtime.getRuntime().removeShutdownHook(cleanUp);
             deleteRecursively(dir);
         }
     }
@@ -193,17 +207,18 @@ public final class BenchMain implements Callable<Integer> {
         return value >= 100 ? String.format(Locale.ROOT, "%,.0f", value) : String.format(Locale.ROOT, "%.2f", value);
     }
 
-    private Path write(List<Figure> figures, String table) throws IOException {
+    private Path write(String table, List<String> log) throws IOException {
         Files.createDirectories(out);
         ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
         Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "") + ".md");
         long memory = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
         String markdown = "# fenced-writes bench, " + now.format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 16) + " UTC" + (quick ? " (--quick)" : "") + "\n\n"
                 + table + "\n"
-                + "Ratios are fenced / baseline (for latencies, lower is better). One run; on a shared or small machine expect about 10 % noise.\n\n"
+                + "Ratios are fenced / baseline (for latencies, lower is better). On a shared or small machine expect 10 % noise or more: the progress lines show each run.\n\n"
                 + "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, " + memory / (1L << 30) + " GiB, "
                 + System.getProperty("os.name") + " " + System.getProperty("os.arch") + "; Java " + System.getProperty("java.version") + "; "
-                + versions() + "\n\nReproduce: `./fence bench" + (quick ? " --quick" : "") + "`.\n\n" + NOTES;
+                + versions() + "\n\nReproduce: `./fence bench" + (quick ? " --quick" : "") + "`.\n\n" + NOTES
+                + "\nThe run, as it went (each throughput run's own figure):\n\n```\n" + String.join("\n", log) + "\n```\n";
         Files.writeString(file, markdown);
         Files.writeString(out.resolve("latest" + (quick ? "-quick" : "") + ".md"), markdown);
         return file;

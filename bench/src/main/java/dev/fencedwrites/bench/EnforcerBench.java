@@ -68,6 +68,7 @@ final class EnforcerBench {
     private static final int MAX_MESSAGE_BYTES = 1_048_588;
     private static final Duration NO_PROGRESS = Duration.ofSeconds(120);
     private static final int WARM_UP_RECORDS = 100_000;
+    private static final String[] GUARANTEES = {StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE};
 
     private final String bootstrap;
     private final Path stateDir;
@@ -92,8 +93,9 @@ final class EnforcerBench {
      * @param valueSizes value sizes in bytes
      * @param keyCounts  distinct keys; each input topic holds {@code max(keys, minRecords)} records
      * @param minRecords the fewest records an input topic holds
+     * @param repeats    runs of each topology per figure (the figure is their mean)
      */
-    List<Figure> throughput(int[] valueSizes, int[] keyCounts, int minRecords) throws Exception {
+    List<Figure> throughput(int[] valueSizes, int[] keyCounts, int minRecords, int repeats) throws Exception {
         List<Figure> figures = new ArrayList<>();
         int largest = keyCounts[keyCounts.length - 1];
         Figure[] stateSize = null;
@@ -108,24 +110,32 @@ final class EnforcerBench {
                             valueBytes, keys, input));
                     produce(admin, input, records, keys, valueBytes);
                     if (!warm) {
-                        // One short run of each first, not counted, so neither pays for the JIT and class loading.
+                        // A short run of each under each guarantee first, not counted, so no figure pays for the JIT and class loading.
                         int warmUp = Math.min(records / 4, WARM_UP_RECORDS);
-                        progress.accept(String.format(Locale.ROOT, "enforcer:   warm-up, %,d records through each topology (not counted)", warmUp));
-                        for (Kind kind : Kind.values()) {
-                            runToEnd(admin, kind, input, warmUp, 0, StreamsConfig.AT_LEAST_ONCE);
+                        progress.accept(String.format(Locale.ROOT, "enforcer:   warm-up, %,d records through each topology under each guarantee (not counted)", warmUp));
+                        for (String guarantee : GUARANTEES) {
+                            for (Kind kind : Kind.values()) {
+                                runToEnd(admin, kind, input, warmUp, 0, guarantee);
+                            }
                         }
                         warm = true;
                     }
                     int run = 0;
-                    for (String guarantee : new String[] {StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE}) {
+                    for (String guarantee : GUARANTEES) {
                         boolean measureState = keys == largest && valueBytes == valueSizes[0] && guarantee.equals(StreamsConfig.EXACTLY_ONCE_V2);
-                        // Alternate which goes first, so drift on a busy machine does not always favour one.
+                        // Runs in the order A B B A (repeats 2) or A B, A alternating between pass-through and enforcer,
+                        // so drift on a busy machine does not always favour one; each figure is the mean of its runs.
                         Kind first = run++ % 2 == 0 ? Kind.PASS_THROUGH : Kind.ENFORCER;
                         Kind second = first == Kind.ENFORCER ? Kind.PASS_THROUGH : Kind.ENFORCER;
+                        List<Kind> order = new ArrayList<>();
+                        for (int r = 0; r < repeats; r++) {
+                            order.addAll(r % 2 == 0 ? List.of(first, second) : List.of(second, first));
+                        }
                         Map<Kind, Double> rates = new HashMap<>();
-                        for (Kind kind : new Kind[] {first, second}) {
-                            Throughput result = runToEnd(admin, kind, input, records, measureState && kind == Kind.ENFORCER ? keys : 0, guarantee);
-                            rates.put(kind, result.recordsPerSecond());
+                        for (Kind kind : order) {
+                            boolean takeState = measureState && kind == Kind.ENFORCER && stateSize == null; // each run starts with an empty store
+                            Throughput result = runToEnd(admin, kind, input, records, takeState ? keys : 0, guarantee);
+                            rates.merge(kind, result.recordsPerSecond() / repeats, Double::sum);
                             progress.accept(String.format(Locale.ROOT, "enforcer:   %s, %s: %,.0f records/s", describe(kind), guarantee,
                                     result.recordsPerSecond()));
                             if (result.stateSize() != null) {
