@@ -46,7 +46,7 @@ import picocli.CommandLine.Model.CommandSpec;
                 "Starts its own etcd, Kafka broker and PostgreSQL on loopback; needs about 4 GB of free disk for the full run.", ""},
         footer = {"", "Examples:",
                 "  ./fence bench --quick     a reduced run (1k and 20k keys, shorter runs; a few minutes), results in bench/results/",
-                "  ./fence bench             the full run (about 15 minutes on 2 cores)",
+                "  ./fence bench             the full run (about 12 minutes on 2 cores)",
                 "", "Figures only: nothing here passes or fails on time. Exit status: 0 when every figure was measured (a goal missed",
                 "is reported, not an error), 1 with a one-line reason when a measurement could not run."})
 public final class BenchMain implements Callable<Integer> {
