@@ -206,14 +206,17 @@ public final class FencingLease implements AutoCloseable {
     }
 
     /**
-     * Arms the deadline timer and schedules the first renewal TTL/3 after the grant, the same
-     * margin as every later renewal. Renewing right away would only move etcd's expiry by the
+     * Arms the deadline timer and schedules the first renewal TTL/3 after the grant request was
+     * sent (at once if the grant took longer), the same margin as every later renewal. Renewing right away would only move etcd's expiry by the
      * grant's round trip (the deadline already counts from before the grant request), and its
      * stream competed with the lock request it ran beside.
      */
     void startKeepAlive() {
-        armDeadline(deadlineNanos.get());
-        schedule(this::renew, ttl.toNanos() / 3);
+        long deadline = deadlineNanos.get();
+        armDeadline(deadline);
+        // TTL/3 after the grant *request* (the deadline is that send time plus the TTL), not after
+        // its answer: after a slow grant the first renewal goes out at once, never past the deadline.
+        schedule(this::renew, deadline - ttl.toNanos() * 2 / 3 - System.nanoTime());
     }
 
     private void renew() {
