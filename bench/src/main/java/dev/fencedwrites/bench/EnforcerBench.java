@@ -115,7 +115,7 @@ final class EnforcerBench {
                         progress.accept(String.format(Locale.ROOT, "enforcer:   warm-up, %,d records through each topology under each guarantee (not counted)", warmUp));
                         for (String guarantee : GUARANTEES) {
                             for (Kind kind : Kind.values()) {
-                                runToEnd(admin, kind, input, warmUp, 0, guarantee);
+                                runToEnd(admin, kind, input, warmUp, false, 0, guarantee);
                             }
                         }
                         warm = true;
@@ -134,7 +134,7 @@ final class EnforcerBench {
                         Map<Kind, Double> rates = new HashMap<>();
                         for (Kind kind : order) {
                             boolean takeState = measureState && kind == Kind.ENFORCER && stateSize == null; // each run starts with an empty store
-                            Throughput result = runToEnd(admin, kind, input, records, takeState ? keys : 0, guarantee);
+                            Throughput result = runToEnd(admin, kind, input, records, true, takeState ? keys : 0, guarantee);
                             rates.merge(kind, result.recordsPerSecond() / repeats, Double::sum);
                             progress.accept(String.format(Locale.ROOT, "enforcer:   %s, %s: %,.0f records/s", describe(kind), guarantee,
                                     result.recordsPerSecond()));
@@ -162,22 +162,21 @@ final class EnforcerBench {
 
     /**
      * Runs {@code kind} over {@code input} from the beginning until Kafka Streams has processed
-     * {@code records} records. The rate is taken from the first processed record to the last
-     * (thread metric {@code process-total}), so the group join and task start-up are not counted.
-     * With {@code stateKeys > 0}, also measures the fence state's size per key over that many keys.
+     * {@code records} records, then closes it. The rate is taken from the first processed record
+     * (thread metric {@code process-total}, so the group join and task start-up are not counted)
+     * to the end of {@code close()}, which flushes the fence store's cache to RocksDB and the
+     * changelog, flushes the producer and commits: under at_least_once (30 s commit interval) a
+     * run would otherwise end before any of that. With {@code whole}, {@code records} is all of
+     * the input and the enforcer must have accepted every one of them. With {@code stateKeys > 0},
+     * also measures the fence state's size per key over that many keys.
      */
-    private Throughput runToEnd(Admin admin, Kind kind, String input, int records, int stateKeys, String guarantee) throws Exception {
+    private Throughput runToEnd(Admin admin, Kind kind, String input, int records, boolean whole, int stateKeys, String guarantee) throws Exception {
         String app = "bench-" + (kind == Kind.ENFORCER ? "enforcer" : "pass-through") + "-" + shortId();
         List<String> outputs = outputs(kind, app);
         createTopics(admin, outputs.toArray(String[]::new));
-        KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs), streamsProperties(app, guarantee));
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        streams.setUncaughtExceptionHandler(e -> {
-            failure.set(e);
-            return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-        });
-        Figure[] stateSize = null;
-        double rate;
+        PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs, meters), streamsProperties(app, guarantee));
+        AtomicReference<Throwable> failure = watchFailures(streams);
         try {
             streams.start();
             long firstAt = 0;
@@ -203,20 +202,49 @@ final class EnforcerBench {
                 }
                 Thread.sleep(2);
             }
-            long lastAt = System.nanoTime();
-            rate = (processed - firstCount) / ((lastAt - firstAt) / 1e9);
+            if (!streams.close(Duration.ofSeconds(60))) {
+                throw new IllegalStateException(describe(kind) + " did not close within 60 s");
+            }
+            double rate = (processed - firstCount) / ((System.nanoTime() - firstAt) / 1e9);
+            if (kind == Kind.ENFORCER && whole) {
+                expectAllAccepted(meters, records, input);
+            }
+            Figure[] stateSize = stateKeys > 0 ? stateSize(admin, app, stateKeys) : null;
+            return new Throughput(rate, stateSize);
         } finally {
             streams.close(Duration.ofSeconds(60));
+            streams.cleanUp();
+            meters.close();
+            deleteTopicsOf(admin, app, outputs);
         }
-        if (stateKeys > 0) {
-            stateSize = stateSize(admin, app, stateKeys);
+    }
+
+    /** The input is all in order, so a rejection means the bench measured the wrong path (headers, partitions). */
+    private static void expectAllAccepted(PrometheusMeterRegistry meters, int records, String input) {
+        double accepted = meters.get("accepted.writes").counter().count();
+        double rejected = meters.find("fenced.writes").counters().stream().mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+        if (accepted != records || rejected != 0) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "the enforcer accepted %,.0f and rejected %,.0f of the %,d records of %s; the input is all in order, so it should accept all of them",
+                    accepted, rejected, records, input));
         }
-        streams.cleanUp();
-        List<String> internal = admin.listTopics().names().get(30, TimeUnit.SECONDS).stream().filter(t -> t.startsWith(app + "-")).toList();
-        List<String> delete = new ArrayList<>(outputs);
-        delete.addAll(internal);
+    }
+
+    /** A stream thread's unexpected exception, kept for the caller to report, and the client shut down. */
+    private static AtomicReference<Throwable> watchFailures(KafkaStreams streams) {
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        streams.setUncaughtExceptionHandler(e -> {
+            failure.compareAndSet(null, e);
+            return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        return failure;
+    }
+
+    /** Deletes a run's topics: {@code topics} and the application's internal ones (changelog). */
+    private static void deleteTopicsOf(Admin admin, String app, List<String> topics) throws Exception {
+        List<String> delete = new ArrayList<>(topics);
+        delete.addAll(admin.listTopics().names().get(30, TimeUnit.SECONDS).stream().filter(t -> t.startsWith(app + "-")).toList());
         admin.deleteTopics(delete).all().get(60, TimeUnit.SECONDS);
-        return new Throughput(rate, stateSize);
     }
 
     /**
@@ -285,7 +313,9 @@ final class EnforcerBench {
         List<String> all = new ArrayList<>(outputs);
         all.add(input);
         createTopics(admin, all.toArray(String[]::new));
-        KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs), streamsProperties(app, guarantee));
+        PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs, meters), streamsProperties(app, guarantee));
+        AtomicReference<Throwable> failure = watchFailures(streams);
         CountDownLatch running = new CountDownLatch(1);
         streams.setStateListener((now, before) -> {
             if (now == KafkaStreams.State.RUNNING) {
@@ -325,6 +355,9 @@ final class EnforcerBench {
             int received = 0;
             long deadline = System.nanoTime() + duration.toNanos() + TimeUnit.SECONDS.toNanos(90);
             while (received < total && System.nanoTime() < deadline) {
+                if (failure.get() != null) {
+                    throw new IllegalStateException(describe(kind) + " failed: " + failure.get(), failure.get());
+                }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(50))) {
                     long now = System.currentTimeMillis();
                     received++;
@@ -341,10 +374,9 @@ final class EnforcerBench {
         } finally {
             streams.close(Duration.ofSeconds(60));
             streams.cleanUp();
+            meters.close();
+            deleteTopicsOf(admin, app, all);
         }
-        List<String> delete = new ArrayList<>(all);
-        delete.addAll(admin.listTopics().names().get(30, TimeUnit.SECONDS).stream().filter(t -> t.startsWith(app + "-")).toList());
-        admin.deleteTopics(delete).all().get(60, TimeUnit.SECONDS);
         if (samples.isEmpty()) {
             throw new IllegalStateException(describe(kind) + ": no latency samples after the 1 s warm-up");
         }
@@ -360,10 +392,11 @@ final class EnforcerBench {
         return kind == Kind.ENFORCER ? List.of(app + ".accepted", app + ".rejected") : List.of(app + ".output");
     }
 
-    private static Topology topology(Kind kind, String input, List<String> outputs) {
+    /** The enforcer's counters go to {@code meters}, a Prometheus registry as in the enforcer itself. */
+    private static Topology topology(Kind kind, String input, List<String> outputs, PrometheusMeterRegistry meters) {
         if (kind == Kind.ENFORCER) {
             return FenceEnforcerTopology.build(input, outputs.get(0), outputs.get(1),
-                    new FenceEnforcerTopology.Limits(PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+                    new FenceEnforcerTopology.Limits(PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), meters);
         }
         Topology topology = new Topology();
         topology.addSource("input", new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);

@@ -172,7 +172,8 @@ final class EtcdLock {
         if (previous != null) {
             previous.close();
         }
-        WatchOption option = WatchOption.builder().withCreateNotify(true).withNoPut(true).build();
+        // requireLeader: a member cut off from its leader ends the watch (and so this wait) instead of going silent.
+        WatchOption option = WatchOption.builder().withCreateNotify(true).withNoPut(true).withRequireLeader(true).build();
         Watch.Listener listener = Watch.listener((WatchResponse response) -> {
             if (response.isCreatedNotify()) {
                 check(gen);
