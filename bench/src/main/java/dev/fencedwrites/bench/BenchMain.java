@@ -39,16 +39,18 @@ import picocli.CommandLine.Model.CommandSpec;
         description = {"Measures what fencing costs, each figure beside its unfenced baseline in the same run on this machine, and prints",
                 "one table (figure, baseline, ratio, goal). Also writes it as Markdown with the machine's cores, memory and versions.",
                 "Measured: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",
-                "resource under contention; the sink's guarded upsert against the plain upsert, 0 % and 20 % stale; the enforcer's",
+                "resource under contention; the sink's guarded upsert against the plain upsert, 0 %% and 20 %% stale; the enforcer's",
                 "throughput against a pass-through Kafka Streams topology (100 B and 1 KB values, 10k and 1M keys, exactly_once_v2 and",
                 "at_least_once) and end-to-end latency p50/p99; the fence state's bytes per key at 1M keys (state store and changelog);",
                 "the decision rule's per-record work (JMH) against a pass-through's.",
                 "Starts its own etcd, Kafka broker and PostgreSQL on loopback; needs about 4 GB of free disk for the full run.", ""},
         footer = {"", "Examples:",
-                "  ./fence bench --quick     a reduced run (1k and 20k keys, shorter runs; a few minutes), results in bench/results/",
+                "  ./fence bench --quick     a reduced run (1k and 20k keys, short runs; about two minutes): checks that everything",
+                "                            runs; its figures are not comparable to the full run's",
                 "  ./fence bench             the full run (about 12 minutes on 2 cores)",
                 "", "Figures only: nothing here passes or fails on time. Exit status: 0 when every figure was measured (a goal missed",
-                "is reported, not an error), 1 with a one-line reason when a measurement could not run."})
+                "is reported, not an error), 1 with a one-line reason when a measurement could not run (the figures measured",
+                "until then are written to bench/results/ as an incomplete run), 2 for a wrong option."})
 public final class BenchMain implements Callable<Integer> {
     /** How each figure is taken, below the table in the Markdown. */
     static final String NOTES = String.join("\n",
@@ -70,16 +72,23 @@ public final class BenchMain implements Callable<Integer> {
     CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new BenchMain()).execute(args));
+        CommandLine line = new CommandLine(new BenchMain());
+        // A wrong option: one line and a pointer to --help, not the whole usage.
+        line.setParameterExceptionHandler((e, arguments) -> {
+            e.getCommandLine().getErr().println("fence bench: " + e.getMessage() + " (see ./fence bench --help)");
+            return 2;
+        });
+        System.exit(line.execute(args));
     }
 
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter stdout = spec.commandLine().getOut();
+        List<String> log = new ArrayList<>();
+        List<Figure> figures = new ArrayList<>();
         try {
-            List<String> log = new ArrayList<>();
-            List<Figure> figures = measureAll(line -> {
+            measureAll(figures, line -> {
                 log.add(line);
                 err.println("[bench] " + line);
                 err.flush();
@@ -87,12 +96,19 @@ public final class BenchMain implements Callable<Integer> {
             String table = table(figures);
             stdout.print(table);
             stdout.flush();
-            Path written = write(table, log);
+            Path written = write(table, log, null);
             err.println("[bench] written to " + written);
             err.flush();
             return 0;
         } catch (Exception e) {
             err.println("fence bench: " + e.getMessage());
+            if (!figures.isEmpty()) {
+                try {
+                    err.println("fence bench: the figures measured until then are in " + write(table(figures), log, e.getMessage()));
+                } catch (IOException writeError) {
+                    err.println("fence bench: could not write them: " + writeError.getMessage());
+                }
+            }
             err.flush();
             return 1;
         }
@@ -103,8 +119,8 @@ public final class BenchMain implements Callable<Integer> {
         acquisition, sink, enforcer, rule
     }
 
-    List<Figure> measureAll(java.util.function.Consumer<String> progress) throws Exception {
-        List<Figure> figures = new ArrayList<>();
+    /** Measures the parts in {@link #only} into {@code figures}, which keeps what was measured when a later part fails. */
+    void measureAll(List<Figure> figures, java.util.function.Consumer<String> progress) throws Exception {
         Path dir = Files.createTempDirectory("fence-bench");
         // On Ctrl-C too: stop the etcd, Kafka and PostgreSQL child processes, then remove their
         // files (the full run leaves gigabytes of Kafka logs here).
@@ -146,7 +162,6 @@ public final class BenchMain implements Callable<Integer> {
                 progress.accept("JMH: the decision rule's per-record work (JMH's report: " + jmhLog + ")");
                 figures.add(jmh(jmhLog));
             }
-            return figures;
         } finally {
             Runtime.getRuntime().removeShutdownHook(cleanUp);
             deleteRecursively(dir);
@@ -207,20 +222,30 @@ public final class BenchMain implements Callable<Integer> {
         return value >= 100 ? String.format(Locale.ROOT, "%,.0f", value) : String.format(Locale.ROOT, "%.2f", value);
     }
 
-    private Path write(String table, List<String> log) throws IOException {
+    /**
+     * Writes the Markdown; {@code failure} non-null marks an incomplete run, which is written
+     * under its own name ({@code -incomplete}) and never as {@code latest}.
+     */
+    private Path write(String table, List<String> log, String failure) throws IOException {
         Files.createDirectories(out);
         ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
-        Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "") + ".md");
+        Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "")
+                + (failure != null ? "-incomplete" : "") + ".md");
         long memory = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
         String markdown = "# fenced-writes bench, " + now.format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 16) + " UTC" + (quick ? " (--quick)" : "") + "\n\n"
+                + (failure != null ? "**Incomplete: the run stopped with: " + failure + "**\n\n" : "")
                 + table + "\n"
-                + "Ratios are fenced / baseline (for latencies, lower is better). On a shared or small machine expect 10 % noise or more: the progress lines show each run.\n\n"
+                + "Ratios are fenced / baseline (for latencies, lower is better); a goal is met when the ratio as printed meets it. "
+                + "Runs vary: on a shared or small machine by 10 % or more, and the exactly_once_v2 pass-through by up to a factor of two between "
+                + "its two runs; the log below shows each run.\n\n"
                 + "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, " + memory / (1L << 30) + " GiB, "
                 + System.getProperty("os.name") + " " + System.getProperty("os.arch") + "; Java " + System.getProperty("java.version") + "; "
                 + versions() + "\n\nReproduce: `./fence bench" + (quick ? " --quick" : "") + "`.\n\n" + NOTES
                 + "\nThe run, as it went (each throughput run's own figure):\n\n```\n" + String.join("\n", log) + "\n```\n";
         Files.writeString(file, markdown);
-        Files.writeString(out.resolve("latest" + (quick ? "-quick" : "") + ".md"), markdown);
+        if (failure == null) {
+            Files.writeString(out.resolve("latest" + (quick ? "-quick" : "") + ".md"), markdown);
+        }
         return file;
     }
 
