@@ -158,19 +158,9 @@ final class EtcdLock {
      * since the key may have gone between the check that named it and the watch.
      */
     private void watchDelete(ByteSequence key) {
-        long gen;
-        Watch.Watcher previous;
-        synchronized (this) {
-            if (result.isDone()) {
-                return;
-            }
-            previous = watcher;
-            watcher = null;
-            watched = null;
-            gen = ++generation;
-        }
-        if (previous != null) {
-            previous.close();
+        long gen = nextGeneration(-1);
+        if (gen < 0) {
+            return;
         }
         // requireLeader: a member cut off from its leader ends the watch (and so this wait) instead of going silent.
         WatchOption option = WatchOption.builder().withCreateNotify(true).withNoPut(true).withRequireLeader(true).build();
@@ -209,11 +199,25 @@ final class EtcdLock {
 
     /** The watched key was deleted (or the watch ended): stop watching it and check again. */
     private void recheck(long gen) {
+        long next = nextGeneration(gen);
+        if (next >= 0) {
+            check(next);
+        }
+    }
+
+    /**
+     * Starts a new generation of the wait: takes the current watcher out under the monitor and
+     * closes it outside. Nothing happens once the result is done or, with {@code expected >= 0},
+     * once the wait has moved past generation {@code expected}.
+     *
+     * @return the new generation, or -1 when nothing happened
+     */
+    private long nextGeneration(long expected) {
         long next;
         Watch.Watcher previous;
         synchronized (this) {
-            if (gen != generation || result.isDone()) {
-                return;
+            if (result.isDone() || (expected >= 0 && expected != generation)) {
+                return -1;
             }
             previous = watcher;
             watcher = null;
@@ -223,7 +227,7 @@ final class EtcdLock {
         if (previous != null) {
             previous.close();
         }
-        check(next);
+        return next;
     }
 
     private void closeWatcher() {
