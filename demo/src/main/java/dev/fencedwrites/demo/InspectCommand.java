@@ -188,7 +188,7 @@ public final class InspectCommand implements Callable<Integer> {
             throw new IllegalArgumentException("'" + withoutPassword(jdbcUrl) + "' is not a PostgreSQL JDBC URL (jdbc:postgresql://HOST:PORT/DB?user=...&password=...)");
         }
         try (Connection connection = DriverManager.getConnection(jdbcUrl);
-             PreparedStatement select = connection.prepareStatement("SELECT * FROM " + table + " WHERE resource_key = ?")) {
+             PreparedStatement select = connection.prepareStatement("SELECT * FROM " + quoted(table) + " WHERE resource_key = ?")) {
             connection.setReadOnly(true);
             select.setString(1, key);
             try (ResultSet rows = select.executeQuery()) {
@@ -219,6 +219,15 @@ public final class InspectCommand implements Callable<Integer> {
             }
             throw e;
         }
+    }
+
+    /**
+     * {@code table} or {@code schema.table} as the sink writes it: each part folded to lower case as
+     * PostgreSQL folds an unquoted name, then quoted, so a table named like a keyword ({@code order}) is read too.
+     */
+    static String quoted(String table) {
+        return java.util.Arrays.stream(table.split("\\.")).map(part -> '"' + part.toLowerCase(java.util.Locale.ROOT) + '"')
+                .collect(java.util.stream.Collectors.joining("."));
     }
 
     private static String withoutPassword(String jdbcUrl) {

@@ -31,6 +31,8 @@ public final class FenceHeaders {
      * record would not fit the rejected topic; read the original at the source offset.
      */
     public static final String REJECTED_VALUE_OMITTED = "fence.rejected.value.omitted";
+    /** The prefix of every header a rejection adds ({@code fence.rejected.reason}, {@code .stage}, ...); a record with one was rejected already. */
+    public static final String REJECTED_PREFIX = "fence.rejected.";
     /** Added to rejected records: topic the record was read from. */
     public static final String SOURCE_TOPIC = "fence.source.topic";
     /** Added to rejected records: partition the record was read from. */

@@ -37,5 +37,16 @@ public enum RejectionReason {
      */
     TOO_LARGE,
     /** A null or empty record key: the fence is per key, so there is nothing to fence on. */
-    MISSING_KEY
+    MISSING_KEY,
+    /**
+     * A record key in bytes that are not valid UTF-8: the wire contract's resource id is UTF-8 text,
+     * and decoding it anyway would merge keys the enforcer keeps apart. Sink only (issue 13).
+     */
+    MALFORMED_KEY,
+    /**
+     * A record that already carries {@code fence.rejected.*} headers: a rejected copy that reached
+     * the sink, so the connector reads the rejected topic (or a topic fed from it) instead of the
+     * accepted one. Not written; check the connector's {@code topics}. Sink only (issue 13).
+     */
+    ALREADY_REJECTED
 }

@@ -7,6 +7,7 @@ import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.ConfigDef.Width;
 import org.apache.kafka.common.config.types.Password;
+import dev.fencedwrites.sink.internal.TableName;
 
 /** Configuration of the fenced PostgreSQL sink connector. */
 public final class FencedJdbcSinkConfig extends AbstractConfig {
@@ -41,9 +42,11 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
             .define(SCHEMA_REGISTRY_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Confluent-compatible schema registry the record values' schema ids resolve against.", GROUP_CONNECTION, 5, Width.LONG, "Schema registry URL")
             .define(TABLE_NAME, Type.STRING, TOPIC_PLACEHOLDER, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "Table the rows are written to, one row per record key. " + TOPIC_PLACEHOLDER + " is replaced by the record's topic,"
-                            + " lower-cased, with every character other than letters, digits and _ turned into _ (fenced-writes-accepted"
-                            + " becomes fenced_writes_accepted). The result must be a plain SQL identifier.", GROUP_WRITES, 1, Width.MEDIUM, "Table")
+                    "Table the rows are written to, one row per record key: table or schema.table, read as PostgreSQL reads a name"
+                            + " (an unquoted part in lower case, a part in double quotes exactly, each cut to 63 bytes); the sink quotes every"
+                            + " name it writes, so keywords such as order or user are fine. " + TOPIC_PLACEHOLDER + " is replaced by the"
+                            + " record's topic, lower-cased, with every character other than letters, digits and _ turned into _"
+                            + " (fenced-writes-accepted becomes fenced_writes_accepted, a topic order the table order).", GROUP_WRITES, 1, Width.MEDIUM, "Table")
             .define(AUTO_CREATE, Type.BOOLEAN, true, Importance.MEDIUM,
                     "Create a missing table: a fixed table name at start (key, fence and delete columns), a per-topic one at its first record.",
                     GROUP_WRITES, 2, Width.SHORT, "Auto-create")
@@ -94,19 +97,22 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     }
 
     /**
-     * The table for records of {@code topic} (ignored without the placeholder), validated as a plain SQL identifier.
+     * The table for records of {@code topic} (ignored without the placeholder): {@value #TOPIC_PLACEHOLDER}
+     * replaced by the topic in lower case with every character other than a-z, 0-9 and _ as _ (so
+     * the result never holds a dot or a quote of the topic's), then read by {@link TableName#parse}.
      *
-     * @throws org.apache.kafka.common.config.ConfigException if the result is not a plain SQL identifier
+     * @throws org.apache.kafka.common.config.ConfigException naming {@value #TABLE_NAME} if the result is not a table name
      */
-    public String tableName(String topic) {
+    public TableName tableName(String topic) {
         String format = getString(TABLE_NAME);
         String table = format.contains(TOPIC_PLACEHOLDER)
                 ? format.replace(TOPIC_PLACEHOLDER, topic == null ? "topic" : topic.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_"))
                 : format;
-        if (!table.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-            throw new org.apache.kafka.common.config.ConfigException(TABLE_NAME, format, "must give a plain SQL identifier (letters, digits, _), got " + table);
+        try {
+            return TableName.parse(table);
+        } catch (IllegalArgumentException e) {
+            throw new org.apache.kafka.common.config.ConfigException(TABLE_NAME, format, "must give table or schema.table: " + e.getMessage());
         }
-        return table;
     }
 
     /**

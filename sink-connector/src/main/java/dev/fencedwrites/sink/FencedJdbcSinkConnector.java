@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import dev.fencedwrites.sink.internal.RecordTable;
+import dev.fencedwrites.sink.internal.ResourceKeys;
+import dev.fencedwrites.sink.internal.TableName;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -22,10 +24,36 @@ import org.apache.kafka.connect.sink.SinkConnector;
 public final class FencedJdbcSinkConnector extends SinkConnector {
     private Map<String, String> props;
 
+    /**
+     * Checks the settings once more (Connect may start a connector without validating it) and keeps them for the tasks.
+     *
+     * @throws ConfigException naming {@code table.name} or {@code key.converter} when they cannot work
+     */
     @Override
     public void start(Map<String, String> props) {
         new FencedJdbcSinkConfig(props).tableName(null);
+        String keyProblem = keyConverterProblem(props);
+        if (keyProblem != null) {
+            throw new ConfigException(KEY_CONVERTER, props.get(KEY_CONVERTER), keyProblem);
+        }
         this.props = Map.copyOf(props);
+    }
+
+    /** Connect's connector-level override of the worker's key converter. */
+    static final String KEY_CONVERTER = "key.converter";
+
+    /**
+     * Why the connector's {@code key.converter} override cannot give resource ids, or {@code null}: one of
+     * Connect's number and boolean converters never gives text. Others (String, ByteArray, JSON, Avro)
+     * may, and the task checks each key ({@code ResourceKeys}); a worker-level setting is not visible here.
+     */
+    private static String keyConverterProblem(Map<String, String> props) {
+        String converter = props.get(KEY_CONVERTER);
+        if (converter == null || !ResourceKeys.NON_TEXT_CONVERTERS.contains(converter.trim())) {
+            return null;
+        }
+        return converter.trim() + " gives keys that are not text, but each key must be the resource id as text: use"
+                + " org.apache.kafka.connect.storage.StringConverter (or org.apache.kafka.connect.converters.ByteArrayConverter, read as UTF-8)";
     }
 
     @Override
@@ -48,15 +76,26 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
 
     /**
      * Connect's checks of each setting, then: can the database be reached with these settings, does
-     * the fixed table fit (or will {@code auto.create} make it), and does the schema registry answer?
-     * Problems are attached to {@code connection.url}, {@code table.name} and {@code schema.registry.url},
-     * so Connect's REST API shows them before the connector is created.
+     * the fixed table fit (or will {@code auto.create} make it), does each existing table of a listed
+     * topic fit ({@code table.name} with {@code ${topic}} and {@code topics}), does the schema registry
+     * answer, and can a {@code key.converter} override give text keys? Problems are attached to
+     * {@code connection.url}, {@code table.name}, {@code schema.registry.url} and {@code key.converter},
+     * so Connect's REST API shows them before the connector is created (Connect counts the errors of
+     * every value returned, its own keys included: {@code AbstractHerder.generateResult}).
      */
     @Override
     public Config validate(Map<String, String> connectorConfigs) {
         Config config = super.validate(connectorConfigs);
         Map<String, ConfigValue> values = new java.util.HashMap<>();
         config.configValues().forEach(value -> values.put(value.name(), value));
+        String keyProblem = keyConverterProblem(connectorConfigs);
+        if (keyProblem != null) {
+            ConfigValue keyConverter = new ConfigValue(KEY_CONVERTER, connectorConfigs.get(KEY_CONVERTER), List.of(), new ArrayList<>());
+            keyConverter.addErrorMessage(keyProblem);
+            List<ConfigValue> withKey = new ArrayList<>(config.configValues());
+            withKey.add(keyConverter);
+            config = new Config(withKey);
+        }
         if (config.configValues().stream().anyMatch(value -> !value.errorMessages().isEmpty())) {
             return config;
         }
@@ -77,8 +116,18 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         }
         login.setProperty("loginTimeout", "5");
         try (Connection connection = DriverManager.getConnection(parsed.getString(FencedJdbcSinkConfig.CONNECTION_URL), login)) {
+            List<TableName> tables = new ArrayList<>();
             if (!parsed.tableNamePerTopic()) {
-                RecordTable table = new RecordTable(parsed.tableName(null), true, false, false);
+                tables.add(parsed.tableName(null));
+            } else if (connectorConfigs.get("topics") != null) {
+                for (String topic : connectorConfigs.get("topics").split(",")) {
+                    if (!topic.isBlank() && !tables.contains(parsed.tableName(topic.trim()))) {
+                        tables.add(parsed.tableName(topic.trim()));
+                    }
+                }
+            }
+            for (TableName name : tables) {
+                RecordTable table = new RecordTable(name, true, false, false);
                 List<String> mismatches = table.ownColumnMismatches(connection);
                 boolean missing = mismatches.size() == 1 && mismatches.get(0).contains("does not exist");
                 if (!mismatches.isEmpty() && !(missing && parsed.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE))) {

@@ -13,8 +13,12 @@ import dev.fencedwrites.sink.internal.ColumnMapping;
 import dev.fencedwrites.sink.internal.RecordTable;
 import dev.fencedwrites.sink.internal.ConnectHeaderLookup;
 import dev.fencedwrites.sink.internal.RegistryErrors;
+import dev.fencedwrites.sink.internal.ResourceKeys;
 import dev.fencedwrites.sink.internal.SinkMetrics;
 import dev.fencedwrites.sink.internal.SqlErrors;
+import dev.fencedwrites.sink.internal.TableName;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -47,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * fence-guarded upsert, one transaction per batch of a few multi-row statements
  * ({@link RecordTable#writeAll}), and reports every record the database guard refuses to the errant record reporter (the
  * dead-letter topic) with {@code fence.rejected.reason}, {@code fence.rejected.stage=sink} and
- * {@code fence.rejected.highest}. Expects {@code key.converter=StringConverter},
+ * {@code fence.rejected.highest}. Expects {@code key.converter=StringConverter} (or {@code ByteArrayConverter}: keys decoded as UTF-8),
  * {@code value.converter=ByteArrayConverter} (Confluent wire format bytes) and
  * {@code header.converter=ByteArrayConverter} (headers byte for byte, also on the dead-letter topic).
  */
@@ -58,7 +62,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
     private final AtomicLong written = new AtomicLong();
     private FencedJdbcSinkConfig config;
     private HikariDataSource pool;
-    private final Map<String, RecordTable> tables = new HashMap<>();
+    private final Map<TableName, RecordTable> tables = new HashMap<>();
     private boolean guarded;
     private AvroConverter values;
     private ErrantRecordReporter reporter;
@@ -110,9 +114,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
                 List<String> mismatches = table.ownColumnMismatches(connection);
                 connection.rollback();
                 if (!mismatches.isEmpty()) {
-                    throw new ConnectException("table " + table.name() + " does not fit the sink: " + String.join("; ", mismatches)
-                            + ". Fix the table, or let the sink create it (auto.create=true) as: " + table.createStatement(List.of())
-                            + " (data columns are added per record schema)");
+                    throw new ConnectException(table.misfitMessage(mismatches));
                 }
             } catch (SQLException | ConnectException e) {
                 pool.close();
@@ -133,7 +135,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
         LOG.info("writing to table {} with the fence guard {}", config.getString(FencedJdbcSinkConfig.TABLE_NAME), guarded ? "on" : "OFF");
     }
 
-    private RecordTable table(String name) {
+    private RecordTable table(TableName name) {
         return tables.computeIfAbsent(name, n -> new RecordTable(n, guarded, config.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE),
                 config.getBoolean(FencedJdbcSinkConfig.AUTO_EVOLVE)));
     }
@@ -178,11 +180,11 @@ public final class FencedJdbcSinkTask extends SinkTask {
                 }
                 if (reporter == null) {
                     for (Rejection rejection : outcome) {
-                        if (rejection != null && rejection.reason() == RejectionReason.MALFORMED_VALUE) {
+                        if (rejection != null && (rejection.reason() == RejectionReason.MALFORMED_VALUE || rejection.reason() == RejectionReason.MALFORMED_KEY)) {
                             // A fenced write needs no dead-letter queue to be refused, but a record that can never be written does.
                             SinkRecord bad = rejection.record();
                             throw new ConnectException("the record at " + bad.topic() + "-" + bad.kafkaPartition() + "@" + bad.kafkaOffset()
-                                    + " (key " + bad.key() + ") cannot be written and no dead-letter queue is configured"
+                                    + " (key " + printable(bad.key()) + ") cannot be written and no dead-letter queue is configured"
                                     + " (errors.tolerance=all, errors.deadletterqueue.topic.name): " + rejection.detail());
                         }
                     }
@@ -247,7 +249,18 @@ public final class FencedJdbcSinkTask extends SinkTask {
      * from the table ({@link Rejection#SKIPPED} for a FENCE marker).
      */
     private Object prepare(Connection connection, RecordTable table, SinkRecord record) throws SQLException {
-        Object key = record.key();
+        String rejectedAs = rejectedBefore(record);
+        if (rejectedAs != null) {
+            return new Rejection(record, RejectionReason.ALREADY_REJECTED, null, "the record carries " + rejectedAs + ": it is a rejected copy,"
+                    + " so this connector reads a rejected topic (" + record.topic() + "); set topics to the accepted topic");
+        }
+        String key;
+        try {
+            key = ResourceKeys.text(record.key());
+        } catch (CharacterCodingException e) {
+            return new Rejection(record, RejectionReason.MALFORMED_KEY, null, "the record key is not valid UTF-8 (" + e.getMessage()
+                    + "), which a resource id must be");
+        }
         if (key == null || key.toString().isEmpty()) {
             return new Rejection(record, RejectionReason.MISSING_KEY, null, "null or empty key");
         }
@@ -294,6 +307,25 @@ public final class FencedJdbcSinkTask extends SinkTask {
             return new Rejection(record, RejectionReason.MALFORMED_VALUE, storedFence(connection, table, key.toString()), e.getMessage());
         }
         return new RecordTable.Row(key.toString(), value, stamp.fence());
+    }
+
+    /** The first {@code fence.rejected.*} header as {@code name=value} (the reason when there is one), or {@code null} when the record has none. */
+    private static String rejectedBefore(SinkRecord record) {
+        org.apache.kafka.connect.header.Header found = record.headers().lastWithName(FenceHeaders.REJECTED_REASON);
+        if (found == null) {
+            for (org.apache.kafka.connect.header.Header header : record.headers()) {
+                if (header.key().startsWith(FenceHeaders.REJECTED_PREFIX)) {
+                    found = header;
+                    break;
+                }
+            }
+        }
+        return found == null ? null : found.key() + "=" + printable(found.value());
+    }
+
+    /** A key or header value for logs and messages: bytes as (lenient) UTF-8 text. */
+    private static String printable(Object value) {
+        return value instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(value);
     }
 
     /** The key's stored fence for a rejection's {@code fence.rejected.highest}; a key the database refuses has none. */
@@ -343,7 +375,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
         long count = rejected.get(rejection.reason()).incrementAndGet();
         metrics.fenced(rejection.reason());
         SinkRecord record = rejection.record();
-        LOG.info("fenced at the database: key={} reason={} highest={} ({}); {} so far", record.key(), rejection.reason(), rejection.highest(), rejection.detail(), count);
+        LOG.info("fenced at the database: key={} reason={} highest={} ({}); {} so far", printable(record.key()), rejection.reason(), rejection.highest(), rejection.detail(), count);
         if (reporter == null) {
             return;
         }

@@ -228,7 +228,7 @@ class FencedJdbcSinkTaskTest {
                 .hasMessageContaining("column " + table + ".fence_token is text, expected bigint or numeric")
                 .hasMessageContaining("table " + table + " has no column deleted")
                 .hasMessageContaining("no primary key or unique index on exactly (resource_key)")
-                .hasMessageContaining("CREATE TABLE IF NOT EXISTS " + table);
+                .hasMessageContaining("CREATE TABLE IF NOT EXISTS \"" + table + "\"");
     }
 
     @Test

@@ -27,7 +27,9 @@ import org.apache.kafka.connect.errors.DataException;
  * How a record's value schema (a Connect {@code Struct}) becomes table columns. The rule:
  * <ul>
  *   <li>Each primitive field is one column. Its name is the field name in snake case, lower case
- *       ({@code amountMinor} → {@code amount_minor}).</li>
+ *       ({@code amountMinor} → {@code amount_minor}), every character other than a letter or digit as {@code _},
+ *       cut to {@value SqlNames#MAX_BYTES} bytes as PostgreSQL cuts identifiers. The sink always quotes it
+ *       ({@link SqlNames#quote}), so a field named {@code order}, {@code user} or {@code select} is a column like any other.</li>
  *   <li>Nested records are flattened: the column name is the path joined with {@code _}
  *       ({@code address.zipCode} → {@code address_zip_code}). A null nested record writes NULL to all its columns.</li>
  *   <li>Types: int8/int16 → SMALLINT, int32 → INTEGER, int64 → BIGINT, float32 → REAL,
@@ -35,8 +37,8 @@ import org.apache.kafka.connect.errors.DataException;
  *       Timestamp → TIMESTAMPTZ, Date → DATE, Time → TIME, Decimal → NUMERIC; arrays and maps → JSONB
  *       (bytes inside them as base64 text).</li>
  *   <li>Every data column is nullable: a delete nulls them, and a later schema may drop a field.</li>
- *   <li>The names {@link #RESERVED} belong to the sink (key, fence and delete columns); a field
- *       mapping to one is refused.</li>
+ *   <li>The names {@link #RESERVED} belong to the sink (key, fence and delete columns), and
+ *       {@link SqlNames#SYSTEM_COLUMNS} ({@code xmin}, {@code ctid}, ...) to PostgreSQL; a field mapping to one is refused.</li>
  * </ul>
  */
 public final class ColumnMapping {
@@ -53,6 +55,11 @@ public final class ColumnMapping {
      * @param schema the field's schema
      */
     public record Column(String name, String sqlType, List<String> path, Schema schema) {
+        /** The column name quoted for SQL text. */
+        String sql() {
+            return SqlNames.quote(name);
+        }
+
         /** The placeholder in VALUES: {@code ?}, cast for JSONB. */
         String placeholder() {
             return sqlType.equals("JSONB") ? "?::jsonb" : "?";
@@ -81,7 +88,8 @@ public final class ColumnMapping {
     /**
      * The columns of a record value schema, in field order.
      *
-     * @throws DataException if the schema is not a struct, or two fields map to one column, or a field maps to a reserved column
+     * @throws DataException if the schema is not a struct, or two fields map to one column, or a field maps to a reserved or
+     *                       system column or to an empty name
      */
     public static List<Column> columns(Schema valueSchema) {
         if (valueSchema == null || valueSchema.type() != Schema.Type.STRUCT) {
@@ -101,9 +109,16 @@ public final class ColumnMapping {
                 collect(schema, fieldPath, into);
                 continue;
             }
-            String name = String.join("_", fieldPath.stream().map(ColumnMapping::snakeCase).toList());
+            String name = SqlNames.truncate(String.join("_", fieldPath.stream().map(ColumnMapping::snakeCase).toList()));
             if (RESERVED.contains(name)) {
                 throw new DataException("field " + String.join(".", fieldPath) + " maps to column " + name + ", which the sink reserves for itself " + RESERVED);
+            }
+            if (SqlNames.SYSTEM_COLUMNS.contains(name)) {
+                throw new DataException("field " + String.join(".", fieldPath) + " maps to column " + name + ", a PostgreSQL system column no table"
+                        + " may have " + new java.util.TreeSet<>(SqlNames.SYSTEM_COLUMNS) + "; rename the field");
+            }
+            if (name.isEmpty()) {
+                throw new DataException("field " + String.join(".", fieldPath) + " has an empty name, which no column may have");
             }
             Column column = new Column(name, sqlType(schema, fieldPath), List.copyOf(fieldPath), schema);
             if (into.putIfAbsent(name, column) != null) {

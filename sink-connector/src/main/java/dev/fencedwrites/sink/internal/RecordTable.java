@@ -17,7 +17,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -35,6 +34,12 @@ import org.slf4j.LoggerFactory;
  * {@code RETURNING} tells per record whether it was applied. When it was not, the stored fence is
  * read and {@link FenceRule} names the reason, so the SQL and the Java rule must agree (a test
  * checks them against each other on real PostgreSQL).
+ *
+ * <p>Every table and data column name in the SQL text is quoted ({@link TableName#sql()},
+ * {@link SqlNames#quote}), so keywords and any other characters are names like any other; the sink's
+ * own column names are plain lower-case words that are no keyword. Whatever table it writes to, the
+ * sink checks it at first use ({@link #ownColumnMismatches}) and refuses one that does not fit
+ * (issue 13).
  *
  * <p>Not thread-safe: one per sink task and table.
  */
@@ -60,7 +65,7 @@ public final class RecordTable {
             "fence_seq", Set.of("bigint", "numeric"),
             "updated_at", Set.of("timestamp with time zone"));
 
-    private final String table;
+    private final TableName table;
     private final boolean guarded;
     private final boolean autoCreate;
     private final boolean autoEvolve;
@@ -70,16 +75,29 @@ public final class RecordTable {
     private Set<String> required = Set.of();
     /** Columns that are NOT NULL, as last read. */
     private Set<String> notNull = Set.of();
+    /** Whether the table's own columns and key index were checked since the catalog was last forgotten. */
+    private boolean validated;
     /** Value schemas already checked against the table, with their columns. */
     private final Map<Schema, List<Column>> checked = new HashMap<>();
 
     /**
-     * @param table      a plain SQL identifier
+     * @param table      a table name as {@link TableName#parse} reads it, e.g. {@code billing_summary} or {@code sink."order"}
+     * @param guarded    whether to apply the fence guard; {@code false} writes unconditionally
+     * @param autoCreate create the table from the first record's schema when it does not exist
+     * @param autoEvolve add a column for each new field of a later schema
+     * @throws IllegalArgumentException if {@code table} is not a table name
+     */
+    public RecordTable(String table, boolean guarded, boolean autoCreate, boolean autoEvolve) {
+        this(TableName.parse(table), guarded, autoCreate, autoEvolve);
+    }
+
+    /**
+     * @param table      the table
      * @param guarded    whether to apply the fence guard; {@code false} writes unconditionally
      * @param autoCreate create the table from the first record's schema when it does not exist
      * @param autoEvolve add a column for each new field of a later schema
      */
-    public RecordTable(String table, boolean guarded, boolean autoCreate, boolean autoEvolve) {
+    public RecordTable(TableName table, boolean guarded, boolean autoCreate, boolean autoEvolve) {
         this.table = table;
         this.guarded = guarded;
         this.autoCreate = autoCreate;
@@ -87,7 +105,7 @@ public final class RecordTable {
     }
 
     /** The table name. */
-    public String name() {
+    public TableName name() {
         return table;
     }
 
@@ -128,7 +146,7 @@ public final class RecordTable {
     public List<String> ownColumnMismatches(Connection connection) throws SQLException {
         Map<String, String> actual = readCatalog(connection);
         if (actual.isEmpty()) {
-            return List.of("table " + table + " does not exist in the current schema");
+            return List.of("table " + table + " does not exist" + (table.schema() == null ? " in the current schema" : ""));
         }
         List<String> problems = new ArrayList<>();
         new TreeSet<>(OWN_COLUMNS.keySet()).forEach(column -> {
@@ -144,9 +162,10 @@ public final class RecordTable {
             problems.add("column " + table + ".fence_token must be NOT NULL (a row without a fence could never be fenced)");
         }
         try (PreparedStatement statement = connection.prepareStatement("SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
-                + " AND a.attnum = i.indkey[0] WHERE i.indrelid = to_regclass(?) AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL"
-                + " AND i.indexprs IS NULL AND i.indimmediate AND a.attname = 'resource_key'")) {
-            statement.setString(1, table);
+                + " AND a.attnum = i.indkey[0] WHERE i.indrelid = to_regclass(format('%I.%I', coalesce(?::text, current_schema()), ?::text))"
+                + " AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL AND i.indexprs IS NULL AND i.indimmediate"
+                + " AND a.attname = 'resource_key'")) {
+            bindTable(statement);
             try (ResultSet rows = statement.executeQuery()) {
                 if (!rows.next()) {
                     problems.add("table " + table + " has no primary key or unique index on exactly (resource_key), which the upsert's ON CONFLICT needs"
@@ -157,11 +176,22 @@ public final class RecordTable {
         return problems;
     }
 
+    /**
+     * The message for a table that does not fit the sink: every mismatch, and the {@code CREATE TABLE} that would fit.
+     *
+     * @param mismatches what {@link #ownColumnMismatches} found
+     */
+    public String misfitMessage(List<String> mismatches) {
+        return "table " + table + " does not fit the sink: " + String.join("; ", mismatches)
+                + ". Fix the table, or let the sink create it (auto.create=true) as: " + createStatement(List.of())
+                + " (data columns are added per record schema)";
+    }
+
     /** The {@code CREATE TABLE} for {@code columns}, for {@code auto.create} and error messages. */
     public String createStatement(List<Column> columns) {
-        StringBuilder ddl = new StringBuilder("CREATE TABLE IF NOT EXISTS ").append(table).append(" (resource_key TEXT PRIMARY KEY");
+        StringBuilder ddl = new StringBuilder("CREATE TABLE IF NOT EXISTS ").append(table.sql()).append(" (resource_key TEXT PRIMARY KEY");
         for (Column column : columns) {
-            ddl.append(", ").append(column.name()).append(' ').append(column.sqlType());
+            ddl.append(", ").append(column.sql()).append(' ').append(column.sqlType());
         }
         return ddl.append(", deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token BIGINT NOT NULL, fence_seq BIGINT,"
                 + " updated_at TIMESTAMPTZ NOT NULL DEFAULT now())").toString();
@@ -181,19 +211,7 @@ public final class RecordTable {
             return known;
         }
         List<Column> columns = ColumnMapping.columns(schema);
-        if (catalog == null || catalog.isEmpty()) {
-            catalog = readCatalog(connection);
-        }
-        if (catalog.isEmpty()) {
-            if (!autoCreate) {
-                throw new SchemaMismatchException("table " + table + " does not exist; set auto.create=true or create it as: " + createStatement(columns));
-            }
-            try (Statement statement = connection.createStatement()) {
-                statement.execute(createStatement(columns));
-            }
-            LOG.info("created table {} for schema {}", table, schema.name());
-            catalog = readCatalog(connection);
-        }
+        ensureTable(connection, columns, schema.name());
         List<String> problems = new ArrayList<>();
         List<Column> missing = new ArrayList<>();
         for (Column column : columns) {
@@ -231,7 +249,7 @@ public final class RecordTable {
         if (!missing.isEmpty()) {
             try (Statement statement = connection.createStatement()) {
                 for (Column column : missing) {
-                    statement.execute("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column.name() + " " + column.sqlType());
+                    statement.execute("ALTER TABLE " + table.sql() + " ADD COLUMN IF NOT EXISTS " + column.sql() + " " + column.sqlType());
                     LOG.info("added column {}.{} {} for field {}", table, column.name(), column.sqlType(), String.join(".", column.path()));
                 }
             }
@@ -244,7 +262,48 @@ public final class RecordTable {
     /** Forgets what was read from the catalog, e.g. after a rolled-back transaction created or altered the table. */
     public void forgetCatalog() {
         catalog = null;
+        validated = false;
         checked.clear();
+    }
+
+    /**
+     * Makes sure the table exists (creating it with {@code columns} when {@code auto.create} allows)
+     * and, once until the catalog is forgotten, that its own columns and key index fit, whether the
+     * table name is fixed or comes from the topic.
+     *
+     * @throws SchemaMismatchException naming every mismatch, or the missing table without {@code auto.create}
+     */
+    private void ensureTable(Connection connection, List<Column> columns, String schemaName) throws SQLException {
+        if (catalog == null || catalog.isEmpty()) {
+            catalog = readCatalog(connection);
+        }
+        if (catalog.isEmpty()) {
+            if (!autoCreate) {
+                throw new SchemaMismatchException("table " + table + " does not exist; set auto.create=true or create it as: " + createStatement(columns));
+            }
+            try (Statement statement = connection.createStatement()) {
+                statement.execute(createStatement(columns));
+            }
+            LOG.info("created table {} for schema {}", table, schemaName);
+            catalog = readCatalog(connection);
+        }
+        if (!validated) {
+            List<String> mismatches = ownColumnMismatches(connection);
+            if (!mismatches.isEmpty()) {
+                throw new SchemaMismatchException(misfitMessage(mismatches));
+            }
+            validated = true;
+        }
+    }
+
+    /** Binds the table's schema (or NULL for the current one) and name at parameters 1 and 2. */
+    private void bindTable(PreparedStatement statement) throws SQLException {
+        if (table.schema() == null) {
+            statement.setNull(1, Types.VARCHAR);
+        } else {
+            statement.setString(1, table.schema());
+        }
+        statement.setString(2, table.name());
     }
 
     private Map<String, String> readCatalog(Connection connection) throws SQLException {
@@ -252,8 +311,9 @@ public final class RecordTable {
         Set<String> mustBeGiven = new HashSet<>();
         Set<String> nonNullable = new HashSet<>();
         try (PreparedStatement statement = connection.prepareStatement("SELECT column_name, data_type, is_nullable, column_default, is_identity,"
-                + " is_generated FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position")) {
-            statement.setString(1, table.toLowerCase(Locale.ROOT));
+                + " is_generated FROM information_schema.columns WHERE table_schema = coalesce(?::text, current_schema()) AND table_name = ?::text"
+                + " ORDER BY ordinal_position")) {
+            bindTable(statement);
             try (ResultSet rows = statement.executeQuery()) {
                 while (rows.next()) {
                     String name = rows.getString(1);
@@ -278,9 +338,10 @@ public final class RecordTable {
      * once (a key's n-th row goes into wave n, so its rows are applied in input order); within a
      * wave, rows of one value schema (or deletes) share a multi-row guarded upsert whose
      * {@code RETURNING} names the applied keys, and one {@code SELECT} reads the fences that refused
-     * the others. If the database refuses a statement's data (SQLState class 22 or 23), that
-     * statement is rolled back to its savepoint and its rows written one by one, so only the
-     * offending rows come back as {@code MALFORMED_VALUE}.
+     * the others. If the database refuses a statement's data ({@link #isDataError}), that
+     * statement is rolled back to its savepoint and its rows written one by one, so exactly the
+     * offending rows come back as {@code MALFORMED_VALUE}, whatever their neighbours did: also when
+     * every row of a statement or of the whole batch is refused (issue 13).
      *
      * @throws SchemaMismatchException if a value schema does not fit the table (see {@link #prepare})
      * @throws SQLException            on any other database error (the caller rolls back and retries)
@@ -317,16 +378,8 @@ public final class RecordTable {
                             throw e;
                         }
                         connection.rollback(beforeChunk);
-                        int refused = 0;
                         for (int index : chunk) {
-                            if (!writeOne(connection, rows, index, columns, shape.getKey() == null, outcomes)) {
-                                refused++;
-                            }
-                        }
-                        if (chunk.size() > 1 && refused == chunk.size()) {
-                            // Every row refused for its data: the table (a new constraint, a narrowed type), not the records.
-                            throw new SQLException("the database refused every one of " + chunk.size() + " rows of table " + table
-                                    + " for its data, which points at the table rather than the records: " + e.getMessage(), "42000", e);
+                            writeOne(connection, rows, index, columns, shape.getKey() == null, outcomes);
                         }
                     }
                 }
@@ -346,18 +399,7 @@ public final class RecordTable {
 
     /** A delete nulls every data column the table has now. */
     private List<Column> deleteColumns(Connection connection) throws SQLException {
-        if (catalog == null || catalog.isEmpty()) {
-            catalog = readCatalog(connection);
-        }
-        if (catalog.isEmpty()) {
-            if (!autoCreate) {
-                throw new SchemaMismatchException("table " + table + " does not exist; set auto.create=true or create it");
-            }
-            try (Statement statement = connection.createStatement()) {
-                statement.execute(createStatement(List.of()));
-            }
-            catalog = readCatalog(connection);
-        }
+        ensureTable(connection, List.of(), "(a delete)");
         List<Column> columns = new ArrayList<>();
         for (String name : catalog.keySet()) {
             if (!OWN_COLUMNS.containsKey(name)) {
@@ -373,16 +415,16 @@ public final class RecordTable {
         StringBuilder updates = new StringBuilder();
         for (Column column : columns) {
             if (!delete) {
-                names.append(", ").append(column.name());
+                names.append(", ").append(column.sql());
                 placeholders.append(", ").append(column.placeholder());
-                updates.append(column.name()).append(" = EXCLUDED.").append(column.name()).append(", ");
+                updates.append(column.sql()).append(" = EXCLUDED.").append(column.sql()).append(", ");
             } else {
-                updates.append(column.name()).append(" = NULL, ");
+                updates.append(column.sql()).append(" = NULL, ");
             }
         }
         names.append(", deleted, fence_token, fence_seq, updated_at");
         placeholders.append(", ?, ?, ?, now())");
-        StringBuilder sql = new StringBuilder("INSERT INTO ").append(table).append(" AS t (").append(names).append(") VALUES ");
+        StringBuilder sql = new StringBuilder("INSERT INTO ").append(table.sql()).append(" AS t (").append(names).append(") VALUES ");
         for (int i = 0; i < rowCount; i++) {
             sql.append(i == 0 ? "" : ", ").append(placeholders);
         }
@@ -450,29 +492,31 @@ public final class RecordTable {
         return new Outcome(decision.accepted() ? Decision.reject(RejectionReason.STALE_TOKEN) : decision, highest, "incoming " + row.fence());
     }
 
-    /** Writes one row in its own savepoint; false when the database refused its data (then it is {@code MALFORMED_VALUE}). */
-    private boolean writeOne(Connection connection, List<Row> rows, int row, List<Column> columns, boolean delete, Outcome[] outcomes) throws SQLException {
+    /** Writes one row in its own savepoint; a row whose data the database refuses becomes {@code MALFORMED_VALUE}. */
+    private void writeOne(Connection connection, List<Row> rows, int row, List<Column> columns, boolean delete, Outcome[] outcomes) throws SQLException {
         Savepoint beforeRow = connection.setSavepoint();
         try {
             writeChunk(connection, rows, List.of(row), columns, delete, outcomes);
             connection.releaseSavepoint(beforeRow);
-            return true;
         } catch (SQLException e) {
             if (!isDataError(e)) {
                 throw e;
             }
             connection.rollback(beforeRow);
             outcomes[row] = new Outcome(Decision.reject(RejectionReason.MALFORMED_VALUE), null, "the database refused the record: " + e.getMessage());
-            return false;
         }
     }
 
     /**
      * Errors of one row's data, which no retry can fix and which say nothing about other rows:
-     * SQLState class 22 (data exception, e.g. a NUL in text, a value out of range), 54 (program limit
-     * exceeded, e.g. a key too long for the index), 23502 (NULL in a NOT NULL column) and 23514 (a
-     * check constraint). Other integrity violations (another unique index, a foreign key) depend on
-     * other rows and order, so they fail the task instead of dead-lettering.
+     * SQLState class 22 (data exception, e.g. a NUL in text 22021, a value out of range 22003), 54
+     * (program limit exceeded, e.g. a key too long for the index 54000), 23502 (NULL in a NOT NULL
+     * column) and 23514 (a check constraint). Each is the row's own outcome, dead-lettered alone, even
+     * when all rows of a statement break it (issue 13). Everything else is the table's or the
+     * database's fault and fails the task: an undefined table or column (42P01, 42703: changed under
+     * the running task), a type mismatch (42804), missing privileges (42501), and the integrity
+     * violations that depend on other rows and their order, another unique index (23505) or a foreign
+     * key (23503). Source: PostgreSQL's "PostgreSQL Error Codes" appendix.
      */
     public static boolean isDataError(SQLException e) {
         String state = e.getSQLState();
@@ -483,7 +527,7 @@ public final class RecordTable {
     private Map<String, Fence> storedFences(Connection connection, List<String> keys) throws SQLException {
         Map<String, Fence> fences = new HashMap<>();
         try (PreparedStatement statement = connection.prepareStatement(
-                "SELECT resource_key, fence_token, fence_seq FROM " + table + " WHERE resource_key = ANY (?)")) {
+                "SELECT resource_key, fence_token, fence_seq FROM " + table.sql() + " WHERE resource_key = ANY (?)")) {
             statement.setArray(1, connection.createArrayOf("text", keys.toArray()));
             try (ResultSet rows = statement.executeQuery()) {
                 while (rows.next()) {
@@ -498,13 +542,20 @@ public final class RecordTable {
         return fences;
     }
 
-    /** The row's fence, or {@code null} when the key has no row (or the table does not exist yet). */
+    /**
+     * The row's fence, or {@code null} when the key has no row (or the table does not exist yet).
+     *
+     * @throws SchemaMismatchException if the table exists but does not fit (checked at first use)
+     */
     public Fence storedFence(Connection connection, String key) throws SQLException {
         if (catalog == null || catalog.isEmpty()) {
             catalog = readCatalog(connection);
             if (catalog.isEmpty()) {
                 return null;
             }
+        }
+        if (!validated) {
+            ensureTable(connection, List.of(), null);
         }
         return storedFences(connection, List.of(key)).get(key);
     }
