@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Needs real services: {@code ./fence up} is only useful if every address it prints answers, and nothing outlives SIGTERM. */
-@Timeout(value = 5, unit = TimeUnit.MINUTES)
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
 class FenceUpIT {
     private static final List<String> ENV = List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL", "CONNECT_URL",
             "CONNECT_METRICS_URL", "ENFORCER_URL");
@@ -71,8 +71,13 @@ class FenceUpIT {
             assertThat(Http.get(env.get("CONNECT_URL") + "/connectors/" + LocalStack.SINK_CONNECTOR + "/status").body()).contains("RUNNING");
             assertThat(Http.get(env.get("ENFORCER_URL") + "/health").statusCode()).isEqualTo(200);
             sinkMetricsCountWhatTheSinkDid(env);
+            keywordNamesLandInAKeywordTable(env);
         } finally {
-            up.signal("TERM");
+            if (up.isAlive()) { // a fence up that died already would hide why behind a failed kill
+                up.signal("TERM");
+            } else {
+                System.out.println("[fence up exited early; its log]\n" + Files.readString(up.log()));
+            }
         }
         // 143 = 128 + SIGTERM: the JVM ran its shutdown hooks (which stop the stack) and exited; -1 would mean it hung.
         assertThat(up.waitFor(Duration.ofSeconds(90))).isEqualTo(143);
@@ -106,6 +111,48 @@ class FenceUpIT {
             assertThat(scrape(env, "fence_sink_records_fenced_total{" + SINK + ",reason=\"STALE_TOKEN\",task=\"0\"}")).isEqualTo(1.0);
         });
         assertThat(scrape(env, "fence_sink_records_fenced_total{" + SINK + ",reason=\"DUPLICATE\",task=\"0\"}")).isZero();
+    }
+
+    /**
+     * Issue 13: a user-defined Avro type whose field names are SQL keywords, on a topic named
+     * {@code order}, through a second connector created on the stack's Connect worker with
+     * {@code table.name=${topic}}: the rows land in table "order" with the right values (a stale write
+     * beside them is fenced), and the task stays RUNNING.
+     */
+    private static void keywordNamesLandInAKeywordTable(Map<String, String> env) throws Exception {
+        org.apache.avro.Schema keywords = new org.apache.avro.Schema.Parser().parse("""
+                {"type": "record", "name": "KeywordOrder", "namespace": "dev.fencedwrites.it", "fields": [
+                  {"name": "order", "type": "string"}, {"name": "user", "type": "string"}, {"name": "group", "type": ["null", "string"]},
+                  {"name": "offset", "type": "long"}, {"name": "limit", "type": "int"}, {"name": "from", "type": "string"},
+                  {"name": "select", "type": "boolean"}, {"name": "whereTo", "type": "string"}]}""");
+        SinkProbe probe = new SinkProbe(env.get("KAFKA_BOOTSTRAP"), env.get("CONNECT_URL"), env.get("POSTGRES_URL"), env.get("SCHEMA_REGISTRY_URL"));
+        probe.createTopics("order", "order-dlq");
+        probe.createSink("order-sink", "order", "order-dlq", Map.of());
+        AvroSerializer<org.apache.avro.generic.GenericRecord> values = new AvroSerializer<>(
+                new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)), false);
+        try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
+            Object[][] rows = {{"o-1", "first", 9L}, {"o-2", "second", 9L}, {"o-1", "stale", 3L}};
+            for (Object[] row : rows) {
+                org.apache.avro.generic.GenericRecord value = new org.apache.avro.generic.GenericData.Record(keywords);
+                value.put("order", row[1]);
+                value.put("user", "user-" + row[1]);
+                value.put("group", "g");
+                value.put("offset", 40L);
+                value.put("limit", 5);
+                value.put("from", "warehouse");
+                value.put("select", true);
+                value.put("whereTo", "dock");
+                probe.send(producer, "order", ((String) row[0]).getBytes(java.nio.charset.StandardCharsets.UTF_8), values.serialize("order", value),
+                        FenceHeaders.TOKEN, row[2].toString(), FenceHeaders.SEQ, "1");
+            }
+        }
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            assertThat(probe.rows("SELECT resource_key, \"order\", \"user\", \"group\", \"offset\", \"limit\", \"from\", \"select\"::text, where_to,"
+                    + " fence_token FROM \"order\" ORDER BY 1"))
+                    .containsExactly("o-1|first|user-first|g|40|5|warehouse|true|dock|9", "o-2|second|user-second|g|40|5|warehouse|true|dock|9");
+            assertThat(probe.deadLetters("order-dlq")).extracting(SinkProbe.DeadLetter::reason).containsExactly("STALE_TOKEN");
+        });
+        assertThat(probe.taskState("order-sink")).isEqualTo("RUNNING");
     }
 
     /** The value of one series (labels in the exporter's order, sorted by name) on the Connect worker's Prometheus endpoint; fails if it is not there. */

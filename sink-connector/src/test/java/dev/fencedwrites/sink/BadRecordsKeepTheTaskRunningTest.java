@@ -182,6 +182,24 @@ class BadRecordsKeepTheTaskRunningTest {
         assertThat(query("SELECT resource_key, amount_minor, fence_seq FROM \"" + topic + "\" ORDER BY 1")).containsExactly("j|3|1", "k|1|1");
     }
 
+    /** A record schema with more columns than a PostgreSQL table may have (54011) is refused for its records only. */
+    @Test
+    void aSchemaTooWideForATableIsDeadLetteredAndTheOtherSchemasRowsWritten() throws SQLException {
+        SchemaBuilder wide = SchemaBuilder.struct().name("Wide");
+        for (int i = 0; i < 1_700; i++) {
+            wide.field("f" + i, Schema.OPTIONAL_INT32_SCHEMA);
+        }
+        Schema tooWide = wide.build();
+        startTask(Map.of());
+
+        task.put(List.of(record("good", keywords("x", 1), 10, fence(1, 1)), record("wide", new Struct(tooWide), 11, fence(1, 1)),
+                record("good-2", keywords("y", 2), 12, fence(1, 1))));
+
+        assertThat(reasons()).containsExactly("MALFORMED_VALUE@11");
+        assertThat(context.reports().get(0).error()).hasMessageContaining("refused the columns of schema Wide").hasMessageContaining("1600");
+        assertThat(query("SELECT resource_key, \"order\" FROM \"" + topic + "\" ORDER BY 1")).containsExactly("good|x", "good-2|y");
+    }
+
     /** A pre-existing ${topic} table is checked at its first use like a fixed one, and a misfit fails the task naming it, before anything is written. */
     @ParameterizedTest(name = "{1}")
     @CsvSource(delimiter = '|', value = {

@@ -364,7 +364,10 @@ public final class RecordTable {
                 byShape.computeIfAbsent(value == null ? null : value.schema(), shape -> new ArrayList<>()).add(index);
             }
             for (Map.Entry<Schema, List<Integer>> shape : byShape.entrySet()) {
-                List<Column> columns = shape.getKey() == null ? deleteColumns(connection) : prepare(connection, shape.getKey());
+                List<Column> columns = columnsOrRefuse(connection, shape.getKey(), shape.getValue(), outcomes);
+                if (columns == null) {
+                    continue;
+                }
                 int perStatement = Math.max(1, MAX_PARAMETERS / (columns.size() + 3));
                 List<Integer> indexes = shape.getValue();
                 for (int from = 0; from < indexes.size(); from += perStatement) {
@@ -386,6 +389,33 @@ public final class RecordTable {
             }
         }
         return List.of(outcomes);
+    }
+
+    /**
+     * The columns for rows of {@code schema} ({@code null}: deletes), after creating or evolving the
+     * table; or {@code null} when the database refuses that DDL for the schema itself (SQLState class
+     * 54, e.g. more than 1600 columns, 54011), and then every row of {@code indexes} is
+     * {@code MALFORMED_VALUE}: one record schema too wide for PostgreSQL stops no other (issue 13).
+     */
+    private List<Column> columnsOrRefuse(Connection connection, Schema schema, List<Integer> indexes, Outcome[] outcomes) throws SQLException {
+        Savepoint beforeDdl = connection.setSavepoint();
+        try {
+            List<Column> columns = schema == null ? deleteColumns(connection) : prepare(connection, schema);
+            connection.releaseSavepoint(beforeDdl);
+            return columns;
+        } catch (SQLException e) {
+            if (e.getSQLState() == null || !e.getSQLState().startsWith("54")) {
+                throw e;
+            }
+            connection.rollback(beforeDdl);
+            catalog = null; // the rolled-back CREATE or ALTER is gone
+            validated = false;
+            for (int index : indexes) {
+                outcomes[index] = new Outcome(Decision.reject(RejectionReason.MALFORMED_VALUE), null, "the database refused the columns of schema "
+                        + (schema == null || schema.name() == null ? "(unnamed)" : schema.name()) + " in table " + table + ": " + e.getMessage());
+            }
+            return null;
+        }
     }
 
     /**

@@ -1,0 +1,205 @@
+package dev.fencedwrites.localstack;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencedwrites.localstack.SinkProbe.DeadLetter;
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.registry.AvroSerializer;
+import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Needs real services: issue 13's "no single record may stop the pipeline" is about what a real
+ * Connect worker does with the sink task's outcome (task state, dead-letter topic through its errant
+ * record reporter, offsets), records from a real broker, and what real PostgreSQL refuses.
+ */
+@Timeout(value = 8, unit = TimeUnit.MINUTES)
+class SinkBadRecordsIT {
+    private static final Schema SUMMARY = new Schema.Parser().parse("""
+            {"type": "record", "name": "Summary", "namespace": "dev.fencedwrites.it", "fields": [
+              {"name": "customerId", "type": "string"}, {"name": "amountMinor", "type": "long"},
+              {"name": "lineItems", "type": "int"}, {"name": "computedBy", "type": "string"}]}""");
+
+    @TempDir
+    static Path dir;
+    static LocalStack stack;
+    static SinkProbe probe;
+    static AvroSerializer<GenericRecord> values;
+
+    @BeforeAll
+    static void startStack() throws Exception {
+        stack = LocalStack.start(dir, false, line -> System.out.println("[stack] " + line));
+        probe = new SinkProbe(stack.kafkaBootstrap(), stack.connectUrl(), stack.postgresUrl(), stack.schemaRegistryUrl());
+        values = new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+    }
+
+    @AfterAll
+    static void stopStack() {
+        if (stack != null) {
+            stack.close();
+        }
+    }
+
+    /**
+     * A batch of only rows the database refuses (NUL in the key and in a value, a key too long for the
+     * index, a number out of the column's range, NULL into NOT NULL, a CHECK), then the same kinds mixed
+     * with good rows: every bad one is on the dead-letter topic with its reason, the good ones are in the
+     * table, and the task stays RUNNING.
+     */
+    @Test
+    void rowsTheDatabaseRefusesAreDeadLetteredOneByOneAndTheTaskKeepsRunning() throws Exception {
+        String topic = "data_errors";
+        probe.createTopics(topic, topic + "-dlq");
+        probe.execute("CREATE TABLE " + topic + " (resource_key TEXT PRIMARY KEY, deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token BIGINT NOT NULL,"
+                + " fence_seq BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), customer_id TEXT, amount_minor NUMERIC(5),"
+                + " line_items INTEGER CHECK (line_items >= 0), computed_by TEXT)");
+        probe.createSink("data-errors-sink", topic, topic + "-dlq", Map.of());
+        try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
+            sendBadRows(producer, topic, "first");
+            await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))
+                    .untilAsserted(() -> assertThat(probe.deadLetters(topic + "-dlq")).hasSize(6));
+
+            send(producer, topic, "good-1", summary("good-1", 100, 1, "a"), 5, 1);
+            sendBadRows(producer, topic, "second");
+            send(producer, topic, "good-2", summary("good-2", 200, 2, "b"), 5, 1);
+        }
+
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+            assertThat(probe.rows("SELECT resource_key, amount_minor, line_items, computed_by, fence_token, fence_seq FROM " + topic + " ORDER BY 1"))
+                    .containsExactly("good-1|100|1|a|5|1", "good-2|200|2|b|5|1");
+            assertThat(probe.deadLetters(topic + "-dlq")).hasSize(12);
+        });
+        List<DeadLetter> letters = probe.deadLetters(topic + "-dlq");
+        assertThat(letters).allSatisfy(letter -> {
+            assertThat(letter.reason()).isEqualTo("MALFORMED_VALUE");
+            assertThat(letter.stage()).isEqualTo(FenceHeaders.STAGE_SINK);
+            assertThat(letter.error()).contains("the database refused the record");
+        });
+        assertThat(letters).extracting(DeadLetter::error).anyMatch(e -> e.contains("0x00")).anyMatch(e -> e.contains("numeric field overflow"))
+                .anyMatch(e -> e.contains("fence_seq")).anyMatch(e -> e.contains("line_items_check")).anyMatch(e -> e.contains("index row"));
+        assertThat(probe.taskState("data-errors-sink")).isEqualTo("RUNNING");
+    }
+
+    /**
+     * A ${topic} table whose fence_token is TEXT: made before the connector, Connect refuses the
+     * connector naming the column; made after it, the task fails at its first write naming the column
+     * (not with a bare SQL error), and nothing is written.
+     */
+    @Test
+    void anExistingPerTopicTableThatDoesNotFitFailsTheTaskNamingTheMismatch() throws Exception {
+        String topic = "misfit_table";
+        String misfit = "CREATE TABLE " + topic + " (resource_key TEXT PRIMARY KEY, deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token TEXT NOT NULL,"
+                + " fence_seq BIGINT, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())";
+        probe.createTopics(topic, topic + "-dlq");
+        probe.execute(misfit);
+        assertThatThrownBy(() -> probe.createSink("misfit-sink", topic, topic + "-dlq", Map.of())).isInstanceOf(SinkProbe.RefusedConnector.class)
+                .hasMessageContaining("HTTP 400").hasMessageContaining("column misfit_table.fence_token is text, expected bigint or numeric");
+
+        probe.execute("DROP TABLE " + topic);
+        probe.createSink("misfit-sink", topic, topic + "-dlq", Map.of());
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(1)).until(() -> probe.taskState("misfit-sink").equals("RUNNING"));
+        probe.execute(misfit);
+        try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
+            send(producer, topic, "k", summary("k", 1, 1, "a"), 1, 1);
+        }
+
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(probe.taskState("misfit-sink"))
+                .startsWith("FAILED").contains("table misfit_table does not fit the sink")
+                .contains("column misfit_table.fence_token is text, expected bigint or numeric").contains("CREATE TABLE IF NOT EXISTS \"misfit_table\""));
+        assertThat(probe.rows("SELECT count(*) FROM " + topic)).containsExactly("0");
+        assertThat(probe.deadLetters(topic + "-dlq")).isEmpty();
+    }
+
+    /**
+     * key.converter=ByteArrayConverter: the key's bytes are read as UTF-8, so a stale write to the same
+     * resource is fenced by its row (before, each record had a row of its own); a key that is not UTF-8
+     * is dead-lettered MALFORMED_KEY.
+     */
+    @Test
+    void bytesKeysShareTheirResourcesRowAndGuardAndAKeyNotInUtf8IsDeadLettered() throws Exception {
+        String topic = "bytes_keys";
+        probe.createTopics(topic, topic + "-dlq");
+        probe.createSink("bytes-keys-sink", topic, topic + "-dlq", Map.of("key.converter", "org.apache.kafka.connect.converters.ByteArrayConverter"));
+        try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
+            send(producer, topic, "resource-\u00e9", summary("holder", 700, 1, "holder"), 7, 1);
+            send(producer, topic, "resource-\u00e9", summary("stale", 500, 1, "stale"), 5, 1);
+            probe.send(producer, topic, new byte[] {'k', (byte) 0xC3, '('}, values.serialize(topic, summary("bad", 1, 1, "bad")),
+                    FenceHeaders.TOKEN, "1", FenceHeaders.SEQ, "1");
+        }
+
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+            assertThat(probe.rows("SELECT resource_key, computed_by, fence_token FROM " + topic)).containsExactly("resource-\u00e9|holder|7");
+            assertThat(probe.deadLetters(topic + "-dlq")).extracting(DeadLetter::reason).containsExactly("STALE_TOKEN", "MALFORMED_KEY");
+        });
+        assertThat(probe.deadLetters(topic + "-dlq").get(1).error()).contains("not valid UTF-8");
+        assertThat(probe.taskState("bytes-keys-sink")).isEqualTo("RUNNING");
+    }
+
+    /** A rejected copy (it carries fence.rejected.* headers) on the sink's topic is dead-lettered ALREADY_REJECTED, not written; the fresh record beside it is. */
+    @Test
+    void aRejectedCopyOnTheSinksTopicIsDeadLetteredNotWritten() throws Exception {
+        String topic = "rejected_copies";
+        probe.createTopics(topic, topic + "-dlq");
+        probe.createSink("rejected-copies-sink", topic, topic + "-dlq", Map.of());
+        try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
+            probe.send(producer, topic, "stale".getBytes(StandardCharsets.UTF_8), values.serialize(topic, summary("stale", 1, 1, "stale")),
+                    FenceHeaders.TOKEN, "3", FenceHeaders.SEQ, "1", FenceHeaders.REJECTED_REASON, "STALE_TOKEN",
+                    FenceHeaders.REJECTED_STAGE, FenceHeaders.STAGE_ENFORCER, FenceHeaders.REJECTED_HIGHEST, "9.1");
+            send(producer, topic, "fresh", summary("fresh", 2, 1, "fresh"), 9, 2);
+        }
+
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+            assertThat(probe.rows("SELECT resource_key, computed_by FROM " + topic)).containsExactly("fresh|fresh");
+            assertThat(probe.deadLetters(topic + "-dlq")).singleElement().satisfies(letter -> {
+                assertThat(letter.key()).isEqualTo("stale");
+                assertThat(letter.reason()).isEqualTo("ALREADY_REJECTED");
+                assertThat(letter.error()).contains("fence.rejected.reason=STALE_TOKEN");
+            });
+        });
+        assertThat(probe.taskState("rejected-copies-sink")).isEqualTo("RUNNING");
+    }
+
+    /** The six kinds of row PostgreSQL refuses, keys prefixed with {@code prefix}. */
+    private static void sendBadRows(KafkaProducer<byte[], byte[]> producer, String topic, String prefix) throws Exception {
+        String tooLong = prefix + new Random(prefix.hashCode()).ints(9_000, 33, 127)
+                .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append);
+        send(producer, topic, prefix + "-nul\u0000key", summary("a", 1, 1, "a"), 5, 1);
+        send(producer, topic, prefix + "-nul-value", summary("b", 1, 1, "nul\u0000value"), 5, 1);
+        send(producer, topic, tooLong, summary("c", 1, 1, "c"), 5, 1);
+        send(producer, topic, prefix + "-out-of-range", summary("d", 10_000_000, 1, "d"), 5, 1);
+        probe.send(producer, topic, (prefix + "-no-seq").getBytes(StandardCharsets.UTF_8), values.serialize(topic, summary("e", 1, 1, "e")),
+                FenceHeaders.TOKEN, "5");
+        send(producer, topic, prefix + "-negative-items", summary("f", 1, -1, "f"), 5, 1);
+    }
+
+    private static void send(KafkaProducer<byte[], byte[]> producer, String topic, String key, GenericRecord value, long token, long seq) throws Exception {
+        probe.send(producer, topic, key.getBytes(StandardCharsets.UTF_8), values.serialize(topic, value), FenceHeaders.TOKEN, Long.toString(token),
+                FenceHeaders.SEQ, Long.toString(seq));
+    }
+
+    private static GenericRecord summary(String customer, long amountMinor, int lineItems, String computedBy) {
+        GenericRecord record = new GenericData.Record(SUMMARY);
+        record.put("customerId", customer);
+        record.put("amountMinor", amountMinor);
+        record.put("lineItems", lineItems);
+        record.put("computedBy", computedBy);
+        return record;
+    }
+}
