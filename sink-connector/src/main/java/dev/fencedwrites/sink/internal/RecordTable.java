@@ -398,6 +398,10 @@ public final class RecordTable {
      * {@code MALFORMED_VALUE}: one record schema too wide for PostgreSQL stops no other (issue 13).
      */
     private List<Column> columnsOrRefuse(Connection connection, Schema schema, List<Integer> indexes, Outcome[] outcomes) throws SQLException {
+        List<Column> known = schema == null ? null : checked.get(schema);
+        if (known != null || (schema == null && validated && catalog != null && !catalog.isEmpty())) {
+            return known != null ? known : deleteColumns(connection); // no DDL to run: no savepoint, no extra round trip
+        }
         Savepoint beforeDdl = connection.setSavepoint();
         try {
             List<Column> columns = schema == null ? deleteColumns(connection) : prepare(connection, schema);
