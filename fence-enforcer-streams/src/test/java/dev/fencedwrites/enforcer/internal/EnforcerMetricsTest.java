@@ -1,0 +1,23 @@
+package dev.fencedwrites.enforcer.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencedwrites.schemas.RejectionReason;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/** The enforcer's fenced-writes series: one per reason the enforcer decides, none for the sink's own reasons. */
+class EnforcerMetricsTest {
+
+    @Test
+    void everyReasonTheEnforcerDecidesHasASeriesAndTheSinksOwnReasonsHaveNone() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new EnforcerMetrics(registry);
+
+        assertThat(registry.find("fenced.writes").counters()).extracting(counter -> counter.getId().getTag("reason"))
+                .containsExactlyInAnyOrderElementsOf(Arrays.stream(RejectionReason.values()).map(Enum::name)
+                        .filter(reason -> !reason.equals("MALFORMED_VALUE") && !reason.equals("MALFORMED_KEY") && !reason.equals("ALREADY_REJECTED"))
+                        .toList());
+    }
+}
