@@ -50,7 +50,7 @@ public final class LocalStack implements AutoCloseable {
     public static final String SINK_CONNECTOR = "billing-summary-sink";
     /** Name of the unguarded control connector. */
     public static final String UNFENCED_CONNECTOR = "billing-summary-unfenced";
-    /** Partitions of the input, accepted and rejected topics. */
+    /** Partitions of the input, accepted, rejected and markers topics. */
     public static final int PARTITIONS = 3;
 
     private final Path dir;
