@@ -63,7 +63,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
             .define(REJECTED_TOPIC, Type.STRING, FenceTopics.REJECTED, new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Topic rejected records go to, with fence.rejected.* headers.", GROUP_KAFKA, 5, ConfigDef.Width.MEDIUM, "Rejected topic")
             .define(MARKERS_TOPIC, Type.STRING, FenceTopics.MARKERS, Importance.MEDIUM,
-                    "Topic each winning FENCE marker is published to (key and headers unchanged, null value, plus "
+                    "Topic each winning FENCE marker is published to (its key, null value, its fence headers, "
                     + "fence.marker.target.topic and fence.source.*), for the sink to raise the row's fence at takeover. "
                     + "Empty: markers only raise the enforcer's fence.", GROUP_KAFKA, 6, ConfigDef.Width.MEDIUM, "Markers topic")
             .define(STATE_DIR, Type.STRING, null, Importance.MEDIUM,

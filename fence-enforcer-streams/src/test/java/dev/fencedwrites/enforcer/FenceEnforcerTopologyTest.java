@@ -261,6 +261,20 @@ class FenceEnforcerTopologyTest {
         assertThat(markers.isEmpty()).isTrue();
     }
 
+    /** A published marker carries only its fence, short lease and writer, target and source: 2 MB of other headers stay behind. */
+    @Test
+    void publishedMarkerCarriesOnlyItsFenceHeaders() {
+        pipe(KEY, null, FenceHeaders.TOKEN, "6", FenceHeaders.SEQ, "0", FenceHeaders.OP, "fence", FenceHeaders.WRITER, "worker-1",
+                FenceHeaders.LEASE, "x".repeat(300), "bulk", "z".repeat(2 * 1024 * 1024));
+
+        TestRecord<byte[], byte[]> out = markers.readRecord();
+        List<String> names = new ArrayList<>();
+        out.headers().forEach(header -> names.add(header.key()));
+        assertThat(names).containsExactly(FenceHeaders.TOKEN, FenceHeaders.SEQ, FenceHeaders.OP, FenceHeaders.WRITER, FenceHeaders.MARKER_TARGET_TOPIC,
+                FenceHeaders.SOURCE_TOPIC, FenceHeaders.SOURCE_PARTITION, FenceHeaders.SOURCE_OFFSET);
+        assertThat(header(out, FenceHeaders.OP)).isEqualTo("FENCE");
+    }
+
     @Test
     void losingMarkerIsNotPublishedToTheMarkersTopic() {
         write(KEY, "v1", 6, 1);

@@ -27,11 +27,13 @@ import org.slf4j.LoggerFactory;
  * accepted records go to the accepted sink unchanged (key, value and headers byte for byte);
  * rejected ones go to the rejected sink with the {@code fence.rejected.*} and
  * {@code fence.source.*} headers added. A winning FENCE marker raises the fence and, when a markers
- * output is set, is published there (null value, its headers plus {@code fence.marker.target.topic}
+ * output is set, is published there (null value, its fence headers, {@code fence.marker.target.topic}
  * and {@code fence.source.*}) so that the sink raises the row's fence too (issue 13).
  */
 public final class FenceProcessor implements Processor<byte[], byte[], byte[], byte[]> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceProcessor.class);
+    /** The longest {@code fence.lease} or {@code fence.writer} copied onto a published marker. */
+    static final int MARKER_TEXT_HEADER_MAX_CHARS = 256;
 
     private final String storeName;
     private final String acceptedSink;
@@ -119,10 +121,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             metrics.markerAccepted();
             LOG.debug("fence raised to {} by marker from {}", stamp.fence(), stamp.writer());
             if (markers != null) {
-                RecordHeaders headers = new RecordHeaders(record.headers().toArray());
-                headers.add(FenceHeaders.MARKER_TARGET_TOPIC, FenceHeaders.encode(markers.targetTopic()));
-                addSource(headers);
-                context.forward(record.withHeaders(headers), markers.sink());
+                context.forward(record.withHeaders(markerHeaders(stamp)), markers.sink());
             }
             return;
         }
@@ -157,6 +156,31 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         LOG.info("rejected {} record: {}", reason, detail);
         context.forward(record.withHeaders(headers).withValue(value), rejectedSink);
+    }
+
+    /**
+     * The headers of a published marker: its fence as parsed (token, seq, op), the lease and writer
+     * when they are short, the target topic and the source coordinates. Nothing else of the input
+     * record is copied, so a marker carrying megabytes of other headers still fits the markers topic.
+     */
+    private Headers markerHeaders(FenceStamp stamp) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(stamp.fence().token()));
+        if (stamp.fence().hasSeq()) {
+            headers.add(FenceHeaders.SEQ, FenceHeaders.encode(stamp.fence().seq()));
+        }
+        headers.add(FenceHeaders.OP, FenceHeaders.encode(FenceOp.FENCE.name()));
+        addIfShort(headers, FenceHeaders.LEASE, stamp.lease());
+        addIfShort(headers, FenceHeaders.WRITER, stamp.writer());
+        headers.add(FenceHeaders.MARKER_TARGET_TOPIC, FenceHeaders.encode(markers.targetTopic()));
+        addSource(headers);
+        return headers;
+    }
+
+    private static void addIfShort(Headers headers, String name, String value) {
+        if (value != null && value.length() <= MARKER_TEXT_HEADER_MAX_CHARS) {
+            headers.add(name, FenceHeaders.encode(value));
+        }
     }
 
     /** Adds {@code fence.source.topic}, {@code .partition} and {@code .offset}: where the input record was read. */
