@@ -78,15 +78,15 @@ final class TopicCheck {
                             + " partitions, fewer than the input topic '" + input + "' (" + partitions + "): add partitions to it");
                 }
             }
-            if (config.markersTopic().isPresent()) {
-                prepareMarkers(admin, config, config.markersTopic().get(), partitions, timeout);
-            }
             maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(), config.rejectedTopic());
             int rejectedMax = maxBytes.get(config.rejectedTopic());
             int acceptedMax = maxBytes.get(config.acceptedTopic());
             if (compacted(admin, config.rejectedTopic(), timeout)) {
                 throw new IllegalStateException("rejected topic '" + config.rejectedTopic() + "' is compacted (cleanup.policy=compact): it would drop "
                         + "rejected records and refuses records without a key; use cleanup.policy=delete");
+            }
+            if (config.markersTopic().isPresent()) {
+                prepareMarkers(admin, config, config.markersTopic().get(), partitions, timeout);
             }
             if (acceptedMax < inputMax) {
                 LOG.warn("accepted topic '{}' takes records up to {} bytes, the input '{}' up to {}: larger valid records will be rejected TOO_LARGE",
