@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates the pipeline's topics as `./fence up` does (LocalStack.createTopics): 3 partitions each,
+# Creates the pipeline's topics (input, accepted, rejected, markers) as `./fence up` does (LocalStack.createTopics): 3 partitions each,
 # one replica (a single broker), and room on the rejected topic for the rejection headers on top
 # of the largest input record (the broker default 1048588 bytes + 64 KiB). Safe to run again.
 # Usage: create-topics.sh BOOTSTRAP
@@ -14,4 +14,5 @@ create() {
 create fenced-writes
 create fenced-writes-accepted
 create fenced-writes-rejected --config max.message.bytes=1114124
-"$topics" --bootstrap-server "$bootstrap" --describe --topic fenced-writes,fenced-writes-accepted,fenced-writes-rejected
+create fenced-writes-markers
+"$topics" --bootstrap-server "$bootstrap" --describe --topic fenced-writes,fenced-writes-accepted,fenced-writes-rejected,fenced-writes-markers

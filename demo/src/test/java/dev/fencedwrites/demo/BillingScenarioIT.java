@@ -132,6 +132,38 @@ class BillingScenarioIT {
     }
 
     /**
+     * The fence at the resource on takeover (issue 13): a new holder's FENCE marker, decided by the
+     * enforcer and published to the markers topic, raises the row's fence in PostgreSQL before the
+     * holder writes anything, so a stale write that goes around the enforcer (straight to the
+     * accepted topic) with a token below the marker, though above the row's last data write, is
+     * refused at the database.
+     */
+    @Test
+    void writeAroundTheEnforcerBelowAWinningMarkerIsRefusedAtTheDatabase() throws Exception {
+        String customer = "customer-marker-" + UUID.randomUUID();
+        publish(FenceTopics.INPUT, customer, summary(customer, 500, "old-holder"), 5, 1);
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(computedBy(LocalStack.TABLE, customer)).isEqualTo("old-holder"));
+
+        publishMarker(FenceTopics.INPUT, customer, 8);
+        await("the marker raised the row's fence, its data unchanged").atMost(Duration.ofSeconds(60))
+                .untilAsserted(() -> assertThat(fenceOf(LocalStack.TABLE, customer)).isEqualTo("8.0 old-holder"));
+        byte[] stale = serializer().serialize(FenceTopics.ACCEPTED, summary(customer, 600, "stale-writer"));
+        publishRaw(FenceTopics.ACCEPTED, customer, stale, 6, 1);
+
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            List<ConsumerRecord<String, byte[]>> rejected = read(FenceTopics.REJECTED, customer);
+            assertThat(rejected).hasSize(1);
+            assertThat(header(rejected.get(0), FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
+            assertThat(header(rejected.get(0), FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_SINK);
+            assertThat(header(rejected.get(0), FenceHeaders.REJECTED_HIGHEST)).isEqualTo("8.0");
+            assertThat(rejected.get(0).value()).isEqualTo(stale);
+        });
+        assertThat(fenceOf(LocalStack.TABLE, customer)).isEqualTo("8.0 old-holder");
+        assertThat(read(FenceTopics.MARKERS, customer)).singleElement()
+                .satisfies(marker -> assertThat(header(marker, FenceHeaders.MARKER_TARGET_TOPIC)).isEqualTo(FenceTopics.ACCEPTED));
+    }
+
+    /**
      * 500 records over 50 keys straight onto the accepted topic (past the enforcer), 100 of them
      * stale: the real Connect worker's sink applies 400 and dead-letters exactly the 100 stale ones
      * with STALE_TOKEN, and every row ends at its key's highest fence.
@@ -439,6 +471,29 @@ class BillingScenarioIT {
             headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
             headers.add(FenceHeaders.SEQ, FenceHeaders.encode(seq));
             producer.send(new ProducerRecord<>(topic, null, key, value, headers)).get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A FENCE marker (seq 0, null value), as producer-lib publishes at acquisition. */
+    private static void publishMarker(String topic, String key, long token) throws Exception {
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+            RecordHeaders headers = new RecordHeaders();
+            headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
+            headers.add(FenceHeaders.SEQ, FenceHeaders.encode(0));
+            headers.add(FenceHeaders.OP, FenceHeaders.encode("FENCE"));
+            producer.send(new ProducerRecord<>(topic, null, key, null, headers)).get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The row's fence and writer as {@code token.seq computed_by}, or {@code null} without a row. */
+    private static String fenceOf(String table, String key) throws Exception {
+        try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
+             PreparedStatement statement = connection.prepareStatement("SELECT fence_token, fence_seq, computed_by FROM " + table + " WHERE resource_key = ?")) {
+            statement.setString(1, key);
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next() ? rows.getLong(1) + "." + rows.getLong(2) + " " + rows.getString(3) : null;
+            }
         }
     }
 

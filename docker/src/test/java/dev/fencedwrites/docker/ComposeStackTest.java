@@ -137,7 +137,7 @@ class ComposeStackTest {
     @Test
     void theTopicsAreThoseOfTheLocalStack() {
         String script = StackFiles.text(DIR.resolve("kafka/create-topics.sh"));
-        for (String topic : List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED)) {
+        for (String topic : List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS)) {
             assertThat(script).containsPattern("(?m)^create " + Pattern.quote(topic) + "( |$)");
         }
         assertThat(script).contains("--partitions " + LocalStack.PARTITIONS);

@@ -95,8 +95,8 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             http.close();
         }, "enforcer-shutdown"));
         http.start();
-        LOG.info("fence enforcer: {} -> {} / {}, HTTP on port {}, advertised as {}", config.inputTopic(), config.acceptedTopic(),
-                config.rejectedTopic(), http.port(), self);
+        LOG.info("fence enforcer: {} -> {} / {} (winning markers -> {}), HTTP on port {}, advertised as {}", config.inputTopic(),
+                config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse("nowhere"), http.port(), self);
         streams.start();
         stopped.await();
         streamsMetrics.close();

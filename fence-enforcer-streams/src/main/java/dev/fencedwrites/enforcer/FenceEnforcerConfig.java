@@ -6,8 +6,10 @@ import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -29,6 +31,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String INPUT_TOPIC = "input.topic";
     public static final String ACCEPTED_TOPIC = "accepted.topic";
     public static final String REJECTED_TOPIC = "rejected.topic";
+    public static final String MARKERS_TOPIC = "markers.topic";
     public static final String STATE_DIR = "state.dir";
     public static final String PROCESSING_GUARANTEE = "processing.guarantee";
     public static final String HTTP_HOST = "http.host";
@@ -59,13 +62,17 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                     "Topic accepted records are forwarded to, byte for byte.", GROUP_KAFKA, 4, ConfigDef.Width.MEDIUM, "Accepted topic")
             .define(REJECTED_TOPIC, Type.STRING, FenceTopics.REJECTED, new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Topic rejected records go to, with fence.rejected.* headers.", GROUP_KAFKA, 5, ConfigDef.Width.MEDIUM, "Rejected topic")
+            .define(MARKERS_TOPIC, Type.STRING, FenceTopics.MARKERS, Importance.MEDIUM,
+                    "Topic each winning FENCE marker is published to (its key, null value, its fence headers, "
+                    + "fence.marker.target.topic and fence.source.*), for the sink to raise the row's fence at takeover. "
+                    + "Empty: markers only raise the enforcer's fence.", GROUP_KAFKA, 6, ConfigDef.Width.MEDIUM, "Markers topic")
             .define(STATE_DIR, Type.STRING, null, Importance.MEDIUM,
                     "Directory of the local state store (RocksDB); when unset, fence-enforcer under the JVM's java.io.tmpdir. "
-                    + "The changelog topic restores it when lost.", GROUP_KAFKA, 6, ConfigDef.Width.LONG, "State directory")
+                    + "The changelog topic restores it when lost.", GROUP_KAFKA, 7, ConfigDef.Width.LONG, "State directory")
             .define(PROCESSING_GUARANTEE, Type.STRING, StreamsConfig.EXACTLY_ONCE_V2,
                     ConfigDef.ValidString.in(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE), Importance.MEDIUM,
                     "exactly_once_v2: each input record's outcome and the fence update commit atomically. at_least_once: a crash may emit an outcome twice.",
-                    GROUP_KAFKA, 7, ConfigDef.Width.SHORT, "Processing guarantee")
+                    GROUP_KAFKA, 8, ConfigDef.Width.SHORT, "Processing guarantee")
             .define(TOPICS_CREATE_ENABLE, Type.BOOLEAN, false, Importance.MEDIUM,
                     "Create missing topics at start. Off: a missing topic stops the enforcer with a message naming it. "
                     + "Accepted and rejected topics are created with the input's partition count; the rejected topic with room for the rejection headers.",
@@ -134,6 +141,10 @@ public final class FenceEnforcerConfig extends AbstractConfig {
             throw new ConfigException("input.topic, accepted.topic and rejected.topic must be three different topics, got "
                     + inputTopic() + ", " + acceptedTopic() + ", " + rejectedTopic());
         }
+        if (markersTopic().isPresent() && List.of(inputTopic(), acceptedTopic(), rejectedTopic()).contains(markersTopic().get())) {
+            throw new ConfigException(MARKERS_TOPIC, markersTopic().get(), "must differ from input.topic, accepted.topic and rejected.topic "
+                    + "(a marker's null value would read as a delete there)");
+        }
         new StreamsConfig(streamsProperties());
     }
 
@@ -163,6 +174,12 @@ public final class FenceEnforcerConfig extends AbstractConfig {
 
     public String rejectedTopic() {
         return getString(REJECTED_TOPIC);
+    }
+
+    /** The markers topic, or empty when {@value #MARKERS_TOPIC} is set empty (markers then only raise the enforcer's fence). */
+    public Optional<String> markersTopic() {
+        String topic = getString(MARKERS_TOPIC);
+        return topic == null || topic.isBlank() ? Optional.empty() : Optional.of(topic.strip());
     }
 
     /** The Kafka Streams properties: the enforcer's own settings plus every {@code streams.*} passthrough. */

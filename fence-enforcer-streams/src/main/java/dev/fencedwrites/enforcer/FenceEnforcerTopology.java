@@ -14,7 +14,8 @@ import org.apache.kafka.streams.state.Stores;
 
 /**
  * Builds the enforcer's topology: source (input topic, raw bytes) → fence processor with the
- * persistent {@value #STORE} state store → accepted sink and rejected sink. Does no I/O.
+ * persistent {@value #STORE} state store → accepted sink, rejected sink and, when set, the markers
+ * sink (winning FENCE markers, for the sink connector to raise the row's fence). Does no I/O.
  */
 public final class FenceEnforcerTopology {
     /** Name of the state store holding the highest accepted fence per key (changelog-backed). */
@@ -23,6 +24,7 @@ public final class FenceEnforcerTopology {
     static final String PROCESSOR = "fence";
     static final String ACCEPTED_SINK = "accepted";
     static final String REJECTED_SINK = "rejected";
+    static final String MARKERS_SINK = "markers";
 
     private FenceEnforcerTopology() {
     }
@@ -46,18 +48,25 @@ public final class FenceEnforcerTopology {
         return build(input, accepted, rejected, Limits.unbounded(inputPartitions), meters);
     }
 
+    /** {@link #build(String, String, String, String, Limits, MeterRegistry)} without a markers topic. */
+    public static Topology build(String input, String accepted, String rejected, Limits limits, MeterRegistry meters) {
+        return build(input, accepted, rejected, null, limits, meters);
+    }
+
     /**
      * @param input    the input topic
      * @param accepted the accepted topic
      * @param rejected the rejected topic
+     * @param markers  the topic winning FENCE markers are published to, or {@code null} for none
      * @param limits   the topics' partition count and size limits
      * @param meters   where the fenced-writes counters are registered
      */
-    public static Topology build(String input, String accepted, String rejected, Limits limits, MeterRegistry meters) {
+    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits, MeterRegistry meters) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Topology topology = new Topology();
         topology.addSource(AutoOffsetReset.earliest(), SOURCE, new LenientTimestampExtractor(), new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
-        topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, ACCEPTED_SINK, REJECTED_SINK, metrics, limits), SOURCE);
+        topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, ACCEPTED_SINK, REJECTED_SINK,
+                markers == null ? null : new FenceProcessor.MarkerOutput(MARKERS_SINK, accepted), metrics, limits), SOURCE);
         // Cached: gets and puts hit an in-memory cache, and RocksDB and the changelog get one write
         // per key per commit instead of one per record. The processor and /fences/{key} read
         // through the cache. Under exactly_once_v2 the cache is flushed into the transaction
@@ -73,11 +82,14 @@ public final class FenceEnforcerTopology {
                 .withCachingEnabled(), PROCESSOR);
         topology.addSink(ACCEPTED_SINK, accepted, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
         topology.addSink(REJECTED_SINK, rejected, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
+        if (markers != null) {
+            topology.addSink(MARKERS_SINK, markers, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
+        }
         return topology;
     }
 
     /** Builds the topology for the topics named in {@code config}. */
     public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters) {
-        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), limits, meters);
+        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null), limits, meters);
     }
 }

@@ -85,6 +85,9 @@ final class TopicCheck {
                 throw new IllegalStateException("rejected topic '" + config.rejectedTopic() + "' is compacted (cleanup.policy=compact): it would drop "
                         + "rejected records and refuses records without a key; use cleanup.policy=delete");
             }
+            if (config.markersTopic().isPresent()) {
+                prepareMarkers(admin, config, config.markersTopic().get(), partitions, timeout);
+            }
             if (acceptedMax < inputMax) {
                 LOG.warn("accepted topic '{}' takes records up to {} bytes, the input '{}' up to {}: larger valid records will be rejected TOO_LARGE",
                         config.acceptedTopic(), acceptedMax, input, inputMax);
@@ -102,6 +105,28 @@ final class TopicCheck {
         }
     }
 
+    /**
+     * The markers topic exists (or is created with the input's partition count) and is not
+     * compacted: a marker's value is null, which a compacted topic treats as a tombstone and
+     * removes, so a sink replaying the topic would miss fences.
+     */
+    private static void prepareMarkers(Admin admin, FenceEnforcerConfig config, String markers, int partitions, Duration timeout)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        if (!describe(admin, List.of(markers), timeout).containsKey(markers)) {
+            requireCreate(config, markers);
+            create(admin, new NewTopic(markers, Optional.of(partitions), replication(config)), timeout);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (!describe(admin, List.of(markers), timeout).containsKey(markers) && System.nanoTime() - deadline < 0) {
+                Thread.sleep(100); // a topic created a moment ago may not be in every broker's metadata yet
+            }
+        }
+        if (compacted(admin, markers, timeout)) {
+            throw new IllegalStateException("markers topic '" + markers + "' is compacted (cleanup.policy=compact): markers have null values, "
+                    + "which compaction removes as tombstones; use cleanup.policy=delete, or set " + FenceEnforcerConfig.MARKERS_TOPIC
+                    + " empty to publish no markers");
+        }
+    }
+
     private static boolean compacted(Admin admin, String topic, Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
         Config config = admin.describeConfigs(List.of(resource)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(resource);
@@ -110,7 +135,8 @@ final class TopicCheck {
 
     private static void requireCreate(FenceEnforcerConfig config, String topic) {
         if (!config.getBoolean(FenceEnforcerConfig.TOPICS_CREATE_ENABLE)) {
-            throw new IllegalStateException("topic '" + topic + "' does not exist: create it (accepted and rejected with at least the input's partitions) "
+            throw new IllegalStateException("topic '" + topic + "' does not exist: create it (accepted and rejected with at least the input's partitions; "
+                    + "markers with cleanup.policy=delete) "
                     + "or set " + FenceEnforcerConfig.TOPICS_CREATE_ENABLE + "=true");
         }
     }

@@ -33,6 +33,7 @@ class FenceEnforcerTopologyTest {
     private static final String INPUT = "in";
     private static final String ACCEPTED = "ok";
     private static final String REJECTED = "dlq";
+    private static final String MARKERS = "marks";
     private static final String KEY = "customer-42";
 
     @TempDir
@@ -43,6 +44,7 @@ class FenceEnforcerTopologyTest {
     private TestInputTopic<byte[], byte[]> input;
     private TestOutputTopic<byte[], byte[]> accepted;
     private TestOutputTopic<byte[], byte[]> rejected;
+    private TestOutputTopic<byte[], byte[]> markers;
 
     @BeforeEach
     void startDriver() {
@@ -54,10 +56,12 @@ class FenceEnforcerTopologyTest {
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-enforcer-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        driver = new TopologyTestDriver(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, inputPartitions, meters), props);
+        driver = new TopologyTestDriver(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS,
+                FenceEnforcerTopology.Limits.unbounded(inputPartitions), meters), props);
         input = driver.createInputTopic(INPUT, new ByteArraySerializer(), new ByteArraySerializer());
         accepted = driver.createOutputTopic(ACCEPTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         rejected = driver.createOutputTopic(REJECTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        markers = driver.createOutputTopic(MARKERS, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 
     @AfterEach
@@ -239,6 +243,46 @@ class FenceEnforcerTopologyTest {
 
         assertThat(accepted.isEmpty()).isTrue();
         assertThat(rejected.isEmpty()).isTrue();
+    }
+
+    @Test
+    void winningMarkerIsPublishedToTheMarkersTopicNamingTheAcceptedTopic() {
+        marker(KEY, 6);
+
+        TestRecord<byte[], byte[]> out = markers.readRecord();
+        assertThat(new String(out.key(), StandardCharsets.UTF_8)).isEqualTo(KEY);
+        assertThat(out.value()).isNull();
+        assertThat(header(out, FenceHeaders.TOKEN)).isEqualTo("6");
+        assertThat(header(out, FenceHeaders.SEQ)).isEqualTo("0");
+        assertThat(header(out, FenceHeaders.OP)).isEqualTo("FENCE");
+        assertThat(header(out, FenceHeaders.MARKER_TARGET_TOPIC)).isEqualTo(ACCEPTED);
+        assertThat(header(out, FenceHeaders.SOURCE_TOPIC)).isEqualTo(INPUT);
+        assertThat(header(out, FenceHeaders.SOURCE_OFFSET)).isEqualTo("0");
+        assertThat(markers.isEmpty()).isTrue();
+    }
+
+    /** A published marker carries only its fence, short lease and writer, target and source: 2 MB of other headers stay behind. */
+    @Test
+    void publishedMarkerCarriesOnlyItsFenceHeaders() {
+        pipe(KEY, null, FenceHeaders.TOKEN, "6", FenceHeaders.SEQ, "0", FenceHeaders.OP, "fence", FenceHeaders.WRITER, "worker-1",
+                FenceHeaders.LEASE, "x".repeat(300), "bulk", "z".repeat(2 * 1024 * 1024));
+
+        TestRecord<byte[], byte[]> out = markers.readRecord();
+        List<String> names = new ArrayList<>();
+        out.headers().forEach(header -> names.add(header.key()));
+        assertThat(names).containsExactly(FenceHeaders.TOKEN, FenceHeaders.SEQ, FenceHeaders.OP, FenceHeaders.WRITER, FenceHeaders.MARKER_TARGET_TOPIC,
+                FenceHeaders.SOURCE_TOPIC, FenceHeaders.SOURCE_PARTITION, FenceHeaders.SOURCE_OFFSET);
+        assertThat(header(out, FenceHeaders.OP)).isEqualTo("FENCE");
+    }
+
+    @Test
+    void losingMarkerIsNotPublishedToTheMarkersTopic() {
+        write(KEY, "v1", 6, 1);
+        marker(KEY, 5);
+        marker(KEY, 6);
+
+        assertThat(markers.isEmpty()).isTrue();
+        assertThat(rejectedReasons()).containsExactly("STALE_TOKEN", "OUT_OF_ORDER");
     }
 
     @Test

@@ -50,7 +50,7 @@ public final class LocalStack implements AutoCloseable {
     public static final String SINK_CONNECTOR = "billing-summary-sink";
     /** Name of the unguarded control connector. */
     public static final String UNFENCED_CONNECTOR = "billing-summary-unfenced";
-    /** Partitions of the input, accepted and rejected topics. */
+    /** Partitions of the input, accepted, rejected and markers topics. */
     public static final int PARTITIONS = 3;
 
     private final Path dir;
@@ -163,6 +163,7 @@ public final class LocalStack implements AutoCloseable {
             List<NewTopic> topics = List.of(
                     new NewTopic(FenceTopics.INPUT, PARTITIONS, (short) 1),
                     new NewTopic(FenceTopics.ACCEPTED, PARTITIONS, (short) 1),
+                    new NewTopic(FenceTopics.MARKERS, PARTITIONS, (short) 1),
                     // Room for the rejection headers on top of the largest input record (the broker default, 1048588).
                     new NewTopic(FenceTopics.REJECTED, PARTITIONS, (short) 1).configs(Map.of("max.message.bytes", Integer.toString(1048588 + 64 * 1024))));
             admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
@@ -174,7 +175,8 @@ public final class LocalStack implements AutoCloseable {
         Map<String, String> sink = new LinkedHashMap<>();
         sink.put("connector.class", "dev.fencedwrites.sink.FencedJdbcSinkConnector");
         sink.put("tasks.max", "1");
-        sink.put("topics", FenceTopics.ACCEPTED);
+        // The markers topic too: a winning FENCE marker raises the row's fence (fence at the resource on takeover).
+        sink.put("topics", FenceTopics.ACCEPTED + "," + FenceTopics.MARKERS);
         sink.put("connection.url", postgres.jdbcUrl());
         sink.put("schema.registry.url", registry.address());
         sink.put("table.name", TABLE);

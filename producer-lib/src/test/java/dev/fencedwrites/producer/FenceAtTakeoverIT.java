@@ -69,7 +69,7 @@ class FenceAtTakeoverIT {
         admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
         try (Admin client = Admin.create(admin)) {
             client.createTopics(List.of(new NewTopic(FenceTopics.INPUT, 3, (short) 1), new NewTopic(FenceTopics.ACCEPTED, 3, (short) 1),
-                    new NewTopic(FenceTopics.REJECTED, 3, (short) 1))).all().get(60, TimeUnit.SECONDS);
+                    new NewTopic(FenceTopics.REJECTED, 3, (short) 1), new NewTopic(FenceTopics.MARKERS, 3, (short) 1))).all().get(60, TimeUnit.SECONDS);
         }
         enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address());
     }

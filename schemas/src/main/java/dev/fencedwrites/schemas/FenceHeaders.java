@@ -40,6 +40,13 @@ public final class FenceHeaders {
     /** Added to rejected records: offset the record was read from. */
     public static final String SOURCE_OFFSET = "fence.source.offset";
 
+    /**
+     * Added to the winning {@code FENCE} markers the enforcer publishes to the markers topic: the
+     * topic whose records the marker fences (the enforcer's accepted topic). The sink raises the
+     * fence of that topic's table, so {@code table.name=${topic}} resolves as for the data.
+     */
+    public static final String MARKER_TARGET_TOPIC = "fence.marker.target.topic";
+
     /** Value of {@link #REJECTED_STAGE} for rejections by the Kafka Streams enforcer. */
     public static final String STAGE_ENFORCER = "enforcer";
     /** Value of {@link #REJECTED_STAGE} for rejections by the database guard in the sink. */

@@ -8,6 +8,12 @@ public final class FenceTopics {
     public static final String ACCEPTED = "fenced-writes-accepted";
     /** Where rejected records go, unchanged plus the {@code fence.rejected.*} headers (a dead-letter topic). */
     public static final String REJECTED = "fenced-writes-rejected";
+    /**
+     * Where the enforcer publishes each winning {@code FENCE} marker, so that the sink raises the
+     * row's fence too (the fence at the resource on takeover, issue 13). Kept apart from the
+     * accepted topic, where a marker's null value would read as a delete and a compaction tombstone.
+     */
+    public static final String MARKERS = "fenced-writes-markers";
 
     private FenceTopics() {
     }

@@ -60,6 +60,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
 
     private final Map<RejectionReason, AtomicLong> rejected = new EnumMap<>(RejectionReason.class);
     private final AtomicLong written = new AtomicLong();
+    private final AtomicLong fencesRaised = new AtomicLong();
     private FencedJdbcSinkConfig config;
     private HikariDataSource pool;
     private final Map<TableName, RecordTable> tables = new HashMap<>();
@@ -72,7 +73,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
     private final Map<TopicPartition, OffsetAndMetadata> handled = new ConcurrentHashMap<>();
 
     private record Rejection(SinkRecord record, RejectionReason reason, Fence highest, String detail) {
-        /** Not written and not a rejection: a FENCE marker, which carries no data. */
+        /** Not written and not a rejection: a FENCE marker the unguarded sink ignores, or one the row's fence already covers. */
         static final Rejection SKIPPED = new Rejection(null, null, null, null);
     }
 
@@ -147,6 +148,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
         }
         List<Rejection> rejections = new ArrayList<>();
         int applied = 0;
+        int raised = 0;
         try (Connection connection = pool.getConnection()) {
             try {
                 // Pass 1: decode and check each record; those that cannot be written are rejected here.
@@ -156,7 +158,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
                 Map<Integer, RecordTable.Row> rows = new HashMap<>();
                 for (int i = 0; i < ordered.size(); i++) {
                     SinkRecord record = ordered.get(i);
-                    RecordTable table = table(config.tableName(record.topic()));
+                    RecordTable table = table(config.tableName(tableTopic(record)));
                     Object prepared = prepare(connection, table, record);
                     if (prepared instanceof RecordTable.Row row) {
                         rows.put(i, row);
@@ -171,8 +173,17 @@ public final class FencedJdbcSinkTask extends SinkTask {
                     List<RecordTable.Outcome> outcomes = entry.getKey().writeAll(connection, indexes.stream().map(rows::get).toList());
                     for (int r = 0; r < indexes.size(); r++) {
                         RecordTable.Outcome result = outcomes.get(r);
+                        boolean marker = rows.get(indexes.get(r)).marker();
                         if (result.decision().accepted()) {
-                            applied++;
+                            if (marker) {
+                                raised++;
+                            } else {
+                                applied++;
+                            }
+                        } else if (marker && result.decision().reason() != RejectionReason.MALFORMED_VALUE) {
+                            // The row's fence is already as high: the holder's own write got there first (the
+                            // markers topic and the accepted topic are not ordered against each other), or a later holder's.
+                            outcome[indexes.get(r)] = Rejection.SKIPPED;
                         } else {
                             outcome[indexes.get(r)] = new Rejection(ordered.get(indexes.get(r)), result.decision().reason(), result.highest(), result.detail());
                         }
@@ -219,12 +230,14 @@ public final class FencedJdbcSinkTask extends SinkTask {
         failedAttempts = 0;
         written.addAndGet(applied);
         metrics.written(applied);
+        fencesRaised.addAndGet(raised);
+        metrics.fencesRaised(raised);
         rejections.forEach(this::report);
         for (SinkRecord record : records) {
             handled.merge(new TopicPartition(record.originalTopic(), record.originalKafkaPartition()),
                     new OffsetAndMetadata(record.originalKafkaOffset() + 1), (a, b) -> a.offset() >= b.offset() ? a : b);
         }
-        LOG.debug("batch of {}: {} written, {} fenced", records.size(), applied, rejections.size());
+        LOG.debug("batch of {}: {} written, {} row fences raised by markers, {} fenced", records.size(), applied, raised, rejections.size());
     }
 
     /**
@@ -273,9 +286,12 @@ public final class FencedJdbcSinkTask extends SinkTask {
             if (record.value() != null) {
                 return new Rejection(record, RejectionReason.INVALID_MARKER, storedFence(connection, table, key.toString()), "FENCE marker with a value");
             }
-            // The enforcer never forwards markers; one arriving here came around it and writes no data.
-            LOG.info("skipping FENCE marker for {} with {} (markers carry no data)", key, stamp.fence());
-            return Rejection.SKIPPED;
+            if (!guarded) {
+                LOG.debug("skipping FENCE marker for {} with {}: fence.guard.enabled=false", key, stamp.fence());
+                return Rejection.SKIPPED;
+            }
+            // A winning marker from the enforcer's markers topic (or one sent around it): the row's fence rises, its data stays.
+            return RecordTable.Row.marker(key.toString(), stamp.fence());
         }
         if (record.value() == null) {
             return new RecordTable.Row(key.toString(), null, stamp.fence());
@@ -326,6 +342,21 @@ public final class FencedJdbcSinkTask extends SinkTask {
     /** A key or header value for logs and messages: bytes as (lenient) UTF-8 text. */
     private static String printable(Object value) {
         return value instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(value);
+    }
+
+    /**
+     * The topic whose table a record goes to: for a marker the enforcer published, the accepted
+     * topic it names in {@code fence.marker.target.topic}; otherwise the record's own topic.
+     */
+    private static String tableTopic(SinkRecord record) {
+        org.apache.kafka.connect.header.Header target = record.headers().lastWithName(FenceHeaders.MARKER_TARGET_TOPIC);
+        if (target != null && target.value() != null) {
+            String topic = target.value() instanceof byte[] bytes ? FenceHeaders.decode(bytes) : target.value().toString();
+            if (!topic.isBlank()) {
+                return topic;
+            }
+        }
+        return record.topic();
     }
 
     /** The key's stored fence for a rejection's {@code fence.rejected.highest}; a key the database refuses has none. */
@@ -404,6 +435,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
     public Map<String, Long> counts() {
         Map<String, Long> counts = new java.util.LinkedHashMap<>();
         counts.put("written", written.get());
+        counts.put("fences_raised", fencesRaised.get());
         rejected.forEach((reason, n) -> counts.put(reason.name(), n.get()));
         return counts;
     }

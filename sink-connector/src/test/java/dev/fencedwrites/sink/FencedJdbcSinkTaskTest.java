@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.FenceTopics;
 import dev.fencedwrites.schemas.FenceOp;
 import dev.fencedwrites.schemas.RejectionReason;
 import dev.fencedwrites.schemas.billing.BillingSummary;
@@ -389,8 +390,85 @@ class FencedJdbcSinkTaskTest {
         assertThat(context.reports()).isEmpty();
     }
 
+    // --- FENCE markers: the fence at the resource on takeover (issue 13) ---
+
+    /** A winning marker raises the row's fence; a write that went around the enforcer with a token below it is refused at the database. */
+    @Test
+    void markerFromTheMarkersTopicRaisesTheRowsFenceSoAWriteBelowItIsRefused() throws SQLException {
+        startTask(registry.url());
+        task.put(List.of(write(KEY, 700, 5, 1, 10)));
+
+        task.put(List.of(marker(KEY, 7, FenceTopics.MARKERS, TOPIC, 20)));
+        task.put(List.of(write(KEY, 600, 6, 1, 11)));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 7, 0L));
+        assertThat(reported()).containsExactly("STALE_TOKEN@11 highest=7.0");
+        assertThat(context.metric("fences-raised-total", Map.of())).isEqualTo(1.0);
+        assertThat(task.counts()).containsEntry("fences_raised", 1L).containsEntry("written", 1L);
+    }
+
+    /** The markers topic and the accepted topic are not ordered against each other: a marker behind its holder's write changes nothing and is not dead-lettered. */
+    @Test
+    void markerTheRowsFenceAlreadyCoversIsNeitherAppliedNorDeadLettered() throws SQLException {
+        startTask(registry.url());
+        task.put(List.of(write(KEY, 700, 7, 1, 10)));
+
+        task.put(List.of(marker(KEY, 7, FenceTopics.MARKERS, TOPIC, 20), marker(KEY, 3, FenceTopics.MARKERS, TOPIC, 21)));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 7, 1L));
+        assertThat(context.reports()).isEmpty();
+        assertThat(task.counts()).containsEntry("fences_raised", 0L);
+    }
+
+    /** With table.name=${topic}, a marker goes to the table of the topic it names in fence.marker.target.topic, not the markers topic's. */
+    @Test
+    void markerGoesToTheTableOfItsTargetTopicWhenTablesAreNamedByTopic() throws SQLException {
+        String prefix = table.length() > 30 ? table.substring(0, 30) : table;
+        startTask(registry.url(), Map.of(FencedJdbcSinkConfig.TABLE_NAME, prefix + "_${topic}"));
+        task.put(List.of(write(KEY, 700, 5, 1, 10)));
+
+        task.put(List.of(marker(KEY, 9, FenceTopics.MARKERS, TOPIC, 20), marker("customer-43", 4, FenceTopics.MARKERS, TOPIC, 21)));
+
+        table = prefix + "_fenced_writes_accepted";
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 9, 0L));
+        assertThat(row("customer-43")).contains(new Row(null, null, true, 4, 0L));
+        assertThat(context.reports()).isEmpty();
+    }
+
+    /** The unguarded control sink (fence.guard.enabled=false) ignores markers, as it ignores the fence. */
+    @Test
+    void unguardedSinkIgnoresMarkers() throws SQLException {
+        startTask(registry.url(), Map.of(FencedJdbcSinkConfig.FENCE_GUARD_ENABLED, "false"));
+        task.put(List.of(write(KEY, 700, 5, 1, 10)));
+
+        task.put(List.of(marker(KEY, 9, FenceTopics.MARKERS, TOPIC, 20)));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 5, 1L));
+        assertThat(context.reports()).isEmpty();
+    }
+
+    /** A marker as the enforcer publishes it: null value, the input's headers plus the target topic. */
+    private static SinkRecord marker(String key, long token, String topic, String target, long offset) {
+        ConnectHeaders headers = fence(token, 0);
+        headers.addBytes(FenceHeaders.OP, FenceHeaders.encode("FENCE"));
+        headers.addBytes(FenceHeaders.MARKER_TARGET_TOPIC, FenceHeaders.encode(target));
+        return new SinkRecord(topic, 0, Schema.OPTIONAL_STRING_SCHEMA, key, Schema.OPTIONAL_BYTES_SCHEMA, null,
+                offset, TIMESTAMP, TimestampType.CREATE_TIME, headers);
+    }
+
     private void startTask(String registryUrl) {
         startTask(registryUrl, "");
+    }
+
+    private void startTask(String registryUrl, Map<String, String> overrides) {
+        Map<String, String> props = new java.util.HashMap<>(Map.of(
+                FencedJdbcSinkConfig.CONNECTION_URL, postgres.getJdbcUrl("postgres", "postgres"),
+                FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                FencedJdbcSinkConfig.TABLE_NAME, table));
+        props.putAll(overrides);
+        context = new RecordingSinkTaskContext(props);
+        task.initialize(context);
+        task.start(props);
     }
 
     /** @param urlOptions appended to the JDBC URL, e.g. session settings */

@@ -80,6 +80,25 @@ class EnforcerStartupIT {
         assertThatThrownBy(() -> start("cmp", Map.of())).hasMessageContaining("rejected topic 'cmp-dlq' is compacted");
     }
 
+    @Test
+    void missingMarkersTopicStopsTheEnforcerNamingIt() throws Exception {
+        createTopics(new NewTopic("nomark-in", 1, (short) 1), new NewTopic("nomark-ok", 1, (short) 1), new NewTopic("nomark-dlq", 1, (short) 1));
+
+        assertThatThrownBy(() -> start("nomark", Map.of()))
+                .hasMessageContaining("topic 'nomark-markers' does not exist")
+                .hasMessageContaining("topics.create.enable=true");
+    }
+
+    /** A marker's null value is a tombstone to compaction: a compacted markers topic would lose fences. */
+    @Test
+    void compactedMarkersTopicStopsTheEnforcer() throws Exception {
+        createTopics(new NewTopic("cmark-in", 1, (short) 1), new NewTopic("cmark-ok", 1, (short) 1), new NewTopic("cmark-dlq", 1, (short) 1),
+                new NewTopic("cmark-markers", 1, (short) 1).configs(Map.of("cleanup.policy", "compact")));
+
+        assertThatThrownBy(() -> start("cmark", Map.of())).hasMessageContaining("markers topic 'cmark-markers' is compacted")
+                .hasMessageContaining("markers.topic");
+    }
+
     /** A compressed value fits the input topic but not, uncompressed, the output topics: routed, not fatal. */
     @Test
     void compressedValueTooLargeForTheOutputsIsRejectedTooLargeWithoutStoppingTheEnforcer() throws Exception {
@@ -138,7 +157,7 @@ class EnforcerStartupIT {
 
     private static Service start(String prefix, Map<String, String> extra) throws Exception {
         Map<String, String> config = new java.util.HashMap<>(Map.of("input.topic", prefix + "-in", "accepted.topic", prefix + "-ok",
-                "rejected.topic", prefix + "-dlq", "application.id", prefix + "-enforcer"));
+                "rejected.topic", prefix + "-dlq", "markers.topic", prefix + "-markers", "application.id", prefix + "-enforcer"));
         config.putAll(extra);
         return EnforcerProcess.start(dir.resolve("enforcer-" + prefix), log4j2, kafka.address(), config);
     }

@@ -66,13 +66,13 @@ final class Workload implements AutoCloseable {
         producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
-    /** Creates the default input, accepted and rejected topics. */
+    /** Creates the default input, accepted, rejected and markers topics. */
     static void createTopics(String bootstrap, int partitions) throws Exception {
         Properties props = new Properties();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(props)) {
             admin.createTopics(List.of(new NewTopic(FenceTopics.INPUT, partitions, (short) 1), new NewTopic(FenceTopics.ACCEPTED, partitions, (short) 1),
-                    new NewTopic(FenceTopics.REJECTED, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+                    new NewTopic(FenceTopics.REJECTED, partitions, (short) 1), new NewTopic(FenceTopics.MARKERS, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
         }
     }
 

@@ -26,24 +26,40 @@ import org.slf4j.LoggerFactory;
  * Applies {@link FenceRule} to each input record against the key's stored fence, and routes it:
  * accepted records go to the accepted sink unchanged (key, value and headers byte for byte);
  * rejected ones go to the rejected sink with the {@code fence.rejected.*} and
- * {@code fence.source.*} headers added. A winning FENCE marker only raises the fence.
+ * {@code fence.source.*} headers added. A winning FENCE marker raises the fence and, when a markers
+ * output is set, is published there (null value, its fence headers, {@code fence.marker.target.topic}
+ * and {@code fence.source.*}) so that the sink raises the row's fence too (issue 13).
  */
 public final class FenceProcessor implements Processor<byte[], byte[], byte[], byte[]> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceProcessor.class);
+    /** The longest {@code fence.lease} or {@code fence.writer} copied onto a published marker. */
+    static final int MARKER_TEXT_HEADER_MAX_CHARS = 256;
 
     private final String storeName;
     private final String acceptedSink;
     private final String rejectedSink;
     private final EnforcerMetrics metrics;
     private final FenceEnforcerTopology.Limits limits;
+    private final MarkerOutput markers;
     private ProcessorContext<byte[], byte[]> context;
     private KeyValueStore<Bytes, Fence> fences;
 
     /**
-     * @param limits the input's partition count (each key must arrive on the partition Kafka's
-     *               default partitioner, murmur2, assigns it) and the output topics' size limits
+     * Where winning markers go.
+     *
+     * @param sink        the topology's sink node for the markers topic
+     * @param targetTopic the accepted topic, named in each published marker's {@code fence.marker.target.topic}
      */
-    public FenceProcessor(String storeName, String acceptedSink, String rejectedSink, EnforcerMetrics metrics, FenceEnforcerTopology.Limits limits) {
+    public record MarkerOutput(String sink, String targetTopic) {
+    }
+
+    /**
+     * @param limits  the input's partition count (each key must arrive on the partition Kafka's
+     *                default partitioner, murmur2, assigns it) and the output topics' size limits
+     * @param markers where winning markers are published, or {@code null} to only raise the fence
+     */
+    public FenceProcessor(String storeName, String acceptedSink, String rejectedSink, MarkerOutput markers, EnforcerMetrics metrics,
+            FenceEnforcerTopology.Limits limits) {
         if (limits.inputPartitions() < 1) {
             throw new IllegalArgumentException("inputPartitions must be at least 1, got " + limits.inputPartitions());
         }
@@ -52,6 +68,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         this.acceptedSink = acceptedSink;
         this.rejectedSink = rejectedSink;
         this.metrics = metrics;
+        this.markers = markers;
     }
 
     @Override
@@ -103,6 +120,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (stamp.op() == FenceOp.FENCE) {
             metrics.markerAccepted();
             LOG.debug("fence raised to {} by marker from {}", stamp.fence(), stamp.writer());
+            if (markers != null) {
+                context.forward(record.withHeaders(markerHeaders(stamp)), markers.sink());
+            }
             return;
         }
         metrics.accepted();
@@ -128,11 +148,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode(reason.name()));
         headers.add(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode(FenceHeaders.STAGE_ENFORCER));
         headers.add(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString()));
-        context.recordMetadata().ifPresent((RecordMetadata source) -> {
-            headers.add(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(source.topic()));
-            headers.add(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(source.partition()));
-            headers.add(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(source.offset()));
-        });
+        addSource(headers);
         byte[] value = record.value();
         if (value != null && sizeUpperBound(record.key(), value, headers) > limits.rejectedMaxBytes()) {
             headers.add(FenceHeaders.REJECTED_VALUE_OMITTED, FenceHeaders.encode("true"));
@@ -140,5 +156,39 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         LOG.info("rejected {} record: {}", reason, detail);
         context.forward(record.withHeaders(headers).withValue(value), rejectedSink);
+    }
+
+    /**
+     * The headers of a published marker: its fence as parsed (token, seq, op), the lease and writer
+     * when they are short, the target topic and the source coordinates. Nothing else of the input
+     * record is copied, so a marker carrying megabytes of other headers still fits the markers topic.
+     */
+    private Headers markerHeaders(FenceStamp stamp) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(stamp.fence().token()));
+        if (stamp.fence().hasSeq()) {
+            headers.add(FenceHeaders.SEQ, FenceHeaders.encode(stamp.fence().seq()));
+        }
+        headers.add(FenceHeaders.OP, FenceHeaders.encode(FenceOp.FENCE.name()));
+        addIfShort(headers, FenceHeaders.LEASE, stamp.lease());
+        addIfShort(headers, FenceHeaders.WRITER, stamp.writer());
+        headers.add(FenceHeaders.MARKER_TARGET_TOPIC, FenceHeaders.encode(markers.targetTopic()));
+        addSource(headers);
+        return headers;
+    }
+
+    private static void addIfShort(Headers headers, String name, String value) {
+        if (value != null && value.length() <= MARKER_TEXT_HEADER_MAX_CHARS) {
+            headers.add(name, FenceHeaders.encode(value));
+        }
+    }
+
+    /** Adds {@code fence.source.topic}, {@code .partition} and {@code .offset}: where the input record was read. */
+    private void addSource(Headers headers) {
+        context.recordMetadata().ifPresent((RecordMetadata source) -> {
+            headers.add(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(source.topic()));
+            headers.add(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(source.partition()));
+            headers.add(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(source.offset()));
+        });
     }
 }

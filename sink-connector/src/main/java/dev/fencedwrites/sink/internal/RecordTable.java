@@ -112,12 +112,31 @@ public final class RecordTable {
     /**
      * One record to write.
      *
-     * @param key   the row's primary key, non-empty
-     * @param value the record value, or {@code null} for a delete (data columns nulled, {@code deleted} set, fence kept)
-     * @param fence the record's fence
+     * @param key    the row's primary key, non-empty
+     * @param value  the record value, or {@code null} for a delete (data columns nulled, {@code deleted} set, fence kept)
+     *               or a marker
+     * @param fence  the record's fence
+     * @param marker a winning {@code FENCE} marker: only the row's fence rises, the data stays; a key
+     *               without a row gets a data-less one ({@code deleted} set, data columns NULL)
      */
-    public record Row(String key, Struct value, Fence fence) {
+    public record Row(String key, Struct value, Fence fence, boolean marker) {
+        /** A data write, or a delete when {@code value} is {@code null}. */
+        public Row(String key, Struct value, Fence fence) {
+            this(key, value, fence, false);
+        }
+
+        /** A {@code FENCE} marker for {@code key}. */
+        public static Row marker(String key, Fence fence) {
+            return new Row(key, null, fence, true);
+        }
+
+        Kind kind() {
+            return marker ? Kind.MARKER : value == null ? Kind.DELETE : Kind.DATA;
+        }
     }
+
+    /** What a statement writes: data columns, NULLs for a delete, or only the fence for a marker. */
+    private enum Kind { DATA, DELETE, MARKER }
 
     /**
      * What happened to one {@link Row}.
@@ -336,7 +355,7 @@ public final class RecordTable {
      * Writes {@code rows} inside the caller's transaction in few round trips and returns each
      * row's outcome, in input order. Rows are grouped into waves where each key appears at most
      * once (a key's n-th row goes into wave n, so its rows are applied in input order); within a
-     * wave, rows of one value schema (or deletes) share a multi-row guarded upsert whose
+     * wave, rows of one value schema (or deletes, or markers) share a multi-row guarded upsert whose
      * {@code RETURNING} names the applied keys, and one {@code SELECT} reads the fences that refused
      * the others. If the database refuses a statement's data ({@link #isDataError}), that
      * statement is rolled back to its savepoint and its rows written one by one, so exactly the
@@ -358,13 +377,15 @@ public final class RecordTable {
             waves.get(wave).add(i);
         }
         for (List<Integer> wave : waves) {
-            Map<Schema, List<Integer>> byShape = new LinkedHashMap<>();
+            // A shape is a value schema, or the Kind of a row without a value (a delete or a marker).
+            Map<Object, List<Integer>> byShape = new LinkedHashMap<>();
             for (int index : wave) {
-                Struct value = rows.get(index).value();
-                byShape.computeIfAbsent(value == null ? null : value.schema(), shape -> new ArrayList<>()).add(index);
+                Row row = rows.get(index);
+                byShape.computeIfAbsent(row.kind() == Kind.DATA ? row.value().schema() : row.kind(), shape -> new ArrayList<>()).add(index);
             }
-            for (Map.Entry<Schema, List<Integer>> shape : byShape.entrySet()) {
-                List<Column> columns = columnsOrRefuse(connection, shape.getKey(), shape.getValue(), outcomes);
+            for (Map.Entry<Object, List<Integer>> shape : byShape.entrySet()) {
+                Kind kind = shape.getKey() instanceof Kind valueless ? valueless : Kind.DATA;
+                List<Column> columns = columnsOrRefuse(connection, kind == Kind.DATA ? (Schema) shape.getKey() : null, shape.getValue(), outcomes);
                 if (columns == null) {
                     continue;
                 }
@@ -374,7 +395,7 @@ public final class RecordTable {
                     List<Integer> chunk = indexes.subList(from, Math.min(indexes.size(), from + perStatement));
                     Savepoint beforeChunk = connection.setSavepoint();
                     try {
-                        writeChunk(connection, rows, chunk, columns, shape.getKey() == null, outcomes);
+                        writeChunk(connection, rows, chunk, columns, kind, outcomes);
                         connection.releaseSavepoint(beforeChunk);
                     } catch (SQLException e) {
                         if (!isDataError(e)) {
@@ -382,7 +403,7 @@ public final class RecordTable {
                         }
                         connection.rollback(beforeChunk);
                         for (int index : chunk) {
-                            writeOne(connection, rows, index, columns, shape.getKey() == null, outcomes);
+                            writeOne(connection, rows, index, columns, kind, outcomes);
                         }
                     }
                 }
@@ -392,7 +413,7 @@ public final class RecordTable {
     }
 
     /**
-     * The columns for rows of {@code schema} ({@code null}: deletes), after creating or evolving the
+     * The columns for rows of {@code schema} ({@code null}: deletes and markers), after creating or evolving the
      * table; or {@code null} when the database refuses that DDL for the schema itself (SQLState class
      * 54, e.g. more than 1600 columns, 54011), and then every row of {@code indexes} is
      * {@code MALFORMED_VALUE}: one record schema too wide for PostgreSQL stops no other (issue 13).
@@ -431,9 +452,9 @@ public final class RecordTable {
         return writeAll(connection, List.of(new Row(key, value, fence))).get(0).decision();
     }
 
-    /** A delete nulls every data column the table has now. */
+    /** A delete nulls every data column the table has now (a marker writes none, but needs the table too). */
     private List<Column> deleteColumns(Connection connection) throws SQLException {
-        ensureTable(connection, List.of(), "(a delete)");
+        ensureTable(connection, List.of(), "(a delete or a marker)");
         List<Column> columns = new ArrayList<>();
         for (String name : catalog.keySet()) {
             if (!OWN_COLUMNS.containsKey(name)) {
@@ -443,41 +464,45 @@ public final class RecordTable {
         return columns;
     }
 
-    private String upsertSql(List<Column> columns, boolean delete, int rowCount) {
+    private String upsertSql(List<Column> columns, Kind kind, int rowCount) {
         StringBuilder names = new StringBuilder("resource_key");
         StringBuilder placeholders = new StringBuilder("(?");
         StringBuilder updates = new StringBuilder();
         for (Column column : columns) {
-            if (!delete) {
+            if (kind == Kind.DATA) {
                 names.append(", ").append(column.sql());
                 placeholders.append(", ").append(column.placeholder());
                 updates.append(column.sql()).append(" = EXCLUDED.").append(column.sql()).append(", ");
-            } else {
+            } else if (kind == Kind.DELETE) {
                 updates.append(column.sql()).append(" = NULL, ");
             }
         }
         names.append(", deleted, fence_token, fence_seq, updated_at");
         placeholders.append(", ?, ?, ?, now())");
+        if (kind != Kind.MARKER) {
+            updates.append("deleted = EXCLUDED.deleted, ");
+        }
         StringBuilder sql = new StringBuilder("INSERT INTO ").append(table.sql()).append(" AS t (").append(names).append(") VALUES ");
         for (int i = 0; i < rowCount; i++) {
             sql.append(i == 0 ? "" : ", ").append(placeholders);
         }
         sql.append(" ON CONFLICT (resource_key) DO UPDATE SET ").append(updates)
-                .append("deleted = EXCLUDED.deleted, fence_token = EXCLUDED.fence_token, fence_seq = ").append(SEQ_AFTER).append(", updated_at = now()");
+                .append("fence_token = EXCLUDED.fence_token, fence_seq = ").append(SEQ_AFTER).append(", updated_at = now()");
         if (guarded) {
             sql.append(" WHERE ").append(GUARD);
         }
         return sql.append(" RETURNING resource_key").toString();
     }
 
-    private void bindRow(PreparedStatement statement, int[] index, Row row, List<Column> columns, boolean delete) throws SQLException {
+    private void bindRow(PreparedStatement statement, int[] index, Row row, List<Column> columns, Kind kind) throws SQLException {
         statement.setString(index[0]++, row.key());
-        if (!delete) {
+        if (kind == Kind.DATA) {
             for (Column column : columns) {
                 ColumnMapping.bind(statement, index[0]++, column, row.value());
             }
         }
-        statement.setBoolean(index[0]++, delete);
+        // A marker's new row holds no data: it reads as deleted until its holder writes.
+        statement.setBoolean(index[0]++, kind != Kind.DATA);
         statement.setLong(index[0]++, row.fence().token());
         if (row.fence().hasSeq()) {
             statement.setLong(index[0]++, row.fence().seq());
@@ -486,13 +511,13 @@ public final class RecordTable {
         }
     }
 
-    private void writeChunk(Connection connection, List<Row> rows, List<Integer> chunk, List<Column> columns, boolean delete, Outcome[] outcomes)
+    private void writeChunk(Connection connection, List<Row> rows, List<Integer> chunk, List<Column> columns, Kind kind, Outcome[] outcomes)
             throws SQLException {
         Set<String> applied = new HashSet<>();
-        try (PreparedStatement statement = connection.prepareStatement(upsertSql(columns, delete, chunk.size()))) {
+        try (PreparedStatement statement = connection.prepareStatement(upsertSql(columns, kind, chunk.size()))) {
             int[] index = {1};
             for (int row : chunk) {
-                bindRow(statement, index, rows.get(row), columns, delete);
+                bindRow(statement, index, rows.get(row), columns, kind);
             }
             try (ResultSet returned = statement.executeQuery()) {
                 while (returned.next()) {
@@ -527,10 +552,10 @@ public final class RecordTable {
     }
 
     /** Writes one row in its own savepoint; a row whose data the database refuses becomes {@code MALFORMED_VALUE}. */
-    private void writeOne(Connection connection, List<Row> rows, int row, List<Column> columns, boolean delete, Outcome[] outcomes) throws SQLException {
+    private void writeOne(Connection connection, List<Row> rows, int row, List<Column> columns, Kind kind, Outcome[] outcomes) throws SQLException {
         Savepoint beforeRow = connection.setSavepoint();
         try {
-            writeChunk(connection, rows, List.of(row), columns, delete, outcomes);
+            writeChunk(connection, rows, List.of(row), columns, kind, outcomes);
             connection.releaseSavepoint(beforeRow);
         } catch (SQLException e) {
             if (!isDataError(e)) {

@@ -17,6 +17,9 @@ import org.apache.kafka.common.metrics.stats.Meter;
  * <ul>
  *   <li>{@code rows-written-total}, {@code rows-written-rate} (per second): rows the guarded upsert
  *       wrote; Prometheus {@code fence_sink_rows_written_total{connector,task}}.</li>
+ *   <li>{@code fences-raised-total}, {@code fences-raised-rate} (per second): rows whose fence a
+ *       winning {@code FENCE} marker raised (the fence at the resource on takeover, issue 13);
+ *       Prometheus {@code fence_sink_fences_raised_total{connector,task}}.</li>
  *   <li>{@code records-fenced-total}, {@code records-fenced-rate} tagged {@code reason}: records
  *       this task refused and sent to the dead-letter topic, one series per
  *       {@link RejectionReason}; Prometheus
@@ -28,6 +31,7 @@ import org.apache.kafka.common.metrics.stats.Meter;
  */
 public final class SinkMetrics {
     private final Sensor written;
+    private final Sensor raised;
     private final Map<RejectionReason, Sensor> fenced = new EnumMap<>(RejectionReason.class);
 
     /**
@@ -38,6 +42,7 @@ public final class SinkMetrics {
     public SinkMetrics(PluginMetrics metrics) {
         if (metrics == null) {
             written = null;
+            raised = null;
             return;
         }
         // Sensor names are shared by every plugin in the worker's metrics registry: one task's must
@@ -47,6 +52,10 @@ public final class SinkMetrics {
         written.add(new Meter(
                 metrics.metricName("rows-written-rate", "Rows written per second by the guarded upsert", new LinkedHashMap<>()),
                 metrics.metricName("rows-written-total", "Rows written by the guarded upsert", new LinkedHashMap<>())));
+        raised = metrics.addSensor(prefix + "fences-raised");
+        raised.add(new Meter(
+                metrics.metricName("fences-raised-rate", "Row fences raised per second by winning FENCE markers", new LinkedHashMap<>()),
+                metrics.metricName("fences-raised-total", "Row fences raised by winning FENCE markers", new LinkedHashMap<>())));
         for (RejectionReason reason : RejectionReason.values()) {
             LinkedHashMap<String, String> tags = new LinkedHashMap<>();
             tags.put("reason", reason.name());
@@ -62,6 +71,13 @@ public final class SinkMetrics {
     public void written(int rows) {
         if (written != null && rows > 0) {
             written.record(rows);
+        }
+    }
+
+    /** Counts {@code rows} row fences raised by markers in one committed batch. */
+    public void fencesRaised(int rows) {
+        if (raised != null && rows > 0) {
+            raised.record(rows);
         }
     }
 

@@ -15,6 +15,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
+import java.util.List;
 import java.time.OffsetDateTime;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -157,6 +158,51 @@ class GuardedUpsertTest {
 
         assertThat(decision.accepted()).isTrue();
         assertThat(row(KEY)).isEqualTo(Row.of(STORED, new Fence(6, 1)));
+    }
+
+    // --- FENCE markers: the fence at the resource on takeover (issue 13) ---
+
+    @Test
+    void markerRaisesTheRowsFenceAndKeepsItsData() throws SQLException {
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(5, 1));
+
+        List<RecordTable.Outcome> outcome = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(7, 0))));
+
+        assertThat(outcome.get(0).decision().accepted()).isTrue();
+        assertThat(row(KEY)).isEqualTo(new Row(STORED.getCustomerId(), STORED.getBillingPeriod(), STORED.getAmountMinor(), STORED.getCurrency(),
+                STORED.getLineItems(), STORED.getComputedAt(), STORED.getComputedBy(), false, 7, 0L));
+    }
+
+    @Test
+    void markerForAKeyWithoutRowCreatesADatalessDeletedRow() throws SQLException {
+        guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(7, 0))));
+
+        assertThat(row(KEY)).isEqualTo(Row.deleted(new Fence(7, 0)));
+    }
+
+    @Test
+    void writeBelowAMarkerButAboveTheRowsLastDataWriteIsRefusedStale() throws SQLException {
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(5, 1));
+        guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(7, 0))));
+
+        Decision stale = guarded.write(connection, KEY, BillingStructs.struct(INCOMING), new Fence(6, 1));
+        Decision holder = guarded.write(connection, KEY, BillingStructs.struct(INCOMING), new Fence(7, 1));
+
+        assertThat(stale).isEqualTo(Decision.reject(RejectionReason.STALE_TOKEN));
+        assertThat(holder.accepted()).isTrue();
+        assertThat(row(KEY)).isEqualTo(Row.of(INCOMING, new Fence(7, 1)));
+    }
+
+    @Test
+    void markerBelowTheRowsFenceChangesNothing() throws SQLException {
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(7, 1));
+
+        List<RecordTable.Outcome> outcome = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(7, 0)),
+                RecordTable.Row.marker("customer-43", new Fence(3, 0))));
+
+        assertThat(outcome.get(0).decision()).isEqualTo(Decision.reject(RejectionReason.OUT_OF_ORDER));
+        assertThat(outcome.get(1).decision().accepted()).isTrue();
+        assertThat(row(KEY)).isEqualTo(Row.of(STORED, new Fence(7, 1)));
     }
 
     @Test
