@@ -207,6 +207,21 @@ class FenceReplayTest {
         assertThat(task.commitRequests()).isEqualTo(1);
     }
 
+    /** Should the commit be slow to come, the next request waits for as many accepts again. */
+    @Test
+    void asksAgainOnlyAfterAsManyAcceptsAgainWhenNoCommitCame() {
+        for (int seq = 1; seq < 2 * StoredFence.COMMIT_REQUEST_ACCEPTS; seq++) {
+            write(KEY, 6, seq);
+        }
+        task.processAll();
+        assertThat(task.commitRequests()).isEqualTo(1);
+
+        write(KEY, 6, 2 * StoredFence.COMMIT_REQUEST_ACCEPTS);
+        task.processAll();
+
+        assertThat(task.commitRequests()).isEqualTo(2);
+    }
+
     @Test
     void exactlyOnceV2KeepsNoHistory() {
         TaskSimulation exactlyOnce = new TaskSimulation(StreamsConfig.EXACTLY_ONCE_V2, meters);

@@ -196,11 +196,16 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         context.forward(record, acceptedSink);
     }
 
-    /** Stores the key's value after an accept, and asks for a commit when the key's history grows long. */
+    /**
+     * Stores the key's value after an accept, and asks for a commit each time the key's history
+     * reaches another {@value StoredFence#COMMIT_REQUEST_ACCEPTS} accepts (once, not on every accept,
+     * should commits be slow to come).
+     */
     private void remember(Bytes storeKey, StoredFence previous, long offset, Fence raised) {
         StoredFence next = keepHistory ? StoredFence.afterAccept(previous, offset, raised, committed) : StoredFence.of(raised);
         fences.put(storeKey, next);
-        if (next.acceptCount() >= StoredFence.COMMIT_REQUEST_ACCEPTS) {
+        int count = next.acceptCount();
+        if (count > 0 && count < StoredFence.MAX_ACCEPTS && count % StoredFence.COMMIT_REQUEST_ACCEPTS == 0) {
             context.commit();
         }
     }
