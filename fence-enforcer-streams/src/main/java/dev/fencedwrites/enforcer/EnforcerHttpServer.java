@@ -3,6 +3,7 @@ package dev.fencedwrites.enforcer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.fencedwrites.enforcer.internal.StoredFence;
 import dev.fencedwrites.schemas.Fence;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -98,9 +99,10 @@ final class EnforcerHttpServer implements AutoCloseable {
         }
         Fence fence;
         try {
-            ReadOnlyKeyValueStore<Bytes, Fence> store = running.store(StoreQueryParameters
-                    .fromNameAndType(FenceEnforcerTopology.STORE, QueryableStoreTypes.<Bytes, Fence>keyValueStore()).withPartition(owner.partition()));
-            fence = store.get(storeKey);
+            ReadOnlyKeyValueStore<Bytes, StoredFence> store = running.store(StoreQueryParameters
+                    .fromNameAndType(FenceEnforcerTopology.STORE, QueryableStoreTypes.<Bytes, StoredFence>keyValueStore()).withPartition(owner.partition()));
+            StoredFence stored = store.get(storeKey);
+            fence = stored == null ? null : stored.fence();
         } catch (RuntimeException e) {
             respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "state store not queryable: " + e.getMessage())));
             return;

@@ -1,5 +1,6 @@
 package dev.fencedwrites.enforcer;
 
+import dev.fencedwrites.enforcer.internal.CommitSignal;
 import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
 import dev.fencedwrites.enforcer.internal.FenceProcessor;
 import dev.fencedwrites.enforcer.internal.FenceSerde;
@@ -14,12 +15,15 @@ import org.apache.kafka.streams.state.Stores;
 
 /**
  * Builds the enforcer's topology: source (input topic, raw bytes) → fence processor with the
- * persistent {@value #STORE} state store → accepted sink, rejected sink and, when set, the markers
- * sink (winning FENCE markers, for the sink connector to raise the row's fence). Does no I/O.
+ * persistent {@value #STORE} state store (and the {@value #COMMIT_SIGNAL} store, which holds
+ * nothing) → accepted sink, rejected sink and, when set, the markers sink (winning FENCE markers,
+ * for the sink connector to raise the row's fence). Does no I/O.
  */
 public final class FenceEnforcerTopology {
     /** Name of the state store holding the highest accepted fence per key (changelog-backed). */
     public static final String STORE = "fences";
+    /** Name of the store that holds nothing and tells the processor of each commit of its task (see {@code CommitSignal}). */
+    static final String COMMIT_SIGNAL = "fence-commits";
     static final String SOURCE = "input";
     static final String PROCESSOR = "fence";
     static final String ACCEPTED_SINK = "accepted";
@@ -65,21 +69,24 @@ public final class FenceEnforcerTopology {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Topology topology = new Topology();
         topology.addSource(AutoOffsetReset.earliest(), SOURCE, new LenientTimestampExtractor(), new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
-        topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, ACCEPTED_SINK, REJECTED_SINK,
+        topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, COMMIT_SIGNAL, ACCEPTED_SINK, REJECTED_SINK,
                 markers == null ? null : new FenceProcessor.MarkerOutput(MARKERS_SINK, accepted), metrics, limits), SOURCE);
         // Cached: gets and puts hit an in-memory cache, and RocksDB and the changelog get one write
         // per key per commit instead of one per record. The processor and /fences/{key} read
         // through the cache. Under exactly_once_v2 the cache is flushed into the transaction
         // before each commit, so the changelog and the outcomes commit together. Under
-        // at_least_once outcomes can reach the output before the flush; after a crash the
-        // restored fence may then be older than outcomes already out, and replay from the
-        // committed offsets re-applies the same records in the same order and reaches the same
-        // decisions. That holds only while a decision depends on nothing but the input and the
-        // store (no wall clock, no punctuator). Without the cache the enforcer ran at 0.34 of a
-        // pass-through under at_least_once at 10k keys, 0.57 with it (./fence bench; JFR showed
-        // a RocksDB put and a changelog send on every record).
+        // at_least_once, evictions and flushes reach the changelog before the offsets are
+        // committed, and possibly before the outputs of the same records are delivered: after a
+        // crash the restored fence can be ahead of the committed offsets. The stored value keeps
+        // each key's accepts since the last commit (StoredFence), so the replayed records are
+        // decided against the fence each met the first time (issue 13). That holds only while a
+        // decision depends on nothing but the input and the store (no wall clock, no
+        // punctuator). Without the cache the enforcer ran at 0.34 of a pass-through under
+        // at_least_once at 10k keys, 0.57 with it (./fence bench; JFR showed a RocksDB put and a
+        // changelog send on every record).
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde())
                 .withCachingEnabled(), PROCESSOR);
+        topology.addStateStore(CommitSignal.builder(COMMIT_SIGNAL), PROCESSOR);
         topology.addSink(ACCEPTED_SINK, accepted, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
         topology.addSink(REJECTED_SINK, rejected, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
         if (markers != null) {

@@ -4,21 +4,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.localstack.internal.Await;
 import dev.fencedwrites.localstack.internal.EnforcerProcess;
+import dev.fencedwrites.localstack.internal.Http;
 import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.schemas.RejectionReason;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Needs real services: exactly-once across {@code kill -9} is a property of the real broker's
- * transactions and of the state store restored from its real changelog, which no test driver has.
+ * Needs real services: what survives a {@code kill -9} is a property of the real broker's
+ * transactions, of the producer's buffer and of the state store restored from its real changelog,
+ * which no test driver has.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class EnforcerCrashIT {
@@ -27,6 +32,8 @@ class EnforcerCrashIT {
     private static final int PARTITIONS = 3;
     /** A killed member leaves the group after this; the default 45 s would only slow the test. */
     static final Map<String, String> FAST_FAILOVER = Map.of("streams.session.timeout.ms", "6000", "streams.heartbeat.interval.ms", "1000");
+    /** The enforcer's default application.id: its consumer group. */
+    private static final String APPLICATION_ID = "fence-enforcer";
 
     @TempDir
     Path dir;
@@ -38,31 +45,91 @@ class EnforcerCrashIT {
             Workload.createTopics(kafka.address(), PARTITIONS);
             try (Workload workload = new Workload(kafka.address(), 200, 42);
                  Workload.Outputs outputs = new Workload.Outputs(kafka.address(), PARTITIONS)) {
-                Service enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(), FAST_FAILOVER);
-                try {
-                    for (int batch = 0; batch < BATCHES; batch++) {
-                        workload.produceUntil((batch + 1) * RECORDS / BATCHES);
-                        if (batch == BATCHES - 1) {
-                            break;
-                        }
-                        int killAt = batch * RECORDS / BATCHES + 5_000;
-                        Await.until(killAt + " outputs before the kill", Duration.ofMinutes(3), enforcer.process(), () -> outputs.poll() >= killAt);
-                        enforcer.process().signal("KILL");
-                        enforcer.process().waitFor(Duration.ofSeconds(30));
-                        System.out.printf("killed the enforcer mid-stream with %d of %d inputs decided%n", outputs.poll(), workload.sent().size());
-                        enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(), FAST_FAILOVER);
-                    }
-                    Await.until("all " + RECORDS + " inputs decided", Duration.ofMinutes(5), enforcer.process(),
-                            () -> outputs.poll() >= workload.expectedOutputs());
-                    outputs.settle(Duration.ofSeconds(3));
-                } finally {
-                    enforcer.close();
-                }
-                assertThat(workload.sent()).hasSize(RECORDS);
+                long replayed = runWithKills(kafka.address(), log4j2, FAST_FAILOVER, workload, outputs);
+
                 outputs.assertMatches(workload.sent());
                 long stale = workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.STALE_TOKEN).count();
                 assertThat(stale).as("the workload holds stale writes").isGreaterThan(RECORDS / 20);
+                assertThat(replayed).as("records decided against a key's replay history (the store is never ahead under exactly_once_v2)").isZero();
             }
         }
+    }
+
+    /**
+     * Issue 13. Settings that make the fence store run ahead of the committed offsets and outputs
+     * wait in the producer's buffer at the kill: commits 2 s apart, a state store cache so small that
+     * evictions write the changelog all the time, and the producer lingering 200 ms.
+     */
+    @Test
+    void atLeastOnceLosesNoAcceptedWriteAndAcceptsNoRejectedOneAcrossThreeKillNineRestarts() throws Exception {
+        Map<String, String> settings = new HashMap<>(FAST_FAILOVER);
+        settings.put(FenceEnforcerConfig.PROCESSING_GUARANTEE, StreamsConfig.AT_LEAST_ONCE);
+        settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "2000");
+        settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "8192");
+        settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), "200");
+        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
+            Workload.createTopics(kafka.address(), PARTITIONS);
+            try (Workload workload = new Workload(kafka.address(), 200, 43);
+                 Workload.Outputs outputs = new Workload.Outputs(kafka.address(), PARTITIONS)) {
+                long replayed = runWithKills(kafka.address(), log4j2, settings, workload, outputs);
+
+                Workload.Outputs.Duplicates duplicates = outputs.assertMatchesAtLeastOnce(workload.sent());
+                System.out.printf("at_least_once: %d records re-decided by replays; duplicates: %d accepted twice, %d rejected twice, %d on both topics%n",
+                        replayed, duplicates.acceptedTwice(), duplicates.rejectedTwice(), duplicates.onBothTopics());
+                long stale = workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.STALE_TOKEN).count();
+                assertThat(stale).as("the workload holds stale writes").isGreaterThan(RECORDS / 20);
+                assertThat(replayed).as("records decided against a key's replay history: the kills left the store ahead of the offsets").isPositive();
+            }
+        }
+    }
+
+    /**
+     * Produces {@value #RECORDS} records in {@value #BATCHES} batches, killing the enforcer with
+     * {@code kill -9} 5 000 outputs into each batch but the last and restarting it on the same state
+     * directory, then waits until the enforcer has committed the end of the input.
+     *
+     * @return the records the enforcer counted as replayed ({@code fence_replayed_records_total}), read before each kill and at the end
+     */
+    private long runWithKills(String bootstrap, Path log4j2, Map<String, String> settings, Workload workload, Workload.Outputs outputs)
+            throws Exception {
+        long replayed = 0;
+        Service enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, bootstrap, settings);
+        try {
+            for (int batch = 0; batch < BATCHES; batch++) {
+                workload.produceUntil((batch + 1) * RECORDS / BATCHES);
+                if (batch == BATCHES - 1) {
+                    break;
+                }
+                int killAt = batch * RECORDS / BATCHES + 5_000;
+                Await.until(killAt + " outputs before the kill", Duration.ofMinutes(3), enforcer.process(), () -> outputs.poll() >= killAt);
+                replayed += replayedRecords(enforcer);
+                enforcer.process().signal("KILL");
+                enforcer.process().waitFor(Duration.ofSeconds(30));
+                System.out.printf("killed the enforcer mid-stream with %d of %d inputs decided%n", outputs.poll(), workload.sent().size());
+                enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, bootstrap, settings);
+            }
+            Await.until("the enforcer to commit the end of all " + RECORDS + " inputs", Duration.ofMinutes(5), enforcer.process(), () -> {
+                outputs.poll();
+                return Workload.inputCommitted(bootstrap, APPLICATION_ID);
+            });
+            outputs.settle(Duration.ofSeconds(3));
+            replayed += replayedRecords(enforcer);
+        } finally {
+            enforcer.close();
+        }
+        assertThat(workload.sent()).hasSize(RECORDS);
+        return replayed;
+    }
+
+    /** The enforcer's {@code fence_replayed_records_total}, summed over its outcomes; 0 when it has no such counter. */
+    private static long replayedRecords(Service enforcer) throws Exception {
+        double sum = 0;
+        for (String line : Http.get(enforcer.address() + "/metrics").body().split("\n")) {
+            if (line.startsWith("fence_replayed_records_total{")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return (long) sum;
     }
 }

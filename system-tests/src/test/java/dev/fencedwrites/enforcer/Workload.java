@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -20,9 +21,11 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -73,6 +76,27 @@ final class Workload implements AutoCloseable {
         try (Admin admin = Admin.create(props)) {
             admin.createTopics(List.of(new NewTopic(FenceTopics.INPUT, partitions, (short) 1), new NewTopic(FenceTopics.ACCEPTED, partitions, (short) 1),
                     new NewTopic(FenceTopics.REJECTED, partitions, (short) 1), new NewTopic(FenceTopics.MARKERS, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Whether the consumer group {@code groupId} (the enforcer's application.id) has committed the
+     * end of every input partition: every input record was processed and, under both guarantees,
+     * its outputs were flushed before that commit.
+     */
+    static boolean inputCommitted(String bootstrap, String groupId) throws Exception {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (Admin admin = Admin.create(props)) {
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(groupId).partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+            for (TopicPartition partition : admin.describeTopics(List.of(FenceTopics.INPUT)).allTopicNames().get(30, TimeUnit.SECONDS)
+                    .get(FenceTopics.INPUT).partitions().stream().map(p -> new TopicPartition(FenceTopics.INPUT, p.partition())).toList()) {
+                ends.put(partition, OffsetSpec.latest());
+            }
+            var end = admin.listOffsets(ends).all().get(30, TimeUnit.SECONDS);
+            return end.entrySet().stream().allMatch(e -> committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() >= e.getValue().offset());
         }
     }
 
@@ -232,6 +256,73 @@ final class Workload implements AutoCloseable {
             assertThat(wrong).as("input records missing or decided unlike the reference model (first: %s)",
                     wrong.isEmpty() ? "" : sent.get(wrong.get(0)) + " -> " + seen.get(wrong.get(0))).isEmpty();
             assertThat(acceptedByKey).as("accepted order per key").isEqualTo(expectedAcceptedByKey);
+        }
+
+        /** How often input records appeared more than once on the output topics under at_least_once. */
+        record Duplicates(int acceptedTwice, int rejectedTwice, int onBothTopics) {
+        }
+
+        /**
+         * What at_least_once promises after crashes: every record the model accepts is on the
+         * accepted topic, no record it rejects is, every rejected copy carries the model's reason,
+         * winning markers are on neither topic, and the first copies of each key's accepts keep the
+         * model's order. A record may appear more than once.
+         */
+        Duplicates assertMatchesAtLeastOnce(List<Sent> sent) {
+            List<Integer> missing = new ArrayList<>();
+            List<Integer> acceptedButRejectedByModel = new ArrayList<>();
+            List<Integer> wrongReason = new ArrayList<>();
+            List<Integer> markersForwarded = new ArrayList<>();
+            Map<String, List<Integer>> expectedAcceptedByKey = new HashMap<>();
+            int acceptedTwice = 0;
+            int rejectedTwice = 0;
+            int both = 0;
+            for (int id = 0; id < sent.size(); id++) {
+                Outcome expected = sent.get(id).expected();
+                List<Outcome> actual = seen.getOrDefault(id, List.of());
+                long acceptedCopies = actual.stream().filter(o -> o.kind() == Kind.ACCEPTED).count();
+                long rejectedCopies = actual.size() - acceptedCopies;
+                acceptedTwice += acceptedCopies > 1 ? 1 : 0;
+                rejectedTwice += rejectedCopies > 1 ? 1 : 0;
+                both += acceptedCopies > 0 && rejectedCopies > 0 ? 1 : 0;
+                switch (expected.kind()) {
+                    case ACCEPTED -> {
+                        if (acceptedCopies == 0) {
+                            missing.add(id);
+                        }
+                        expectedAcceptedByKey.computeIfAbsent(sent.get(id).key(), k -> new ArrayList<>()).add(id);
+                    }
+                    case MARKER_ACCEPTED -> {
+                        if (!actual.isEmpty()) {
+                            markersForwarded.add(id);
+                        }
+                    }
+                    default -> {
+                        if (acceptedCopies > 0) {
+                            acceptedButRejectedByModel.add(id);
+                        }
+                        if (rejectedCopies == 0 || actual.stream().anyMatch(o -> o.kind() == Kind.REJECTED && o.reason() != expected.reason())) {
+                            wrongReason.add(id);
+                        }
+                    }
+                }
+            }
+            Map<String, List<Integer>> firstAcceptedByKey = new HashMap<>();
+            acceptedByKey.forEach((key, ids) -> firstAcceptedByKey.put(key, List.copyOf(new LinkedHashSet<>(ids))));
+            assertThat(missing).as("records the model accepts that are missing from the accepted topic (%d; id, record -> outcomes seen): %s",
+                    missing.size(), describe(sent, missing)).isEmpty();
+            assertThat(acceptedButRejectedByModel).as("records the model rejects that are on the accepted topic: %s",
+                    describe(sent, acceptedButRejectedByModel)).isEmpty();
+            assertThat(wrongReason).as("rejected records missing from the rejected topic or with another reason: %s", describe(sent, wrongReason)).isEmpty();
+            assertThat(markersForwarded).as("winning markers on an output topic").isEmpty();
+            assertThat(firstAcceptedByKey).as("first copies of the accepted records, in order per key").isEqualTo(expectedAcceptedByKey);
+            return new Duplicates(acceptedTwice, rejectedTwice, both);
+        }
+
+        private String describe(List<Sent> sent, List<Integer> ids) {
+            StringBuilder text = new StringBuilder();
+            ids.stream().limit(10).forEach(id -> text.append(String.format("%n  %d %s -> %s", id, sent.get(id), seen.getOrDefault(id, List.of()))));
+            return ids.size() > 10 ? text + String.format("%n  ... and %d more", ids.size() - 10) : text.toString();
         }
 
         @Override

@@ -4,18 +4,23 @@ import dev.fencedwrites.schemas.RejectionReason;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
  * The enforcer's counters. In Prometheus form: {@code fenced_writes_total{reason}} (rejected
- * records by reason), {@code accepted_writes_total}, {@code fence_markers_accepted_total}.
- * Counters count processing attempts; under exactly-once a record reprocessed after a crash is
- * counted again even though its output is written once.
+ * records by reason), {@code accepted_writes_total}, {@code fence_markers_accepted_total}, and
+ * {@code fence_replayed_records_total{outcome="accepted"|"rejected"|"marker"}}: records decided
+ * against their key's history because the fence store was ahead of the committed offsets
+ * (at_least_once after a crash, issue 13); an accepted one was forwarded again, so it may be on the
+ * accepted topic twice. Counters count processing attempts; under exactly-once a record reprocessed
+ * after a crash is counted again even though its output is written once.
  */
 public final class EnforcerMetrics {
     private final Counter accepted;
     private final Counter markers;
     private final Map<RejectionReason, Counter> rejected = new EnumMap<>(RejectionReason.class);
+    private final Map<String, Counter> replayed = new HashMap<>();
 
     public EnforcerMetrics(MeterRegistry registry) {
         accepted = Counter.builder("accepted.writes").description("Input records forwarded to the accepted topic").register(registry);
@@ -27,6 +32,12 @@ public final class EnforcerMetrics {
             rejected.put(reason, Counter.builder("fenced.writes").description("Input records sent to the rejected topic, by reason")
                     .tag("reason", reason.name()).tag("stage", "enforcer").register(registry));
         }
+        for (String outcome : new String[] {"accepted", "rejected", "marker"}) {
+            replayed.put(outcome, Counter.builder("fence.replayed.records")
+                    .description("Records decided against the fence they met the first time, the fence store being ahead of the committed offsets "
+                            + "(at_least_once after a crash); accepted ones were forwarded again")
+                    .tag("outcome", outcome).register(registry));
+        }
     }
 
     void accepted() {
@@ -35,6 +46,10 @@ public final class EnforcerMetrics {
 
     void markerAccepted() {
         markers.increment();
+    }
+
+    void replayed(String outcome) {
+        replayed.get(outcome).increment();
     }
 
     void rejected(RejectionReason reason) {

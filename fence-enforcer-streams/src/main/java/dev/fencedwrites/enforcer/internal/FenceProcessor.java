@@ -14,6 +14,7 @@ import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -29,6 +30,17 @@ import org.slf4j.LoggerFactory;
  * {@code fence.source.*} headers added. A winning FENCE marker raises the fence and, when a markers
  * output is set, is published there (null value, its fence headers, {@code fence.marker.target.topic}
  * and {@code fence.source.*}) so that the sink raises the row's fence too (issue 13).
+ *
+ * <p>Replay (issue 13): under {@code at_least_once} the fence store can be ahead of the committed
+ * input offsets after a crash. A record the key's {@link StoredFence} remembers (its offset lies in
+ * the key's accept history) is decided against the fence it met the first time, so it gets the same
+ * outcome: an accepted write is forwarded again (its first copy may have been lost with the
+ * producer's buffer), a rejected one is rejected again; the store is not written. A remembered
+ * offset whose record would be accepted but is not the accept the history holds (the input's offsets
+ * were reset or the topic recreated) is decided against the key's current fence instead, so a replay
+ * never accepts what the current fence rejects unless the history says it was accepted at that
+ * offset. The history needs to know the task's commits ({@link CommitSignal}); under
+ * {@code exactly_once_v2} the store is never ahead of the offsets and no history is kept.
  */
 public final class FenceProcessor implements Processor<byte[], byte[], byte[], byte[]> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceProcessor.class);
@@ -36,13 +48,25 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     static final int MARKER_TEXT_HEADER_MAX_CHARS = 256;
 
     private final String storeName;
+    private final String commitSignalName;
     private final String acceptedSink;
     private final String rejectedSink;
     private final EnforcerMetrics metrics;
     private final FenceEnforcerTopology.Limits limits;
     private final MarkerOutput markers;
     private ProcessorContext<byte[], byte[]> context;
-    private KeyValueStore<Bytes, Fence> fences;
+    private KeyValueStore<Bytes, StoredFence> fences;
+    private CommitSignal commits;
+    private boolean keepHistory;
+    /** The input partition and the offset after the last record processed since init; -1 before the first. */
+    private int partition;
+    private long nextOffset;
+    /** The input offset after the last record processed before the last commit: no replay starts before it. */
+    private long committed;
+    private long replayed;
+    private long replayedSinceCommit;
+    /** Whether the record being processed is decided against its key's history, as a replay. */
+    private boolean replaying;
 
     /**
      * Where winning markers go.
@@ -54,17 +78,19 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /**
-     * @param limits  the input's partition count (each key must arrive on the partition Kafka's
-     *                default partitioner, murmur2, assigns it) and the output topics' size limits
-     * @param markers where winning markers are published, or {@code null} to only raise the fence
+     * @param limits           the input's partition count (each key must arrive on the partition Kafka's
+     *                         default partitioner, murmur2, assigns it) and the output topics' size limits
+     * @param commitSignalName the {@link CommitSignal} store connected to this processor
+     * @param markers          where winning markers are published, or {@code null} to only raise the fence
      */
-    public FenceProcessor(String storeName, String acceptedSink, String rejectedSink, MarkerOutput markers, EnforcerMetrics metrics,
+    public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink, MarkerOutput markers, EnforcerMetrics metrics,
             FenceEnforcerTopology.Limits limits) {
         if (limits.inputPartitions() < 1) {
             throw new IllegalArgumentException("inputPartitions must be at least 1, got " + limits.inputPartitions());
         }
         this.limits = limits;
         this.storeName = storeName;
+        this.commitSignalName = commitSignalName;
         this.acceptedSink = acceptedSink;
         this.rejectedSink = rejectedSink;
         this.metrics = metrics;
@@ -75,10 +101,53 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     public void init(ProcessorContext<byte[], byte[]> context) {
         this.context = context;
         this.fences = context.getStateStore(storeName);
+        this.keepHistory = !StreamsConfig.EXACTLY_ONCE_V2.equals(context.appConfigs().get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
+        this.partition = -1;
+        this.nextOffset = -1;
+        this.committed = 0;
+        this.replayed = 0;
+        this.replayedSinceCommit = 0;
+        this.commits = context.getStateStore(commitSignalName);
+        commits.listen(this::committed);
+    }
+
+    /** Kafka Streams committed this task's offsets: every record processed so far is behind the committed offset. */
+    private void committed() {
+        if (nextOffset >= 0) {
+            committed = nextOffset;
+        }
+        if (replayed > 0 && replayedSinceCommit == 0) {
+            reportReplay();
+        }
+        replayedSinceCommit = 0;
+    }
+
+    private void reportReplay() {
+        LOG.info("re-decided {} replayed records of input partition {} against the fence each met the first time (the fence store was ahead of the "
+                + "committed offsets, at_least_once); accepted ones were forwarded again; processed up to offset {}",
+                replayed, partition, nextOffset - 1);
+        replayed = 0;
+    }
+
+    @Override
+    public void close() {
+        if (commits != null) {
+            commits.stopListening();
+        }
+        if (replayed > 0) {
+            reportReplay();
+        }
     }
 
     @Override
     public void process(Record<byte[], byte[]> record) {
+        long offset = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
+        if (offset >= 0) {
+            // One source topic: a task, and so this processor, sees one input partition.
+            partition = context.recordMetadata().get().partition();
+            nextOffset = offset + 1;
+        }
+        replaying = false;
         byte[] key = record.key();
         if (key == null || key.length == 0) {
             reject(record, RejectionReason.MISSING_KEY, null, key == null ? "null key" : "empty key");
@@ -95,7 +164,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             return;
         }
         Bytes storeKey = Bytes.wrap(key);
-        Fence stored = fences.get(storeKey);
+        StoredFence state = fences.get(storeKey);
+        replaying = state != null && state.remembers(offset);
+        Fence stored = state == null ? null : state.fenceAt(offset);
         FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(record.headers()));
         if (!parsed.valid()) {
             reject(record, parsed.rejection(), stored, parsed.detail());
@@ -116,7 +187,22 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             reject(record, RejectionReason.TOO_LARGE, stored, "record exceeds the accepted topic's max.message.bytes of " + limits.acceptedMaxBytes());
             return;
         }
-        fences.put(storeKey, FenceRule.raise(stored, stamp.fence()));
+        Fence raised = FenceRule.raise(stored, stamp.fence());
+        if (replaying && !state.acceptedAt(offset, raised)) {
+            // Not the accept the history holds at this offset: decide against the current fence, as without replay.
+            replaying = false;
+            Decision current = FenceRule.decide(state.fence(), stamp.fence());
+            if (!current.accepted()) {
+                reject(record, current.reason(), state.fence(), "incoming " + stamp.fence() + " vs stored " + state.fence());
+                return;
+            }
+            raised = FenceRule.raise(state.fence(), stamp.fence());
+        }
+        if (replaying) {
+            replayed(stamp.op() == FenceOp.FENCE ? "marker" : "accepted");
+        } else {
+            remember(storeKey, state, offset, raised);
+        }
         if (stamp.op() == FenceOp.FENCE) {
             metrics.markerAccepted();
             LOG.debug("fence raised to {} by marker from {}", stamp.fence(), stamp.writer());
@@ -127,6 +213,30 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         metrics.accepted();
         context.forward(record, acceptedSink);
+    }
+
+    /**
+     * Stores the key's value after an accept, and asks for a commit each time the key's history
+     * reaches another {@value StoredFence#COMMIT_REQUEST_ACCEPTS} accepts (once, not on every accept,
+     * should commits be slow to come).
+     */
+    private void remember(Bytes storeKey, StoredFence previous, long offset, Fence raised) {
+        StoredFence next = keepHistory ? StoredFence.afterAccept(previous, offset, raised, committed) : StoredFence.of(raised);
+        fences.put(storeKey, next);
+        int count = next.acceptCount();
+        if (count > 0 && count < StoredFence.MAX_ACCEPTS && count % StoredFence.COMMIT_REQUEST_ACCEPTS == 0) {
+            context.commit();
+        }
+    }
+
+    private void replayed(String outcome) {
+        if (replayed == 0) {
+            LOG.info("input partition {} offset {}: the fence store is ahead of the committed offsets (at_least_once after a crash); records it has seen are "
+                    + "decided against the fence each met the first time, and accepted ones are forwarded again", partition, nextOffset - 1);
+        }
+        replayed++;
+        replayedSinceCommit++;
+        metrics.replayed(outcome);
     }
 
     /**
@@ -143,6 +253,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     private void reject(Record<byte[], byte[]> record, RejectionReason reason, Fence highest, String detail) {
+        if (replaying) {
+            replayed("rejected");
+        }
         metrics.rejected(reason);
         RecordHeaders headers = new RecordHeaders(record.headers().toArray());
         headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode(reason.name()));

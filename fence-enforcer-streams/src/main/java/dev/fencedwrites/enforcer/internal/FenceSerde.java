@@ -1,35 +1,128 @@
 package dev.fencedwrites.enforcer.internal;
 
 import dev.fencedwrites.schemas.Fence;
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.common.utils.ByteUtils;
 
 /**
- * State store value serde for a {@link Fence}: 16 bytes, token then seq, both big-endian longs
- * (seq -1 = absent). Fixed size keeps the changelog small and cheap to restore.
+ * State store value serde for a {@link StoredFence}, in two formats; it writes the second and reads both,
+ * so a changelog written before issue 13 still restores.
+ *
+ * <ul>
+ *   <li>16 bytes, the first below {@code 0x80}: token then seq, big-endian longs (seq -1 = absent). A
+ *       fence without history ({@link StoredFence#of}). Tokens are positive, so the first byte never
+ *       has its top bit set.</li>
+ *   <li>Version 1, first byte {@code 0x81}, then zig-zag varlongs (Kafka's record encoding): the base
+ *       token (0 = no base) and, with a base, its seq; an unsigned varint count of accepts; with
+ *       accepts, {@code since} and per accept the offset's difference from the previous accept's (the
+ *       first's from {@code since}), the token's difference from the previous fence's (the first's from
+ *       the base's, or 0), and the seq. A fence without history takes 4 to 13 bytes, a key accepted
+ *       once about 10.</li>
+ * </ul>
+ *
+ * A value in neither format fails with a {@link SerializationException} naming what is wrong.
  */
-public final class FenceSerde implements Serde<Fence> {
-    private static final int SIZE = 16;
+public final class FenceSerde implements Serde<StoredFence> {
+    private static final int LEGACY_SIZE = 16;
+    private static final byte VERSION_1 = (byte) 0x81;
+    /** The fewest bytes one accept takes: three varlongs of one byte. */
+    private static final int MIN_ACCEPT_BYTES = 3;
 
     @Override
-    public Serializer<Fence> serializer() {
-        return (topic, fence) -> fence == null ? null : ByteBuffer.allocate(SIZE).putLong(fence.token()).putLong(fence.seq()).array();
+    public Serializer<StoredFence> serializer() {
+        return (topic, stored) -> stored == null ? null : write(stored);
     }
 
     @Override
-    public Deserializer<Fence> deserializer() {
-        return (topic, bytes) -> {
-            if (bytes == null) {
-                return null;
-            }
-            if (bytes.length != SIZE) {
-                throw new SerializationException("stored fence has " + bytes.length + " bytes, expected " + SIZE);
-            }
+    public Deserializer<StoredFence> deserializer() {
+        return (topic, bytes) -> bytes == null ? null : read(bytes);
+    }
+
+    static byte[] write(StoredFence stored) {
+        Fence base = stored.base();
+        long baseToken = base == null ? 0 : base.token();
+        boolean history = stored.acceptCount() > 0;
+        int size = 1 + ByteUtils.sizeOfVarlong(baseToken) + (base == null ? 0 : ByteUtils.sizeOfVarlong(base.seq()))
+                + ByteUtils.sizeOfUnsignedVarint(stored.acceptCount()) + (history ? ByteUtils.sizeOfVarlong(stored.since()) : 0);
+        long offset = stored.since();
+        long token = baseToken;
+        for (StoredFence.Accept accept : stored.accepts()) {
+            size += ByteUtils.sizeOfVarlong(accept.offset() - offset) + ByteUtils.sizeOfVarlong(accept.fence().token() - token)
+                    + ByteUtils.sizeOfVarlong(accept.fence().seq());
+            offset = accept.offset();
+            token = accept.fence().token();
+        }
+        ByteBuffer buffer = ByteBuffer.allocate(size);
+        buffer.put(VERSION_1);
+        ByteUtils.writeVarlong(baseToken, buffer);
+        if (base != null) {
+            ByteUtils.writeVarlong(base.seq(), buffer);
+        }
+        ByteUtils.writeUnsignedVarint(stored.acceptCount(), buffer);
+        if (history) {
+            ByteUtils.writeVarlong(stored.since(), buffer);
+        }
+        offset = stored.since();
+        token = baseToken;
+        for (StoredFence.Accept accept : stored.accepts()) {
+            ByteUtils.writeVarlong(accept.offset() - offset, buffer);
+            ByteUtils.writeVarlong(accept.fence().token() - token, buffer);
+            ByteUtils.writeVarlong(accept.fence().seq(), buffer);
+            offset = accept.offset();
+            token = accept.fence().token();
+        }
+        return buffer.array();
+    }
+
+    static StoredFence read(byte[] bytes) {
+        if (bytes.length == LEGACY_SIZE && bytes[0] >= 0) {
             ByteBuffer buffer = ByteBuffer.wrap(bytes);
-            return new Fence(buffer.getLong(), buffer.getLong());
-        };
+            return StoredFence.of(fence(buffer.getLong(), buffer.getLong()));
+        }
+        if (bytes.length == 0 || bytes[0] != VERSION_1) {
+            throw new SerializationException("stored fence has " + bytes.length + " bytes" + (bytes.length == 0 ? "" : String.format(
+                    " starting with 0x%02x", bytes[0])) + ": neither the 16-byte format nor version 1 (0x81)");
+        }
+        ByteBuffer buffer = ByteBuffer.wrap(bytes, 1, bytes.length - 1);
+        try {
+            long baseToken = ByteUtils.readVarlong(buffer);
+            Fence base = baseToken == 0 ? null : fence(baseToken, ByteUtils.readVarlong(buffer));
+            int count = ByteUtils.readUnsignedVarint(buffer);
+            long since = count == 0 ? StoredFence.UNKNOWN : ByteUtils.readVarlong(buffer);
+            if (count > buffer.remaining() / MIN_ACCEPT_BYTES) {
+                throw new SerializationException("stored fence claims " + count + " accepts in " + buffer.remaining() + " bytes");
+            }
+            List<StoredFence.Accept> accepts = new ArrayList<>(count);
+            long offset = since;
+            long token = baseToken;
+            for (int i = 0; i < count; i++) {
+                offset += ByteUtils.readVarlong(buffer);
+                token += ByteUtils.readVarlong(buffer);
+                accepts.add(new StoredFence.Accept(offset, fence(token, ByteUtils.readVarlong(buffer))));
+            }
+            if (buffer.hasRemaining()) {
+                throw new SerializationException("stored fence has " + buffer.remaining() + " bytes after its last accept");
+            }
+            return new StoredFence(base, since, accepts);
+        } catch (BufferUnderflowException e) {
+            throw new SerializationException("stored fence of " + bytes.length + " bytes is truncated", e);
+        } catch (IllegalArgumentException e) {
+            throw new SerializationException("stored fence is malformed: " + e.getMessage(), e);
+        }
+    }
+
+    private static Fence fence(long token, long seq) {
+        try {
+            return new Fence(token, seq);
+        } catch (IllegalArgumentException e) {
+            throw new SerializationException("stored fence is malformed: " + e.getMessage(), e);
+        }
     }
 }

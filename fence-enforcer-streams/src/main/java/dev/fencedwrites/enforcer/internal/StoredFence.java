@@ -1,0 +1,179 @@
+package dev.fencedwrites.enforcer.internal;
+
+import dev.fencedwrites.schemas.Fence;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What the fence store keeps for one key: its fence, and the records accepted for it since the
+ * task's last known commit, each with its input offset, so that a record replayed after a crash
+ * is decided against the fence as of its own offset (issue 13).
+ *
+ * <p>Why: under {@code at_least_once} the store can be ahead of the committed input offsets (cache
+ * evictions and flushes reach the changelog before the offsets are committed, and before the
+ * outputs of the same records are delivered). After a {@code kill -9} the records from the
+ * committed offset on are processed again; deciding them against the restored, later fence would
+ * reject writes that were accepted the first time and whose accepted copy may never have left the
+ * producer.
+ *
+ * <p>Shape: {@code base} is the key's fence (or {@code null}: none) at every input offset from
+ * {@code since} up to the first accept; {@code accepts} lists each accepted record's offset
+ * (ascending, all at or after {@code since}) with the key's fence after it. The current fence is
+ * the last accept's, or {@code base} when there is none. Offsets are those of the key's input
+ * partition (a key always arrives on the one partition murmur2 gives it).
+ *
+ * <p>Bounds: accepts before the task's last known commit are folded into {@code base} at the next
+ * accept, since no replay can start before a committed offset; the processor asks for a commit
+ * when a key collects {@value #COMMIT_REQUEST_ACCEPTS} accepts, and at most {@value #MAX_ACCEPTS}
+ * are kept (older ones folded in; a replay from before them falls back to the current fence, which
+ * can reject but never accept a stale write).
+ *
+ * @param base    the fence at offsets {@code since} up to the first accept; {@code null} when the key had none
+ * @param since   the first input offset at which {@code base} is known to be the key's fence;
+ *                {@link #UNKNOWN} when there are no accepts (the 16-byte format kept no offsets)
+ * @param accepts the accepted records from {@code since} on, oldest first; empty for a value without history
+ */
+public record StoredFence(Fence base, long since, List<Accept> accepts) {
+    /** {@code since} of a value that kept no offsets (the 16-byte format): nothing is replayed against it. */
+    public static final long UNKNOWN = Long.MAX_VALUE;
+    /** Accepts of one key after which the processor asks Kafka Streams to commit, so the next accept can fold them. */
+    public static final int COMMIT_REQUEST_ACCEPTS = 16;
+    /** Accepts of one key kept at most; reached only when commits keep failing while records are processed. */
+    public static final int MAX_ACCEPTS = 1_024;
+
+    /**
+     * One accepted record of the key.
+     *
+     * @param offset its input offset
+     * @param fence  the key's fence after it
+     */
+    public record Accept(long offset, Fence fence) {
+        /** @throws IllegalArgumentException if the offset is negative or the fence missing */
+        public Accept {
+            if (offset < 0) {
+                throw new IllegalArgumentException("accept offset must be >= 0, got " + offset);
+            }
+            if (fence == null) {
+                throw new IllegalArgumentException("an accept needs the fence after it");
+            }
+        }
+    }
+
+    /**
+     * Validates the shape.
+     *
+     * @throws IllegalArgumentException if there is neither a base nor an accept, an accept lies before
+     *                                  {@code since}, or the accepts are not in ascending offset order
+     */
+    public StoredFence {
+        accepts = List.copyOf(accepts);
+        if (base == null && accepts.isEmpty()) {
+            throw new IllegalArgumentException("a stored fence needs a base fence or an accept");
+        }
+        if (accepts.isEmpty()) {
+            since = UNKNOWN; // nothing to replay against, whatever it was
+        }
+        long previous = since;
+        for (int i = 0; i < accepts.size(); i++) {
+            long offset = accepts.get(i).offset();
+            if (i == 0 ? offset < since : offset <= previous) {
+                throw new IllegalArgumentException("accept offsets must ascend from since " + since + ", got " + offset + " after " + previous);
+            }
+            previous = offset;
+        }
+    }
+
+    /** A fence with no replay history: what the 16-byte format held, and what exactly_once_v2 keeps. */
+    public static StoredFence of(Fence fence) {
+        return new StoredFence(fence, UNKNOWN, List.of());
+    }
+
+    /** The key's highest accepted fence: what a new record is decided against. */
+    public Fence fence() {
+        return accepts.isEmpty() ? base : accepts.get(accepts.size() - 1).fence();
+    }
+
+    /**
+     * Whether the record at {@code offset} is one this value has already seen: at or after
+     * {@code since} and at or before the last accept. Such a record is being processed again
+     * (at_least_once replay after a crash) and is decided against {@link #fenceAt}.
+     */
+    public boolean remembers(long offset) {
+        return !accepts.isEmpty() && offset >= since && offset <= accepts.get(accepts.size() - 1).offset();
+    }
+
+    /**
+     * The fence the record at {@code offset} met when it was first processed: the fence after the
+     * last accept before it, or {@code base}. For an offset this value does not
+     * {@linkplain #remembers remember}, the current {@link #fence()}.
+     */
+    public Fence fenceAt(long offset) {
+        if (!remembers(offset)) {
+            return fence();
+        }
+        for (int i = accepts.size() - 1; i >= 0; i--) {
+            if (accepts.get(i).offset() < offset) {
+                return accepts.get(i).fence();
+            }
+        }
+        return base;
+    }
+
+    /** Whether the record at {@code offset} was accepted and left the key's fence at {@code fence}. */
+    public boolean acceptedAt(long offset, Fence fence) {
+        for (Accept accept : accepts) {
+            if (accept.offset() == offset) {
+                return accept.fence().equals(fence);
+            }
+        }
+        return false;
+    }
+
+    /** How many accepts this value keeps. */
+    public int acceptCount() {
+        return accepts.size();
+    }
+
+    /**
+     * The key's value after the record at {@code offset} was accepted, leaving the fence at {@code fence}.
+     *
+     * @param previous  the key's value before, or {@code null} when it had none
+     * @param offset    the accepted record's input offset; negative when unknown (no history is kept then)
+     * @param fence     the key's fence after the record
+     * @param committed the task's input offset at its last commit known to the processor (0 when none is known
+     *                  yet): replay never starts before it, so accepts before it are folded into the base
+     */
+    public static StoredFence afterAccept(StoredFence previous, long offset, Fence fence, long committed) {
+        if (offset < 0) {
+            return of(fence);
+        }
+        if (previous == null) {
+            return new StoredFence(null, 0, List.of(new Accept(offset, fence)));
+        }
+        if (!previous.accepts.isEmpty() && (offset < previous.since || offset <= previous.accepts.get(previous.accepts.size() - 1).offset())) {
+            // The input's offsets went back without a replay (offsets reset, topic recreated): start the history here.
+            return new StoredFence(previous.fence(), offset, List.of(new Accept(offset, fence)));
+        }
+        Fence base = previous.base;
+        long since = previous.since;
+        List<Accept> kept = new ArrayList<>(previous.accepts.size() + 1);
+        for (Accept accept : previous.accepts) {
+            if (accept.offset() < committed) {
+                base = accept.fence();
+                since = accept.offset() + 1;
+            } else {
+                kept.add(accept);
+            }
+        }
+        if (kept.isEmpty() && since == UNKNOWN) {
+            since = offset; // no offsets kept before: the fence is known to hold at this record at least
+        }
+        kept.add(new Accept(offset, fence));
+        while (kept.size() > MAX_ACCEPTS) {
+            Accept oldest = kept.remove(0);
+            base = oldest.fence();
+            since = oldest.offset() + 1;
+        }
+        return new StoredFence(base, since, kept);
+    }
+}

@@ -1,0 +1,119 @@
+package dev.fencedwrites.enforcer.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencedwrites.enforcer.internal.StoredFence.Accept;
+import dev.fencedwrites.schemas.Fence;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.kafka.common.errors.SerializationException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The fence store's value formats: the 16-byte one of earlier versions is still read; version 1 round-trips; anything else fails clearly. */
+class FenceSerdeTest {
+    private final FenceSerde serde = new FenceSerde();
+
+    @Test
+    void readsTheSixteenByteFormatOfEarlierVersions() {
+        byte[] legacy = ByteBuffer.allocate(16).putLong(42).putLong(7).array();
+
+        assertThat(serde.deserializer().deserialize("t", legacy)).isEqualTo(StoredFence.of(new Fence(42, 7)));
+    }
+
+    @Test
+    void readsASixteenByteValueWithoutSeq() {
+        byte[] legacy = ByteBuffer.allocate(16).putLong(42).putLong(Fence.NO_SEQ).array();
+
+        assertThat(serde.deserializer().deserialize("t", legacy).fence()).isEqualTo(Fence.of(42));
+    }
+
+    @Test
+    void roundTripsAHistory() {
+        StoredFence value = new StoredFence(new Fence(5, 1), 1_000_000L,
+                List.of(new Accept(1_000_003L, new Fence(6, 1)), new Accept(1_000_004L, Fence.of(6)), new Accept(2_000_000L, new Fence(Long.MAX_VALUE, 0))));
+
+        assertThat(roundTrip(value)).isEqualTo(value);
+    }
+
+    @Test
+    void roundTripsAFirstAcceptWithoutBase() {
+        StoredFence value = StoredFence.afterAccept(null, 12_345, new Fence(9, 1), 0);
+
+        assertThat(roundTrip(value)).isEqualTo(value);
+    }
+
+    @Test
+    void roundTripsAFenceWithoutHistory() {
+        assertThat(roundTrip(StoredFence.of(new Fence(3, Fence.NO_SEQ)))).isEqualTo(StoredFence.of(Fence.of(3)));
+    }
+
+    @Test
+    void writesNoValueOfSixteenBytesThatReadsAsTheOldFormat() {
+        StoredFence value = new StoredFence(new Fence(1L << 40, 1L << 40), 0, List.of(new Accept(1, new Fence(1L << 40, (1L << 40) + 1))));
+
+        byte[] bytes = serde.serializer().serialize("t", value);
+
+        assertThat(bytes[0]).isEqualTo((byte) 0x81);
+        assertThat(roundTrip(value)).isEqualTo(value);
+    }
+
+    @Test
+    void keyAcceptedOnceTakesFewerBytesThanTheOldFormat() {
+        byte[] bytes = serde.serializer().serialize("t", StoredFence.afterAccept(null, 300_000, new Fence(1_000, 1), 0));
+
+        assertThat(bytes.length).isLessThan(16);
+    }
+
+    @Test
+    void refusesAnUnknownFormat() {
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[] {(byte) 0x82, 0, 0}))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("0x82");
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[0])).isInstanceOf(SerializationException.class);
+    }
+
+    @Test
+    void refusesATruncatedValue() {
+        byte[] bytes = serde.serializer().serialize("t", StoredFence.afterAccept(null, 12_345, new Fence(9, 1), 0));
+
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", Arrays.copyOf(bytes, bytes.length - 1)))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("truncated");
+    }
+
+    @Test
+    void refusesBytesAfterTheLastAccept() {
+        byte[] bytes = serde.serializer().serialize("t", StoredFence.afterAccept(null, 12_345, new Fence(9, 1), 0));
+
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", Arrays.copyOf(bytes, bytes.length + 1)))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("after its last accept");
+    }
+
+    /** A count larger than the bytes could hold would otherwise allocate before failing. */
+    @Test
+    void refusesACountTheBytesCannotHold() {
+        byte[] bytes = {(byte) 0x81, 0, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x07, 0};
+
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", bytes)).isInstanceOf(SerializationException.class).hasMessageContaining("claims");
+    }
+
+    @ParameterizedTest(name = "token bytes {0}")
+    @ValueSource(longs = {0, -1})
+    void refusesANonPositiveTokenInTheOldFormat(long token) {
+        byte[] legacy = ByteBuffer.allocate(16).putLong(token).putLong(1).array();
+
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", legacy)).isInstanceOf(SerializationException.class);
+    }
+
+    @Test
+    void refusesAVersionOneValueWithNeitherBaseNorAccept() {
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[] {(byte) 0x81, 0, 0}))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("malformed");
+    }
+
+    private StoredFence roundTrip(StoredFence value) {
+        return serde.deserializer().deserialize("t", serde.serializer().serialize("t", value));
+    }
+}
