@@ -1,7 +1,9 @@
 package dev.fencedwrites.demo;
 
+import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceTopics;
@@ -12,8 +14,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.Callable;
+import org.apache.avro.generic.GenericData;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Header;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -35,6 +37,8 @@ import picocli.CommandLine.Spec;
                 "Exit status: 0 when done (or stopped with Ctrl-C), 1 with a one-line reason when Kafka or the topic cannot be read."})
 public final class ConsumeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Reads Avro's JSON rendering, which writes a double's NaN and Infinity bare. */
+    private static final ObjectMapper AVRO_JSON = JsonMapper.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
 
     @Option(names = "--schema-registry", paramLabel = "URL", description = "Schema registry URL (default: SCHEMA_REGISTRY_URL from the environment or the env file).")
     String registry;
@@ -71,12 +75,14 @@ public final class ConsumeCommand implements Callable<Integer> {
             object.putNull("value");
         } else {
             try {
-                // Avro's generic records print as JSON (timestamps as epoch milliseconds).
+                // Avro's generic data prints as JSON (timestamps as epoch milliseconds, strings quoted at any level).
                 Object decoded = values.deserialize(record.topic(), record.value());
-                JsonNode value = JSON.readTree(String.valueOf(decoded));
+                JsonNode value = AVRO_JSON.readTree(GenericData.get().toString(decoded));
                 object.set("value", value);
-            } catch (SerializationException | IOException e) {
-                object.put("value_error", e.getMessage());
+            } catch (IOException | RuntimeException e) {
+                // SerializationException from the serde, which bounds what a hostile value can cost (issue 13); whatever it is,
+                // this record's line says why and reading goes on.
+                object.put("value_error", e.getMessage() == null ? e.toString() : e.getMessage());
             }
         }
         return object.toString();
