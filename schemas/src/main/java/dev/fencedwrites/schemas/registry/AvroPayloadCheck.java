@@ -84,6 +84,8 @@ final class AvroPayloadCheck {
 
     /** Why a payload does not fit its schema; the message leads with the field path when there is one. */
     static final class Malformed extends Exception {
+        /** Segments of a long field path shown at each end. */
+        private static final int PATH_ENDS = 4;
         private final List<String> path = new ArrayList<>();
 
         Malformed(String problem) {
@@ -100,8 +102,14 @@ final class AvroPayloadCheck {
             if (path.isEmpty()) {
                 return super.getMessage();
             }
+            // A deep path (a recursive schema) keeps its first and last few segments, so the reason stays in view.
+            List<String> shown = path.size() <= 2 * PATH_ENDS + 1 ? path : new ArrayList<>(path.subList(0, PATH_ENDS));
+            if (shown != path) {
+                shown.add("(" + (path.size() - 2 * PATH_ENDS) + " more)");
+                shown.addAll(path.subList(path.size() - PATH_ENDS, path.size()));
+            }
             StringBuilder where = new StringBuilder("field ");
-            for (String segment : path) {
+            for (String segment : shown) {
                 if (!segment.startsWith("[") && where.length() > "field ".length()) {
                     where.append('.');
                 }

@@ -226,7 +226,11 @@ class HostileAvroValueTest {
 
     @Test
     void nestingDeeperThanTheLimitIsRefusedWithoutOverflowingTheStack() {
-        assertThat(refusal(linkedList(200_000))).hasMessageContaining("nested deeper than " + AvroPayloadCheck.MAX_NESTING);
+        Throwable refusal = refusal(linkedList(200_000));
+
+        assertThat(refusal).hasMessageContaining("field next.next.next.next.(92 more).next.next.next.next: nested deeper than "
+                + AvroPayloadCheck.MAX_NESTING);
+        assertThat(refusal.getMessage()).as("short enough to read in a log line").hasSizeLessThan(300);
     }
 
     @Test
