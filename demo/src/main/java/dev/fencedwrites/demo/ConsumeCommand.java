@@ -1,9 +1,7 @@
 package dev.fencedwrites.demo;
 
-import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceTopics;
@@ -37,8 +35,6 @@ import picocli.CommandLine.Spec;
                 "Exit status: 0 when done (or stopped with Ctrl-C), 1 with a one-line reason when Kafka or the topic cannot be read."})
 public final class ConsumeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** Reads Avro's JSON rendering, which writes a double's NaN and Infinity bare. */
-    private static final ObjectMapper AVRO_JSON = JsonMapper.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
 
     @Option(names = "--schema-registry", paramLabel = "URL", description = "Schema registry URL (default: SCHEMA_REGISTRY_URL from the environment or the env file).")
     String registry;
@@ -75,9 +71,9 @@ public final class ConsumeCommand implements Callable<Integer> {
             object.putNull("value");
         } else {
             try {
-                // Avro's generic data prints as JSON (timestamps as epoch milliseconds, strings quoted at any level).
+                // Avro's generic data prints as JSON (timestamps as epoch milliseconds; strings, NaN and Infinity quoted at any level).
                 Object decoded = values.deserialize(record.topic(), record.value());
-                JsonNode value = AVRO_JSON.readTree(GenericData.get().toString(decoded));
+                JsonNode value = JSON.readTree(GenericData.get().toString(decoded));
                 object.set("value", value);
             } catch (IOException | RuntimeException e) {
                 // SerializationException from the serde, which bounds what a hostile value can cost (issue 13); whatever it is,

@@ -46,7 +46,7 @@ class ReaderLinesTest {
         assertThat(line.path("value_error").asText()).contains("schema id 8");
     }
 
-    /** Avro prints a double's NaN bare, which is not JSON; such a value is still a value, not an error. */
+    /** A double's NaN is no JSON number (Avro 1.12 prints it as a string); such a value is still a value, not an error. */
     @Test
     void consumePrintsAValueHoldingNotANumber() throws Exception {
         byte[] nan = wire(7, 0, 0, 0, 0, 0, 0, 0xF8, 0x7F, 2, 'o');
