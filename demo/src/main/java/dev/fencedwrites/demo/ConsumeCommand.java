@@ -12,8 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.Callable;
+import org.apache.avro.generic.GenericData;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Header;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -71,12 +71,14 @@ public final class ConsumeCommand implements Callable<Integer> {
             object.putNull("value");
         } else {
             try {
-                // Avro's generic records print as JSON (timestamps as epoch milliseconds).
+                // Avro's generic data prints as JSON (timestamps as epoch milliseconds; strings, NaN and Infinity quoted at any level).
                 Object decoded = values.deserialize(record.topic(), record.value());
-                JsonNode value = JSON.readTree(String.valueOf(decoded));
+                JsonNode value = JSON.readTree(GenericData.get().toString(decoded));
                 object.set("value", value);
-            } catch (SerializationException | IOException e) {
-                object.put("value_error", e.getMessage());
+            } catch (IOException | RuntimeException e) {
+                // SerializationException from the serde, which bounds what a hostile value can cost (issue 13); whatever it is,
+                // this record's line says why and reading goes on.
+                object.put("value_error", e.getMessage() == null ? e.toString() : e.getMessage());
             }
         }
         return object.toString();

@@ -3,6 +3,7 @@ package dev.fencedwrites.demo;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.schemas.RejectionReason;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -11,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.connect.runtime.errors.DeadLetterQueueReporter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -23,7 +25,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "fence rejected", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Reads the rejected topic and prints one line per fenced record: when, key, its token.seq, the key's fence that refused it,",
-                "the reason, the stage (enforcer or sink), the writer, and where the record came from (topic-partition@offset).", ""},
+                "the reason, the stage (enforcer or sink), the writer, and where the record came from (topic-partition@offset);",
+                "for a MALFORMED_VALUE, also the error the sink (or Connect) gave.", ""},
         footer = {"", "Examples:",
                 "  ./fence rejected                       everything rejected so far, then exit",
                 "  ./fence rejected --since 15m --follow  the last 15 minutes, then new rejections as they come (Ctrl-C to stop)",
@@ -33,6 +36,8 @@ import picocli.CommandLine.Spec;
                 "Exit status: 0 when done (or stopped with Ctrl-C), 1 with a one-line reason when Kafka or the topic cannot be read."})
 public final class RejectedCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Longest error text on a line of the text output; {@code --json} has it whole. */
+    static final int ERROR_WIDTH = 300;
 
     @Option(names = "--topic", defaultValue = FenceTopics.REJECTED, description = "The rejected topic (default: ${DEFAULT-VALUE}).")
     String topic;
@@ -53,13 +58,24 @@ public final class RejectedCommand implements Callable<Integer> {
         return reader.print("fence rejected", topic, spec, err -> record -> json ? json(record) : text(record));
     }
 
-    /** {@code 2026-11-29T14:00:01.123Z  customer-42  token=2.1  highest=4.1  STALE_TOKEN  stage=enforcer  writer=worker-A  source=fenced-writes-0@3} */
+    /**
+     * {@code 2026-11-29T14:00:01.123Z  customer-42  token=2.1  highest=4.1  STALE_TOKEN  stage=enforcer  writer=worker-A  source=fenced-writes-0@3};
+     * a record without a {@code fence.rejected.reason} or with {@code MALFORMED_VALUE} ends with {@code error=} and Connect's exception
+     * message on one line, at most {@value #ERROR_WIDTH} characters.
+     */
     static String text(ConsumerRecord<String, byte[]> record) {
         Map<String, String> f = fields(record);
         String token = f.get("token") == null ? "-" : f.get("token") + (f.get("seq") == null ? "" : "." + f.get("seq"));
-        return String.join("  ", f.get("time"), String.valueOf(record.key()), "token=" + token, "highest=" + orDash(f.get("highest")),
+        String line = String.join("  ", f.get("time"), String.valueOf(record.key()), "token=" + token, "highest=" + orDash(f.get("highest")),
                 orDash(f.get("reason")), "stage=" + orDash(f.get("stage")), "writer=" + orDash(f.get("writer")),
                 "source=" + orDash(f.get("source_topic")) + "-" + orDash(f.get("source_partition")) + "@" + orDash(f.get("source_offset")));
+        String error = f.get("error");
+        boolean says = f.get("reason") == null || RejectionReason.MALFORMED_VALUE.name().equals(f.get("reason"));
+        if (error == null || !says) {
+            return line;
+        }
+        String oneLine = error.replaceAll("\\s+", " ").strip();
+        return line + "  error=" + (oneLine.length() > ERROR_WIDTH ? oneLine.substring(0, ERROR_WIDTH) + "..." : oneLine);
     }
 
     static String json(ConsumerRecord<String, byte[]> record) {
@@ -82,15 +98,23 @@ public final class RejectedCommand implements Callable<Integer> {
         f.put("reason", header(record, FenceHeaders.REJECTED_REASON));
         f.put("stage", header(record, FenceHeaders.REJECTED_STAGE));
         f.put("writer", header(record, FenceHeaders.WRITER));
-        f.put("source_topic", header(record, FenceHeaders.SOURCE_TOPIC));
-        f.put("source_partition", header(record, FenceHeaders.SOURCE_PARTITION));
-        f.put("source_offset", header(record, FenceHeaders.SOURCE_OFFSET));
+        // A record Connect dead-lettered itself (e.g. a value its converter could not decode) may lack some fence.source.* headers;
+        // Connect's own context headers (errors.deadletterqueue.context.headers.enable=true) say the same.
+        f.put("source_topic", header(record, FenceHeaders.SOURCE_TOPIC, DeadLetterQueueReporter.ERROR_HEADER_ORIG_TOPIC));
+        f.put("source_partition", header(record, FenceHeaders.SOURCE_PARTITION, DeadLetterQueueReporter.ERROR_HEADER_ORIG_PARTITION));
+        f.put("source_offset", header(record, FenceHeaders.SOURCE_OFFSET, DeadLetterQueueReporter.ERROR_HEADER_ORIG_OFFSET));
+        f.put("error", header(record, DeadLetterQueueReporter.ERROR_HEADER_EXCEPTION_MESSAGE));
         return f;
     }
 
     private static String header(ConsumerRecord<?, ?> record, String name) {
         Header header = record.headers().lastHeader(name);
         return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+    }
+
+    private static String header(ConsumerRecord<?, ?> record, String name, String fallback) {
+        String value = header(record, name);
+        return value != null ? value : header(record, fallback);
     }
 
     private static String blankToNull(String value) {

@@ -52,9 +52,20 @@ public class AvroDeserializer<T> implements Deserializer<T> {
     }
 
     /**
+     * Decodes one value. Before Avro reads the payload, {@link AvroPayloadCheck} walks it against
+     * the writer schema, so a value whose lengths or counts claim more than it holds, whose items
+     * take no bytes by the billion, whose indexes are out of range, which nests deeper than 100
+     * records, arrays and maps, which is truncated or has bytes after its end, or whose logical
+     * types hold impossible data is refused before anything of the claimed size is allocated or
+     * the stack is at risk (issue 13).
+     *
      * @return {@code null} for a {@code null} value (a delete)
-     * @throws SerializationException if the bytes are not the Confluent wire format, the schema id
-     *     is unknown, or the payload does not decode
+     * @throws SerializationException for every failure, with a message naming the schema id, the
+     *     topic and, where it applies, the field and byte offset: the bytes are not the Confluent
+     *     wire format, the schema id is unknown or names a schema that is not valid Avro (the cause
+     *     is then the {@link SchemaRegistryException}), or the payload does not decode. No other
+     *     exception and no {@link Error} leaves this method; should decoding still run out of stack
+     *     or memory, that too is a SerializationException.
      */
     @Override
     @SuppressWarnings("unchecked")
@@ -69,18 +80,40 @@ public class AvroDeserializer<T> implements Deserializer<T> {
             writer = registry.getById(id);
         } catch (SchemaRegistryException e) {
             throw new SerializationException("cannot resolve schema id " + id + " of a record on " + topic + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw new SerializationException("cannot resolve schema id " + id + " of a record on " + topic + ": " + e, e);
         }
-        DatumReader<Object> reader;
-        if (specific) {
-            Schema target = readerSchema != null ? readerSchema : SpecificData.get().getSchema(SpecificData.get().getClass(writer));
-            reader = new SpecificDatumReader<>(writer, target, SpecificData.getForSchema(target));
-        } else {
-            reader = new GenericDatumReader<>(writer);
-        }
+        String failed = "cannot decode Avro payload with schema id " + id + " on " + topic + ": ";
         try {
+            DatumReader<Object> reader = reader(writer, id);
+            AvroPayloadCheck.check(writer, data, buffer.position(), buffer.remaining());
             return (T) reader.read(null, DecoderFactory.get().binaryDecoder(data, buffer.position(), buffer.remaining(), null));
+        } catch (AvroPayloadCheck.Malformed e) {
+            throw new SerializationException(failed + e.getMessage());
+        } catch (SerializationException e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
-            throw new SerializationException("cannot decode Avro payload with schema id " + id + " on " + topic + ": " + e.getMessage(), e);
+            throw new SerializationException(failed + e, e);
+        } catch (StackOverflowError | OutOfMemoryError e) {
+            // Not expected after the check; kept so that no Error ever leaves the serde.
+            throw new SerializationException(failed + "decoding the " + data.length + "-byte value ran out of "
+                    + (e instanceof StackOverflowError ? "stack" : "memory"), e);
         }
+    }
+
+    private DatumReader<Object> reader(Schema writer, int id) {
+        if (!specific) {
+            return new GenericDatumReader<>(writer);
+        }
+        Schema target = readerSchema;
+        if (target == null) {
+            Class<?> generated = writer.getType() == Schema.Type.RECORD ? SpecificData.get().getClass(writer) : null;
+            if (generated == null) {
+                throw new SerializationException("no generated class " + writer.getFullName() + " on the class path for schema id " + id
+                        + " (" + AvroSerdeConfig.SPECIFIC_AVRO_READER + "=true needs one for every record it reads)");
+            }
+            target = SpecificData.get().getSchema(generated);
+        }
+        return new SpecificDatumReader<>(writer, target, SpecificData.getForSchema(target));
     }
 }

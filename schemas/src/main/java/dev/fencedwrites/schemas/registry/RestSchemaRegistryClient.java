@@ -46,6 +46,8 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     /** subject → (schema → id), for register and lookup; both levels bounded. */
     private final Cache<String, Cache<Schema, Integer>> idsBySubject;
     private final Cache<Integer, Schema> schemasById;
+    /** Ids whose schema is not valid Avro: an id names the same content for good, so it is not fetched again. */
+    private final Cache<Integer, SchemaRegistryException> invalidById;
     private final Cache<String, RegisteredSchema> latestBySubject;
 
     /**
@@ -77,6 +79,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         int bound = settings.maxSchemasPerSubject;
         this.idsBySubject = Caffeine.newBuilder().maximumSize(bound).build();
         this.schemasById = Caffeine.newBuilder().maximumSize(bound).build();
+        this.invalidById = Caffeine.newBuilder().maximumSize(bound).build();
         Caffeine<Object, Object> latest = Caffeine.newBuilder().maximumSize(settings.latestCacheSize);
         if (settings.latestCacheTtlSec >= 0) {
             latest.expireAfterWrite(Duration.ofSeconds(settings.latestCacheTtlSec));
@@ -124,7 +127,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         JsonNode response = call("GET", "/subjects/" + encode(subject) + "/versions/latest", null,
                 "fetch the latest version of subject '" + subject + "'", subject, "latest", null);
         int id = requireId(response, "the latest version of subject '" + subject + "'");
-        Schema schema = parse(response.path("schema").asText(), "the latest version of subject '" + subject + "'");
+        Schema schema = parse(response, "the latest version of subject '" + subject + "'");
         RegisteredSchema latest = new RegisteredSchema(subject, response.path("version").asInt(-1), id, schema);
         latestBySubject.put(subject, latest);
         schemasById.asMap().putIfAbsent(id, schema);
@@ -137,8 +140,18 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         if (cached != null) {
             return cached;
         }
+        SchemaRegistryException invalid = invalidById.getIfPresent(id);
+        if (invalid != null) {
+            throw new SchemaRegistryException(invalid.getMessage(), invalid.httpStatus(), invalid.errorCode(), invalid.getCause());
+        }
         JsonNode response = call("GET", "/schemas/ids/" + id, null, "fetch schema id " + id, null, null, id);
-        Schema schema = parse(response.path("schema").asText(), "schema id " + id);
+        Schema schema;
+        try {
+            schema = parse(response, "schema id " + id);
+        } catch (SchemaRegistryException e) {
+            invalidById.put(id, e);
+            throw e;
+        }
         schemasById.asMap().putIfAbsent(id, schema);
         return schema;
     }
@@ -194,13 +207,34 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         return id;
     }
 
-    private Schema parse(String text, String what) {
-        try {
-            return new Schema.Parser().parse(text);
-        } catch (SchemaParseException e) {
-            throw new SchemaRegistryException("schema registry at " + urls().get(current.get()) + " answered " + what
-                    + " with no valid Avro schema: " + e.getMessage(), 200, -1, e);
+    /**
+     * The Avro schema in a registry answer. Anything else is a {@link SchemaRegistryException}
+     * (status 200: the registry answered, the content is unusable): a {@code schemaType} other than
+     * AVRO, no schema text, or text Avro's parser refuses. The parser throws more than
+     * {@link SchemaParseException}: {@code AvroTypeException} for a default of the wrong type,
+     * {@link NullPointerException} for JSON that is not a schema (issue 13), so every runtime
+     * exception, and a stack overflow on absurdly nested text, is caught here.
+     */
+    private Schema parse(JsonNode response, String what) {
+        String type = response.path("schemaType").asText("AVRO");
+        if (!type.equalsIgnoreCase("AVRO")) {
+            throw invalid("says " + what + " is a " + type + " schema, not Avro", null);
         }
+        JsonNode text = response.get("schema");
+        if (text == null || !text.isTextual()) {
+            throw invalid("answered " + what + " without a schema", null);
+        }
+        try {
+            return new Schema.Parser().parse(text.asText());
+        } catch (SchemaParseException e) {
+            throw invalid("answered " + what + " with no valid Avro schema: " + e.getMessage(), e);
+        } catch (RuntimeException | StackOverflowError e) {
+            throw invalid("answered " + what + " with no valid Avro schema: " + e, e);
+        }
+    }
+
+    private SchemaRegistryException invalid(String problem, Throwable cause) {
+        return new SchemaRegistryException("schema registry at " + urls().get(current.get()) + " " + problem, 200, -1, cause);
     }
 
     private static String encode(String subject) {

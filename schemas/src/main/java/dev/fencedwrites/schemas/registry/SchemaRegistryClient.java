@@ -37,8 +37,9 @@ public interface SchemaRegistryClient {
     /**
      * Fetches the schema with the registry-wide id {@code id}.
      *
-     * @throws SchemaRegistryException if the id is unknown (the message names it) or the registry
-     *     cannot be reached
+     * @throws SchemaRegistryException if the id is unknown (the message names it), names a schema
+     *     that is not valid Avro (another schema type, or text Avro's parser refuses), or the
+     *     registry cannot be reached
      */
     Schema getById(int id);
 }

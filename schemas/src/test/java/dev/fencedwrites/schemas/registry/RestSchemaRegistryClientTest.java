@@ -195,6 +195,51 @@ class RestSchemaRegistryClientTest {
         }
     }
 
+    /** Avro's parser throws AvroTypeException (not SchemaParseException) for a default of the wrong type (issue 13). */
+    @Test
+    void aSchemaWithAnInvalidDefaultIsARegistryErrorNamingTheId() throws Exception {
+        String schema = "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"n\",\"type\":\"int\",\"default\":\"abc\"}]}";
+        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.ok(jsonOf(Map.of("schema", schema))))) {
+            RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
+
+            assertThatThrownBy(() -> client.getById(4)).isInstanceOf(SchemaRegistryException.class)
+                    .hasMessageContaining("schema id 4 with no valid Avro schema").hasMessageContaining("Invalid default for field n");
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"JSON, '{\"type\":\"object\"}'", "PROTOBUF, 'syntax = \"proto3\"; message M {}'"})
+    void aSchemaOfAnotherTypeIsRefusedAsNotAvro(String type, String schema) throws Exception {
+        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.ok(jsonOf(Map.of("schema", schema, "schemaType", type))))) {
+            RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
+
+            assertThatThrownBy(() -> client.getById(4)).isInstanceOf(SchemaRegistryException.class)
+                    .hasMessageContaining("schema id 4 is a " + type + " schema, not Avro");
+        }
+    }
+
+    /** A schema id names the same content for good, so a schema that does not parse is asked for once, not once per record. */
+    @Test
+    void anUnparsableSchemaIsFetchedOnceForItsId() throws Exception {
+        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.ok("{\"schema\":\"{not avro\"}"))) {
+            RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
+
+            for (int i = 0; i < 3; i++) {
+                assertThatThrownBy(() -> client.getById(4)).isInstanceOf(SchemaRegistryException.class)
+                        .hasMessageContaining("schema id 4 with no valid Avro schema");
+            }
+            assertThat(registry.count("/schemas/ids/4")).isEqualTo(1);
+        }
+    }
+
+    private static String jsonOf(Map<String, String> fields) {
+        try {
+            return JSON.writeValueAsString(fields);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     @Test
     void registrationsLookupsAndIdsAreCached() throws Exception {
         try (ScriptedRegistry registry = ScriptedRegistry.http(r -> {

@@ -89,15 +89,41 @@ public final class ColumnMapping {
      * The columns of a record value schema, in field order.
      *
      * @throws DataException if the schema is not a struct, or two fields map to one column, or a field maps to a reserved or
-     *                       system column or to an empty name
+     *                       system column or to an empty name, or a record contains itself (a recursive Avro schema: its
+     *                       Connect schema is cyclic, so it can neither be flattened nor hashed; issue 13)
      */
     public static List<Column> columns(Schema valueSchema) {
         if (valueSchema == null || valueSchema.type() != Schema.Type.STRUCT) {
             throw new DataException("the value must be a record (a Connect Struct), not " + (valueSchema == null ? "schemaless" : valueSchema.type()));
         }
+        requireNotRecursive(valueSchema, new ArrayList<>(), "");
         Map<String, Column> columns = new LinkedHashMap<>();
         collect(valueSchema, new ArrayList<>(), columns);
         return List.copyOf(columns.values());
+    }
+
+    /** Refuses a struct that contains a struct of its own name, anywhere below it (fields, array items, map keys and values). */
+    private static void requireNotRecursive(Schema schema, List<String> structs, String path) {
+        switch (schema.type()) {
+            case STRUCT -> {
+                if (schema.name() != null && structs.contains(schema.name())) {
+                    throw new DataException("field " + path + " is a " + schema.name() + " inside a " + schema.name()
+                            + ": a recursive record schema cannot be mapped to columns");
+                }
+                structs.add(schema.name());
+                for (Field field : schema.fields()) {
+                    requireNotRecursive(field.schema(), structs, path.isEmpty() ? field.name() : path + "." + field.name());
+                }
+                structs.remove(structs.size() - 1);
+            }
+            case ARRAY -> requireNotRecursive(schema.valueSchema(), structs, path + "[]");
+            case MAP -> {
+                requireNotRecursive(schema.keySchema(), structs, path + "{}");
+                requireNotRecursive(schema.valueSchema(), structs, path + "[]");
+            }
+            default -> {
+            }
+        }
     }
 
     private static void collect(Schema struct, List<String> path, Map<String, Column> into) {

@@ -1,0 +1,138 @@
+package dev.fencedwrites.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.registry.AvroDeserializer;
+import dev.fencedwrites.schemas.registry.RegisteredSchema;
+import dev.fencedwrites.schemas.registry.SchemaRegistryClient;
+import dev.fencedwrites.schemas.registry.SchemaRegistryException;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.util.Optional;
+import org.apache.avro.Schema;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The lines {@code ./fence consume} and {@code ./fence rejected} print for records that do not decode
+ * (issue 13): the record's line carries the reason, and nothing escapes to stop the reader.
+ */
+class ReaderLinesTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Schema NUMBERS = new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"N\",\"fields\":["
+            + "{\"name\":\"x\",\"type\":\"double\"},{\"name\":\"s\",\"type\":\"string\"}]}");
+    private final AvroDeserializer<Object> values = new AvroDeserializer<>(new OneSchema(7, NUMBERS), null);
+
+    @Test
+    void consumePrintsAValueDeclaringTwoGigabytesWithItsErrorInsteadOfDecodingIt() throws Exception {
+        byte[] hostile = wire(7, 0, 0, 0, 0, 0, 0, 0xF0, 0x3F, 0xF0, 0xFF, 0xFF, 0xFF, 0x0F, 'a');
+
+        JsonNode line = JSON.readTree(ConsumeCommand.json(record("k1", hostile, new RecordHeaders()), values));
+
+        assertThat(line.path("key").asText()).isEqualTo("k1");
+        assertThat(line.has("value")).isFalse();
+        assertThat(line.path("value_error").asText()).contains("schema id 7", "field s", "bytes, but only 1 remain");
+    }
+
+    @Test
+    void consumePrintsAnUnknownSchemaIdWithItsError() throws Exception {
+        JsonNode line = JSON.readTree(ConsumeCommand.json(record("k2", wire(8, 0), new RecordHeaders()), values));
+
+        assertThat(line.path("value_error").asText()).contains("schema id 8");
+    }
+
+    /** A double's NaN is no JSON number (Avro 1.12 prints it as a string); such a value is still a value, not an error. */
+    @Test
+    void consumePrintsAValueHoldingNotANumber() throws Exception {
+        byte[] nan = wire(7, 0, 0, 0, 0, 0, 0, 0xF8, 0x7F, 2, 'o');
+
+        JsonNode line = JSON.readTree(ConsumeCommand.json(record("k3", nan, new RecordHeaders()), values));
+
+        assertThat(line.has("value_error")).as(line.toString()).isFalse();
+        assertThat(line.path("value").path("x").asText()).isEqualTo("NaN");
+        assertThat(line.path("value").path("s").asText()).isEqualTo("o");
+    }
+
+    @Test
+    void rejectedShowsTheSinksErrorForAMalformedValue() {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("MALFORMED_VALUE"));
+        headers.add(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode("sink"));
+        headers.add(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode("fenced-writes-accepted"));
+        headers.add("__connect.errors.partition", FenceHeaders.encode("2"));
+        headers.add("__connect.errors.offset", FenceHeaders.encode("41"));
+        headers.add("__connect.errors.exception.message", FenceHeaders.encode("cannot decode Avro payload with schema id 7:\n field s: string of 2147483000 bytes"));
+
+        String text = RejectedCommand.text(record("k4", new byte[] {0}, headers));
+
+        assertThat(text).contains("MALFORMED_VALUE", "stage=sink", "source=fenced-writes-accepted-2@41",
+                "error=cannot decode Avro payload with schema id 7: field s: string of 2147483000 bytes").doesNotContain("\n");
+    }
+
+    @Test
+    void rejectedKeepsTheLineShortForALongError() {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("MALFORMED_VALUE"));
+        headers.add("__connect.errors.exception.message", FenceHeaders.encode("x".repeat(10_000)));
+
+        assertThat(RejectedCommand.text(record("k5", null, headers))).endsWith("error=" + "x".repeat(RejectedCommand.ERROR_WIDTH) + "...");
+    }
+
+    @Test
+    void rejectedLeavesTheErrorOffTheTextOfAFencedWriteButKeepsItInJson() throws Exception {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("STALE_TOKEN"));
+        headers.add("__connect.errors.exception.message", FenceHeaders.encode("STALE_TOKEN: token 5 < 7"));
+        ConsumerRecord<String, byte[]> record = record("k6", new byte[] {1}, headers);
+
+        assertThat(RejectedCommand.text(record)).doesNotContain("error=");
+        assertThat(JSON.readTree(RejectedCommand.json(record)).path("error").asText()).isEqualTo("STALE_TOKEN: token 5 < 7");
+    }
+
+    private static ConsumerRecord<String, byte[]> record(String key, byte[] value, RecordHeaders headers) {
+        return new ConsumerRecord<>("t", 0, 3L, 1_700_000_000_000L, TimestampType.CREATE_TIME, -1, value == null ? -1 : value.length,
+                key, value, headers, Optional.empty());
+    }
+
+    /** The Confluent wire format around hand-written Avro bytes. */
+    private static byte[] wire(int schemaId, int... avro) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(0);
+        out.writeBytes(ByteBuffer.allocate(4).putInt(schemaId).array());
+        for (int b : avro) {
+            out.write(b);
+        }
+        return out.toByteArray();
+    }
+
+    /** A registry that knows one schema id. */
+    private record OneSchema(int id, Schema schema) implements SchemaRegistryClient {
+        @Override
+        public Schema getById(int requested) {
+            if (requested != id) {
+                throw new SchemaRegistryException("schema id " + requested + " not found", 404, 40403, null);
+            }
+            return schema;
+        }
+
+        @Override
+        public int register(String subject, Schema schema) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public int lookup(String subject, Schema schema) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public RegisteredSchema latest(String subject) {
+            throw new UnsupportedOperationException();
+        }
+    }
+}
