@@ -16,6 +16,7 @@ public final class EnforcerMetrics {
     private final Counter accepted;
     private final Counter markers;
     private final Map<RejectionReason, Counter> rejected = new EnumMap<>(RejectionReason.class);
+    private final Map<RejectedCopy.Step, Counter> reduced = new EnumMap<>(RejectedCopy.Step.class);
 
     public EnforcerMetrics(MeterRegistry registry) {
         accepted = Counter.builder("accepted.writes").description("Input records forwarded to the accepted topic").register(registry);
@@ -27,6 +28,17 @@ public final class EnforcerMetrics {
             rejected.put(reason, Counter.builder("fenced.writes").description("Input records sent to the rejected topic, by reason")
                     .tag("reason", reason.name()).tag("stage", "enforcer").register(registry));
         }
+        for (RejectedCopy.Step step : RejectedCopy.Step.values()) {
+            if (step != RejectedCopy.Step.FULL) {
+                reduced.put(step, Counter.builder("rejected.copies.reduced")
+                        .description("Rejected copies reduced to fit the rejected topic (issue 13), by what was kept: WITHOUT_VALUE, WITHOUT_HEADERS, REFERENCE")
+                        .tag("step", step.name()).register(registry));
+            }
+        }
+    }
+
+    void copyReduced(RejectedCopy.Step step) {
+        reduced.get(step).increment();
     }
 
     void accepted() {
