@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.header.Header;
@@ -40,8 +41,12 @@ import org.slf4j.LoggerFactory;
  *   <li>a reference record of this handler that itself failed: {@code FAIL};</li>
  *   <li>otherwise ({@code at_least_once}): {@code RESUME} with a reference record on the rejected
  *       topic through the handler's dead-letter records (KIP-1034): reason {@code PRODUCE_FAILED},
- *       no key or value, {@code fence.rejected.error}, the source coordinates and the failed
- *       record's sizes.</li>
+ *       no value, {@code fence.rejected.error}, the failed record's sizes, its key and its
+ *       {@code fence.token}/{@code .seq}/{@code .lease}/{@code .writer}/{@code .op} headers when
+ *       each is at most 1 KiB, and the source coordinates: a rejected copy's own
+ *       {@code fence.source.*}, else the context's when the error came from inside the send (on
+ *       the stream thread). A broker's refusal arrives on the producer's network thread after the
+ *       stream thread has moved on, so an accepted copy's offset is then unknown and left out.</li>
  * </ul>
  * A serialization error happens before the send, so it leaves the transaction intact: it gets the
  * reference record under either guarantee (the changelog case still fails).
@@ -57,6 +62,10 @@ public final class FenceProductionExceptionHandler implements ProductionExceptio
     public static final String METER_REGISTRY_CONFIG = "fence.enforcer.meter.registry";
     private static final Logger LOG = LoggerFactory.getLogger(FenceProductionExceptionHandler.class);
     private static final String CHANGELOG_SUFFIX = "-changelog";
+    /** The failed record's own headers a reference record keeps, when small, so the record can be found without its offset. */
+    private static final List<String> IDENTIFYING_HEADERS = List.of(FenceHeaders.TOKEN, FenceHeaders.SEQ, FenceHeaders.LEASE, FenceHeaders.WRITER, FenceHeaders.OP);
+    /** The largest key or identifying header value a reference record keeps, in bytes. */
+    private static final int MAX_IDENTIFYING_BYTES = 1024;
     /** The longest error text kept in {@link FenceHeaders#REJECTED_ERROR}, in characters. */
     private static final int MAX_ERROR_CHARS = 500;
 
@@ -137,18 +146,49 @@ public final class FenceProductionExceptionHandler implements ProductionExceptio
         headers.add(header(FenceHeaders.REJECTED_HIGHEST, ""));
         String error = exception.getClass().getName() + " on topic '" + failedTopic + "': " + exception.getMessage();
         headers.add(header(FenceHeaders.REJECTED_ERROR, error.length() > MAX_ERROR_CHARS ? error.substring(0, MAX_ERROR_CHARS) : error));
-        if (context.topic() != null && context.offset() >= 0) {
+        Header[] coordinates = {last(ownHeaders, FenceHeaders.SOURCE_TOPIC), last(ownHeaders, FenceHeaders.SOURCE_PARTITION), last(ownHeaders, FenceHeaders.SOURCE_OFFSET)};
+        if (coordinates[0] != null && coordinates[1] != null && coordinates[2] != null) {
+            headers.addAll(List.of(coordinates)); // a rejected copy names its source itself
+        } else if (onStreamThread() && context.topic() != null && context.offset() >= 0) {
             headers.add(header(FenceHeaders.SOURCE_TOPIC, context.topic()));
             headers.add(header(FenceHeaders.SOURCE_PARTITION, Integer.toString(context.partition())));
             headers.add(header(FenceHeaders.SOURCE_OFFSET, Long.toString(context.offset())));
         }
+        for (String name : IDENTIFYING_HEADERS) {
+            Header identifying = last(ownHeaders, name);
+            if (identifying != null && RecordSize.length(identifying.value()) <= MAX_IDENTIFYING_BYTES) {
+                headers.add(identifying);
+            }
+        }
+        boolean keepKey = key != null && key.length <= MAX_IDENTIFYING_BYTES;
         headers.add(header(FenceHeaders.SOURCE_KEY_BYTES, Integer.toString(RecordSize.length(key))));
         headers.add(header(FenceHeaders.SOURCE_VALUE_BYTES, Integer.toString(RecordSize.length(value))));
         headers.add(header(FenceHeaders.SOURCE_HEADERS_BYTES, Long.toString(RecordSize.headersBytes(List.of(ownHeaders)))));
         headers.add(header(FenceHeaders.REJECTED_VALUE_OMITTED, "true"));
         headers.add(header(FenceHeaders.REJECTED_HEADERS_OMITTED, Integer.toString(ownHeaders.length)));
-        headers.add(header(FenceHeaders.REJECTED_KEY_OMITTED, "true"));
-        return new ProducerRecord<byte[], byte[]>(rejectedTopic, null, null, null, null, new RecordHeaders(headers.toArray(Header[]::new)));
+        if (!keepKey) {
+            headers.add(header(FenceHeaders.REJECTED_KEY_OMITTED, "true"));
+        }
+        return new ProducerRecord<byte[], byte[]>(rejectedTopic, null, null, keepKey ? key : null, null, new RecordHeaders(headers.toArray(Header[]::new)));
+    }
+
+    /**
+     * Whether this call runs on the stream thread, inside the send: then the context's record is
+     * the one whose output failed. A broker's refusal arrives later on the producer's network
+     * thread, when the stream thread has moved on and the context names a later record
+     * (RecordCollectorImpl reads the context when the callback runs).
+     */
+    private static boolean onStreamThread() {
+        return !Thread.currentThread().getName().startsWith(KafkaProducer.NETWORK_THREAD_PREFIX);
+    }
+
+    private static Header last(Header[] headers, String name) {
+        for (int i = headers.length - 1; i >= 0; i--) {
+            if (headers[i].key().equals(name)) {
+                return headers[i];
+            }
+        }
+        return null;
     }
 
     private void count(String topic, Exception exception, String outcome) {

@@ -6,7 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fencedwrites.schemas.FenceHeaders;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
@@ -36,9 +40,10 @@ class FenceProductionExceptionHandlerTest {
         assertThat(response.result()).isEqualTo(Result.RESUME);
         assertThat(response.deadLetterQueueRecords()).singleElement().satisfies(reference -> {
             assertThat(reference.topic()).isEqualTo("dlq");
-            assertThat(reference.key()).isNull();
+            assertThat(reference.key()).isEqualTo(new byte[10]);
             assertThat(reference.value()).isNull();
             assertThat(text(reference.headers(), FenceHeaders.REJECTED_REASON)).isEqualTo("PRODUCE_FAILED");
+            assertThat(text(reference.headers(), FenceHeaders.TOKEN)).isEqualTo("5");
             assertThat(text(reference.headers(), FenceHeaders.REJECTED_STAGE)).isEqualTo("enforcer");
             assertThat(text(reference.headers(), FenceHeaders.REJECTED_ERROR)).contains("RecordTooLargeException", "'ok'", "2000000");
             assertThat(text(reference.headers(), FenceHeaders.SOURCE_TOPIC)).isEqualTo("in");
@@ -46,18 +51,56 @@ class FenceProductionExceptionHandlerTest {
             assertThat(text(reference.headers(), FenceHeaders.SOURCE_OFFSET)).isEqualTo("41");
             assertThat(text(reference.headers(), FenceHeaders.SOURCE_KEY_BYTES)).isEqualTo("10");
             assertThat(text(reference.headers(), FenceHeaders.SOURCE_VALUE_BYTES)).isEqualTo("300");
-            assertThat(text(reference.headers(), FenceHeaders.REJECTED_KEY_OMITTED)).isEqualTo("true");
+            assertThat(reference.headers().lastHeader(FenceHeaders.REJECTED_KEY_OMITTED)).isNull();
         });
         assertThat(count("ok", "RecordTooLargeException", "resumed")).isEqualTo(1.0);
     }
 
+    /** The copy names its own source; the context may have moved on to a later record. */
     @Test
-    void refusedRejectedCopyUnderAtLeastOnceResumesWithAReferenceRecordToo() {
-        Response response = handler(StreamsConfig.AT_LEAST_ONCE).handleError(SOURCE, record("dlq", new byte[1], new byte[1]),
-                new InvalidRecordException("bad"));
+    void refusedRejectedCopyUnderAtLeastOnceResumesWithAReferenceRecordNamingTheCopysSource() {
+        ProducerRecord<byte[], byte[]> copy = record("dlq", new byte[1], new byte[1]);
+        copy.headers().add(FenceHeaders.SOURCE_TOPIC, "in".getBytes(StandardCharsets.UTF_8));
+        copy.headers().add(FenceHeaders.SOURCE_PARTITION, "0".getBytes(StandardCharsets.UTF_8));
+        copy.headers().add(FenceHeaders.SOURCE_OFFSET, "7".getBytes(StandardCharsets.UTF_8));
+
+        Response response = handler(StreamsConfig.AT_LEAST_ONCE).handleError(SOURCE, copy, new InvalidRecordException("bad"));
 
         assertThat(response.result()).isEqualTo(Result.RESUME);
-        assertThat(response.deadLetterQueueRecords()).singleElement().extracting(ProducerRecord::topic).isEqualTo("dlq");
+        assertThat(response.deadLetterQueueRecords()).singleElement().satisfies(reference -> {
+            assertThat(reference.topic()).isEqualTo("dlq");
+            assertThat(text(reference.headers(), FenceHeaders.SOURCE_PARTITION)).isEqualTo("0");
+            assertThat(text(reference.headers(), FenceHeaders.SOURCE_OFFSET)).isEqualTo("7");
+        });
+    }
+
+    /** A broker's refusal arrives on the producer's network thread, when the context already names a later record. */
+    @Test
+    void refusalReportedOnTheProducersNetworkThreadLeavesOutTheContextsCoordinatesAndKeepsTheKeyAndToken() throws Exception {
+        FenceProductionExceptionHandler handler = handler(StreamsConfig.AT_LEAST_ONCE);
+        List<Response> responses = new ArrayList<>();
+        Thread network = new Thread(() -> responses.add(handler.handleError(SOURCE, record("ok", utf8("customer-42"), new byte[300]),
+                new RecordTooLargeException("too large"))), KafkaProducer.NETWORK_THREAD_PREFIX + " | enforcer-producer");
+        network.start();
+        network.join(TimeUnit.SECONDS.toMillis(30));
+
+        assertThat(responses).singleElement().satisfies(response -> assertThat(response.deadLetterQueueRecords()).singleElement().satisfies(reference -> {
+            assertThat(reference.headers().lastHeader(FenceHeaders.SOURCE_OFFSET)).isNull();
+            assertThat(reference.key()).isEqualTo(utf8("customer-42"));
+            assertThat(text(reference.headers(), FenceHeaders.TOKEN)).isEqualTo("5");
+        }));
+    }
+
+    @Test
+    void referenceRecordLeavesOutAKeyLargerThan1KiB() {
+        Response response = handler(StreamsConfig.AT_LEAST_ONCE).handleError(SOURCE, record("ok", new byte[1025], new byte[1]),
+                new RecordTooLargeException("too large"));
+
+        assertThat(response.deadLetterQueueRecords()).singleElement().satisfies(reference -> {
+            assertThat(reference.key()).isNull();
+            assertThat(text(reference.headers(), FenceHeaders.REJECTED_KEY_OMITTED)).isEqualTo("true");
+            assertThat(text(reference.headers(), FenceHeaders.SOURCE_KEY_BYTES)).isEqualTo("1025");
+        });
     }
 
     /** The producer has moved the transaction to an abortable error: nothing sent in it could commit. */
@@ -133,6 +176,10 @@ class FenceProductionExceptionHandlerTest {
         RecordHeaders headers = new RecordHeaders();
         headers.add(FenceHeaders.TOKEN, "5".getBytes(StandardCharsets.UTF_8));
         return new ProducerRecord<>(topic, null, key, value, headers);
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     private static String text(Headers headers, String name) {
