@@ -54,6 +54,7 @@ class FenceProductionExceptionHandlerTest {
             assertThat(reference.headers().lastHeader(FenceHeaders.REJECTED_KEY_OMITTED)).isNull();
         });
         assertThat(count("ok", "RecordTooLargeException", "resumed")).isEqualTo(1.0);
+        assertThat(meters.get("fenced.writes").tags("reason", "PRODUCE_FAILED", "stage", "enforcer").counter().count()).isEqualTo(1.0);
     }
 
     /** The copy names its own source; the context may have moved on to a later record. */
@@ -112,6 +113,7 @@ class FenceProductionExceptionHandlerTest {
         assertThat(response.result()).isEqualTo(Result.FAIL);
         assertThat(response.deadLetterQueueRecords()).isEmpty();
         assertThat(count("ok", "RecordTooLargeException", "failed")).isEqualTo(1.0);
+        assertThat(meters.find("fenced.writes").counter()).isNull();
     }
 
     /** Resuming would lose the fence from the changelog, and a restore would let a stale write through. */
