@@ -405,7 +405,7 @@ final class EnforcerBench {
     private static Topology topology(Kind kind, String input, List<String> outputs, PrometheusMeterRegistry meters) {
         if (kind == Kind.ENFORCER) {
             return FenceEnforcerTopology.build(input, outputs.get(0), outputs.get(1),
-                    new FenceEnforcerTopology.Limits(PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), meters);
+                    new FenceEnforcerTopology.Limits(PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), meters);
         }
         Topology topology = new Topology();
         topology.addSource("input", new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);

@@ -1,5 +1,6 @@
 package dev.fencedwrites.enforcer;
 
+import dev.fencedwrites.enforcer.internal.FenceProductionExceptionHandler;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -30,8 +31,6 @@ import picocli.CommandLine.Option;
 public final class FenceEnforcerApp implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerApp.class);
     private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
-    /** The Kafka producer's default max.request.size. */
-    private static final int DEFAULT_MAX_REQUEST_SIZE = 1024 * 1024;
 
     @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "Properties file (see the configuration reference).")
     Path configFile;
@@ -62,16 +61,33 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             return 2;
         }
         Properties streamsProperties = config.streamsProperties();
-        // The producer must be able to send the largest record the output topics take.
-        streamsProperties.putIfAbsent(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
-                Math.max(topics.maxMessageBytes(), DEFAULT_MAX_REQUEST_SIZE));
+        // The producer should send the largest record the output topics take, unless told otherwise.
+        if (!streamsProperties.containsKey(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG))
+                && !streamsProperties.containsKey(ProducerConfig.MAX_REQUEST_SIZE_CONFIG)) {
+            streamsProperties.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
+                    Math.max(topics.largestOutput(), TopicCheck.DEFAULT_MAX_REQUEST_SIZE));
+        }
+        FenceEnforcerTopology.Limits limits;
+        try {
+            limits = topics.limits(streamsProperties);
+        } catch (IllegalStateException e) {
+            System.err.println("fence-enforcer: " + e.getMessage());
+            return 2;
+        }
+        LOG.info("largest records written: accepted {} B, rejected {} B, fence changelog {} B (max.message.bytes capped by max.request.size)",
+                limits.acceptedMaxBytes(), limits.rejectedMaxBytes(), limits.storeMaxBytes());
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        // Issue 13: a record Kafka still refuses is logged, counted and replaced by a reference
+        // record on the rejected topic (at_least_once), or stops the thread loudly (see the handler).
+        streamsProperties.putIfAbsent(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, FenceProductionExceptionHandler.class.getName());
+        streamsProperties.put(FenceProductionExceptionHandler.REJECTED_TOPIC_CONFIG, config.rejectedTopic());
+        streamsProperties.put(FenceProductionExceptionHandler.METER_REGISTRY_CONFIG, registry);
         // The HTTP server binds first so that application.server can name its real port (http.port=0 picks one).
         EnforcerHttpServer http = new EnforcerHttpServer(config.getString(FenceEnforcerConfig.HTTP_HOST),
                 config.getInt(FenceEnforcerConfig.HTTP_PORT), registry);
         HostInfo self = config.advertisedServer(http.port());
         streamsProperties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
-        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, topics.limits(), registry), streamsProperties);
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry), streamsProperties);
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((newState, oldState) -> {
             LOG.info("Kafka Streams state {} -> {}", oldState, newState);

@@ -4,6 +4,7 @@ import dev.fencedwrites.enforcer.internal.CommitSignal;
 import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
 import dev.fencedwrites.enforcer.internal.FenceProcessor;
 import dev.fencedwrites.enforcer.internal.FenceSerde;
+import dev.fencedwrites.enforcer.internal.StoredFence;
 import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -34,16 +35,46 @@ public final class FenceEnforcerTopology {
     }
 
     /**
-     * What the topology must know about its topics.
+     * What the topology must know about its topics: the input's partition count and the largest
+     * record it may write to each output (issue 13: no record may stop the enforcer). Each size is
+     * the smaller of the topic's {@code max.message.bytes} (read from the broker) and the Streams
+     * producer's effective {@code max.request.size}, in bytes, compared with a record's
+     * uncompressed size.
      *
      * @param inputPartitions  the input topic's partition count (records on the wrong partition for their key are rejected)
-     * @param acceptedMaxBytes the accepted topic's max.message.bytes (larger accepted records are rejected {@code TOO_LARGE})
-     * @param rejectedMaxBytes the rejected topic's max.message.bytes (larger rejected copies omit their value)
+     * @param acceptedMaxBytes the largest accepted record (larger winning writes are rejected {@code TOO_LARGE})
+     * @param rejectedMaxBytes the largest rejected copy (larger copies are reduced, down to a reference record);
+     *                         at least {@link #MIN_REJECTED_MAX_BYTES}
+     * @param storeMaxBytes    the largest record of the fence store's changelog topic (a key whose changelog
+     *                         record would be larger is rejected {@code KEY_TOO_LARGE} and never stored)
+     * @throws IllegalArgumentException when {@code rejectedMaxBytes} cannot hold a reference record
      */
-    public record Limits(int inputPartitions, int acceptedMaxBytes, int rejectedMaxBytes) {
+    public record Limits(int inputPartitions, int acceptedMaxBytes, int rejectedMaxBytes, int storeMaxBytes) {
+        /** The smallest rejected-topic limit that still takes a reference record (its headers are under 1 KiB). */
+        public static final int MIN_REJECTED_MAX_BYTES = 2048;
+        /**
+         * Room kept beside the key for the stored value and the changelog record's framing: the
+         * largest value {@link FenceSerde} writes (a base fence and {@value StoredFence#MAX_ACCEPTS}
+         * accepts of at most three 10-byte varlongs each, about 30 KiB; typically a few bytes to a
+         * few hundred), plus the batch and record framing.
+         */
+        public static final int STORED_VALUE_ALLOWANCE_BYTES = FenceSerde.MAX_SIZE_BYTES + 1024;
+
+        public Limits {
+            if (rejectedMaxBytes < MIN_REJECTED_MAX_BYTES) {
+                throw new IllegalArgumentException("the rejected topic must take records of at least " + MIN_REJECTED_MAX_BYTES
+                        + " bytes (max.message.bytes and max.request.size), got " + rejectedMaxBytes);
+            }
+        }
+
         /** No size limits: for tests and topologies whose topics take any record. */
         public static Limits unbounded(int inputPartitions) {
-            return new Limits(inputPartitions, Integer.MAX_VALUE, Integer.MAX_VALUE);
+            return new Limits(inputPartitions, Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE);
+        }
+
+        /** Whether the fence of {@code key} can be written to the store's changelog. */
+        public boolean storable(byte[] key) {
+            return key.length + (long) STORED_VALUE_ALLOWANCE_BYTES <= storeMaxBytes;
         }
     }
 

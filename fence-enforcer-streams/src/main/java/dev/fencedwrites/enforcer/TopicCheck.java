@@ -2,6 +2,7 @@ package dev.fencedwrites.enforcer;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,10 +16,13 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.streams.StreamsConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,11 +38,60 @@ final class TopicCheck {
     static final int REJECTION_HEADROOM_BYTES = 64 * 1024;
     private static final Logger LOG = LoggerFactory.getLogger(TopicCheck.class);
 
+    /** The broker setting a new topic's max.message.bytes defaults to. */
+    private static final String BROKER_MESSAGE_MAX_BYTES = "message.max.bytes";
+    /** The Kafka producer's default max.request.size. */
+    static final int DEFAULT_MAX_REQUEST_SIZE = 1024 * 1024;
+    /** The Kafka producer's default buffer.memory: a larger record is refused too. */
+    private static final long DEFAULT_BUFFER_MEMORY = 32L * 1024 * 1024;
+
     /**
-     * @param limits          the input's partition count and the output topics' max.message.bytes
-     * @param maxMessageBytes the largest max.message.bytes of the accepted and rejected topics
+     * What the broker says of the enforcer's topics, sizes in bytes.
+     *
+     * @param inputPartitions the input topic's partition count
+     * @param acceptedMax     the accepted topic's max.message.bytes
+     * @param rejectedMax     the rejected topic's max.message.bytes
+     * @param changelogMax    the fence store's changelog topic's max.message.bytes; before Kafka Streams
+     *                        creates it, the value it will get ({@code streams.topic.max.message.bytes},
+     *                        else the broker's message.max.bytes); with a markers topic, the smaller of that
+     *                        and the markers topic's, since a stored key may be published as a marker
      */
-    record Topics(FenceEnforcerTopology.Limits limits, int maxMessageBytes) {
+    record Topics(int inputPartitions, int acceptedMax, int rejectedMax, int changelogMax) {
+        /** The largest of the three output limits: what the producer's max.request.size is raised to. */
+        int largestOutput() {
+            return Math.max(acceptedMax, Math.max(rejectedMax, changelogMax));
+        }
+
+        /**
+         * The processor's bounds: each topic's limit capped by the producer's effective
+         * max.request.size (and buffer.memory) in {@code streamsProperties}.
+         *
+         * @throws IllegalStateException naming the settings when the rejected topic could not take even a reference record
+         */
+        FenceEnforcerTopology.Limits limits(Properties streamsProperties) {
+            int producerMax = producerMaxRecordBytes(streamsProperties);
+            int rejected = Math.min(rejectedMax, producerMax);
+            if (rejected < FenceEnforcerTopology.Limits.MIN_REJECTED_MAX_BYTES) {
+                throw new IllegalStateException("the rejected topic takes records of at most " + rejected + " bytes (its "
+                        + TopicConfig.MAX_MESSAGE_BYTES_CONFIG + " and the producer's " + ProducerConfig.MAX_REQUEST_SIZE_CONFIG + "), fewer than the "
+                        + FenceEnforcerTopology.Limits.MIN_REJECTED_MAX_BYTES + " a reference record of a rejected record needs: raise them");
+            }
+            return new FenceEnforcerTopology.Limits(inputPartitions, Math.min(acceptedMax, producerMax), rejected, Math.min(changelogMax, producerMax));
+        }
+    }
+
+    /**
+     * The largest record the Streams producer sends: its max.request.size and buffer.memory as
+     * Kafka Streams resolves them ({@code producer.} prefix first, then the plain name, then the
+     * producer's defaults), the smaller of the two.
+     */
+    static int producerMaxRecordBytes(Properties streamsProperties) {
+        Map<String, Object> producer = new StreamsConfig(streamsProperties).getProducerConfigs("fence-enforcer-limits");
+        Object maxRequest = producer.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
+        Object bufferMemory = producer.get(ProducerConfig.BUFFER_MEMORY_CONFIG);
+        long max = maxRequest == null ? DEFAULT_MAX_REQUEST_SIZE : Long.parseLong(maxRequest.toString().trim());
+        long buffer = bufferMemory == null ? DEFAULT_BUFFER_MEMORY : Long.parseLong(bufferMemory.toString().trim());
+        return (int) Math.min(Integer.MAX_VALUE, Math.min(max, buffer));
     }
 
     private TopicCheck() {
@@ -79,6 +132,7 @@ final class TopicCheck {
                 }
             }
             maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(), config.rejectedTopic());
+            int changelogMax = changelogMaxMessageBytes(admin, config, timeout);
             int rejectedMax = maxBytes.get(config.rejectedTopic());
             int acceptedMax = maxBytes.get(config.acceptedTopic());
             if (compacted(admin, config.rejectedTopic(), timeout)) {
@@ -86,7 +140,8 @@ final class TopicCheck {
                         + "rejected records and refuses records without a key; use cleanup.policy=delete");
             }
             if (config.markersTopic().isPresent()) {
-                prepareMarkers(admin, config, config.markersTopic().get(), partitions, timeout);
+                // A stored key may come back as a published marker: it must fit the markers topic too.
+                changelogMax = Math.min(changelogMax, prepareMarkers(admin, config, config.markersTopic().get(), partitions, timeout));
             }
             if (acceptedMax < inputMax) {
                 LOG.warn("accepted topic '{}' takes records up to {} bytes, the input '{}' up to {}: larger valid records will be rejected TOO_LARGE",
@@ -94,10 +149,11 @@ final class TopicCheck {
             }
             if (rejectedMax < inputMax + REJECTION_HEADROOM_BYTES) {
                 LOG.warn("rejected topic '{}' takes records up to {} bytes, the input '{}' up to {}: a rejected record near the input's limit "
-                        + "plus its rejection headers would not fit and would stop the enforcer. Set {}={} on '{}'.", config.rejectedTopic(),
-                        rejectedMax, input, inputMax, TopicConfig.MAX_MESSAGE_BYTES_CONFIG, inputMax + REJECTION_HEADROOM_BYTES, config.rejectedTopic());
+                        + "plus its rejection headers would not fit, and its copy would leave out its value (or more). Set {}={} on '{}'.",
+                        config.rejectedTopic(), rejectedMax, input, inputMax, TopicConfig.MAX_MESSAGE_BYTES_CONFIG, inputMax + REJECTION_HEADROOM_BYTES,
+                        config.rejectedTopic());
             }
-            return new Topics(new FenceEnforcerTopology.Limits(partitions, acceptedMax, rejectedMax), Math.max(rejectedMax, acceptedMax));
+            return new Topics(partitions, acceptedMax, rejectedMax, changelogMax);
         } catch (ExecutionException e) {
             throw new IllegalStateException("cannot check the enforcer's topics: " + e.getCause(), e.getCause());
         } catch (TimeoutException e) {
@@ -109,8 +165,10 @@ final class TopicCheck {
      * The markers topic exists (or is created with the input's partition count) and is not
      * compacted: a marker's value is null, which a compacted topic treats as a tombstone and
      * removes, so a sink replaying the topic would miss fences.
+     *
+     * @return the markers topic's max.message.bytes
      */
-    private static void prepareMarkers(Admin admin, FenceEnforcerConfig config, String markers, int partitions, Duration timeout)
+    private static int prepareMarkers(Admin admin, FenceEnforcerConfig config, String markers, int partitions, Duration timeout)
             throws ExecutionException, InterruptedException, TimeoutException {
         if (!describe(admin, List.of(markers), timeout).containsKey(markers)) {
             requireCreate(config, markers);
@@ -125,6 +183,29 @@ final class TopicCheck {
                     + "which compaction removes as tombstones; use cleanup.policy=delete, or set " + FenceEnforcerConfig.MARKERS_TOPIC
                     + " empty to publish no markers");
         }
+        return maxMessageBytes(admin, markers, timeout).get(markers);
+    }
+
+    /**
+     * The fence store's changelog topic's max.message.bytes: read from the topic when it exists;
+     * before Kafka Streams creates it, {@code streams.topic.max.message.bytes} (Streams' setting for
+     * its internal topics) or else the broker's message.max.bytes, which a new topic inherits.
+     */
+    private static int changelogMaxMessageBytes(Admin admin, FenceEnforcerConfig config, Duration timeout)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        // Kafka Streams names a store's changelog <application.id>-<store name>-changelog.
+        String changelog = config.getString(FenceEnforcerConfig.APPLICATION_ID) + "-" + FenceEnforcerTopology.STORE + "-changelog";
+        if (describe(admin, List.of(changelog), timeout).containsKey(changelog)) {
+            return maxMessageBytes(admin, changelog, timeout).get(changelog);
+        }
+        Object internal = config.streamsProperties().get(StreamsConfig.topicPrefix(TopicConfig.MAX_MESSAGE_BYTES_CONFIG));
+        if (internal != null) {
+            return Integer.parseInt(internal.toString().trim());
+        }
+        Collection<Node> nodes = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, nodes.iterator().next().idString());
+        Config brokerConfig = admin.describeConfigs(List.of(broker)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(broker);
+        return Integer.parseInt(brokerConfig.get(BROKER_MESSAGE_MAX_BYTES).value());
     }
 
     private static boolean compacted(Admin admin, String topic, Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {

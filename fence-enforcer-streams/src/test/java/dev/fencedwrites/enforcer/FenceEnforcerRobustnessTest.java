@@ -1,8 +1,11 @@
 package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
+import dev.fencedwrites.enforcer.internal.StoredFence;
+import dev.fencedwrites.schemas.Fence;
 import dev.fencedwrites.schemas.FenceHeaders;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +17,9 @@ import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -24,13 +29,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Inputs that must be routed, never allowed to stop the enforcer: invalid timestamps and records too large for an output topic. */
+/** Inputs that must be routed, never allowed to stop the enforcer: invalid timestamps, and records too large for an output topic or the fence store (issue 13). */
 class FenceEnforcerRobustnessTest {
     private static final int ACCEPTED_MAX = 1_000;
     private static final int REJECTED_MAX = 3_000;
+    private static final int STORE_MAX = FenceEnforcerTopology.Limits.STORED_VALUE_ALLOWANCE_BYTES + 500;
 
     @TempDir
     Path stateDir;
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private TopologyTestDriver driver;
     private TestInputTopic<byte[], byte[]> input;
     private TestOutputTopic<byte[], byte[]> accepted;
@@ -43,7 +50,7 @@ class FenceEnforcerRobustnessTest {
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq",
-                new FenceEnforcerTopology.Limits(1, ACCEPTED_MAX, REJECTED_MAX), new SimpleMeterRegistry()), props);
+                new FenceEnforcerTopology.Limits(1, ACCEPTED_MAX, REJECTED_MAX, STORE_MAX), meters), props);
         input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
         accepted = driver.createOutputTopic("ok", new ByteArrayDeserializer(), new ByteArrayDeserializer());
         rejected = driver.createOutputTopic("dlq", new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -87,6 +94,106 @@ class FenceEnforcerRobustnessTest {
         assertThat(header(copy, FenceHeaders.REJECTED_VALUE_OMITTED)).isEqualTo("true");
         assertThat(header(copy, FenceHeaders.SOURCE_OFFSET)).isEqualTo("0");
         assertThat(copy.value()).isNull();
+    }
+
+    // --- issue 13: every output bounded; no record stops the enforcer ---
+
+    @Test
+    void rejectedCopyWhoseKeyIsTooLargeForTheRejectedTopicBecomesAReferenceRecordWithItsCoordinates() {
+        input.pipeInput(new TestRecord<>(utf8("k"), utf8("before"), headers("5")));
+        RecordHeaders noToken = new RecordHeaders();
+        noToken.add(FenceHeaders.SEQ, utf8("1"));
+        input.pipeInput(new TestRecord<>(new byte[4_000], utf8("v"), noToken));
+        input.pipeInput(new TestRecord<>(utf8("k"), utf8("after"), headers("6")));
+
+        TestRecord<byte[], byte[]> reference = rejected.readRecord();
+        assertThat(reference.key()).isNull();
+        assertThat(reference.value()).isNull();
+        assertThat(header(reference, FenceHeaders.REJECTED_REASON)).isEqualTo("MISSING_TOKEN");
+        assertThat(header(reference, FenceHeaders.SOURCE_TOPIC)).isEqualTo("in");
+        assertThat(header(reference, FenceHeaders.SOURCE_PARTITION)).isEqualTo("0");
+        assertThat(header(reference, FenceHeaders.SOURCE_OFFSET)).isEqualTo("1");
+        assertThat(header(reference, FenceHeaders.SOURCE_KEY_BYTES)).isEqualTo("4000");
+        assertThat(header(reference, FenceHeaders.REJECTED_KEY_OMITTED)).isEqualTo("true");
+        assertThat(reference.headers().lastHeader(FenceHeaders.SEQ)).isNull();
+        assertThat(accepted.readValuesToList()).extracting(v -> new String(v, StandardCharsets.UTF_8)).containsExactly("before", "after");
+        assertThat(meters.get("rejected.copies.reduced").tag("step", "REFERENCE").counter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void rejectedCopyWithOversizedHeadersKeepsItsKeyAndItsSmallHeaders() {
+        RecordHeaders noToken = new RecordHeaders();
+        noToken.add(FenceHeaders.WRITER, utf8("worker-a"));
+        noToken.add("junk", new byte[5_000]);
+        input.pipeInput(new TestRecord<>(utf8("k"), utf8("v"), noToken));
+
+        TestRecord<byte[], byte[]> copy = rejected.readRecord();
+        assertThat(header(copy, FenceHeaders.REJECTED_REASON)).isEqualTo("MISSING_TOKEN");
+        assertThat(copy.key()).isEqualTo(utf8("k"));
+        assertThat(copy.headers().lastHeader("junk")).isNull();
+        assertThat(header(copy, FenceHeaders.WRITER)).isEqualTo("worker-a");
+        assertThat(header(copy, FenceHeaders.REJECTED_HEADERS_OMITTED)).isEqualTo("1");
+        assertThat(header(copy, FenceHeaders.SOURCE_HEADERS_BYTES)).isEqualTo(Integer.toString(FenceHeaders.WRITER.length() + 8 + 4 + 5_000));
+    }
+
+    @Test
+    void writeWithOversizedHeadersIsRejectedTooLargeAndItsCopyLeavesThemOut() {
+        RecordHeaders big = headers("9");
+        big.add("junk", new byte[5_000]);
+        input.pipeInput(new TestRecord<>(utf8("k"), utf8("v"), big));
+        input.pipeInput(new TestRecord<>(utf8("k"), utf8("small"), headers("5")));
+
+        TestRecord<byte[], byte[]> copy = rejected.readRecord();
+        assertThat(header(copy, FenceHeaders.REJECTED_REASON)).isEqualTo("TOO_LARGE");
+        assertThat(header(copy, FenceHeaders.TOKEN)).isEqualTo("9");
+        assertThat(header(copy, FenceHeaders.REJECTED_HEADERS_OMITTED)).isEqualTo("1");
+        assertThat(accepted.readValuesToList()).extracting(v -> new String(v, StandardCharsets.UTF_8)).containsExactly("small");
+    }
+
+    @Test
+    void markerWhoseKeyIsTooLargeForTheFenceStoreIsRejectedKeyTooLargeAndRaisesNoFence() {
+        byte[] key = new byte[STORE_MAX - FenceEnforcerTopology.Limits.STORED_VALUE_ALLOWANCE_BYTES + 1];
+        RecordHeaders marker = headers("9");
+        marker.add(FenceHeaders.SEQ, utf8("0"));
+        marker.add(FenceHeaders.OP, utf8("FENCE"));
+        input.pipeInput(new TestRecord<>(key, null, marker));
+
+        TestRecord<byte[], byte[]> copy = rejected.readRecord();
+        assertThat(header(copy, FenceHeaders.REJECTED_REASON)).isEqualTo("KEY_TOO_LARGE");
+        assertThat(copy.key()).isEqualTo(key);
+        assertThat(storedFence(key)).isNull();
+        assertThat(meters.get("fence.markers.accepted").counter().count()).isZero();
+    }
+
+    @Test
+    void writeWhoseKeyIsTooLargeForTheFenceStoreIsRejectedKeyTooLargeAndNotStored() {
+        byte[] key = new byte[STORE_MAX - FenceEnforcerTopology.Limits.STORED_VALUE_ALLOWANCE_BYTES + 1];
+        input.pipeInput(new TestRecord<>(key, utf8("v"), headers("9")));
+
+        assertThat(header(rejected.readRecord(), FenceHeaders.REJECTED_REASON)).isEqualTo("KEY_TOO_LARGE");
+        assertThat(accepted.isEmpty()).isTrue();
+        assertThat(storedFence(key)).isNull();
+    }
+
+    @Test
+    void writeWhoseKeyJustFitsTheFenceStoreIsAcceptedAndStored() {
+        byte[] key = new byte[STORE_MAX - FenceEnforcerTopology.Limits.STORED_VALUE_ALLOWANCE_BYTES];
+        input.pipeInput(new TestRecord<>(key, utf8("v"), headers("9")));
+
+        assertThat(accepted.readValuesToList()).hasSize(1);
+        assertThat(storedFence(key)).isEqualTo(Fence.of(9));
+    }
+
+    @Test
+    void rejectedTopicLimitBelowAReferenceRecordIsRefused() {
+        assertThatThrownBy(() -> new FenceEnforcerTopology.Limits(1, 1_000, 2_000, 1_000))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2048");
+    }
+
+    private Fence storedFence(byte[] key) {
+        KeyValueStore<Bytes, StoredFence> store = driver.getKeyValueStore(FenceEnforcerTopology.STORE);
+        StoredFence stored = store.get(Bytes.wrap(key));
+        return stored == null ? null : stored.fence();
     }
 
     private static RecordHeaders headers(String token) {

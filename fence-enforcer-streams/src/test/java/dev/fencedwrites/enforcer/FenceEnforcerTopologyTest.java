@@ -358,6 +358,7 @@ class FenceEnforcerTopologyTest {
             MALFORMED_TOKEN | fence.token=5,fence.token=6
             MALFORMED_SEQ   | fence.token=5,fence.seq=x
             UNKNOWN_OP      | fence.token=5,fence.op=DELETE
+            LEASE_AS_TOKEN  | fence.token=7587869054862721234,fence.lease=7587869054862721234
             """)
     void rejectsInvalidFenceHeadersWithReason(RejectionReason reason, String headers) {
         List<String> pairs = new ArrayList<>();
@@ -428,6 +429,16 @@ class FenceEnforcerTopologyTest {
         assertThat(fencedWrites(RejectionReason.DUPLICATE)).isEqualTo(1.0);
         assertThat(fencedWrites(RejectionReason.OUT_OF_ORDER)).isZero();
         assertThat(meters.get("accepted.writes").counter().count()).isEqualTo(1.0);
+    }
+
+    /** Issue 13: a lease id sent as the token must not raise the fence, or it would block every real token. */
+    @Test
+    void leaseIdSentAsTokenIsCountedAndRaisesNoFence() {
+        pipe(KEY, "v", FenceHeaders.TOKEN, "7587869054862721234", FenceHeaders.SEQ, "1", FenceHeaders.LEASE, "7587869054862721234");
+        write(KEY, "real", 5, 1);
+
+        assertThat(acceptedValues()).containsExactly("real");
+        assertThat(fencedWrites(RejectionReason.LEASE_AS_TOKEN)).isEqualTo(1.0);
     }
 
     // --- helpers ---

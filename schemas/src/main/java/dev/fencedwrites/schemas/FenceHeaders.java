@@ -33,6 +33,28 @@ public final class FenceHeaders {
     public static final String REJECTED_VALUE_OMITTED = "fence.rejected.value.omitted";
     /** The prefix of every header a rejection adds ({@code fence.rejected.reason}, {@code .stage}, ...); a record with one was rejected already. */
     public static final String REJECTED_PREFIX = "fence.rejected.";
+    /**
+     * Added with value {@code N} when {@code N} of the record's own headers were left out of its
+     * rejected copy (largest first) because the copy would not fit the rejected topic (issue 13).
+     */
+    public static final String REJECTED_HEADERS_OMITTED = "fence.rejected.headers.omitted";
+    /**
+     * Added with value {@code true} when the rejected copy is a reference record: no key, no
+     * value and none of the record's own headers, only the {@code fence.rejected.*} and
+     * {@code fence.source.*} headers, because not even the key would fit (issue 13).
+     */
+    public static final String REJECTED_KEY_OMITTED = "fence.rejected.key.omitted";
+    /**
+     * Added to a reference record written after Kafka refused the enforcer's output
+     * ({@link RejectionReason#PRODUCE_FAILED}): the exception's class and message.
+     */
+    public static final String REJECTED_ERROR = "fence.rejected.error";
+    /** Added whenever part of the record was omitted: the original key's size in bytes (0 for a null key). */
+    public static final String SOURCE_KEY_BYTES = "fence.source.key.bytes";
+    /** Added whenever part of the record was omitted: the original value's size in bytes (0 for a null value). */
+    public static final String SOURCE_VALUE_BYTES = "fence.source.value.bytes";
+    /** Added whenever part of the record was omitted: the original headers' size, names and values, in bytes. */
+    public static final String SOURCE_HEADERS_BYTES = "fence.source.headers.bytes";
     /** Added to rejected records: topic the record was read from. */
     public static final String SOURCE_TOPIC = "fence.source.topic";
     /** Added to rejected records: partition the record was read from. */

@@ -40,8 +40,9 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
      * problem comes back as a rejection with a reason and a detail message.
      *
      * @param headers the record's headers
-     * @return the stamp, or {@code MISSING_TOKEN}, {@code MALFORMED_TOKEN}, {@code MALFORMED_SEQ}
-     *     or {@code UNKNOWN_OP}
+     * @return the stamp, or {@code MISSING_TOKEN}, {@code MALFORMED_TOKEN}, {@code LEASE_AS_TOKEN}
+     *     (the token equals the decimal {@code fence.lease}: issue 13), {@code MALFORMED_SEQ} or
+     *     {@code UNKNOWN_OP}
      */
     public static Parsed parse(HeaderLookup headers) {
         List<byte[]> tokens = headers.values(FenceHeaders.TOKEN);
@@ -55,6 +56,13 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
         long token = parseLong(tokenText);
         if (token <= 0) {
             return Parsed.invalid(RejectionReason.MALFORMED_TOKEN, FenceHeaders.TOKEN + " '" + tokenText + "' is not a positive long");
+        }
+        String lease = last(headers, FenceHeaders.LEASE);
+        if (parseLong(lease) == token) {
+            // The classic mistake: the etcd lease id sent as the token. Lease ids are large
+            // (near 2^62), so accepting one would raise the key's fence past every real revision.
+            return Parsed.invalid(RejectionReason.LEASE_AS_TOKEN, FenceHeaders.TOKEN + " " + token + " equals " + FenceHeaders.LEASE
+                    + ": that is the etcd lease id; send the revision at which the lock was found held");
         }
 
         long seq = Fence.NO_SEQ;
@@ -83,7 +91,7 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
                 return Parsed.invalid(RejectionReason.UNKNOWN_OP, FenceHeaders.OP + " '" + opText + "' is not WRITE or FENCE");
             }
         }
-        return Parsed.ok(new FenceStamp(new Fence(token, seq), op, last(headers, FenceHeaders.LEASE), last(headers, FenceHeaders.WRITER)));
+        return Parsed.ok(new FenceStamp(new Fence(token, seq), op, lease, last(headers, FenceHeaders.WRITER)));
     }
 
     /** Parses ASCII decimal digits only (no sign, no other scripts' digits); -1 for anything else or overflow. */

@@ -31,9 +31,11 @@ public enum RejectionReason {
      */
     WRONG_PARTITION,
     /**
-     * A record too large for the accepted topic's {@code max.message.bytes}. Its copy on the
-     * rejected topic may omit the value (see {@link FenceHeaders#REJECTED_VALUE_OMITTED}); the
-     * original stays on the input topic at the source offset.
+     * A winning write too large for the accepted topic: larger than the smaller of its
+     * {@code max.message.bytes} and the enforcer producer's {@code max.request.size}. Its copy on
+     * the rejected topic may omit the value, headers or key (see
+     * {@link FenceHeaders#REJECTED_VALUE_OMITTED}); the original stays on the input topic at the
+     * source offset.
      */
     TOO_LARGE,
     /** A null or empty record key: the fence is per key, so there is nothing to fence on. */
@@ -48,5 +50,26 @@ public enum RejectionReason {
      * the sink, so the connector reads the rejected topic (or a topic fed from it) instead of the
      * accepted one. Not written; check the connector's {@code topics}. Sink only (issue 13).
      */
-    ALREADY_REJECTED
+    ALREADY_REJECTED,
+    /**
+     * The {@code fence.token} equals the record's {@code fence.lease}: the writer sent its etcd
+     * lease id, not the lock's revision. A lease id is a large number (near 2^62) that would
+     * block the key for every real token, so the record is refused. The writer must send the
+     * revision at which it found its lock held (issue 13).
+     */
+    LEASE_AS_TOKEN,
+    /**
+     * A {@code WRITE} or {@code FENCE} marker whose key is too large for the fence store: the
+     * store's changelog topic ({@code max.message.bytes}) or the producer
+     * ({@code max.request.size}) would refuse the key with its stored fence, so the fence is not
+     * raised. Enforcer only (issue 13).
+     */
+    KEY_TOO_LARGE,
+    /**
+     * The enforcer decided the record but Kafka refused the output it wrote for it (for example
+     * a topic's {@code max.message.bytes} lowered after the enforcer started). The rejected topic
+     * then holds a reference record ({@link FenceHeaders#REJECTED_ERROR} names the error); the
+     * original stays on the input topic at the source offset. Enforcer only (issue 13).
+     */
+    PRODUCE_FAILED
 }

@@ -106,6 +106,34 @@ class FenceStampTest {
         assertThat(parsed.detail()).contains(FenceHeaders.OP);
     }
 
+    /** Issue 13: the etcd lease id sent as the token would raise the key's fence past every real revision. */
+    @Test
+    void rejectsTokenEqualToTheLeaseIdAsLeaseAsToken() {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "7587869054862721234",
+                FenceHeaders.SEQ, "1", FenceHeaders.LEASE, "7587869054862721234")));
+
+        assertThat(parsed.valid()).isFalse();
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.LEASE_AS_TOKEN);
+        assertThat(parsed.detail()).contains(FenceHeaders.TOKEN, FenceHeaders.LEASE, "revision");
+    }
+
+    @ParameterizedTest(name = "lease \"{0}\"")
+    @ValueSource(strings = {"7587869054862721234", "42x", "", "0042"})
+    void acceptsTokenThatDiffersFromTheLeaseId(String lease) {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "41", FenceHeaders.LEASE, lease)));
+
+        assertThat(parsed.valid()).isTrue();
+        assertThat(parsed.stamp().lease()).isEqualTo(lease);
+    }
+
+    /** The rule reads the lease as the contract writes it: decimal, the last header when repeated. */
+    @Test
+    void comparesTheTokenWithTheLastLeaseHeader() {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "42", FenceHeaders.LEASE, "7", FenceHeaders.LEASE, "42")));
+
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.LEASE_AS_TOKEN);
+    }
+
     /** Headers from name/value pairs, values as UTF-8 text, in the given order. */
     static RecordHeaders headers(String... namesAndValues) {
         RecordHeaders headers = new RecordHeaders();

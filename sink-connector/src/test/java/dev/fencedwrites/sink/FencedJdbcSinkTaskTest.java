@@ -358,6 +358,19 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).isEmpty();
     }
 
+    /** Issue 13: FenceStamp.parse is shared, so the lease id sent as the token is refused here as in the enforcer. */
+    @Test
+    void leaseIdSentAsTokenIsReportedAsLeaseAsTokenAndWritesNoRow() throws SQLException {
+        startTask(registry.url());
+        ConnectHeaders headers = fence(7587869054862721234L, 1);
+        headers.addBytes(FenceHeaders.LEASE, FenceHeaders.encode(7587869054862721234L));
+
+        task.put(List.of(record(KEY, value(KEY, 700), 10, headers)));
+
+        assertThat(reported()).containsExactly("LEASE_AS_TOKEN@10 highest=");
+        assertThat(row(KEY)).isEmpty();
+    }
+
     @Test
     void nullKeyIsReportedAsMissingKey() {
         startTask(registry.url());

@@ -21,6 +21,7 @@ public final class EnforcerMetrics {
     private final Counter markers;
     private final Map<RejectionReason, Counter> rejected = new EnumMap<>(RejectionReason.class);
     private final Map<String, Counter> replayed = new HashMap<>();
+    private final Map<RejectedCopy.Step, Counter> reduced = new EnumMap<>(RejectedCopy.Step.class);
 
     public EnforcerMetrics(MeterRegistry registry) {
         accepted = Counter.builder("accepted.writes").description("Input records forwarded to the accepted topic").register(registry);
@@ -38,6 +39,17 @@ public final class EnforcerMetrics {
                             + "(at_least_once after a crash); accepted ones were forwarded again")
                     .tag("outcome", outcome).register(registry));
         }
+        for (RejectedCopy.Step step : RejectedCopy.Step.values()) {
+            if (step != RejectedCopy.Step.FULL) {
+                reduced.put(step, Counter.builder("rejected.copies.reduced")
+                        .description("Rejected copies reduced to fit the rejected topic (issue 13), by what was kept: WITHOUT_VALUE, WITHOUT_HEADERS, REFERENCE")
+                        .tag("step", step.name()).register(registry));
+            }
+        }
+    }
+
+    void copyReduced(RejectedCopy.Step step) {
+        reduced.get(step).increment();
     }
 
     void accepted() {

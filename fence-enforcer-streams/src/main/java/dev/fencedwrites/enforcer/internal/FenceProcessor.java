@@ -9,8 +9,12 @@ import dev.fencedwrites.schemas.FenceRule;
 import dev.fencedwrites.schemas.FenceStamp;
 import dev.fencedwrites.schemas.HeaderLookup;
 import dev.fencedwrites.schemas.RejectionReason;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Utils;
@@ -29,7 +33,11 @@ import org.slf4j.LoggerFactory;
  * rejected ones go to the rejected sink with the {@code fence.rejected.*} and
  * {@code fence.source.*} headers added. A winning FENCE marker raises the fence and, when a markers
  * output is set, is published there (null value, its fence headers, {@code fence.marker.target.topic}
- * and {@code fence.source.*}) so that the sink raises the row's fence too (issue 13).
+ * and {@code fence.source.*}) so that the sink raises the row's fence too (issue 13). Every
+ * output is bounded by {@link FenceEnforcerTopology.Limits} (issue 13): an accepted copy that
+ * would not fit is rejected {@code TOO_LARGE}, a key whose fence would not fit the changelog is
+ * rejected {@code KEY_TOO_LARGE} and never stored, and a rejected copy is reduced until it fits
+ * ({@link RejectedCopy}).
  *
  * <p>Replay (issue 13): under {@code at_least_once} the fence store can be ahead of the committed
  * input offsets after a crash. A record the key's {@link StoredFence} remembers (its offset lies in
@@ -79,7 +87,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
 
     /**
      * @param limits           the input's partition count (each key must arrive on the partition Kafka's
-     *                         default partitioner, murmur2, assigns it) and the output topics' size limits
+     *                         default partitioner, murmur2, assigns it) and the largest record each output takes
      * @param commitSignalName the {@link CommitSignal} store connected to this processor
      * @param markers          where winning markers are published, or {@code null} to only raise the fence
      */
@@ -182,9 +190,17 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             reject(record, RejectionReason.INVALID_MARKER, stored, "FENCE marker with a " + record.value().length + "-byte value");
             return;
         }
-        if (stamp.op() == FenceOp.WRITE && sizeUpperBound(record.key(), record.value(), record.headers()) > limits.acceptedMaxBytes()) {
+        if (stamp.op() == FenceOp.WRITE && RecordSize.upperBound(record.key(), record.value(), record.headers()) > limits.acceptedMaxBytes()) {
             // Not accepted, so the fence stays where it was.
-            reject(record, RejectionReason.TOO_LARGE, stored, "record exceeds the accepted topic's max.message.bytes of " + limits.acceptedMaxBytes());
+            reject(record, RejectionReason.TOO_LARGE, stored, "record of up to " + RecordSize.upperBound(record.key(), record.value(), record.headers())
+                    + " bytes exceeds the " + limits.acceptedMaxBytes() + " bytes the accepted topic takes (its max.message.bytes and the producer's max.request.size)");
+            return;
+        }
+        if (!limits.storable(key)) {
+            // Its fence could not reach the changelog, and a fence that is not in the changelog
+            // is lost on restore: so the key is never stored, and nothing is decided for it.
+            reject(record, RejectionReason.KEY_TOO_LARGE, stored, key.length + "-byte key with its fence exceeds the " + limits.storeMaxBytes()
+                    + " bytes the fence store's changelog takes (its max.message.bytes and the producer's max.request.size)");
             return;
         }
         Fence raised = FenceRule.raise(stored, stamp.fence());
@@ -239,36 +255,38 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         metrics.replayed(outcome);
     }
 
-    /**
-     * An upper bound of a record's size in a batch of its own, uncompressed: batch header (61
-     * bytes), record framing (at most 40 bytes of varints), key, value, and per header its name,
-     * value and two length varints. Compared with a topic's max.message.bytes.
-     */
-    static long sizeUpperBound(byte[] key, byte[] value, Headers headers) {
-        long size = 61 + 40 + (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
-        for (Header header : headers) {
-            size += header.key().getBytes(java.nio.charset.StandardCharsets.UTF_8).length + (header.value() == null ? 0 : header.value().length) + 10;
-        }
-        return size;
-    }
-
     private void reject(Record<byte[], byte[]> record, RejectionReason reason, Fence highest, String detail) {
         if (replaying) {
             replayed("rejected");
         }
         metrics.rejected(reason);
-        RecordHeaders headers = new RecordHeaders(record.headers().toArray());
-        headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode(reason.name()));
-        headers.add(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode(FenceHeaders.STAGE_ENFORCER));
-        headers.add(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString()));
-        addSource(headers);
-        byte[] value = record.value();
-        if (value != null && sizeUpperBound(record.key(), value, headers) > limits.rejectedMaxBytes()) {
-            headers.add(FenceHeaders.REJECTED_VALUE_OMITTED, FenceHeaders.encode("true"));
-            value = null;
+        List<Header> rejection = new ArrayList<>(6);
+        rejection.add(new RecordHeader(FenceHeaders.REJECTED_REASON, FenceHeaders.encode(reason.name())));
+        rejection.add(new RecordHeader(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode(FenceHeaders.STAGE_ENFORCER)));
+        rejection.add(new RecordHeader(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString())));
+        Optional<RecordMetadata> source = context.recordMetadata();
+        source.ifPresent((RecordMetadata from) -> {
+            rejection.add(new RecordHeader(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(from.topic())));
+            rejection.add(new RecordHeader(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(from.partition())));
+            rejection.add(new RecordHeader(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(from.offset())));
+        });
+        // Bounded (issue 13): a copy the rejected topic or the producer would refuse stops the
+        // stream thread, so it is reduced step by step down to a reference record.
+        RejectedCopy copy = RejectedCopy.of(record.key(), record.value(), record.headers().toArray(), rejection, limits.rejectedMaxBytes());
+        if (copy.step() == RejectedCopy.Step.FULL) {
+            LOG.info("rejected {} record: {}", reason, detail);
+        } else {
+            metrics.copyReduced(copy.step());
+            LOG.warn("rejected {} record from {}: {}; its copy ({}) was reduced to fit the {} bytes the rejected topic takes: {}", reason,
+                    source.map(from -> from.topic() + "-" + from.partition() + "@" + from.offset()).orElse("an unknown offset"), detail,
+                    sizes(record), limits.rejectedMaxBytes(), copy.step());
         }
-        LOG.info("rejected {} record: {}", reason, detail);
-        context.forward(record.withHeaders(headers).withValue(value), rejectedSink);
+        context.forward(record.withKey(copy.key()).withValue(copy.value()).withHeaders(copy.headers()), rejectedSink);
+    }
+
+    private static String sizes(Record<byte[], byte[]> record) {
+        return "key " + RecordSize.length(record.key()) + " B, value " + RecordSize.length(record.value()) + " B, headers "
+                + RecordSize.headersBytes(record.headers()) + " B";
     }
 
     /**

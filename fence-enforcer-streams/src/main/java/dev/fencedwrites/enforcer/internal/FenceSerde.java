@@ -31,6 +31,12 @@ import org.apache.kafka.common.utils.ByteUtils;
  */
 public final class FenceSerde implements Serde<StoredFence> {
     private static final int LEGACY_SIZE = 16;
+    /**
+     * The largest value {@link #write} produces: the version byte, the base (two varlongs), the
+     * count (an unsigned varint) and {@code since}, then {@link StoredFence#MAX_ACCEPTS} accepts of
+     * three varlongs; a varlong takes at most 10 bytes, an unsigned varint 5.
+     */
+    public static final int MAX_SIZE_BYTES = 1 + 10 + 10 + 5 + 10 + StoredFence.MAX_ACCEPTS * 30;
     private static final byte VERSION_1 = (byte) 0x81;
     /** The fewest bytes one accept takes: three varlongs of one byte. */
     private static final int MIN_ACCEPT_BYTES = 3;

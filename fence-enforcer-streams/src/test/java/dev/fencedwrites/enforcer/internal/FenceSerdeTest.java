@@ -31,6 +31,20 @@ class FenceSerdeTest {
         assertThat(serde.deserializer().deserialize("t", legacy).fence()).isEqualTo(Fence.of(42));
     }
 
+    /** The changelog limit check keeps room for the largest value the serde writes; the worst case must stay within it. */
+    @Test
+    void theLargestValueFitsMaxSizeBytes() {
+        List<Accept> accepts = new java.util.ArrayList<>();
+        for (int i = 0; i < StoredFence.MAX_ACCEPTS; i++) {
+            long offset = i == 0 ? 0 : Long.MAX_VALUE / 2 + i;
+            accepts.add(new Accept(offset, new Fence(i % 2 == 0 ? Long.MAX_VALUE : 1, Long.MAX_VALUE)));
+        }
+        StoredFence worst = new StoredFence(new Fence(Long.MAX_VALUE, Long.MAX_VALUE), 0, accepts);
+
+        assertThat(FenceSerde.write(worst).length).isLessThanOrEqualTo(FenceSerde.MAX_SIZE_BYTES);
+        assertThat(FenceSerde.read(FenceSerde.write(worst))).isEqualTo(worst);
+    }
+
     @Test
     void roundTripsAHistory() {
         StoredFence value = new StoredFence(new Fence(5, 1), 1_000_000L,
