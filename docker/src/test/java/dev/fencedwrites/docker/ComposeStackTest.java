@@ -154,7 +154,7 @@ class ComposeStackTest {
         Map<String, String> props = new HashMap<>();
         config.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
         assertThat(props).containsEntry("connector.class", FencedJdbcSinkConnector.class.getName())
-                .containsEntry("topics", FenceTopics.ACCEPTED)
+                .containsEntry("topics", FenceTopics.ACCEPTED + "," + FenceTopics.MARKERS)
                 .containsEntry("errors.tolerance", "all")
                 .containsEntry("errors.deadletterqueue.topic.name", FenceTopics.REJECTED)
                 .containsEntry(FencedJdbcSinkConfig.TABLE_NAME, LocalStack.TABLE);
