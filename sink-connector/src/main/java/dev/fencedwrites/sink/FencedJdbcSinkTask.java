@@ -61,6 +61,9 @@ public final class FencedJdbcSinkTask extends SinkTask {
     private final Map<RejectionReason, AtomicLong> rejected = new EnumMap<>(RejectionReason.class);
     private final AtomicLong written = new AtomicLong();
     private final AtomicLong fencesRaised = new AtomicLong();
+    /** The connector's {@code topics} and {@code topics.regex}: markers for other topics are not applied. */
+    private java.util.Set<String> readTopics = java.util.Set.of();
+    private java.util.regex.Pattern readTopicsPattern;
     private FencedJdbcSinkConfig config;
     private HikariDataSource pool;
     private final Map<TableName, RecordTable> tables = new HashMap<>();
@@ -85,6 +88,10 @@ public final class FencedJdbcSinkTask extends SinkTask {
     @Override
     public void start(Map<String, String> props) {
         config = new FencedJdbcSinkConfig(props);
+        String topics = props.getOrDefault(SinkTask.TOPICS_CONFIG, "");
+        readTopics = java.util.Arrays.stream(topics.split(",")).map(String::trim).filter(t -> !t.isEmpty()).collect(java.util.stream.Collectors.toSet());
+        String regex = props.get(SinkTask.TOPICS_REGEX_CONFIG);
+        readTopicsPattern = regex == null || regex.isBlank() ? null : java.util.regex.Pattern.compile(regex.trim());
         handled.clear();
         tables.clear();
         for (RejectionReason reason : RejectionReason.values()) {
@@ -290,6 +297,12 @@ public final class FencedJdbcSinkTask extends SinkTask {
                 LOG.debug("skipping FENCE marker for {} with {}: fence.guard.enabled=false", key, stamp.fence());
                 return Rejection.SKIPPED;
             }
+            String target = tableTopic(record);
+            if (!readsTopic(target)) {
+                // Another pipeline's marker on a shared markers topic: this connector does not write that topic's records.
+                LOG.debug("skipping FENCE marker for {} with {}: it fences topic {}, which this connector does not read", key, stamp.fence(), target);
+                return Rejection.SKIPPED;
+            }
             // A winning marker from the enforcer's markers topic (or one sent around it): the row's fence rises, its data stays.
             return RecordTable.Row.marker(key.toString(), stamp.fence());
         }
@@ -342,6 +355,15 @@ public final class FencedJdbcSinkTask extends SinkTask {
     /** A key or header value for logs and messages: bytes as (lenient) UTF-8 text. */
     private static String printable(Object value) {
         return value instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(value);
+    }
+
+    /**
+     * Whether this connector reads {@code topic} (its {@code topics} list or {@code topics.regex}):
+     * a marker fences the records of one topic, and only a connector that writes those records
+     * may raise their rows' fences.
+     */
+    private boolean readsTopic(String topic) {
+        return readTopics.contains(topic) || (readTopicsPattern != null && readTopicsPattern.matcher(topic).matches());
     }
 
     /**

@@ -30,6 +30,7 @@ import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.header.ConnectHeaders;
 import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.sink.SinkRecord;
+import org.apache.kafka.connect.sink.SinkTask;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -448,6 +449,31 @@ class FencedJdbcSinkTaskTest {
         assertThat(context.reports()).isEmpty();
     }
 
+    /** A shared markers topic carries other pipelines' markers: one for a topic this connector does not read raises no fence here. */
+    @Test
+    void markerForATopicTheConnectorDoesNotReadIsIgnored() throws SQLException {
+        startTask(registry.url(), Map.of(SinkTask.TOPICS_CONFIG, TOPIC + "," + FenceTopics.MARKERS));
+        task.put(List.of(write(KEY, 700, 5, 1, 10)));
+
+        task.put(List.of(marker(KEY, 9, FenceTopics.MARKERS, "orders-accepted", 20), marker("customer-43", 4, FenceTopics.MARKERS, "orders-accepted", 21)));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 5, 1L));
+        assertThat(row("customer-43")).isEmpty();
+        assertThat(context.reports()).isEmpty();
+        assertThat(task.counts()).containsEntry("fences_raised", 0L);
+    }
+
+    /** With topics.regex, a marker applies when its target topic matches. */
+    @Test
+    void markerForATopicMatchingTopicsRegexIsApplied() throws SQLException {
+        startTask(registry.url(), Map.of(SinkTask.TOPICS_CONFIG, "", SinkTask.TOPICS_REGEX_CONFIG, "fenced-writes-(accepted|markers)"));
+        task.put(List.of(write(KEY, 700, 5, 1, 10)));
+
+        task.put(List.of(marker(KEY, 9, FenceTopics.MARKERS, TOPIC, 20)));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 9, 0L));
+    }
+
     /** The unguarded control sink (fence.guard.enabled=false) ignores markers, as it ignores the fence. */
     @Test
     void unguardedSinkIgnoresMarkers() throws SQLException {
@@ -477,7 +503,8 @@ class FencedJdbcSinkTaskTest {
         Map<String, String> props = new java.util.HashMap<>(Map.of(
                 FencedJdbcSinkConfig.CONNECTION_URL, postgres.getJdbcUrl("postgres", "postgres"),
                 FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
-                FencedJdbcSinkConfig.TABLE_NAME, table));
+                FencedJdbcSinkConfig.TABLE_NAME, table,
+                SinkTask.TOPICS_CONFIG, TOPIC + "," + FenceTopics.MARKERS));
         props.putAll(overrides);
         context = new RecordingSinkTaskContext(props);
         task.initialize(context);
@@ -491,6 +518,7 @@ class FencedJdbcSinkTaskTest {
                 FencedJdbcSinkConfig.CONNECTION_URL, urlOptions.isEmpty() ? url : url + "&" + urlOptions.substring(1),
                 FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 FencedJdbcSinkConfig.TABLE_NAME, table,
+                SinkTask.TOPICS_CONFIG, TOPIC + "," + FenceTopics.MARKERS,
                 FencedJdbcSinkConfig.MAX_RETRIES, "2",
                 FencedJdbcSinkConfig.RETRY_BACKOFF_MS, "10");
         context = new RecordingSinkTaskContext(props);
