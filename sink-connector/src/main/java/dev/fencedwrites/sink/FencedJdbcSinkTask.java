@@ -368,17 +368,24 @@ public final class FencedJdbcSinkTask extends SinkTask {
 
     /**
      * The topic whose table a record goes to: for a marker the enforcer published, the accepted
-     * topic it names in {@code fence.marker.target.topic}; otherwise the record's own topic.
+     * topic it names in {@code fence.marker.target.topic}; otherwise the record's own topic. Only
+     * a FENCE marker is routed by the header: a write keeps its producer's headers through the
+     * enforcer, so on a write the header is the producer's, not the enforcer's.
      */
     private static String tableTopic(SinkRecord record) {
         org.apache.kafka.connect.header.Header target = record.headers().lastWithName(FenceHeaders.MARKER_TARGET_TOPIC);
-        if (target != null && target.value() != null) {
+        if (target != null && target.value() != null && isMarker(record)) {
             String topic = target.value() instanceof byte[] bytes ? FenceHeaders.decode(bytes) : target.value().toString();
             if (!topic.isBlank()) {
                 return topic;
             }
         }
         return record.topic();
+    }
+
+    private static boolean isMarker(SinkRecord record) {
+        FenceStamp.Parsed parsed = FenceStamp.parse(ConnectHeaderLookup.of(record.headers()));
+        return parsed.valid() && parsed.stamp().op() == FenceOp.FENCE;
     }
 
     /** The key's stored fence for a rejection's {@code fence.rejected.highest}; a key the database refuses has none. */

@@ -17,6 +17,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -472,6 +473,29 @@ class FencedJdbcSinkTaskTest {
         task.put(List.of(marker(KEY, 9, FenceTopics.MARKERS, TOPIC, 20)));
 
         assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 9, 0L));
+    }
+
+    /**
+     * A write keeps the input's headers byte for byte through the enforcer, so a producer can put
+     * fence.marker.target.topic on a write; only a FENCE marker is routed by it, a write goes to its own topic's table.
+     */
+    @Test
+    void writeCarryingAMarkerTargetHeaderGoesToItsOwnTopicsTable() throws SQLException {
+        String prefix = table.length() > 30 ? table.substring(0, 30) : table;
+        startTask(registry.url(), Map.of(FencedJdbcSinkConfig.TABLE_NAME, prefix + "_${topic}"));
+        ConnectHeaders headers = fence(5, 1);
+        headers.addBytes(FenceHeaders.MARKER_TARGET_TOPIC, FenceHeaders.encode("victim"));
+
+        task.put(List.of(record(KEY, value(KEY, 700), 10, headers)));
+
+        table = prefix + "_fenced_writes_accepted";
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 5, 1L));
+        try (Connection connection = postgres.getPostgresDatabase().getConnection();
+             Statement statement = connection.createStatement();
+             ResultSet rs = statement.executeQuery("SELECT to_regclass('" + prefix + "_victim') IS NULL")) {
+            rs.next();
+            assertThat(rs.getBoolean(1)).as("table %s_victim created by a write's header", prefix).isTrue();
+        }
     }
 
     /** The unguarded control sink (fence.guard.enabled=false) ignores markers, as it ignores the fence. */
