@@ -275,6 +275,17 @@ class FenceEnforcerTopologyTest {
         assertThat(header(out, FenceHeaders.OP)).isEqualTo("FENCE");
     }
 
+    /** The published marker names the fence it superseded, so the sink can wait for the writes accepted before it. */
+    @Test
+    void publishedMarkerNamesTheFenceItSuperseded() {
+        marker(KEY, 5);
+        write(KEY, "v1", 5, 1);
+        marker(KEY, 6);
+
+        assertThat(header(markers.readRecord(), FenceHeaders.MARKER_PREVIOUS)).as("the key had no fence").isNull();
+        assertThat(header(markers.readRecord(), FenceHeaders.MARKER_PREVIOUS)).isEqualTo("5.1");
+    }
+
     @Test
     void losingMarkerIsNotPublishedToTheMarkersTopic() {
         write(KEY, "v1", 6, 1);

@@ -29,6 +29,23 @@ public record Fence(long token, long seq) {
         return new Fence(token, NO_SEQ);
     }
 
+    /**
+     * Parses {@link #toString}'s form, {@code token} or {@code token.seq}, ASCII digits only.
+     *
+     * @throws IllegalArgumentException naming the text when it is not of that form
+     */
+    public static Fence parse(String text) {
+        if (text == null || !text.matches("[0-9]{1,19}(\\.[0-9]{1,19})?")) {
+            throw new IllegalArgumentException("not a fence (token or token.seq): '" + text + "'");
+        }
+        int dot = text.indexOf('.');
+        try {
+            return dot < 0 ? of(Long.parseLong(text)) : new Fence(Long.parseLong(text.substring(0, dot)), Long.parseLong(text.substring(dot + 1)));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a fence (token or token.seq): '" + text + "'", e);
+        }
+    }
+
     /** Whether the writer sent a {@code fence.seq}. */
     public boolean hasSeq() {
         return seq != NO_SEQ;

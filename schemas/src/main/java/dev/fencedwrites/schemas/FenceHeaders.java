@@ -68,6 +68,14 @@ public final class FenceHeaders {
      * fence of that topic's table, so {@code table.name=${topic}} resolves as for the data.
      */
     public static final String MARKER_TARGET_TOPIC = "fence.marker.target.topic";
+    /**
+     * Added to the winning {@code FENCE} markers the enforcer publishes: the key's fence just before
+     * the marker raised it, as {@code token} or {@code token.seq}; absent when the key had none.
+     * Every write the enforcer accepted before the marker is at or below it, so the sink raises a
+     * row's fence only once the row holds it: a marker on the markers topic then never overtakes
+     * the previous holder's last accepted writes on the accepted topic.
+     */
+    public static final String MARKER_PREVIOUS = "fence.marker.previous";
 
     /** Value of {@link #REJECTED_STAGE} for rejections by the Kafka Streams enforcer. */
     public static final String STAGE_ENFORCER = "enforcer";

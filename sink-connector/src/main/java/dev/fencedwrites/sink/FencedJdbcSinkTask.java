@@ -303,8 +303,18 @@ public final class FencedJdbcSinkTask extends SinkTask {
                 LOG.debug("skipping FENCE marker for {} with {}: it fences topic {}, which this connector does not read", key, stamp.fence(), target);
                 return Rejection.SKIPPED;
             }
-            // A winning marker from the enforcer's markers topic (or one sent around it): the row's fence rises, its data stays.
-            return RecordTable.Row.marker(key.toString(), stamp.fence());
+            // A winning marker from the enforcer's markers topic (or one sent around it): the row's fence rises, its data stays,
+            // once the row holds the fence the marker superseded (so it never overtakes the previous holder's accepted writes).
+            org.apache.kafka.connect.header.Header previous = record.headers().lastWithName(FenceHeaders.MARKER_PREVIOUS);
+            if (previous == null || previous.value() == null) {
+                return RecordTable.Row.marker(key.toString(), stamp.fence());
+            }
+            try {
+                return RecordTable.Row.marker(key.toString(), stamp.fence(), Fence.parse(printable(previous.value())));
+            } catch (IllegalArgumentException e) {
+                LOG.warn("skipping FENCE marker for {} with {}: {} {}", key, stamp.fence(), FenceHeaders.MARKER_PREVIOUS, e.getMessage());
+                return Rejection.SKIPPED;
+            }
         }
         if (record.value() == null) {
             return new RecordTable.Row(key.toString(), null, stamp.fence());

@@ -450,6 +450,25 @@ class FencedJdbcSinkTaskTest {
         assertThat(context.reports()).isEmpty();
     }
 
+    /**
+     * The takeover marker can reach the sink before the previous holder's last accepted write (the
+     * markers topic is not ordered with the accepted topic): it waits for nothing and overtakes
+     * nothing, so that write still lands, and nothing is dead-lettered.
+     */
+    @Test
+    void markerAheadOfThePreviousHoldersLastAcceptedWriteDoesNotOvertakeIt() throws SQLException {
+        startTask(registry.url());
+        task.put(List.of(write(KEY, 700, 8, 3, 10)));
+        SinkRecord marker = marker(KEY, 9, FenceTopics.MARKERS, TOPIC, 20);
+        marker.headers().addBytes(FenceHeaders.MARKER_PREVIOUS, FenceHeaders.encode("8.4"));
+
+        task.put(List.of(marker));
+        task.put(List.of(write(KEY, 800, 8, 4, 11)));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 800L, false, 8, 4L));
+        assertThat(context.reports()).isEmpty();
+    }
+
     /** A shared markers topic carries other pipelines' markers: one for a topic this connector does not read raises no fence here. */
     @Test
     void markerForATopicTheConnectorDoesNotReadIsIgnored() throws SQLException {

@@ -203,6 +203,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
                     + " bytes the fence store's changelog takes (its max.message.bytes and the producer's max.request.size)");
             return;
         }
+        Fence before = stored;
         Fence raised = FenceRule.raise(stored, stamp.fence());
         if (replaying && !state.acceptedAt(offset, raised)) {
             // Not the accept the history holds at this offset: decide against the current fence, as without replay.
@@ -212,7 +213,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
                 reject(record, current.reason(), state.fence(), "incoming " + stamp.fence() + " vs stored " + state.fence());
                 return;
             }
-            raised = FenceRule.raise(state.fence(), stamp.fence());
+            before = state.fence();
+            raised = FenceRule.raise(before, stamp.fence());
         }
         if (replaying) {
             replayed(stamp.op() == FenceOp.FENCE ? "marker" : "accepted");
@@ -223,7 +225,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             metrics.markerAccepted();
             LOG.debug("fence raised to {} by marker from {}", stamp.fence(), stamp.writer());
             if (markers != null) {
-                context.forward(record.withHeaders(markerHeaders(stamp)), markers.sink());
+                context.forward(record.withHeaders(markerHeaders(stamp, before)), markers.sink());
             }
             return;
         }
@@ -291,10 +293,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
 
     /**
      * The headers of a published marker: its fence as parsed (token, seq, op), the lease and writer
-     * when they are short, the target topic and the source coordinates. Nothing else of the input
-     * record is copied, so a marker carrying megabytes of other headers still fits the markers topic.
+     * when they are short, the fence it superseded ({@code fence.marker.previous}, absent when the
+     * key had none), the target topic and the source coordinates. Nothing else of the input record
+     * is copied, so a marker carrying megabytes of other headers still fits the markers topic.
      */
-    private Headers markerHeaders(FenceStamp stamp) {
+    private Headers markerHeaders(FenceStamp stamp, Fence previous) {
         RecordHeaders headers = new RecordHeaders();
         headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(stamp.fence().token()));
         if (stamp.fence().hasSeq()) {
@@ -303,6 +306,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         headers.add(FenceHeaders.OP, FenceHeaders.encode(FenceOp.FENCE.name()));
         addIfShort(headers, FenceHeaders.LEASE, stamp.lease());
         addIfShort(headers, FenceHeaders.WRITER, stamp.writer());
+        if (previous != null) {
+            headers.add(FenceHeaders.MARKER_PREVIOUS, FenceHeaders.encode(previous.toString()));
+        }
         headers.add(FenceHeaders.MARKER_TARGET_TOPIC, FenceHeaders.encode(markers.targetTopic()));
         addSource(headers);
         return headers;

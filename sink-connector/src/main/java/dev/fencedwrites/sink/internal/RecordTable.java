@@ -116,27 +116,46 @@ public final class RecordTable {
      * @param value  the record value, or {@code null} for a delete (data columns nulled, {@code deleted} set, fence kept)
      *               or a marker
      * @param fence  the record's fence
-     * @param marker a winning {@code FENCE} marker: only the row's fence rises, the data stays; a key
-     *               without a row gets a data-less one ({@code deleted} set, data columns NULL)
+     * @param marker   a winning {@code FENCE} marker: only the row's fence rises, the data stays; a key
+     *                 without a row gets a data-less one ({@code deleted} set, data columns NULL)
+     * @param previous for a marker, the fence it superseded at the enforcer ({@code fence.marker.previous}),
+     *                 or {@code null} when the key had none: the marker then applies only to a row that
+     *                 already holds at least that fence (never creating one), so it cannot overtake the
+     *                 previous holder's accepted writes still on their way
      */
-    public record Row(String key, Struct value, Fence fence, boolean marker) {
+    public record Row(String key, Struct value, Fence fence, boolean marker, Fence previous) {
         /** A data write, or a delete when {@code value} is {@code null}. */
         public Row(String key, Struct value, Fence fence) {
-            this(key, value, fence, false);
+            this(key, value, fence, false, null);
         }
 
-        /** A {@code FENCE} marker for {@code key}. */
+        /** A {@code FENCE} marker for {@code key} with no earlier fence at the enforcer. */
         public static Row marker(String key, Fence fence) {
-            return new Row(key, null, fence, true);
+            return marker(key, fence, null);
+        }
+
+        /** A {@code FENCE} marker for {@code key} that superseded {@code previous} at the enforcer ({@code null}: none). */
+        public static Row marker(String key, Fence fence, Fence previous) {
+            return new Row(key, null, fence, true, previous);
         }
 
         Kind kind() {
-            return marker ? Kind.MARKER : value == null ? Kind.DELETE : Kind.DATA;
+            return marker ? (previous == null ? Kind.MARKER : Kind.MARKER_AFTER) : value == null ? Kind.DELETE : Kind.DATA;
         }
     }
 
-    /** What a statement writes: data columns, NULLs for a delete, or only the fence for a marker. */
-    private enum Kind { DATA, DELETE, MARKER }
+    /**
+     * What a statement writes: data columns, NULLs for a delete, only the fence for a marker (an
+     * upsert), or only the fence of a row already at the marker's previous fence (an update).
+     */
+    private enum Kind { DATA, DELETE, MARKER, MARKER_AFTER }
+
+    /** {@link #GUARD} for the update of {@link Kind#MARKER_AFTER}, whose incoming fence is {@code m.token}/{@code m.seq}. */
+    private static final String MARKER_GUARD = GUARD.replace("EXCLUDED.fence_token", "m.token").replace("EXCLUDED.fence_seq", "m.seq");
+
+    /** The row holds at least the marker's previous fence {@code m.previous_token}/{@code m.previous_seq}: every write accepted before the marker is in. */
+    private static final String AT_LEAST_PREVIOUS = "(t.fence_token > m.previous_token OR (t.fence_token = m.previous_token"
+            + " AND (m.previous_seq IS NULL OR t.fence_seq IS NULL OR t.fence_seq >= m.previous_seq)))";
 
     /**
      * What happened to one {@link Row}.
@@ -464,6 +483,33 @@ public final class RecordTable {
         return columns;
     }
 
+    /** The update of {@link Kind#MARKER_AFTER} rows: the fence rises only where the guard allows and the row holds the previous fence. */
+    private String markerAfterSql(int rowCount) {
+        StringBuilder sql = new StringBuilder("UPDATE ").append(table.sql()).append(" AS t SET fence_token = m.token, fence_seq = ")
+                .append(SEQ_AFTER.replace("EXCLUDED.fence_token", "m.token").replace("EXCLUDED.fence_seq", "m.seq"))
+                .append(", updated_at = now() FROM (VALUES ");
+        for (int i = 0; i < rowCount; i++) {
+            sql.append(i == 0 ? "" : ", ").append("(?::text, ?::bigint, ?::bigint, ?::bigint, ?::bigint)");
+        }
+        return sql.append(") AS m (resource_key, token, seq, previous_token, previous_seq) WHERE t.resource_key = m.resource_key AND (")
+                .append(MARKER_GUARD).append(") AND ").append(AT_LEAST_PREVIOUS).append(" RETURNING t.resource_key").toString();
+    }
+
+    private static void bindMarkerAfter(PreparedStatement statement, int[] index, Row row) throws SQLException {
+        statement.setString(index[0]++, row.key());
+        bindFence(statement, index, row.fence());
+        bindFence(statement, index, row.previous());
+    }
+
+    private static void bindFence(PreparedStatement statement, int[] index, Fence fence) throws SQLException {
+        statement.setLong(index[0]++, fence.token());
+        if (fence.hasSeq()) {
+            statement.setLong(index[0]++, fence.seq());
+        } else {
+            statement.setNull(index[0]++, Types.BIGINT);
+        }
+    }
+
     private String upsertSql(List<Column> columns, Kind kind, int rowCount) {
         StringBuilder names = new StringBuilder("resource_key");
         StringBuilder placeholders = new StringBuilder("(?");
@@ -503,21 +549,21 @@ public final class RecordTable {
         }
         // A marker's new row holds no data: it reads as deleted until its holder writes.
         statement.setBoolean(index[0]++, kind != Kind.DATA);
-        statement.setLong(index[0]++, row.fence().token());
-        if (row.fence().hasSeq()) {
-            statement.setLong(index[0]++, row.fence().seq());
-        } else {
-            statement.setNull(index[0]++, Types.BIGINT);
-        }
+        bindFence(statement, index, row.fence());
     }
 
     private void writeChunk(Connection connection, List<Row> rows, List<Integer> chunk, List<Column> columns, Kind kind, Outcome[] outcomes)
             throws SQLException {
         Set<String> applied = new HashSet<>();
-        try (PreparedStatement statement = connection.prepareStatement(upsertSql(columns, kind, chunk.size()))) {
+        String sql = kind == Kind.MARKER_AFTER ? markerAfterSql(chunk.size()) : upsertSql(columns, kind, chunk.size());
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
             int[] index = {1};
             for (int row : chunk) {
-                bindRow(statement, index, rows.get(row), columns, kind);
+                if (kind == Kind.MARKER_AFTER) {
+                    bindMarkerAfter(statement, index, rows.get(row));
+                } else {
+                    bindRow(statement, index, rows.get(row), columns, kind);
+                }
             }
             try (ResultSet returned = statement.executeQuery()) {
                 while (returned.next()) {

@@ -193,6 +193,46 @@ class GuardedUpsertTest {
         assertThat(row(KEY)).isEqualTo(Row.of(INCOMING, new Fence(7, 1)));
     }
 
+    /**
+     * A marker names the fence it superseded at the enforcer; until the row holds it, the previous
+     * holder's accepted writes are still on their way (the markers topic and the accepted topic are
+     * not ordered against each other), so the marker must not overtake them.
+     */
+    @Test
+    void markerWithAPreviousFenceAppliesOnlyOnceTheRowHoldsIt() throws SQLException {
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(8, 3));
+
+        List<RecordTable.Outcome> early = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(9, 0), new Fence(8, 4))));
+        Decision lastOfThePreviousHolder = guarded.write(connection, KEY, BillingStructs.struct(INCOMING), new Fence(8, 4));
+        List<RecordTable.Outcome> onTime = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(9, 0), new Fence(8, 4))));
+
+        assertThat(early.get(0).decision().accepted()).isFalse();
+        assertThat(lastOfThePreviousHolder.accepted()).isTrue();
+        assertThat(onTime.get(0).decision().accepted()).isTrue();
+        assertThat(row(KEY)).isEqualTo(new Row(INCOMING.getCustomerId(), INCOMING.getBillingPeriod(), INCOMING.getAmountMinor(), INCOMING.getCurrency(),
+                INCOMING.getLineItems(), INCOMING.getComputedAt(), INCOMING.getComputedBy(), false, 9, 0L));
+    }
+
+    @Test
+    void markerWithAPreviousFenceCreatesNoRow() throws SQLException {
+        List<RecordTable.Outcome> outcome = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(9, 0), Fence.of(8))));
+
+        assertThat(outcome.get(0).decision().accepted()).isFalse();
+        assertThat(guarded.storedFence(connection, KEY)).isNull();
+    }
+
+    @Test
+    void markerWithAPreviousFenceWithoutSeqAppliesAtThatToken() throws SQLException {
+        guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(8, 2));
+
+        List<RecordTable.Outcome> outcome = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(9, 0), Fence.of(8)),
+                RecordTable.Row.marker("customer-43", new Fence(9, 0), new Fence(8, 1))));
+
+        assertThat(outcome.get(0).decision().accepted()).isTrue();
+        assertThat(outcome.get(1).decision().accepted()).as("customer-43 has no row").isFalse();
+        assertThat(guarded.storedFence(connection, KEY)).isEqualTo(new Fence(9, 0));
+    }
+
     @Test
     void markerBelowTheRowsFenceChangesNothing() throws SQLException {
         guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(7, 1));
