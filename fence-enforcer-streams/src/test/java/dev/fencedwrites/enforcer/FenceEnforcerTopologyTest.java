@@ -275,6 +275,17 @@ class FenceEnforcerTopologyTest {
         assertThat(header(out, FenceHeaders.OP)).isEqualTo("FENCE");
     }
 
+    /** A rejected copy sent back to the input would carry its old rejection to the accepted topic, where the sink refuses it: the enforcer refuses it first. */
+    @Test
+    void rejectsARecordThatAlreadyCarriesRejectionHeaders() {
+        pipe(KEY, "resent", FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1", FenceHeaders.REJECTED_REASON, "TOO_LARGE");
+        write(KEY, "clean", 5, 1);
+
+        assertThat(acceptedValues()).containsExactly("clean");
+        assertThat(rejectedReasons()).containsExactly("ALREADY_REJECTED");
+        assertThat(fencedWrites(RejectionReason.ALREADY_REJECTED)).isEqualTo(1.0);
+    }
+
     /** The published marker names the fence it superseded, so the sink can wait for the writes accepted before it. */
     @Test
     void publishedMarkerNamesTheFenceItSuperseded() {

@@ -46,9 +46,11 @@ public enum RejectionReason {
      */
     MALFORMED_KEY,
     /**
-     * A record that already carries {@code fence.rejected.*} headers: a rejected copy that reached
-     * the sink, so the connector reads the rejected topic (or a topic fed from it) instead of the
-     * accepted one. Not written; check the connector's {@code topics}. Sink only (issue 13).
+     * A record that already carries {@code fence.rejected.*} headers: a rejected copy sent back to
+     * the input topic (the enforcer refuses it, so its old rejection headers never reach the
+     * accepted topic: strip them and send the write again), or one that reached the sink because
+     * the connector reads the rejected topic or a topic fed from it (check its {@code topics}).
+     * Never written (issue 13).
      */
     ALREADY_REJECTED,
     /**

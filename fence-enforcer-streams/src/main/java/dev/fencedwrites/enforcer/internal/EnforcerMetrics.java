@@ -27,7 +27,7 @@ public final class EnforcerMetrics {
         accepted = Counter.builder("accepted.writes").description("Input records forwarded to the accepted topic").register(registry);
         markers = Counter.builder("fence.markers.accepted").description("FENCE markers that raised a key's fence (not forwarded)").register(registry);
         for (RejectionReason reason : RejectionReason.values()) {
-            if (reason == RejectionReason.MALFORMED_VALUE || reason == RejectionReason.MALFORMED_KEY || reason == RejectionReason.ALREADY_REJECTED) {
+            if (reason == RejectionReason.MALFORMED_VALUE || reason == RejectionReason.MALFORMED_KEY) {
                 continue; // decided by the sink only
             }
             rejected.put(reason, Counter.builder("fenced.writes").description("Input records sent to the rejected topic, by reason")

@@ -171,6 +171,14 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
                     + " (murmur2, Kafka's default partitioner) but the record is on partition " + actual);
             return;
         }
+        String rejectedBefore = rejectedBefore(record.headers());
+        if (rejectedBefore != null) {
+            // A rejected copy sent back: accepted as it is, it would carry its old rejection to the
+            // accepted topic and the sink would refuse it there (issue 13 review).
+            reject(record, RejectionReason.ALREADY_REJECTED, null, "the record already carries " + rejectedBefore
+                    + ": strip the fence.rejected.* headers before sending a rejected write again");
+            return;
+        }
         Bytes storeKey = Bytes.wrap(key);
         StoredFence state = fences.get(storeKey);
         replaying = state != null && state.remembers(offset);
@@ -284,6 +292,16 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
                     sizes(record), limits.rejectedMaxBytes(), copy.step());
         }
         context.forward(record.withKey(copy.key()).withValue(copy.value()).withHeaders(copy.headers()), rejectedSink);
+    }
+
+    /** The first {@code fence.rejected.*} header's name, or {@code null} when the record has none. */
+    private static String rejectedBefore(Headers headers) {
+        for (Header header : headers) {
+            if (header.key().startsWith(FenceHeaders.REJECTED_PREFIX)) {
+                return header.key();
+            }
+        }
+        return null;
     }
 
     private static String sizes(Record<byte[], byte[]> record) {

@@ -17,7 +17,7 @@ class EnforcerMetricsTest {
 
         assertThat(registry.find("fenced.writes").counters()).extracting(counter -> counter.getId().getTag("reason"))
                 .containsExactlyInAnyOrderElementsOf(Arrays.stream(RejectionReason.values()).map(Enum::name)
-                        .filter(reason -> !reason.equals("MALFORMED_VALUE") && !reason.equals("MALFORMED_KEY") && !reason.equals("ALREADY_REJECTED"))
+                        .filter(reason -> !reason.equals("MALFORMED_VALUE") && !reason.equals("MALFORMED_KEY"))
                         .toList());
     }
 }
