@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -38,6 +39,8 @@ public final class RejectedCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Longest error text on a line of the text output; {@code --json} has it whole. */
     static final int ERROR_WIDTH = 300;
+    /** Characters of a key shown on a text line; a longer key is cut and its size shown. */
+    static final int KEY_WIDTH = 80;
 
     @Option(names = "--topic", defaultValue = FenceTopics.REJECTED, description = "The rejected topic (default: ${DEFAULT-VALUE}).")
     String topic;
@@ -66,9 +69,13 @@ public final class RejectedCommand implements Callable<Integer> {
     static String text(ConsumerRecord<String, byte[]> record) {
         Map<String, String> f = fields(record);
         String token = f.get("token") == null ? "-" : f.get("token") + (f.get("seq") == null ? "" : "." + f.get("seq"));
-        String line = String.join("  ", f.get("time"), String.valueOf(record.key()), "token=" + token, "highest=" + orDash(f.get("highest")),
+        String line = String.join("  ", f.get("time"), keyText(record), "token=" + token, "highest=" + orDash(f.get("highest")),
                 orDash(f.get("reason")), "stage=" + orDash(f.get("stage")), "writer=" + orDash(f.get("writer")),
                 "source=" + orDash(f.get("source_topic")) + "-" + orDash(f.get("source_partition")) + "@" + orDash(f.get("source_offset")));
+        String omitted = omitted(record);
+        if (omitted != null) {
+            line += "  omitted=" + omitted;
+        }
         String error = f.get("error");
         boolean says = f.get("reason") == null || RejectionReason.MALFORMED_VALUE.name().equals(f.get("reason"));
         if (error == null || !says) {
@@ -78,10 +85,45 @@ public final class RejectedCommand implements Callable<Integer> {
         return line + "  error=" + (oneLine.length() > ERROR_WIDTH ? oneLine.substring(0, ERROR_WIDTH) + "..." : oneLine);
     }
 
+    /**
+     * The key for a text line: a key longer than {@value #KEY_WIDTH} characters is cut, with its size;
+     * a reference record's omitted key (issue 13) is {@code (key omitted, N bytes)}.
+     */
+    static String keyText(ConsumerRecord<String, byte[]> record) {
+        String key = record.key();
+        if (key == null && "true".equals(header(record, FenceHeaders.REJECTED_KEY_OMITTED))) {
+            return "(key omitted, " + orDash(header(record, FenceHeaders.SOURCE_KEY_BYTES)) + " bytes)";
+        }
+        if (key != null && key.length() > KEY_WIDTH) {
+            return key.substring(0, KEY_WIDTH) + "...(" + key.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + " bytes)";
+        }
+        return String.valueOf(key);
+    }
+
+    /** What a reduced rejected copy left out (issue 13), e.g. {@code value,headers(3),key}; {@code null} when nothing. */
+    static String omitted(ConsumerRecord<String, byte[]> record) {
+        List<String> parts = new java.util.ArrayList<>();
+        if ("true".equals(header(record, FenceHeaders.REJECTED_VALUE_OMITTED))) {
+            parts.add("value");
+        }
+        String headers = header(record, FenceHeaders.REJECTED_HEADERS_OMITTED);
+        if (headers != null) {
+            parts.add("headers(" + headers + ")");
+        }
+        if ("true".equals(header(record, FenceHeaders.REJECTED_KEY_OMITTED))) {
+            parts.add("key");
+        }
+        return parts.isEmpty() ? null : String.join(",", parts);
+    }
+
     static String json(ConsumerRecord<String, byte[]> record) {
         Map<String, Object> object = new LinkedHashMap<>(fields(record));
         object.put("key", record.key());
         object.put("value_bytes", record.value() == null ? null : record.value().length);
+        object.put("omitted", omitted(record));
+        object.put("source_key_bytes", header(record, FenceHeaders.SOURCE_KEY_BYTES));
+        object.put("source_value_bytes", header(record, FenceHeaders.SOURCE_VALUE_BYTES));
+        object.put("source_headers_bytes", header(record, FenceHeaders.SOURCE_HEADERS_BYTES));
         try {
             return JSON.writeValueAsString(object);
         } catch (IOException e) {

@@ -94,6 +94,29 @@ class ReaderLinesTest {
         assertThat(JSON.readTree(RejectedCommand.json(record)).path("error").asText()).isEqualTo("STALE_TOKEN: token 5 < 7");
     }
 
+    /** A reduced copy of a record with a huge key (issue 13): the line names what was left out and shows no megabyte key. */
+    @Test
+    void rejectedShowsWhatAReducedCopyLeftOutAndCutsAHugeKey() throws Exception {
+        RecordHeaders reference = new RecordHeaders();
+        reference.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("TOO_LARGE"));
+        reference.add(FenceHeaders.REJECTED_VALUE_OMITTED, FenceHeaders.encode("true"));
+        reference.add(FenceHeaders.REJECTED_HEADERS_OMITTED, FenceHeaders.encode("2"));
+        reference.add(FenceHeaders.REJECTED_KEY_OMITTED, FenceHeaders.encode("true"));
+        reference.add(FenceHeaders.SOURCE_KEY_BYTES, FenceHeaders.encode("2000000"));
+        RecordHeaders withoutValue = new RecordHeaders();
+        withoutValue.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("KEY_TOO_LARGE"));
+        withoutValue.add(FenceHeaders.REJECTED_VALUE_OMITTED, FenceHeaders.encode("true"));
+
+        String referenceLine = RejectedCommand.text(record(null, null, reference));
+        String hugeKeyLine = RejectedCommand.text(record("k".repeat(1_000_000), null, withoutValue));
+
+        assertThat(referenceLine).contains("(key omitted, 2000000 bytes)", "omitted=value,headers(2),key");
+        assertThat(hugeKeyLine).contains("k".repeat(RejectedCommand.KEY_WIDTH) + "...(1000000 bytes)", "omitted=value").hasSizeLessThan(400);
+        JsonNode json = JSON.readTree(RejectedCommand.json(record(null, null, reference)));
+        assertThat(json.path("omitted").asText()).isEqualTo("value,headers(2),key");
+        assertThat(json.path("source_key_bytes").asText()).isEqualTo("2000000");
+    }
+
     private static ConsumerRecord<String, byte[]> record(String key, byte[] value, RecordHeaders headers) {
         return new ConsumerRecord<>("t", 0, 3L, 1_700_000_000_000L, TimestampType.CREATE_TIME, -1, value == null ? -1 : value.length,
                 key, value, headers, Optional.empty());

@@ -40,7 +40,8 @@ public final class FenceHeaders {
     public static final String REJECTED_HEADERS_OMITTED = "fence.rejected.headers.omitted";
     /**
      * Added with value {@code true} when the rejected copy is a reference record: no key, no
-     * value and none of the record's own headers, only the {@code fence.rejected.*} and
+     * value and none of the record's own headers but its short fencing headers ({@code fence.token},
+     * {@code .seq}, {@code .op}, {@code .lease}, {@code .writer}, up to 128 bytes each), the {@code fence.rejected.*} and
      * {@code fence.source.*} headers, because not even the key would fit (issue 13).
      */
     public static final String REJECTED_KEY_OMITTED = "fence.rejected.key.omitted";

@@ -93,6 +93,7 @@ class EnforcerOversizedRecordIT {
         ConsumerRecord<byte[], byte[]> reference = awaitDecided("key-write", offset);
         assertReference(reference, "TOO_LARGE", offset);
         assertThat(text(reference, FenceHeaders.SOURCE_KEY_BYTES)).isEqualTo(Integer.toString(HUGE));
+        assertThat(text(reference, FenceHeaders.TOKEN)).as("the reference keeps the short fencing headers").isEqualTo("7");
     }
 
     @Test

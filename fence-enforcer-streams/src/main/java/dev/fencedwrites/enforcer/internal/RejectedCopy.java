@@ -71,16 +71,37 @@ public record RejectedCopy(byte[] key, byte[] value, Headers headers, Step step)
         if (withoutHeaders != null) {
             return withoutHeaders;
         }
-        List<Header> reference = new ArrayList<>(marks);
-        if (own.length > 0) {
-            reference.add(header(FenceHeaders.REJECTED_HEADERS_OMITTED, Integer.toString(own.length)));
+        // The record's own fencing headers, when short, still say whose write it was and with what token.
+        List<Header> fencing = new ArrayList<>();
+        for (Header header : own) {
+            if (REFERENCE_FENCING_HEADERS.contains(header.key()) && RecordSize.headerBytes(header) <= REFERENCE_FENCING_HEADER_MAX_BYTES) {
+                fencing.add(header);
+            }
         }
-        reference.add(header(FenceHeaders.REJECTED_KEY_OMITTED, "true"));
+        List<Header> reference = referenceHeaders(marks, fencing, own.length);
+        if (RecordSize.upperBound(null, null, reference) > maxBytes) {
+            reference = referenceHeaders(marks, List.of(), own.length);
+        }
         if (RecordSize.upperBound(null, null, reference) > maxBytes) {
             throw new IllegalStateException("a reference record of " + RecordSize.upperBound(null, null, reference)
                     + " bytes does not fit the rejected topic's limit of " + maxBytes + " bytes");
         }
         return new RejectedCopy(null, null, new RecordHeaders(reference.toArray(Header[]::new)), Step.REFERENCE);
+    }
+
+    /** The record's own headers a reference record keeps when each is at most {@value #REFERENCE_FENCING_HEADER_MAX_BYTES} bytes. */
+    private static final java.util.Set<String> REFERENCE_FENCING_HEADERS = java.util.Set.of(FenceHeaders.TOKEN, FenceHeaders.SEQ, FenceHeaders.OP,
+            FenceHeaders.LEASE, FenceHeaders.WRITER);
+    static final int REFERENCE_FENCING_HEADER_MAX_BYTES = 128;
+
+    private static List<Header> referenceHeaders(List<Header> marks, List<Header> fencing, int ownCount) {
+        List<Header> reference = new ArrayList<>(fencing);
+        reference.addAll(marks);
+        if (ownCount > fencing.size()) {
+            reference.add(header(FenceHeaders.REJECTED_HEADERS_OMITTED, Integer.toString(ownCount - fencing.size())));
+        }
+        reference.add(header(FenceHeaders.REJECTED_KEY_OMITTED, "true"));
+        return reference;
     }
 
     /** The key and the record's own headers less the largest ones, or {@code null} when even the key alone does not fit. */
