@@ -55,7 +55,7 @@ public enum RejectionReason {
     ALREADY_REJECTED,
     /**
      * The {@code fence.token} equals the record's {@code fence.lease}: the writer sent its etcd
-     * lease id, not the lock's revision. A lease id is a large number (near 2^62) that would
+     * lease id, not the lock's revision. A lease id is a large number (2^53 and more in practice) that would
      * block the key for every real token, so the record is refused. The writer must send the
      * revision at which it found its lock held (issue 13).
      */
