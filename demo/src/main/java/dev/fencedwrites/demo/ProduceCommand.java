@@ -162,7 +162,7 @@ public final class ProduceCommand implements Callable<Integer> {
         try (FencingLeaseClient leases = new FencingLeaseClient(List.of(endpoints.split(",")), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
              FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, values, FenceTopics.INPUT, writer)) {
             try (FencingLease lease = producer.acquire(leases, key, leaseTtl, Duration.ofSeconds(30))) {
-                out.printf("lease    %s  token=%d  ttl=%ds  (FENCE marker published: the key's fence is now %d.0)%n",
+                out.printf("lease    %s  token=%d  ttl=%ds  (FENCE marker published: it raises the key's fence to %d.0 unless the fence is already higher)%n",
                         key, lease.token(), leaseTtl.toSeconds(), lease.token());
                 for (long seq = 1; seq <= count; seq++) {
                     RecordMetadata where = producer.sendAndWait(lease, summary);
