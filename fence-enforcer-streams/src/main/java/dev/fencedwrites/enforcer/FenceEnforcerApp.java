@@ -1,6 +1,9 @@
 package dev.fencedwrites.enforcer;
 
+import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.enforcer.internal.FenceProductionExceptionHandler;
+import dev.fencedwrites.etcd.EtcdSettings;
+import java.util.Optional;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -87,7 +90,24 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                 config.getInt(FenceEnforcerConfig.HTTP_PORT), registry);
         HostInfo self = config.advertisedServer(http.port());
         streamsProperties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
-        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry), streamsProperties);
+        EtcdTokenVerifier verifier = null;
+        Optional<EtcdSettings> etcd = config.tokenVerification();
+        if (etcd.isPresent()) {
+            try {
+                verifier = new EtcdTokenVerifier(etcd.get(), config.tokenVerificationOptions(), registry);
+            } catch (IllegalArgumentException e) {
+                System.err.println("fence-enforcer: token verification: " + e.getMessage());
+                http.close();
+                return 2;
+            }
+            LOG.info("fencing tokens that raise a fence are verified against etcd {} (lock prefix {}, compacted revisions: {}); {}", etcd.get().endpoints(),
+                    etcd.get().lockPrefix(), config.getString(FenceEnforcerConfig.TOKEN_VERIFICATION_COMPACTED_POLICY), verifier.probe(etcd.get()));
+        } else {
+            LOG.warn("token verification is off: any positive fence.token is believed, so one forged or mistaken token can block a key for good "
+                    + "(set {} to turn it on)", EtcdSettings.ENDPOINTS);
+        }
+        TokenVerifier tokens = verifier;
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry, tokens), streamsProperties);
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((newState, oldState) -> {
             LOG.info("Kafka Streams state {} -> {}", oldState, newState);
@@ -106,6 +126,10 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         http.attach(streams, self);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             LOG.info("shutting down (at most {} s)", SHUTDOWN_TIMEOUT.toSeconds());
+            if (tokens != null) {
+                // A stream thread waiting for etcd stops waiting (its record is decided again by whoever owns the task next).
+                tokens.close();
+            }
             // Leave the group so the other instances take over now, not after the session timeout.
             streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP).withTimeout(SHUTDOWN_TIMEOUT));
             http.close();

@@ -1,6 +1,10 @@
 package dev.fencedwrites.enforcer;
 
+import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
+import dev.fencedwrites.etcd.EtcdSettings;
+import dev.fencedwrites.etcd.LockKeys;
 import dev.fencedwrites.schemas.FenceTopics;
+import java.time.Duration;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
@@ -40,6 +44,11 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String TOPICS_CREATE_ENABLE = "topics.create.enable";
     public static final String TOPICS_CREATE_PARTITIONS = "topics.create.partitions";
     public static final String TOPICS_CREATE_REPLICATION_FACTOR = "topics.create.replication.factor";
+    public static final String TOKEN_VERIFICATION_ENABLE = "token.verification.enable";
+    public static final String TOKEN_VERIFICATION_COMPACTED_POLICY = "token.verification.compacted.policy";
+    public static final String TOKEN_VERIFICATION_RETRY_BACKOFF_MS = "token.verification.retry.backoff.ms";
+    public static final String TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS = "token.verification.retry.backoff.max.ms";
+    public static final String TOKEN_VERIFICATION_CACHE_SIZE = "token.verification.cache.size";
     /** Prefix of Kafka Streams settings passed through unchanged. */
     public static final String STREAMS_PREFIX = "streams.";
     /** Prefix of the environment variables read. */
@@ -48,6 +57,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     private static final String GROUP_KAFKA = "Kafka";
     private static final String GROUP_HTTP = "HTTP";
     private static final String GROUP_TOPICS = "Topics";
+    private static final String GROUP_VERIFICATION = "Token verification";
 
     /** The definition, from which the configuration reference is generated. */
     public static final ConfigDef DEFINITION = new ConfigDef()
@@ -91,7 +101,51 @@ public final class FenceEnforcerConfig extends AbstractConfig {
             .define(HTTP_ADVERTISED_HOST, Type.STRING, null, Importance.MEDIUM,
                     "Host name other instances reach this one's HTTP endpoints at (Kafka Streams application.server, used to answer "
                     + "/fences/{key} for keys another instance owns). Unset: http.host, or this machine's host name when http.host is 0.0.0.0.",
-                    GROUP_HTTP, 3, ConfigDef.Width.MEDIUM, "Advertised HTTP host");
+                    GROUP_HTTP, 3, ConfigDef.Width.MEDIUM, "Advertised HTTP host")
+            .define(TOKEN_VERIFICATION_ENABLE, Type.BOOLEAN, null, Importance.HIGH,
+                    "Check every fencing token that would raise a key's fence against etcd's history before accepting it (issue 14): at "
+                    + "revision = token, the key's lock (<etcd.lock.prefix><encoded key>/<fence.lease in hex>) must have been the oldest under "
+                    + "the lock and attached to that lease. Forged, future and borrowed tokens are rejected (FUTURE_TOKEN, LOCK_NOT_HELD, "
+                    + "MISSING_LEASE, MALFORMED_LEASE, UNVERIFIABLE_TOKEN) instead of blocking the key. Writes at a fence already held are not "
+                    + "checked again. Unset: on when etcd.endpoints is set. Off: any positive fence.token is believed.",
+                    GROUP_VERIFICATION, 1, ConfigDef.Width.SHORT, "Verify tokens")
+            .define(EtcdSettings.ENDPOINTS, Type.LIST, "", Importance.HIGH,
+                    "etcd client URLs (http:// or https://), comma-separated, of the etcd cluster the writers take their locks from.",
+                    GROUP_VERIFICATION, 2, ConfigDef.Width.LONG, "etcd endpoints")
+            .define(EtcdSettings.LOCK_PREFIX, Type.STRING, LockKeys.DEFAULT_PREFIX, Importance.MEDIUM,
+                    "Key prefix of the writers' lock keys (producer-lib's etcd.lock.prefix).", GROUP_VERIFICATION, 3, ConfigDef.Width.MEDIUM, "Lock prefix")
+            .define(EtcdSettings.USER, Type.STRING, null, Importance.MEDIUM,
+                    "etcd user (with etcd.password); it needs read access to the lock prefix.", GROUP_VERIFICATION, 4, ConfigDef.Width.MEDIUM, "etcd user")
+            .define(EtcdSettings.PASSWORD, Type.PASSWORD, null, Importance.MEDIUM,
+                    "Password of etcd.user.", GROUP_VERIFICATION, 5, ConfigDef.Width.MEDIUM, "etcd password")
+            .define(EtcdSettings.TLS_CA_FILE, Type.STRING, null, Importance.MEDIUM,
+                    "PEM file of the CA that signed etcd's server certificate; default: the JVM's trust store when an endpoint is https://.",
+                    GROUP_VERIFICATION, 6, ConfigDef.Width.LONG, "etcd CA file")
+            .define(EtcdSettings.TLS_CERT_FILE, Type.STRING, null, Importance.MEDIUM,
+                    "PEM client certificate, for etcd's --client-cert-auth (with etcd.tls.key.file).", GROUP_VERIFICATION, 7, ConfigDef.Width.LONG,
+                    "etcd client certificate")
+            .define(EtcdSettings.TLS_KEY_FILE, Type.STRING, null, Importance.MEDIUM,
+                    "PKCS#8 PEM key of etcd.tls.cert.file.", GROUP_VERIFICATION, 8, ConfigDef.Width.LONG, "etcd client key")
+            .define(EtcdSettings.CONNECT_TIMEOUT_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
+                    "TCP connect timeout to etcd, in milliseconds.", GROUP_VERIFICATION, 9, ConfigDef.Width.SHORT, "etcd connect timeout")
+            .define(EtcdSettings.REQUEST_TIMEOUT_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
+                    "Bound on each etcd read, in milliseconds; a read that times out is retried after the backoff.",
+                    GROUP_VERIFICATION, 10, ConfigDef.Width.SHORT, "etcd request timeout")
+            .define(TOKEN_VERIFICATION_COMPACTED_POLICY, Type.STRING, "reject", ConfigDef.ValidString.in("reject", "accept"), Importance.MEDIUM,
+                    "What to do with a token whose revision etcd has compacted away (the history to check is gone). reject: reject it "
+                    + "UNVERIFIABLE_TOKEN, so nothing raises a fence unverified. accept: let it raise the fence and count it "
+                    + "(fence_token_verifications_total{outcome=\"compacted_accepted\"}); a compacted revision is below every token etcd issues "
+                    + "later, so it cannot block later holders, but it may be a made-up token.",
+                    GROUP_VERIFICATION, 11, ConfigDef.Width.SHORT, "Compacted revisions")
+            .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MS, Type.LONG, 100L, ConfigDef.Range.atLeast(1), Importance.LOW,
+                    "First wait before asking etcd again when it did not answer, in milliseconds; doubled after each failure up to "
+                    + "token.verification.retry.backoff.max.ms. The stream thread waits meanwhile: nothing is accepted unverified.",
+                    GROUP_VERIFICATION, 12, ConfigDef.Width.SHORT, "Retry backoff")
+            .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
+                    "Longest wait between attempts to reach etcd, in milliseconds.", GROUP_VERIFICATION, 13, ConfigDef.Width.SHORT, "Retry backoff max")
+            .define(TOKEN_VERIFICATION_CACHE_SIZE, Type.INT, 10_000, ConfigDef.Range.atLeast(0), Importance.LOW,
+                    "Verdicts kept in memory, per (key, token, lease), least recently used first out; etcd's answers about the past never change.",
+                    GROUP_VERIFICATION, 14, ConfigDef.Width.SHORT, "Verdict cache size");
 
     public FenceEnforcerConfig(Map<?, ?> props) {
         super(DEFINITION, props);
@@ -148,6 +202,58 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                     + "(a marker's null value would read as a delete there)");
         }
         new StreamsConfig(streamsProperties());
+        tokenVerification();
+        if (getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS) < getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)) {
+            throw new ConfigException(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS),
+                    "must be at least " + TOKEN_VERIFICATION_RETRY_BACKOFF_MS + " (" + getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS) + ")");
+        }
+    }
+
+    /**
+     * How to reach etcd to verify tokens, or empty when verification is off: {@value #TOKEN_VERIFICATION_ENABLE}
+     * is false, or unset without {@code etcd.endpoints}.
+     *
+     * @throws ConfigException naming the setting, when verification is on without endpoints or an etcd setting is invalid
+     */
+    public Optional<EtcdSettings> tokenVerification() {
+        List<String> endpoints = getList(EtcdSettings.ENDPOINTS).stream().map(String::strip).filter(e -> !e.isEmpty()).toList();
+        Boolean enable = getBoolean(TOKEN_VERIFICATION_ENABLE);
+        if (Boolean.FALSE.equals(enable) || (enable == null && endpoints.isEmpty())) {
+            return Optional.empty();
+        }
+        if (endpoints.isEmpty()) {
+            throw new ConfigException(TOKEN_VERIFICATION_ENABLE, true, "token verification needs " + EtcdSettings.ENDPOINTS
+                    + " (the etcd cluster the writers take their locks from), e.g. http://127.0.0.1:2379");
+        }
+        try {
+            EtcdSettings.Builder builder = EtcdSettings.builder(endpoints).lockPrefix(getString(EtcdSettings.LOCK_PREFIX))
+                    .connectTimeout(Duration.ofMillis(getLong(EtcdSettings.CONNECT_TIMEOUT_MS)))
+                    .requestTimeout(Duration.ofMillis(getLong(EtcdSettings.REQUEST_TIMEOUT_MS)));
+            if (getString(EtcdSettings.USER) != null || getPassword(EtcdSettings.PASSWORD) != null) {
+                builder.credentials(getString(EtcdSettings.USER), getPassword(EtcdSettings.PASSWORD) == null ? null : getPassword(EtcdSettings.PASSWORD).value());
+            }
+            if (getString(EtcdSettings.TLS_CA_FILE) != null) {
+                builder.tlsCa(Path.of(getString(EtcdSettings.TLS_CA_FILE)));
+            }
+            if (getString(EtcdSettings.TLS_CERT_FILE) != null || getString(EtcdSettings.TLS_KEY_FILE) != null) {
+                builder.tlsClientCertificate(path(EtcdSettings.TLS_CERT_FILE), path(EtcdSettings.TLS_KEY_FILE));
+            }
+            return Optional.of(builder.build());
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("token verification: " + e.getMessage());
+        }
+    }
+
+    /** The verifier's policy, backoff and cache size. */
+    public EtcdTokenVerifier.Options tokenVerificationOptions() {
+        return new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.valueOf(getString(TOKEN_VERIFICATION_COMPACTED_POLICY).toUpperCase(Locale.ROOT)),
+                Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)), Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS)),
+                getInt(TOKEN_VERIFICATION_CACHE_SIZE));
+    }
+
+    private Path path(String key) {
+        String value = getString(key);
+        return value == null ? null : Path.of(value);
     }
 
     /** This instance's {@code application.server}: the advertised host and the HTTP server's bound port. */

@@ -97,11 +97,26 @@ public final class FenceEnforcerTopology {
      * @param meters   where the fenced-writes counters are registered
      */
     public static Topology build(String input, String accepted, String rejected, String markers, Limits limits, MeterRegistry meters) {
+        return build(input, accepted, rejected, markers, limits, meters, null);
+    }
+
+    /**
+     * @param input    the input topic
+     * @param accepted the accepted topic
+     * @param rejected the rejected topic
+     * @param markers  the topic winning FENCE markers are published to, or {@code null} for none
+     * @param limits   the topics' partition count and size limits
+     * @param meters   where the fenced-writes counters are registered
+     * @param verifier checks every token that would raise a key's fence (issue 14), or {@code null} to believe every token;
+     *                 shared by all tasks, so it must be thread-safe
+     */
+    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits, MeterRegistry meters,
+            TokenVerifier verifier) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Topology topology = new Topology();
         topology.addSource(AutoOffsetReset.earliest(), SOURCE, new LenientTimestampExtractor(), new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
         topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, COMMIT_SIGNAL, ACCEPTED_SINK, REJECTED_SINK,
-                markers == null ? null : new FenceProcessor.MarkerOutput(MARKERS_SINK, accepted), metrics, limits), SOURCE);
+                markers == null ? null : new FenceProcessor.MarkerOutput(MARKERS_SINK, accepted), metrics, limits, verifier), SOURCE);
         // Cached: gets and puts hit an in-memory cache, and RocksDB and the changelog get one write
         // per key per commit instead of one per record. The processor and /fences/{key} read
         // through the cache. Under exactly_once_v2 the cache is flushed into the transaction
@@ -128,6 +143,11 @@ public final class FenceEnforcerTopology {
 
     /** Builds the topology for the topics named in {@code config}. */
     public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters) {
-        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null), limits, meters);
+        return build(config, limits, meters, null);
+    }
+
+    /** Builds the topology for the topics named in {@code config}, with {@code verifier} (or {@code null}) checking raising tokens. */
+    public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters, TokenVerifier verifier) {
+        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null), limits, meters, verifier);
     }
 }

@@ -224,7 +224,7 @@ final class TaskSimulation {
         durable.forEach(live::put);
         signal = new CommitSignal(SIGNAL);
         signal.init(context.getStateStoreContext(), signal);
-        processor = new FenceProcessor(STORE, SIGNAL, ACCEPTED, REJECTED, null, metrics, FenceEnforcerTopology.Limits.unbounded(1));
+        processor = new FenceProcessor(STORE, SIGNAL, ACCEPTED, REJECTED, null, metrics, FenceEnforcerTopology.Limits.unbounded(1), null);
         processor.init(context);
         signal.commit(Map.of());
         position = committedOffset;

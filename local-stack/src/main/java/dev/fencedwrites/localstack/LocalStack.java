@@ -112,7 +112,7 @@ public final class LocalStack implements AutoCloseable {
             kafka = await(kafkaStart);
             createTopics();
             Future<Service> enforcerStart = pool.submit(timed(progress, "fence enforcer",
-                    () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address())));
+                    () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(), Map.of("etcd.endpoints", etcd.address()))));
             connectMetrics = new ConnectWorker.MetricsAgent(Path.of(locations.getProperty("jmx.exporter.agent")),
                     Path.of(locations.getProperty("jmx.exporter.config")).normalize(), FreePorts.pick());
             Callable<Service> startConnect = () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.address(),

@@ -1,13 +1,13 @@
 package dev.fencedwrites.producer;
 
-import io.etcd.jetcd.ByteSequence;
+import dev.fencedwrites.etcd.EtcdClients;
+import dev.fencedwrites.etcd.EtcdErrors;
+import dev.fencedwrites.etcd.EtcdSettings;
+import dev.fencedwrites.etcd.LockKeys;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CancellationException;
@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencingLeaseClient implements AutoCloseable {
     /** Default key prefix of the lock keys in etcd. */
-    public static final String DEFAULT_LOCK_PREFIX = "fenced-writes/locks/";
+    public static final String DEFAULT_LOCK_PREFIX = LockKeys.DEFAULT_PREFIX;
     private static final Logger LOG = LoggerFactory.getLogger(FencingLeaseClient.class);
 
     private final EtcdSettings settings;
@@ -69,29 +69,7 @@ public final class FencingLeaseClient implements AutoCloseable {
     public FencingLeaseClient(EtcdSettings settings, MeterRegistry registry) {
         this.settings = settings;
         this.metrics = new LeaseMetrics(registry);
-        // waitForReady(false): with no reachable endpoint a call fails (UNAVAILABLE) instead of
-        // waiting for one forever; every call also has its own deadline or timeout here.
-        ClientBuilder builder = Client.builder().endpoints(settings.endpoints().toArray(String[]::new))
-                .connectTimeout(settings.connectTimeout()).waitForReady(false);
-        if (settings.user() != null) {
-            builder.user(ByteSequence.from(settings.user(), StandardCharsets.UTF_8))
-                    .password(ByteSequence.from(settings.password(), StandardCharsets.UTF_8));
-        }
-        if (settings.tls()) {
-            try {
-                builder.sslContext(tls -> {
-                    if (settings.tlsCaFile() != null) {
-                        tls.trustManager(settings.tlsCaFile().toFile());
-                    }
-                    if (settings.tlsCertFile() != null) {
-                        tls.keyManager(settings.tlsCertFile().toFile(), settings.tlsKeyFile().toFile());
-                    }
-                });
-            } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
-                throw new IllegalArgumentException("cannot use the TLS files of " + settings + ": " + e.getMessage(), e);
-            }
-        }
-        this.client = builder.build();
+        this.client = EtcdClients.connect(settings);
         this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "fence-lease-renewal");
             thread.setDaemon(true);
@@ -204,7 +182,7 @@ public final class FencingLeaseClient implements AutoCloseable {
                     "the lease for " + resource + " was lost while waiting for the lock: " + cause.lossCause(), cause)));
             lease.startKeepAlive();
             // etcd locks a name by the key prefix "name/": encode '/' so that resource "a" does not wait on "a/x".
-            String lockName = settings.lockPrefix() + URLEncoder.encode(resource, StandardCharsets.UTF_8);
+            String lockName = LockKeys.name(settings.lockPrefix(), resource);
             CompletableFuture<EtcdLock.Held> lock = EtcdLock.lock(client, settings.requestTimeout(), lockName, grant.getID());
             result.whenComplete((held, error) -> {
                 if (error != null) {

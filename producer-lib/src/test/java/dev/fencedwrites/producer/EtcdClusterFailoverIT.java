@@ -1,5 +1,6 @@
 package dev.fencedwrites.producer;
 
+import dev.fencedwrites.etcd.EtcdSettings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -73,5 +73,34 @@ public enum RejectionReason {
      * then holds a reference record ({@link FenceHeaders#REJECTED_ERROR} names the error); the
      * original stays on the input topic at the source offset. Enforcer only (issue 13).
      */
-    PRODUCE_FAILED
+    PRODUCE_FAILED,
+    /**
+     * Token verification (issue 14): the {@code fence.token} is above etcd's current revision. No
+     * lock can have been found held at a revision that does not exist yet: the token is forged or
+     * corrupt (a lease id, {@code Long.MAX_VALUE}, a counter of the writer's own). Enforcer only.
+     */
+    FUTURE_TOKEN,
+    /**
+     * Token verification (issue 14): at revision = {@code fence.token}, the key's lock (etcd key
+     * {@code <etcd.lock.prefix><encoded key>/<fence.lease in hex>}) was not the oldest under the
+     * lock, or was not attached to that lease: another lease held the lock then, or nobody did. The
+     * token was borrowed from another resource or another lease, or made up. Enforcer only.
+     */
+    LOCK_NOT_HELD,
+    /**
+     * Token verification (issue 14): a record that would raise its key's fence has no
+     * {@code fence.lease} header, so there is no lock key to check the token against. Enforcer only.
+     */
+    MISSING_LEASE,
+    /**
+     * Token verification (issue 14): a record that would raise its key's fence has a
+     * {@code fence.lease} that is empty, repeated, or not a positive decimal long. Enforcer only.
+     */
+    MALFORMED_LEASE,
+    /**
+     * Token verification (issue 14): etcd has compacted its history past the token's revision, so
+     * whether the lease held the lock then cannot be checked; rejected under the default
+     * {@code token.verification.compacted.policy=reject}. Enforcer only.
+     */
+    UNVERIFIABLE_TOKEN
 }

@@ -3,6 +3,7 @@ package dev.fencedwrites.enforcer.internal;
 import dev.fencedwrites.schemas.Decision;
 import dev.fencedwrites.schemas.Fence;
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
+import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceOp;
 import dev.fencedwrites.schemas.FenceRule;
@@ -49,6 +50,14 @@ import org.slf4j.LoggerFactory;
  * never accepts what the current fence rejects unless the history says it was accepted at that
  * offset. The history needs to know the task's commits ({@link CommitSignal}); under
  * {@code exactly_once_v2} the store is never ahead of the offsets and no history is kept.
+ *
+ * <p>Verified tokens (issue 14): with a {@link TokenVerifier}, a record whose token would raise
+ * its key's fence (the key's first token, or one above the stored token, from a write or a marker)
+ * is accepted only if the verifier confirms that its {@code fence.lease} held the key's lock at
+ * revision = token; otherwise it is rejected with the verifier's reason ({@code FUTURE_TOKEN},
+ * {@code LOCK_NOT_HELD}, {@code UNVERIFIABLE_TOKEN}), or {@code MISSING_LEASE}/{@code MALFORMED_LEASE},
+ * and the fence does not move. The check runs after every cheaper rule, and a replayed record that
+ * the key's history says was accepted is not checked again (it was verified the first time).
  */
 public final class FenceProcessor implements Processor<byte[], byte[], byte[], byte[]> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceProcessor.class);
@@ -62,6 +71,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private final EnforcerMetrics metrics;
     private final FenceEnforcerTopology.Limits limits;
     private final MarkerOutput markers;
+    private final TokenVerifier verifier;
     private ProcessorContext<byte[], byte[]> context;
     private KeyValueStore<Bytes, StoredFence> fences;
     private CommitSignal commits;
@@ -90,9 +100,10 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      *                         default partitioner, murmur2, assigns it) and the largest record each output takes
      * @param commitSignalName the {@link CommitSignal} store connected to this processor
      * @param markers          where winning markers are published, or {@code null} to only raise the fence
+     * @param verifier         checks each token that would raise a key's fence (issue 14), or {@code null} to believe every token
      */
     public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink, MarkerOutput markers, EnforcerMetrics metrics,
-            FenceEnforcerTopology.Limits limits) {
+            FenceEnforcerTopology.Limits limits, TokenVerifier verifier) {
         if (limits.inputPartitions() < 1) {
             throw new IllegalArgumentException("inputPartitions must be at least 1, got " + limits.inputPartitions());
         }
@@ -103,6 +114,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         this.rejectedSink = rejectedSink;
         this.metrics = metrics;
         this.markers = markers;
+        this.verifier = verifier;
     }
 
     @Override
@@ -224,6 +236,13 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             before = state.fence();
             raised = FenceRule.raise(before, stamp.fence());
         }
+        if (!replaying && verifier != null && (before == null || stamp.fence().token() > before.token())) {
+            // A raise (issue 14): the token must be one the lock service issued to this key's
+            // lock under the record's lease. Writes at the fence already held are not checked.
+            if (!verified(record, key, stamp, before)) {
+                return;
+            }
+        }
         if (replaying) {
             replayed(stamp.op() == FenceOp.FENCE ? "marker" : "accepted");
         } else {
@@ -239,6 +258,45 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         metrics.accepted();
         context.forward(record, acceptedSink);
+    }
+
+    /**
+     * Checks a raising token with the {@link TokenVerifier}; rejects the record when its lease is
+     * missing or malformed, or the verifier refuses the token.
+     *
+     * @return whether the token is verified; when not, the record was rejected
+     */
+    private boolean verified(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before) {
+        List<byte[]> leases = HeaderLookup.of(record.headers()).values(FenceHeaders.LEASE);
+        if (leases.isEmpty()) {
+            reject(record, RejectionReason.MISSING_LEASE, before, "token " + stamp.fence().token() + " would raise the fence (" + before
+                    + ") but the record has no " + FenceHeaders.LEASE + " header, so the token cannot be verified");
+            return false;
+        }
+        long leaseId = leases.size() == 1 ? positiveLong(FenceHeaders.decode(leases.get(0))) : -1;
+        if (leaseId <= 0) {
+            reject(record, RejectionReason.MALFORMED_LEASE, before, leases.size() + " " + FenceHeaders.LEASE + " header(s); expected one positive "
+                    + "decimal etcd lease id, got '" + (leases.size() == 1 ? FenceHeaders.decode(leases.get(0)) : "") + "'");
+            return false;
+        }
+        TokenVerifier.Verdict verdict = verifier.verify(key, stamp.fence().token(), leaseId);
+        if (!verdict.verified()) {
+            reject(record, verdict.rejection(), before, "token " + stamp.fence().token() + ": " + verdict.detail());
+            return false;
+        }
+        return true;
+    }
+
+    /** ASCII decimal digits only, at most 19; -1 for anything else. */
+    private static long positiveLong(String text) {
+        if (text == null || text.isEmpty() || text.length() > 19 || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     /**

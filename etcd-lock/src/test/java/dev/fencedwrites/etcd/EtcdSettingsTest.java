@@ -1,4 +1,4 @@
-package dev.fencedwrites.producer;
+package dev.fencedwrites.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -23,7 +23,7 @@ class EtcdSettingsTest {
         assertThat(settings.endpoints()).containsExactly("http://a:2379", "http://b:2379");
         assertThat(settings.connectTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(settings.requestTimeout()).isEqualTo(Duration.ofSeconds(10));
-        assertThat(settings.lockPrefix()).isEqualTo(FencingLeaseClient.DEFAULT_LOCK_PREFIX);
+        assertThat(settings.lockPrefix()).isEqualTo(LockKeys.DEFAULT_PREFIX);
         assertThat(settings.user()).isNull();
         assertThat(settings.tls()).isFalse();
     }

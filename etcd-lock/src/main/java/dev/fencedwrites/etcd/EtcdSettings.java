@@ -1,4 +1,4 @@
-package dev.fencedwrites.producer;
+package dev.fencedwrites.etcd;
 
 import java.io.IOException;
 import java.io.Reader;
@@ -16,7 +16,7 @@ import java.util.Properties;
 import java.util.TreeSet;
 
 /**
- * How {@link FencingLeaseClient} reaches etcd: endpoints, credentials, TLS, timeouts and the lock
+ * How the lease client (producer-lib) and the enforcer's token verification reaches etcd: endpoints, credentials, TLS, timeouts and the lock
  * key prefix. Immutable; build with {@link #builder(List)} or load with {@link #load(Properties, Map)}.
  *
  * <p>Properties (each also settable through the environment variable {@code FENCE_} + the key upper
@@ -28,7 +28,7 @@ import java.util.TreeSet;
  *   <li>{@code etcd.tls.cert.file}, {@code etcd.tls.key.file}: PEM client certificate and PKCS#8 key, for etcd's {@code --client-cert-auth} (both or neither)</li>
  *   <li>{@code etcd.connect.timeout.ms}: TCP connect timeout, default 5000</li>
  *   <li>{@code etcd.request.timeout.ms}: bound on each etcd request (grant, read-back, keep-alive, unlock, revoke), default 10000; the lock wait has its own timeout</li>
- *   <li>{@code etcd.lock.prefix}: key prefix of the lock keys, default {@value FencingLeaseClient#DEFAULT_LOCK_PREFIX}</li>
+ *   <li>{@code etcd.lock.prefix}: key prefix of the lock keys, default {@value LockKeys#DEFAULT_PREFIX}</li>
  * </ul>
  *
  * @param endpoints      etcd client URLs, at least one
@@ -95,7 +95,7 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
         if (requestTimeout == null || requestTimeout.isNegative() || requestTimeout.isZero()) {
             throw new IllegalArgumentException(REQUEST_TIMEOUT_MS + " must be positive");
         }
-        lockPrefix = lockPrefix == null ? FencingLeaseClient.DEFAULT_LOCK_PREFIX : lockPrefix;
+        lockPrefix = lockPrefix == null ? LockKeys.DEFAULT_PREFIX : lockPrefix;
     }
 
     /** Whether any endpoint uses TLS, or TLS files are set. */
@@ -210,7 +210,7 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
         private Path tlsKeyFile;
         private Duration connectTimeout = Duration.ofSeconds(5);
         private Duration requestTimeout = Duration.ofSeconds(10);
-        private String lockPrefix = FencingLeaseClient.DEFAULT_LOCK_PREFIX;
+        private String lockPrefix = LockKeys.DEFAULT_PREFIX;
 
         private Builder(List<String> endpoints) {
             this.endpoints = endpoints;

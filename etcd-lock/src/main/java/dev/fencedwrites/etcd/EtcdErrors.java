@@ -1,4 +1,4 @@
-package dev.fencedwrites.producer;
+package dev.fencedwrites.etcd;
 
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdExceptionFactory;
@@ -8,11 +8,11 @@ import io.etcd.jetcd.common.exception.EtcdExceptionFactory;
  * {@code StatusRuntimeException} through; etcd's own reason is in the message of the cause chain
  * (e.g. "etcdserver: authentication failed, invalid user ID or password").
  */
-final class EtcdErrors {
+public final class EtcdErrors {
     private EtcdErrors() {
     }
 
-    static String describe(Throwable error, EtcdSettings settings) {
+    public static String describe(Throwable error, EtcdSettings settings) {
         String chain = chain(error);
         if (chain.contains("authentication failed")) {
             return "etcd refused the credentials of user '" + settings.user() + "' (" + EtcdSettings.USER + ", " + EtcdSettings.PASSWORD + "): " + chain;

@@ -1,0 +1,130 @@
+package dev.fencedwrites.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.options.GetOption;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Answers "did lease L hold resource R's lock at revision T?" from etcd's history: the check behind
+ * a verified fencing token, in the spirit of Chubby's {@code CheckSequencer} (Burrows, "The Chubby
+ * lock service", OSDI 2006, section 2.4). With the layout of {@link LockKeys}, the holder at
+ * revision T is the key with the oldest create revision under {@code <prefix><encoded R>/} as of T.
+ * So one range read at revision T (that prefix, sorted by create revision, limit 1) decides it: the
+ * holder must be {@code <prefix><encoded R>/<hex L>} and be attached to lease L.
+ *
+ * <p>A token is the revision at which its writer found its own key the oldest (producer-lib's
+ * {@code EtcdLock}, or the header revision of etcd's {@code Lock} RPC), so every real token passes.
+ * etcd's answers about a past revision never change, so a verdict other than {@link Outcome#FUTURE}
+ * holds for good. Thread-safe; one read per call, no retries (the caller decides).
+ */
+public final class LockHistory {
+    /** What etcd's history says of a (resource, token, lease). */
+    public enum Outcome {
+        /** At revision = token the lease's key was the oldest under the lock: its holder held the lock. */
+        HELD,
+        /** At revision = token the lock was held by another key or by nobody. */
+        NOT_HELD,
+        /** The token is above etcd's current revision: no lock was ever found held at it. */
+        FUTURE,
+        /** etcd has compacted the history at the token's revision away: it can no longer say. */
+        COMPACTED
+    }
+
+    /**
+     * @param outcome         the answer
+     * @param holder          with {@link Outcome#NOT_HELD}: the key that held the lock at the token's revision, or {@code null} for nobody
+     * @param holderLease     with {@link Outcome#NOT_HELD} and a holder: its lease id, else 0
+     * @param currentRevision etcd's revision when it answered (the response header's), or 0 when unknown
+     */
+    public record Verdict(Outcome outcome, String holder, long holderLease, long currentRevision) {
+        /** A one-line explanation for logs and rejection details. */
+        public String describe(String lockName, long token, long leaseId) {
+            return switch (outcome) {
+                case HELD -> "lease " + leaseId + " (" + Long.toHexString(leaseId) + ") held " + lockName + " at revision " + token;
+                case NOT_HELD -> holder == null
+                        ? "nobody held " + lockName + " at revision " + token + " (etcd revision now " + currentRevision + ")"
+                        : "at revision " + token + " " + lockName + " was held by " + holder + " (lease " + holderLease + ", hex "
+                                + Long.toHexString(holderLease) + "), not by lease " + leaseId + " (hex " + Long.toHexString(leaseId) + ")";
+                case FUTURE -> "revision " + token + " is above etcd's current revision: no lock was ever held at it";
+                case COMPACTED -> "etcd has compacted revision " + token + " away; whether lease " + leaseId + " held " + lockName + " cannot be checked";
+            };
+        }
+    }
+
+    private final KV kv;
+    private final String prefix;
+    private final Duration requestTimeout;
+
+    /**
+     * @param kv             an etcd KV client
+     * @param prefix         the lock prefix ({@code etcd.lock.prefix})
+     * @param requestTimeout bound on the read, positive
+     */
+    public LockHistory(KV kv, String prefix, Duration requestTimeout) {
+        this.kv = kv;
+        this.prefix = prefix;
+        this.requestTimeout = requestTimeout;
+    }
+
+    /** The lock prefix. */
+    public String prefix() {
+        return prefix;
+    }
+
+    /**
+     * Reads the lock's holder at revision {@code token}.
+     *
+     * @param resource the resource id, UTF-8 bytes (the record key)
+     * @param token    the fencing token, positive
+     * @param leaseId  the lease the writer names ({@code fence.lease})
+     * @return the verdict; completes exceptionally with jetcd's error (etcd unreachable, timed out
+     *     after the request timeout, authentication or permission refused) when etcd did not answer
+     */
+    public CompletableFuture<Verdict> check(byte[] resource, long token, long leaseId) {
+        String name = LockKeys.name(prefix, resource);
+        ByteSequence expected = ByteSequence.from(name + "/" + Long.toHexString(leaseId), StandardCharsets.UTF_8);
+        GetOption oldest = GetOption.builder().isPrefix(true).withRevision(token).withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
+        return kv.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), oldest)
+                .orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .handle((GetResponse response, Throwable error) -> {
+                    if (error != null) {
+                        Outcome outOfRange = outOfRange(error);
+                        if (outOfRange == null) {
+                            throw error instanceof CompletionException completion ? completion : new CompletionException(error);
+                        }
+                        return new Verdict(outOfRange, null, 0, 0);
+                    }
+                    long current = response.getHeader().getRevision();
+                    if (response.getKvs().isEmpty()) {
+                        return new Verdict(Outcome.NOT_HELD, null, 0, current);
+                    }
+                    KeyValue holder = response.getKvs().get(0);
+                    if (holder.getKey().equals(expected) && holder.getLease() == leaseId) {
+                        return new Verdict(Outcome.HELD, null, 0, current);
+                    }
+                    return new Verdict(Outcome.NOT_HELD, holder.getKey().toString(StandardCharsets.UTF_8), holder.getLease(), current);
+                });
+    }
+
+    /** etcd's "mvcc: required revision is a future revision" and "... has been compacted" (gRPC OUT_OF_RANGE), else {@code null}. */
+    private static Outcome outOfRange(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String message = String.valueOf(t.getMessage());
+            if (message.contains("required revision is a future revision")) {
+                return Outcome.FUTURE;
+            }
+            if (message.contains("required revision has been compacted")) {
+                return Outcome.COMPACTED;
+            }
+        }
+        return null;
+    }
+}

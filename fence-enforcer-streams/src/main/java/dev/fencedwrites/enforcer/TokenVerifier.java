@@ -1,0 +1,45 @@
+package dev.fencedwrites.enforcer;
+
+import dev.fencedwrites.schemas.RejectionReason;
+
+/**
+ * Checks a fencing token with the lock service before it may raise a key's fence (issue 14), like
+ * Chubby's {@code CheckSequencer}: a forged, future or borrowed token is rejected instead of
+ * blocking the key for every real holder after it. The enforcer asks only when a token would raise
+ * the fence (a first token for the key, or one above the stored token); writes at the fence it
+ * already holds are never checked again.
+ */
+public interface TokenVerifier extends AutoCloseable {
+
+    /**
+     * The answer for one token.
+     *
+     * @param rejection {@code null} when the token may raise the fence, else the reason to reject the record
+     * @param detail    what the lock service said, for logs and rejection details; never {@code null}
+     */
+    record Verdict(RejectionReason rejection, String detail) {
+        public static Verdict verified(String detail) {
+            return new Verdict(null, detail);
+        }
+
+        public boolean verified() {
+            return rejection == null;
+        }
+    }
+
+    /**
+     * Verifies that lease {@code leaseId} held the lock of resource {@code key} at revision
+     * {@code token}. Blocks the calling stream thread until the lock service answers: while it is
+     * unreachable the call waits and retries with backoff, so no record is decided unverified.
+     *
+     * @param key     the record key (the resource id, UTF-8)
+     * @param token   the record's fencing token, positive
+     * @param leaseId the record's {@code fence.lease}, positive
+     * @throws IllegalStateException when the verifier is closed (the instance shuts down) while waiting
+     */
+    Verdict verify(byte[] key, long token, long leaseId);
+
+    /** Releases the connection; a call waiting for the lock service throws. */
+    @Override
+    void close();
+}

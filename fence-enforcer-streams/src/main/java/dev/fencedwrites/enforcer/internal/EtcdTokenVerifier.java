@@ -1,0 +1,249 @@
+package dev.fencedwrites.enforcer.internal;
+
+import dev.fencedwrites.enforcer.TokenVerifier;
+import dev.fencedwrites.etcd.EtcdClients;
+import dev.fencedwrites.etcd.EtcdErrors;
+import dev.fencedwrites.etcd.EtcdSettings;
+import dev.fencedwrites.etcd.LockHistory;
+import dev.fencedwrites.etcd.LockKeys;
+import dev.fencedwrites.schemas.RejectionReason;
+import io.etcd.jetcd.Client;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Verifies fencing tokens against etcd's history with {@link LockHistory}: one range read at
+ * revision = token per (key, token, lease) not seen before. Answers about the past never change, so
+ * every verdict but "future" is kept in a bounded LRU cache. While etcd does not answer (down,
+ * stopped, no quorum, credentials refused) the call waits and retries with exponential backoff,
+ * logging every {@value #WAIT_LOG_SECONDS} s; it never lets a token through unverified.
+ *
+ * <p>Counters: {@code fence_token_verifications_total{outcome}} (verified, lock_not_held,
+ * future_token, compacted_rejected, compacted_accepted; cache hits included),
+ * {@code fence_token_verification_cache_hits_total}, {@code fence_token_verification_etcd_reads_total},
+ * {@code fence_token_verification_etcd_errors_total}, the read latency
+ * {@code fence_token_verification_etcd_read_seconds}, and the gauge
+ * {@code fence_token_verification_waiting} (stream threads waiting for etcd now).
+ */
+public final class EtcdTokenVerifier implements TokenVerifier {
+    private static final Logger LOG = LoggerFactory.getLogger(EtcdTokenVerifier.class);
+    static final int WAIT_LOG_SECONDS = 10;
+
+    /** What to do with a token whose revision etcd has compacted away. */
+    public enum CompactedPolicy {
+        /** Reject it {@code UNVERIFIABLE_TOKEN}: nothing raises a fence unverified (the default). */
+        REJECT,
+        /** Let it raise the fence, counted as {@code compacted_accepted}: a compacted revision is below every future token, so it cannot block later holders. */
+        ACCEPT
+    }
+
+    /**
+     * How the verifier behaves.
+     *
+     * @param compacted    the policy for compacted revisions
+     * @param backoff      the first wait after etcd did not answer, positive
+     * @param backoffMax   the longest wait between attempts, at least {@code backoff}
+     * @param cacheEntries the most verdicts kept, at least 0
+     */
+    public record Options(CompactedPolicy compacted, Duration backoff, Duration backoffMax, int cacheEntries) {
+    }
+
+    private record Asked(String key, long token, long leaseId) {
+    }
+
+    /** A verdict with the counter of its outcome. */
+    private record Decided(Verdict verdict, Counter outcome) {
+    }
+
+    private final Client client;
+    private final LockHistory history;
+    private final Options options;
+    private final Map<Asked, Decided> cache;
+    private final Map<LockHistory.Outcome, Counter> outcomes = new EnumMap<>(LockHistory.Outcome.class);
+    private final Counter compactedAccepted;
+    private final Counter cacheHits;
+    private final Counter reads;
+    private final Counter errors;
+    private final Timer readTime;
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final Object closing = new Object();
+    private volatile boolean closed;
+
+    /**
+     * @param settings how to reach etcd, and the lock prefix
+     * @param options  policy, backoff and cache size
+     * @param registry where the counters go
+     * @throws IllegalArgumentException if a TLS file cannot be used
+     */
+    public EtcdTokenVerifier(EtcdSettings settings, Options options, MeterRegistry registry) {
+        this.client = EtcdClients.connect(settings);
+        this.history = new LockHistory(client.getKVClient(), settings.lockPrefix(), settings.requestTimeout());
+        this.options = options;
+        int entries = options.cacheEntries();
+        this.cache = new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Asked, Decided> eldest) {
+                return size() > entries;
+            }
+        };
+        for (LockHistory.Outcome outcome : LockHistory.Outcome.values()) {
+            String tag = switch (outcome) {
+                case HELD -> "verified";
+                case NOT_HELD -> "lock_not_held";
+                case FUTURE -> "future_token";
+                case COMPACTED -> "compacted_rejected";
+            };
+            outcomes.put(outcome, counter(registry, tag));
+        }
+        compactedAccepted = counter(registry, "compacted_accepted");
+        cacheHits = Counter.builder("fence.token.verification.cache.hits").description("Token verifications answered from the cache").register(registry);
+        reads = Counter.builder("fence.token.verification.etcd.reads").description("Range reads sent to etcd to verify tokens").register(registry);
+        errors = Counter.builder("fence.token.verification.etcd.errors")
+                .description("etcd reads that got no answer (unreachable, timed out, refused); each is retried").register(registry);
+        readTime = Timer.builder("fence.token.verification.etcd.read").description("Time of each etcd read that answered").register(registry);
+        registry.gauge("fence.token.verification.waiting", waiting);
+    }
+
+    private static Counter counter(MeterRegistry registry, String outcome) {
+        return Counter.builder("fence.token.verifications").description("Fencing tokens checked against etcd before raising a fence, by outcome")
+                .tag("outcome", outcome).register(registry);
+    }
+
+    /** The lock prefix tokens are checked under. */
+    public String lockPrefix() {
+        return history.prefix();
+    }
+
+    /**
+     * One read of etcd's current revision, for the start-up log: the revision, or a description of
+     * why etcd did not answer (naming the setting to check).
+     */
+    public String probe(EtcdSettings settings) {
+        try {
+            long revision = client.getKVClient().get(io.etcd.jetcd.ByteSequence.from(history.prefix(), StandardCharsets.UTF_8),
+                    io.etcd.jetcd.options.GetOption.builder().isPrefix(true).withCountOnly(true).build())
+                    .get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS).getHeader().getRevision();
+            return "etcd answers at revision " + revision;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        } catch (Exception e) {
+            return "etcd did not answer yet (records that raise a fence will wait for it): " + EtcdErrors.describe(e, settings);
+        }
+    }
+
+    @Override
+    public Verdict verify(byte[] key, long token, long leaseId) {
+        String text = new String(key, StandardCharsets.UTF_8);
+        Asked asked = new Asked(LockKeys.encode(key), token, leaseId);
+        Decided cached;
+        synchronized (cache) {
+            cached = cache.get(asked);
+        }
+        if (cached != null) {
+            cacheHits.increment();
+            cached.outcome().increment();
+            return cached.verdict();
+        }
+        LockHistory.Verdict answer = ask(key, text, token, leaseId);
+        String detail = answer.describe(LockKeys.name(history.prefix(), key), token, leaseId);
+        boolean accept = options.compacted() == CompactedPolicy.ACCEPT;
+        Decided decided = switch (answer.outcome()) {
+            case HELD -> new Decided(Verdict.verified(detail), outcomes.get(answer.outcome()));
+            case NOT_HELD -> new Decided(new Verdict(RejectionReason.LOCK_NOT_HELD, detail), outcomes.get(answer.outcome()));
+            case FUTURE -> new Decided(new Verdict(RejectionReason.FUTURE_TOKEN, detail), outcomes.get(answer.outcome()));
+            case COMPACTED -> accept
+                    ? new Decided(Verdict.verified(detail + "; accepted by token.verification.compacted.policy=accept"), compactedAccepted)
+                    : new Decided(new Verdict(RejectionReason.UNVERIFIABLE_TOKEN, detail + " (token.verification.compacted.policy=reject)"),
+                            outcomes.get(answer.outcome()));
+        };
+        if (answer.outcome() != LockHistory.Outcome.FUTURE) {
+            // etcd's answer about a past revision never changes; a future one will.
+            synchronized (cache) {
+                cache.put(asked, decided);
+            }
+        }
+        decided.outcome().increment();
+        return decided.verdict();
+    }
+
+    /** Reads etcd until it answers; waits with backoff in between. */
+    private LockHistory.Verdict ask(byte[] key, String text, long token, long leaseId) {
+        long backoffMillis = options.backoff().toMillis();
+        long started = System.nanoTime();
+        long nextLog = 0;
+        int attempts = 0;
+        boolean counted = false;
+        try {
+            while (true) {
+                if (closed) {
+                    throw new IllegalStateException("the token verifier was closed while waiting for etcd to verify token " + token + " of key " + text);
+                }
+                attempts++;
+                reads.increment();
+                long readStart = System.nanoTime();
+                try {
+                    LockHistory.Verdict verdict = history.check(key, token, leaseId).get();
+                    readTime.record(System.nanoTime() - readStart, TimeUnit.NANOSECONDS);
+                    if (attempts > 1) {
+                        LOG.info("etcd answered after {} attempts in {} s: token {} of key {}: {}", attempts,
+                                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), token, text, verdict.outcome());
+                    }
+                    return verdict;
+                } catch (ExecutionException e) {
+                    errors.increment();
+                    if (!counted) {
+                        counted = true;
+                        waiting.incrementAndGet();
+                    }
+                    long waited = System.nanoTime() - started;
+                    if (waited >= nextLog) {
+                        LOG.warn("cannot verify token {} of key {} yet ({} attempts, {} s): {}; this stream thread waits for etcd and decides "
+                                + "nothing unverified", token, text, attempts, TimeUnit.NANOSECONDS.toSeconds(waited), e.getCause() == null ? e : e.getCause().toString());
+                        nextLog = waited + TimeUnit.SECONDS.toNanos(WAIT_LOG_SECONDS);
+                    }
+                    long jittered = (long) (backoffMillis * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));
+                    synchronized (closing) {
+                        if (!closed) {
+                            closing.wait(Math.max(1, jittered));
+                        }
+                    }
+                    backoffMillis = Math.min(options.backoffMax().toMillis(), backoffMillis * 2);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for etcd to verify token " + token + " of key " + text, e);
+        } finally {
+            if (counted) {
+                waiting.decrementAndGet();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (closing) {
+            closed = true;
+            closing.notifyAll();
+        }
+        client.close();
+    }
+
+    @Override
+    public String toString() {
+        return "EtcdTokenVerifier{prefix=" + history.prefix() + ", " + options + "}";
+    }
+}
