@@ -51,4 +51,60 @@ class FenceEnforcerConfigTest {
     void missingBootstrapServersIsRefused() {
         assertThatThrownBy(() -> FenceEnforcerConfig.load(null, Map.of())).isInstanceOf(ConfigException.class).hasMessageContaining("bootstrap.servers");
     }
+
+    // --- token verification (issue 14) ---
+
+    @Test
+    void tokenVerificationIsOnWhenEtcdEndpointsAreSetAndOffWithout() {
+        assertThat(load(Map.of()).tokenVerification()).isEmpty();
+
+        FenceEnforcerConfig config = load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://127.0.0.1:2379, http://127.0.0.1:2381",
+                "FENCE_ENFORCER_ETCD_LOCK_PREFIX", "app/locks/", "FENCE_ENFORCER_ETCD_REQUEST_TIMEOUT_MS", "750"));
+
+        assertThat(config.tokenVerification()).hasValueSatisfying(etcd -> {
+            assertThat(etcd.endpoints()).containsExactly("http://127.0.0.1:2379", "http://127.0.0.1:2381");
+            assertThat(etcd.lockPrefix()).isEqualTo("app/locks/");
+            assertThat(etcd.requestTimeout()).hasMillis(750);
+        });
+    }
+
+    @Test
+    void tokenVerificationCanBeTurnedOffWithEndpointsSet() {
+        assertThat(load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://127.0.0.1:2379", "FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "false"))
+                .tokenVerification()).isEmpty();
+    }
+
+    @Test
+    void tokenVerificationOnWithoutEndpointsIsRefusedNamingBothSettings() {
+        assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "true")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.enable").hasMessageContaining("etcd.endpoints");
+    }
+
+    @Test
+    void invalidEtcdSettingsAreRefusedAtLoadNamingTheSetting() {
+        assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "127.0.0.1:2379")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("etcd.endpoints");
+        assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ENFORCER_ETCD_USER", "enforcer")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("etcd.password");
+        assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_COMPACTED_POLICY", "maybe")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.compacted.policy");
+        assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_RETRY_BACKOFF_MS", "500",
+                "FENCE_ENFORCER_TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS", "100")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.retry.backoff.max.ms");
+    }
+
+    @Test
+    void theEtcdPasswordNeverShowsInTheSettingsText() {
+        FenceEnforcerConfig config = load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ENFORCER_ETCD_USER", "enforcer",
+                "FENCE_ENFORCER_ETCD_PASSWORD", "s3cret-pw"));
+
+        assertThat(config.tokenVerification().orElseThrow().toString()).doesNotContain("s3cret-pw");
+        assertThat(config.tokenVerification().orElseThrow().password()).isEqualTo("s3cret-pw");
+    }
+
+    private static FenceEnforcerConfig load(Map<String, String> env) {
+        Map<String, String> all = new java.util.HashMap<>(env);
+        all.put("FENCE_ENFORCER_BOOTSTRAP_SERVERS", "k:9092");
+        return FenceEnforcerConfig.load(null, all);
+    }
 }

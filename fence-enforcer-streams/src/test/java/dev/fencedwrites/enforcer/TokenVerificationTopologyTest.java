@@ -1,0 +1,263 @@
+package dev.fencedwrites.enforcer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.RejectionReason;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * When the enforcer asks its {@link TokenVerifier} (issue 14): only for a token that would raise the
+ * key's fence, after every cheaper rule, and what it does with each answer. The verifier here is a
+ * table of (key, token, lease) triples; the real check against etcd is proven by the ITs.
+ */
+class TokenVerificationTopologyTest {
+    private static final String KEY = "customer-7";
+    private static final long LEASE = 7_000;
+
+    @TempDir
+    Path stateDir;
+
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    private final TableVerifier verifier = new TableVerifier();
+    private TopologyTestDriver driver;
+    private TestInputTopic<byte[], byte[]> input;
+    private TestOutputTopic<byte[], byte[]> accepted;
+    private TestOutputTopic<byte[], byte[]> rejected;
+    private TestOutputTopic<byte[], byte[]> markers;
+
+    /** Verifies what it was told held; answers FUTURE_TOKEN above {@link #current}, else LOCK_NOT_HELD; records every question. */
+    static final class TableVerifier implements TokenVerifier {
+        final Set<String> held = new HashSet<>();
+        final List<String> asked = new ArrayList<>();
+        long current = 1_000;
+
+        void held(String key, long token, long lease) {
+            held.add(key + "/" + token + "/" + lease);
+        }
+
+        @Override
+        public Verdict verify(byte[] key, long token, long leaseId) {
+            String triple = new String(key, StandardCharsets.UTF_8) + "/" + token + "/" + leaseId;
+            asked.add(triple);
+            if (token > current) {
+                return new Verdict(RejectionReason.FUTURE_TOKEN, "above " + current);
+            }
+            return held.contains(triple) ? Verdict.verified("held") : new Verdict(RejectionReason.LOCK_NOT_HELD, "not held");
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @BeforeEach
+    void startDriver() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-enforcer-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq", "marks", FenceEnforcerTopology.Limits.unbounded(1), meters,
+                verifier), props);
+        input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
+        accepted = driver.createOutputTopic("ok", new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        rejected = driver.createOutputTopic("dlq", new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        markers = driver.createOutputTopic("marks", new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
+    @AfterEach
+    void closeDriver() {
+        driver.close();
+    }
+
+    @Test
+    void aKeysFirstTokenIsVerifiedAndAcceptedWhenItsLeaseHeldTheLock() {
+        verifier.held(KEY, 5, LEASE);
+
+        write(KEY, "v1", 5, 1, LEASE);
+
+        assertThat(values(accepted.readRecordsToList())).containsExactly("v1");
+        assertThat(verifier.asked).containsExactly(KEY + "/5/" + LEASE);
+    }
+
+    @Test
+    void writesAtTheVerifiedFenceAreNotCheckedAgain() {
+        verifier.held(KEY, 5, LEASE);
+
+        write(KEY, "v1", 5, 1, LEASE);
+        write(KEY, "v2", 5, 2, LEASE);
+        write(KEY, "v3", 5, 3, LEASE);
+
+        assertThat(values(accepted.readRecordsToList())).containsExactly("v1", "v2", "v3");
+        assertThat(verifier.asked).hasSize(1);
+    }
+
+    @Test
+    void aTokenAboveTheFenceIsVerifiedAgain() {
+        verifier.held(KEY, 5, LEASE);
+        verifier.held(KEY, 9, LEASE + 1);
+
+        write(KEY, "a", 5, 1, LEASE);
+        write(KEY, "b", 9, 1, LEASE + 1);
+
+        assertThat(values(accepted.readRecordsToList())).containsExactly("a", "b");
+        assertThat(verifier.asked).containsExactly(KEY + "/5/" + LEASE, KEY + "/9/" + (LEASE + 1));
+    }
+
+    @Test
+    void aFutureTokenIsRejectedAndTheFenceStays() {
+        verifier.held(KEY, 5, LEASE);
+        write(KEY, "good", 5, 1, LEASE);
+
+        write(KEY, "forged", Long.MAX_VALUE, 1, LEASE);
+        write(KEY, "good again", 5, 2, LEASE);
+
+        assertThat(values(accepted.readRecordsToList())).containsExactly("good", "good again");
+        TestRecord<byte[], byte[]> refused = rejected.readRecord();
+        assertThat(header(refused, FenceHeaders.REJECTED_REASON)).isEqualTo("FUTURE_TOKEN");
+        assertThat(header(refused, FenceHeaders.REJECTED_HIGHEST)).isEqualTo("5.1");
+        assertThat(meters.get("fenced.writes").tag("reason", "FUTURE_TOKEN").counter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void aTokenWhoseLeaseDidNotHoldTheLockIsRejectedAndTheNextHolderIsAccepted() {
+        verifier.held(KEY, 5, LEASE);
+        verifier.held(KEY, 12, LEASE + 2);
+        write(KEY, "good", 5, 1, LEASE);
+
+        write(KEY, "borrowed", 10, 1, LEASE + 1);
+        write(KEY, "next holder", 12, 1, LEASE + 2);
+
+        assertThat(rejectedReasons()).containsExactly("LOCK_NOT_HELD");
+        assertThat(values(accepted.readRecordsToList())).containsExactly("good", "next holder");
+    }
+
+    @Test
+    void aForgedMarkerNeitherRaisesTheFenceNorReachesTheMarkersTopic() {
+        verifier.held(KEY, 5, LEASE);
+        write(KEY, "good", 5, 1, LEASE);
+
+        marker(KEY, 600, LEASE + 1);
+        write(KEY, "still good", 5, 2, LEASE);
+
+        assertThat(rejectedReasons()).containsExactly("LOCK_NOT_HELD");
+        assertThat(markers.isEmpty()).isTrue();
+        assertThat(values(accepted.readRecordsToList())).containsExactly("good", "still good");
+    }
+
+    @Test
+    void aVerifiedMarkerRaisesTheFenceAndIsPublished() {
+        verifier.held(KEY, 8, LEASE);
+
+        marker(KEY, 8, LEASE);
+
+        assertThat(markers.readRecordsToList()).hasSize(1);
+        assertThat(verifier.asked).containsExactly(KEY + "/8/" + LEASE);
+    }
+
+    @Test
+    void aRaisingWriteWithoutALeaseIsRejectedMissingLeaseWithoutAskingTheVerifier() {
+        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1")));
+
+        assertThat(rejectedReasons()).containsExactly("MISSING_LEASE");
+        assertThat(verifier.asked).isEmpty();
+    }
+
+    @Test
+    void malformedLeasesAreRejectedMalformedLease() {
+        for (String lease : new String[] {"", "-5", "0", "12abc", "99999999999999999999", "٣"}) {
+            input.pipeInput(new TestRecord<>(bytes(KEY), bytes("x"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, lease)));
+        }
+        RecordHeaders twoLeases = headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, "7");
+        twoLeases.add(FenceHeaders.LEASE, bytes("8"));
+        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("x"), twoLeases));
+
+        assertThat(rejectedReasons()).hasSize(7).containsOnly("MALFORMED_LEASE");
+        assertThat(verifier.asked).isEmpty();
+    }
+
+    @Test
+    void aStaleOrDuplicateWriteIsDecidedWithoutTheVerifier() {
+        verifier.held(KEY, 5, LEASE);
+        write(KEY, "good", 5, 2, LEASE);
+
+        write(KEY, "stale", 4, 9, LEASE);
+        write(KEY, "duplicate", 5, 2, LEASE);
+        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("same token, no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "3")));
+
+        assertThat(rejectedReasons()).containsExactly("STALE_TOKEN", "DUPLICATE");
+        assertThat(values(accepted.readRecordsToList())).containsExactly("good", "same token, no lease");
+        assertThat(verifier.asked).hasSize(1);
+    }
+
+    @Test
+    void cheaperRulesComeFirstSoAMarkerWithAValueIsRejectedInvalidMarkerUnasked() {
+        RecordHeaders headers = headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, Long.toString(LEASE), FenceHeaders.OP, "FENCE");
+
+        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("a value"), headers));
+
+        assertThat(rejectedReasons()).containsExactly("INVALID_MARKER");
+        assertThat(verifier.asked).isEmpty();
+    }
+
+    @Test
+    void theLeaseAsTokenMistakeIsRejectedBeforeVerification() {
+        write(KEY, "lease id", LEASE, 1, LEASE);
+
+        assertThat(rejectedReasons()).containsExactly("LEASE_AS_TOKEN");
+        assertThat(verifier.asked).isEmpty();
+    }
+
+    private void write(String key, String value, long token, long seq, long lease) {
+        input.pipeInput(new TestRecord<>(bytes(key), bytes(value), headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ,
+                Long.toString(seq), FenceHeaders.LEASE, Long.toString(lease))));
+    }
+
+    private void marker(String key, long token, long lease) {
+        input.pipeInput(new TestRecord<>(bytes(key), null, headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ, "0",
+                FenceHeaders.LEASE, Long.toString(lease), FenceHeaders.OP, "FENCE")));
+    }
+
+    private List<String> rejectedReasons() {
+        return rejected.readRecordsToList().stream().map(r -> header(r, FenceHeaders.REJECTED_REASON)).toList();
+    }
+
+    private static List<String> values(List<TestRecord<byte[], byte[]>> records) {
+        return records.stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
+    }
+
+    private static String header(TestRecord<byte[], byte[]> record, String name) {
+        return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+    }
+
+    private static RecordHeaders headers(String... namesAndValues) {
+        RecordHeaders headers = new RecordHeaders();
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            headers.add(namesAndValues[i], bytes(namesAndValues[i + 1]));
+        }
+        return headers;
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,44 @@
+package dev.fencedwrites.enforcer.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencedwrites.etcd.EtcdSettings;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the verifier does while etcd does not answer (here: nothing listens on the endpoint): it
+ * waits and retries, counts the failed reads, decides nothing, and stops waiting when closed. The
+ * answers of a real etcd are proven by the ITs.
+ */
+class EtcdTokenVerifierTest {
+
+    @Test
+    void waitsAndRetriesWhileEtcdIsUnreachableAndThrowsWhenClosed() throws Exception {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        EtcdSettings unreachable = EtcdSettings.builder(List.of("http://127.0.0.1:1")).connectTimeout(Duration.ofMillis(200))
+                .requestTimeout(Duration.ofMillis(300)).build();
+        EtcdTokenVerifier verifier = new EtcdTokenVerifier(unreachable,
+                new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(10), Duration.ofMillis(50), 100), meters);
+
+        CompletableFuture<Object> call = CompletableFuture.supplyAsync(() -> verifier.verify("k".getBytes(StandardCharsets.UTF_8), 5, 7));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> meters.get("fence.token.verification.etcd.errors").counter().count() >= 3);
+        assertThat(call).isNotDone();
+        assertThat(meters.get("fence.token.verification.waiting").gauge().value()).isEqualTo(1.0);
+
+        verifier.close();
+
+        assertThat(call).failsWithin(10, TimeUnit.SECONDS).withThrowableOfType(ExecutionException.class)
+                .withCauseInstanceOf(IllegalStateException.class).withMessageContaining("closed while waiting for etcd");
+        assertThat(meters.get("fence.token.verifications").tag("outcome", "verified").counter().count()).isZero();
+        assertThat(meters.get("fence.token.verification.waiting").gauge().value()).isZero();
+    }
+}
