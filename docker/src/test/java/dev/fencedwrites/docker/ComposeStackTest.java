@@ -77,6 +77,16 @@ class ComposeStackTest {
         assertThat(dockerfile).contains("HEALTHCHECK").contains("/health").contains("dev.fencedwrites.enforcer.FenceEnforcerApp");
     }
 
+    /** Issue 14: the compose stack verifies tokens against the etcd its workers lock with, once that etcd is healthy. */
+    @Test
+    void theEnforcerVerifiesTokensAgainstTheStacksEtcd() {
+        JsonNode enforcer = services.path("enforcer");
+        assertThat(enforcer.path("environment").path("FENCE_ENFORCER_ETCD_ENDPOINTS").asText()).isEqualTo("http://etcd:2379");
+        assertThat(enforcer.path("environment").has("FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE")).as("on by default with endpoints").isFalse();
+        assertThat(enforcer.path("depends_on").path("etcd").path("condition").asText()).isEqualTo("service_healthy");
+        assertThat(services.path("etcd").path("command").toString()).contains("--advertise-client-urls=http://etcd:2379");
+    }
+
     @Test
     void everyLongRunningServiceHasAHealthcheckAndOneShotsDoNotRestart() {
         services.fields().forEachRemaining(entry -> {
