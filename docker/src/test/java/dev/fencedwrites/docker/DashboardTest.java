@@ -243,6 +243,10 @@ class DashboardTest {
     private static PrometheusMeterRegistry enforcerRegistry() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new EnforcerMetrics(registry);
+        // The verifier registers its meters when built; it connects to etcd only when asked (never here).
+        new dev.fencedwrites.enforcer.internal.EtcdTokenVerifier(dev.fencedwrites.etcd.EtcdSettings.builder(List.of("http://127.0.0.1:1")).build(),
+                new dev.fencedwrites.enforcer.internal.EtcdTokenVerifier.Options(dev.fencedwrites.enforcer.internal.EtcdTokenVerifier.CompactedPolicy.REJECT,
+                        java.time.Duration.ofMillis(100), java.time.Duration.ofSeconds(1), 10), registry).close();
         return registry;
     }
 
