@@ -1,6 +1,8 @@
 package dev.fencedwrites.producer;
 
+import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
+import dev.fencedwrites.schemas.RejectionReason;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -47,6 +49,17 @@ class EtcdSecurityIT {
                  FencingLease lease = client.acquire("with-auth", TTL, TIMEOUT)) {
                 assertThat(lease.token()).isPositive();
                 assertThat(lease.isValid()).isTrue();
+                // Issue 14: the enforcer verifies the token as a user that may only read the lock prefix.
+                try (Client admin = Client.builder().endpoints(etcd.address()).user(bytes("root")).password(bytes("root-secret")).build()) {
+                    var auth = admin.getAuthClient();
+                    auth.roleAdd(bytes("lock-reader")).get(10, TimeUnit.SECONDS);
+                    auth.roleGrantPermission(bytes("lock-reader"), bytes(FencingLeaseClient.DEFAULT_LOCK_PREFIX),
+                            bytes(FencingLeaseClient.DEFAULT_LOCK_PREFIX.substring(0, FencingLeaseClient.DEFAULT_LOCK_PREFIX.length() - 1) + "0"),
+                            io.etcd.jetcd.auth.Permission.Type.READ).get(10, TimeUnit.SECONDS);
+                    auth.userAdd(bytes("enforcer"), bytes("enforcer-secret")).get(10, TimeUnit.SECONDS);
+                    auth.userGrantRole(bytes("enforcer"), bytes("lock-reader")).get(10, TimeUnit.SECONDS);
+                }
+                assertVerifies(EtcdSettings.builder(List.of(etcd.address())).credentials("enforcer", "enforcer-secret"), lease);
             }
             try (FencingLeaseClient client = client(EtcdSettings.builder(List.of(etcd.address())).credentials("root", "wrong"))) {
                 assertThatThrownBy(() -> client.acquire("wrong-password", TTL, TIMEOUT)).isInstanceOf(LeaseAcquisitionException.class)
@@ -68,6 +81,7 @@ class EtcdSecurityIT {
             try (FencingLeaseClient client = client(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.caCert));
                  FencingLease lease = client.acquire("over-tls", TTL, TIMEOUT)) {
                 assertThat(lease.token()).isPositive();
+                assertVerifies(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.caCert), lease);
             }
             try (FencingLeaseClient client = client(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.otherCaCert))) {
                 assertThatThrownBy(() -> client.acquire("wrong-ca", TTL, TIMEOUT)).isInstanceOf(LeaseAcquisitionException.class)
@@ -84,11 +98,25 @@ class EtcdSecurityIT {
                     .tlsClientCertificate(certs.clientCert, certs.clientKey));
                  FencingLease lease = client.acquire("mutual-tls", TTL, TIMEOUT)) {
                 assertThat(lease.token()).isPositive();
+                assertVerifies(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.caCert).tlsClientCertificate(certs.clientCert, certs.clientKey), lease);
             }
             try (FencingLeaseClient client = client(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.caCert))) {
                 assertThatThrownBy(() -> client.acquire("no-client-certificate", TTL, TIMEOUT)).isInstanceOf(LeaseAcquisitionException.class)
                         .hasMessageContaining("TLS with etcd failed");
             }
+        }
+    }
+
+    /**
+     * The enforcer's token verifier (issue 14), reaching etcd with {@code settings} (the same names
+     * and client code as producer-lib), confirms the lease's token, and refuses it for another lease.
+     */
+    private static void assertVerifies(EtcdSettings.Builder settings, FencingLease lease) {
+        try (EtcdTokenVerifier verifier = new EtcdTokenVerifier(settings.build(), new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT,
+                Duration.ofMillis(50), Duration.ofMillis(500), 10), new SimpleMeterRegistry())) {
+            byte[] key = lease.resource().getBytes(StandardCharsets.UTF_8);
+            assertThat(verifier.verify(key, lease.token(), lease.leaseId()).verified()).isTrue();
+            assertThat(verifier.verify(key, lease.token(), lease.leaseId() + 1).rejection()).isEqualTo(RejectionReason.LOCK_NOT_HELD);
         }
     }
 
