@@ -70,6 +70,13 @@ class LockHistoryPropertyIT {
     record Waiter(String resource, long leaseId, long created) {
     }
 
+    /**
+     * A hostile lock key: named for lease {@code namedLease} but attached to {@code attachedLease}, put
+     * while nobody held the lock, so it was the oldest key from {@code created} until it expired.
+     */
+    record Mislabelled(String resource, long namedLease, long attachedLease, long created) {
+    }
+
     @TempDir
     static Path dir;
     static Service etcd;
@@ -79,6 +86,7 @@ class LockHistoryPropertyIT {
     static final Model model = new Model();
     static final List<Acquisition> real = new ArrayList<>();
     static final List<Waiter> neverHeld = new ArrayList<>();
+    static final List<Mislabelled> mislabelled = new ArrayList<>();
     static final Random random = new Random(SEED);
 
     @BeforeAll
@@ -110,6 +118,8 @@ class LockHistoryPropertyIT {
                     held.put(resource, lease);
                 } else if (holder == null && action < 8) {
                     rawAcquireAndExpire(resource);
+                } else if (holder == null && !real.isEmpty()) {
+                    putMislabelledKey(resource, real.get(random.nextInt(real.size())).leaseId());
                 } else if (holder == null) {
                     continue;
                 } else if (action < 4) {
@@ -121,8 +131,26 @@ class LockHistoryPropertyIT {
                     rawAcquireAndExpire(resource); // a waiter behind the holder, expiring without ever holding
                 }
             }
+            // Whatever the seed, every kind of step happens at least once.
+            String last = RESOURCES.get(0);
+            if (held.get(last) == null) {
+                held.put(last, clients.get(0).acquire(last, TTL, TIMEOUT));
+                real.add(new Acquisition(last, held.get(last).token(), held.get(last).leaseId(), "uncontended"));
+            }
+            if (real.stream().noneMatch(a -> a.how().equals("contended"))) {
+                held.put(last, takeOver(last, held.get(last), clients.get(1)));
+            }
+            if (neverHeld.isEmpty()) {
+                rawAcquireAndExpire(last);
+            }
             for (FencingLease lease : held.values()) {
                 lease.close();
+            }
+            if (real.stream().noneMatch(a -> a.how().equals("raw, expired"))) {
+                rawAcquireAndExpire(last);
+            }
+            if (mislabelled.isEmpty()) {
+                putMislabelledKey(last, real.get(0).leaseId());
             }
             long end = observer.getKVClient().put(bytes(PREFIX + "~end"), bytes("")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
             await("the watch reaching revision " + end).atMost(Duration.ofSeconds(60)).until(() -> model.lastRevision() >= end);
@@ -182,6 +210,21 @@ class LockHistoryPropertyIT {
             neverHeld.add(new Waiter(resource, leaseId, response.getHeader().getRevision()));
         }
         await("lease " + leaseId + " expiring").atMost(Duration.ofSeconds(60))
+                .until(() -> observer.getKVClient().get(key).get(10, TimeUnit.SECONDS).getCount() == 0);
+    }
+
+    /**
+     * Puts, under a fresh 2 s lease nobody keeps alive, the key {@code <lock>/<hex of namedLease>} on
+     * a free lock (so it is the oldest), and returns once the lease expired: neither the lease it names
+     * nor the lease it is attached to held the lock.
+     */
+    private static void putMislabelledKey(String resource, long namedLease) throws Exception {
+        long attached = observer.getLeaseClient().grant(2).get(10, TimeUnit.SECONDS).getID();
+        ByteSequence key = bytes(LockKeys.key(PREFIX, resource.getBytes(StandardCharsets.UTF_8), namedLease));
+        long created = observer.getKVClient().put(key, ByteSequence.EMPTY, PutOption.builder().withLeaseId(attached).build())
+                .get(10, TimeUnit.SECONDS).getHeader().getRevision();
+        mislabelled.add(new Mislabelled(resource, namedLease, attached, created));
+        await("lease " + attached + " expiring").atMost(Duration.ofSeconds(60))
                 .until(() -> observer.getKVClient().get(key).get(10, TimeUnit.SECONDS).getCount() == 0);
     }
 
@@ -266,10 +309,23 @@ class LockHistoryPropertyIT {
     }
 
     @Test
+    @Order(2)
+    void aLockKeyWhoseNameAndLeaseDisagreeVerifiesNeitherLease() throws Exception {
+        assertThat(mislabelled).as("seed %d: the history put mislabelled keys", SEED).isNotEmpty();
+        for (Mislabelled m : mislabelled) {
+            assertThat(model.held(m.resource(), m.created(), m.namedLease())).as("seed %d: model, %s", SEED, m).isFalse();
+            assertThat(check(m.resource(), m.created(), m.namedLease())).as("seed %d: the lease the key names, %s", SEED, m).isEqualTo(Outcome.NOT_HELD);
+            assertThat(check(m.resource(), m.created(), m.attachedLease())).as("seed %d: the lease the key is attached to, %s", SEED, m)
+                    .isEqualTo(Outcome.NOT_HELD);
+        }
+    }
+
+    @Test
     @Order(3)
     void randomTokenAndLeasePairsVerifyExactlyWhenTheModelSaysTheLeaseHeldTheLockAndAreFutureAboveTheRevision() throws Exception {
         List<Long> leases = new ArrayList<>(real.stream().map(Acquisition::leaseId).toList());
         neverHeld.forEach(w -> leases.add(w.leaseId()));
+        mislabelled.forEach(m -> leases.add(m.attachedLease()));
         leases.add(random.nextLong() & Long.MAX_VALUE);
         long last = model.lastRevision();
         long current = observer.getKVClient().get(bytes("property/now")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
