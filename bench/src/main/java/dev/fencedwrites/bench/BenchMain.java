@@ -42,7 +42,8 @@ import picocli.CommandLine.Model.CommandSpec;
                 "resource under contention; the sink's guarded upsert against the plain upsert, 0 %% and 20 %% stale; the enforcer's",
                 "throughput against a pass-through Kafka Streams topology (100 B and 1 KB values, 10k and 1M keys, exactly_once_v2 and",
                 "at_least_once) and end-to-end latency p50/p99; the fence state's bytes per key at 1M keys (state store and changelog);",
-                "the decision rule's per-record work (JMH) against a pass-through's.",
+                "the enforcer with token verification against etcd on vs off (writes under long leases, one acquisition per key) and",
+                "the etcd reads/s it adds; the decision rule's per-record work (JMH) against a pass-through's.",
                 "Starts its own etcd, Kafka broker and PostgreSQL on loopback; needs about 4 GB of free disk for the full run.", ""},
         footer = {"", "Examples:",
                 "  ./fence bench --quick     a reduced run (1k and 20k keys, short runs; about two minutes): checks that everything",
@@ -59,6 +60,7 @@ public final class BenchMain implements Callable<Integer> {
             "- End-to-end latency: records produced at a fixed rate while the topology runs; the time each is read (read_committed) from the accepted (or pass-through output) topic minus its produce timestamp; the first second is left out.",
             "- Fence state: after the enforcer's exactly_once_v2 run at the most keys, the size of the store's RocksDB files (after close) and of the changelog's log segments on the broker, divided by the key count. The changelog is not compacted yet.",
             "- Acquisition: FencingLeaseClient.acquire (lease grant + lock) against one etcd put, interleaved; the release is not timed. Contention: 4 clients each acquiring and releasing one resource in a loop, against one client doing the same alone.",
+            "- Token verification (issue 14): the enforcer with token verification on (etcd.endpoints set, the enforcer's defaults) and off over the same input, exactly_once_v2, runs in the order off, on, on, off, each figure the mean of two. Every token is real: before the timed part each key's lock is taken in etcd with one transaction (put the lock key under a lease, read the oldest key under the lock; the revision is the token), all keys under one long lease. Writes under long leases: each key's token is verified once, the later writes at its fence cost nothing. One acquisition per key: one write per key, so every record's token is verified with one etcd range read. etcd reads/s: the verifier's fence_token_verification_etcd_reads_total over the same timed part. The run fails unless every record was accepted and exactly one token per key verified.",
             "- Sink: the same batches written with the guarded upsert and with a plain upsert, in the order plain, guarded, guarded, plain.") + "\n";
 
     @Option(names = "--quick", description = "A reduced run: fewer operations and shorter JMH iterations, same figures.")
@@ -116,7 +118,7 @@ public final class BenchMain implements Callable<Integer> {
 
     /** The parts of the suite, in the order they run. */
     enum Part {
-        acquisition, sink, enforcer, rule
+        acquisition, sink, enforcer, verification, rule
     }
 
     /** Measures the parts in {@link #only} into {@code figures}, which keeps what was measured when a later part fails. */
@@ -155,6 +157,16 @@ public final class BenchMain implements Callable<Integer> {
                     figures.addAll(quick ? enforcer.throughput(new int[] {100, 1024}, new int[] {1_000, 20_000}, 20_000, 1)
                             : enforcer.throughput(new int[] {100, 1024}, new int[] {10_000, 1_000_000}, 1_000_000, 2));
                     figures.addAll(quick ? enforcer.latency(500, Duration.ofSeconds(4)) : enforcer.latency(1000, Duration.ofSeconds(20)));
+                }
+            }
+            if (only.contains(Part.verification)) {
+                progress.accept("verification: starting etcd and a local Kafka broker");
+                try (Service etcd = EtcdNode.start(dir.resolve("etcd-verification"));
+                     Service kafka = KafkaBroker.start(dir.resolve("kafka-verification"), PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "WARN"));
+                     io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(etcd.address()).build()) {
+                    EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress, etcd.address());
+                    VerificationBench verification = new VerificationBench(enforcer, client, progress);
+                    figures.addAll(quick ? verification.measure(1_000, 20, 5_000) : verification.measure(10_000, 100, 50_000));
                 }
             }
             if (only.contains(Part.rule)) {

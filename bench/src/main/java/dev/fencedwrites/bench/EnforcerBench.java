@@ -2,6 +2,9 @@ package dev.fencedwrites.bench;
 
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
+import dev.fencedwrites.enforcer.TokenVerifier;
+import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
+import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.schemas.FenceHeaders;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -73,15 +76,22 @@ final class EnforcerBench {
     private final String bootstrap;
     private final Path stateDir;
     private final Consumer<String> progress;
+    /** The etcd endpoint the enforcer verifies tokens against when a run asks for verification, or {@code null}. */
+    private final String etcdEndpoint;
 
     EnforcerBench(String bootstrap, Path stateDir, Consumer<String> progress) {
+        this(bootstrap, stateDir, progress, null);
+    }
+
+    EnforcerBench(String bootstrap, Path stateDir, Consumer<String> progress, String etcdEndpoint) {
         this.bootstrap = bootstrap;
         this.stateDir = stateDir;
         this.progress = progress;
+        this.etcdEndpoint = etcdEndpoint;
     }
 
     /** The topology under test: the enforcer or the pass-through, built for one run's topics. */
-    private enum Kind {
+    enum Kind {
         PASS_THROUGH, ENFORCER
     }
 
@@ -165,8 +175,8 @@ final class EnforcerBench {
         return figures;
     }
 
-    /** One throughput run's result; {@code stateSize} only when asked for. */
-    private record Throughput(double recordsPerSecond, Figure[] stateSize) {
+    /** One throughput run's result; {@code stateSize} only when asked for; {@code etcdReadsPerSecond} 0 without verification. */
+    record Throughput(double recordsPerSecond, Figure[] stateSize, double etcdReadsPerSecond, double verified) {
     }
 
     /**
@@ -180,11 +190,24 @@ final class EnforcerBench {
      * also measures the fence state's size per key over that many keys.
      */
     private Throughput runToEnd(Admin admin, Kind kind, String input, int records, boolean whole, int stateKeys, String guarantee) throws Exception {
+        return runToEnd(admin, kind, input, records, whole, stateKeys, guarantee, false);
+    }
+
+    /**
+     * {@link #runToEnd(Admin, Kind, String, int, boolean, int, String)}; with {@code verify}, the
+     * enforcer verifies every token that raises a fence against {@link #etcdEndpoint} with the
+     * enforcer's own verifier and defaults ({@code etcd.endpoints} set, the rest unset), and the
+     * result carries its etcd range reads per second over the timed part.
+     */
+    Throughput runToEnd(Admin admin, Kind kind, String input, int records, boolean whole, int stateKeys, String guarantee, boolean verify)
+            throws Exception {
         String app = "bench-" + (kind == Kind.ENFORCER ? "enforcer" : "pass-through") + "-" + shortId();
         List<String> outputs = outputs(kind, app);
         createTopics(admin, outputs.toArray(String[]::new));
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs, meters), streamsProperties(app, guarantee));
+        FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify);
+        TokenVerifier verifier = verify ? new EtcdTokenVerifier(config.tokenVerification().orElseThrow(), config.tokenVerificationOptions(), meters) : null;
+        KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs, meters, verifier), streamsProperties(config));
         AtomicReference<Throwable> failure = watchFailures(streams);
         try {
             streams.start();
@@ -214,14 +237,21 @@ final class EnforcerBench {
             if (!streams.close(Duration.ofSeconds(60))) {
                 throw new IllegalStateException(describe(kind) + " did not close within 60 s");
             }
-            double rate = (processed - firstCount) / ((System.nanoTime() - firstAt) / 1e9);
+            double seconds = (System.nanoTime() - firstAt) / 1e9;
+            double rate = (processed - firstCount) / seconds;
             if (kind == Kind.ENFORCER && whole) {
                 expectAllAccepted(meters, records, input);
             }
             Figure[] stateSize = stateKeys > 0 ? stateSize(admin, app, stateKeys) : null;
-            return new Throughput(rate, stateSize);
+            // Reads from the first record on: the ones before (at most the first poll's) are not in the rate either, so this slightly overstates.
+            double reads = verify ? meters.get("fence.token.verification.etcd.reads").counter().count() : 0;
+            double verified = verify ? meters.get("fence.token.verifications").tag("outcome", "verified").counter().count() : 0;
+            return new Throughput(rate, stateSize, reads / seconds, verified);
         } finally {
             streams.close(Duration.ofSeconds(60));
+            if (verifier != null) {
+                verifier.close();
+            }
             streams.cleanUp();
             meters.close();
             deleteTopicsOf(admin, app, outputs);
@@ -323,7 +353,7 @@ final class EnforcerBench {
         all.add(input);
         createTopics(admin, all.toArray(String[]::new));
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs, meters), streamsProperties(app, guarantee));
+        KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs, meters, null), streamsProperties(enforcerConfig(app, guarantee, false)));
         AtomicReference<Throwable> failure = watchFailures(streams);
         CountDownLatch running = new CountDownLatch(1);
         streams.setStateListener((now, before) -> {
@@ -392,7 +422,7 @@ final class EnforcerBench {
         return samples.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
-    private static String describe(Kind kind) {
+    static String describe(Kind kind) {
         return kind == Kind.ENFORCER ? "enforcer" : "pass-through";
     }
 
@@ -402,10 +432,10 @@ final class EnforcerBench {
     }
 
     /** The enforcer's counters go to {@code meters}, a Prometheus registry as in the enforcer itself. */
-    private static Topology topology(Kind kind, String input, List<String> outputs, PrometheusMeterRegistry meters) {
+    private static Topology topology(Kind kind, String input, List<String> outputs, PrometheusMeterRegistry meters, TokenVerifier verifier) {
         if (kind == Kind.ENFORCER) {
-            return FenceEnforcerTopology.build(input, outputs.get(0), outputs.get(1),
-                    new FenceEnforcerTopology.Limits(PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), meters);
+            return FenceEnforcerTopology.build(input, outputs.get(0), outputs.get(1), null,
+                    new FenceEnforcerTopology.Limits(PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), meters, verifier);
         }
         Topology topology = new Topology();
         topology.addSource("input", new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
@@ -413,14 +443,25 @@ final class EnforcerBench {
         return topology;
     }
 
-    /** The enforcer's own Kafka Streams properties for this run; the pass-through gets the same. */
-    private Properties streamsProperties(String app, String guarantee) {
+    /** The enforcer's configuration for this run; with {@code verify}, {@code etcd.endpoints} names the bench's etcd. */
+    private FenceEnforcerConfig enforcerConfig(String app, String guarantee, boolean verify) {
         Map<String, String> settings = new HashMap<>();
         settings.put(FenceEnforcerConfig.BOOTSTRAP_SERVERS, bootstrap);
         settings.put(FenceEnforcerConfig.APPLICATION_ID, app);
         settings.put(FenceEnforcerConfig.STATE_DIR, stateDir.toString());
         settings.put(FenceEnforcerConfig.PROCESSING_GUARANTEE, guarantee);
-        Properties props = new FenceEnforcerConfig(settings).streamsProperties();
+        if (verify) {
+            if (etcdEndpoint == null) {
+                throw new IllegalStateException("a run with token verification needs an etcd endpoint");
+            }
+            settings.put(EtcdSettings.ENDPOINTS, etcdEndpoint);
+        }
+        return new FenceEnforcerConfig(settings);
+    }
+
+    /** The enforcer's own Kafka Streams properties for this run; the pass-through gets the same. */
+    private static Properties streamsProperties(FenceEnforcerConfig config) {
+        Properties props = config.streamsProperties();
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
         return props;
     }
@@ -440,10 +481,15 @@ final class EnforcerBench {
     private void produce(Admin admin, String topic, int records, int keys, int valueBytes) throws Exception {
         byte[] value = new byte[valueBytes];
         new Random(valueBytes).nextBytes(value);
+        produce(admin, topic, records, i -> record(topic, i, keys, value));
+    }
+
+    /** Produces {@code records} records, the i-th from {@code recordAt}, and checks that the topic holds them all. */
+    void produce(Admin admin, String topic, int records, java.util.function.IntFunction<ProducerRecord<byte[], byte[]>> recordAt) throws Exception {
         AtomicReference<Exception> failure = new AtomicReference<>();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProperties(20))) {
             for (int i = 0; i < records && failure.get() == null; i++) {
-                producer.send(record(topic, i, keys, value), (metadata, e) -> {
+                producer.send(recordAt.apply(i), (metadata, e) -> {
                     if (e != null) {
                         failure.compareAndSet(null, e);
                     }
@@ -482,7 +528,7 @@ final class EnforcerBench {
         return new ProducerRecord<>(topic, null, null, String.format(Locale.ROOT, "customer-%07d", key).getBytes(StandardCharsets.UTF_8), value, headers);
     }
 
-    private Properties producerProperties(int lingerMs) {
+    Properties producerProperties(int lingerMs) {
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -503,11 +549,11 @@ final class EnforcerBench {
         return props;
     }
 
-    private Admin admin() {
+    Admin admin() {
         return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
     }
 
-    private static void createTopics(Admin admin, String... topics) throws Exception {
+    static void createTopics(Admin admin, String... topics) throws Exception {
         List<NewTopic> create = new ArrayList<>();
         for (String topic : topics) {
             create.add(new NewTopic(topic, PARTITIONS, (short) 1));
@@ -523,7 +569,7 @@ final class EnforcerBench {
         }
     }
 
-    private static String shortId() {
+    static String shortId() {
         return UUID.randomUUID().toString().substring(0, 8);
     }
 

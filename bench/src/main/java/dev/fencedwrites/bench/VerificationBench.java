@@ -1,0 +1,152 @@
+package dev.fencedwrites.bench;
+
+import dev.fencedwrites.bench.EnforcerBench.Kind;
+import dev.fencedwrites.bench.EnforcerBench.Throughput;
+import dev.fencedwrites.etcd.LockKeys;
+import dev.fencedwrites.schemas.FenceHeaders;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * The cost of token verification (issue 14): the enforcer with and without it over the same input,
+ * whose tokens are all real (each key's lock taken in etcd before the timed part), and the etcd range
+ * reads per second the verifying enforcer made.
+ *
+ * <p>Two shapes: writes under long leases (few acquisitions, many writes per token: each key's token
+ * is verified once, then every write at the fence costs nothing), and one acquisition per key (one
+ * write per key, each key's first token: one etcd read each). Each lock is taken the way a writer in
+ * any language can ({@link LockKeys}' layout): one transaction puts the key under the lease and reads
+ * the oldest key under the lock; the transaction's revision is the token. All keys share one lease
+ * with a TTL longer than the run (a lease may hold many locks; each key still has its own lock key
+ * and token, so the verifier's cache never answers for another key). The run fails unless the
+ * enforcer accepted every record and verified exactly one token per key.
+ */
+final class VerificationBench {
+    private static final long LEASE_TTL_SECONDS = 3600;
+    private static final int IN_FLIGHT = 128;
+    private static final String GUARANTEE = StreamsConfig.EXACTLY_ONCE_V2;
+
+    private final EnforcerBench enforcer;
+    private final Client etcd;
+    private final Consumer<String> progress;
+
+    VerificationBench(EnforcerBench enforcer, Client etcd, Consumer<String> progress) {
+        this.enforcer = enforcer;
+        this.etcd = etcd;
+        this.progress = progress;
+    }
+
+    /** A key's real lock: its token (the transaction's revision) under {@code leaseId}. */
+    private record Lock(byte[] key, long token, long leaseId) {
+    }
+
+    /**
+     * @param longLeaseKeys  keys of the long-lease shape
+     * @param writesPerToken writes per key (and per token) in the long-lease shape
+     * @param acquiredKeys   keys of the one-acquisition-per-key shape (one write each)
+     */
+    List<Figure> measure(int longLeaseKeys, int writesPerToken, int acquiredKeys) throws Exception {
+        List<Figure> figures = new ArrayList<>();
+        String longLeases = String.format(Locale.ROOT, "writes under long leases (%s keys, %d writes per token)", EnforcerBench.count(longLeaseKeys),
+                writesPerToken);
+        String perKey = String.format(Locale.ROOT, "one acquisition per key (%s keys, one write each)", EnforcerBench.count(acquiredKeys));
+        try (Admin admin = enforcer.admin()) {
+            figures.addAll(shape(admin, longLeases, "bench-long-", longLeaseKeys, writesPerToken));
+            figures.addAll(shape(admin, perKey, "bench-acquired-", acquiredKeys, 1));
+        }
+        return List.of(figures.get(0), figures.get(2), figures.get(1), figures.get(3));
+    }
+
+    private List<Figure> shape(Admin admin, String name, String keyPrefix, int keys, int writesPerKey) throws Exception {
+        progress.accept(String.format(Locale.ROOT, "verification: taking %,d locks in etcd (one transaction each) for %s", keys, name));
+        List<Lock> locks = takeLocks(keyPrefix, keys);
+        int records = keys * writesPerKey;
+        String input = "bench.verify." + keyPrefix + keys + "." + EnforcerBench.shortId();
+        EnforcerBench.createTopics(admin, input);
+        progress.accept(String.format(Locale.ROOT, "verification: producing %,d records over %,d keys to %s", records, keys, input));
+        byte[] value = new byte[100];
+        enforcer.produce(admin, input, records, i -> record(input, locks.get(i % keys), i / keys + 1L, value));
+        // Off, on, on, off: drift on a busy machine does not favour one side.
+        Map<Boolean, Double> rates = new HashMap<>();
+        double reads = 0;
+        for (boolean verify : new boolean[] {false, true, true, false}) {
+            Throughput run = enforcer.runToEnd(admin, Kind.ENFORCER, input, records, true, 0, GUARANTEE, verify);
+            rates.merge(verify, run.recordsPerSecond() / 2, Double::sum);
+            if (verify) {
+                if (run.verified() != keys) {
+                    throw new IllegalStateException(String.format(Locale.ROOT,
+                            "the enforcer verified %,.0f tokens over %,d keys of %s; each key's one real token should verify once", run.verified(), keys, input));
+                }
+                reads += run.etcdReadsPerSecond() / 2;
+            }
+            progress.accept(String.format(Locale.ROOT, "verification:   enforcer, verification %s, %s: %,.0f records/s%s", verify ? "on" : "off", GUARANTEE,
+                    run.recordsPerSecond(), verify ? String.format(Locale.ROOT, ", %,.0f etcd reads/s", run.etcdReadsPerSecond()) : ""));
+        }
+        admin.deleteTopics(List.of(input)).all().get(60, TimeUnit.SECONDS);
+        return List.of(
+                new Figure("enforcer with vs without token verification, " + name + ", " + GUARANTEE, rates.get(true), rates.get(false), "records/s", "", false),
+                new Figure("etcd reads/s of token verification, " + name + ", " + GUARANTEE, reads, Double.NaN, "reads/s", "", false));
+    }
+
+    /** One lease, and for each key one transaction that puts its lock key and finds it the oldest; the revision is the token. */
+    private List<Lock> takeLocks(String keyPrefix, int keys) throws Exception {
+        long leaseId = etcd.getLeaseClient().grant(LEASE_TTL_SECONDS).get(30, TimeUnit.SECONDS).getID();
+        GetOption oldest = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
+        Semaphore inFlight = new Semaphore(IN_FLIGHT);
+        List<CompletableFuture<Lock>> pending = new ArrayList<>(keys);
+        for (int k = 0; k < keys; k++) {
+            byte[] key = String.format(Locale.ROOT, "%s%07d", keyPrefix, k).getBytes(StandardCharsets.UTF_8);
+            ByteSequence lockKey = ByteSequence.from(LockKeys.key(LockKeys.DEFAULT_PREFIX, key, leaseId), StandardCharsets.UTF_8);
+            ByteSequence lockDir = ByteSequence.from(LockKeys.name(LockKeys.DEFAULT_PREFIX, key) + "/", StandardCharsets.UTF_8);
+            inFlight.acquire();
+            pending.add(etcd.getKVClient().txn()
+                    .If(new Cmp(lockKey, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                    .Then(Op.put(lockKey, ByteSequence.EMPTY, PutOption.builder().withLeaseId(leaseId).build()), Op.get(lockDir, oldest))
+                    .commit()
+                    .whenComplete((response, error) -> inFlight.release())
+                    .thenApply(response -> {
+                        List<KeyValue> first = response.getGetResponses().isEmpty() ? List.of() : response.getGetResponses().get(0).getKvs();
+                        if (!response.isSucceeded() || first.isEmpty() || !first.get(0).getKey().equals(lockKey)) {
+                            throw new IllegalStateException("the bench's lock on " + lockDir + " was not free");
+                        }
+                        return new Lock(key, response.getHeader().getRevision(), leaseId);
+                    }));
+        }
+        List<Lock> locks = new ArrayList<>(keys);
+        for (CompletableFuture<Lock> lock : pending) {
+            locks.add(lock.get(60, TimeUnit.SECONDS));
+        }
+        return locks;
+    }
+
+    /** The {@code seq}-th write under {@code lock}'s token, with the headers FencedProducer adds. */
+    private static ProducerRecord<byte[], byte[]> record(String topic, Lock lock, long seq, byte[] value) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(lock.token()));
+        headers.add(FenceHeaders.SEQ, FenceHeaders.encode(seq));
+        headers.add(FenceHeaders.LEASE, FenceHeaders.encode(lock.leaseId()));
+        headers.add(FenceHeaders.WRITER, FenceHeaders.encode("bench-verified-writer"));
+        return new ProducerRecord<>(topic, null, null, lock.key(), value, headers);
+    }
+}

@@ -1,0 +1,432 @@
+package dev.fencedwrites.producer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencedwrites.etcd.LockHistory;
+import dev.fencedwrites.etcd.LockHistory.Outcome;
+import dev.fencedwrites.etcd.LockKeys;
+import dev.fencedwrites.localstack.internal.EtcdNode;
+import dev.fencedwrites.localstack.internal.Service;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Needs real services: whether a lease held a lock at a past revision is etcd's MVCC history, so the
+ * property (every real token verifies, no forged one does; issue 14) is checked against a real etcd
+ * after a random history of real acquisitions by producer-lib's clients and by a raw writer.
+ *
+ * <p>The history is random from a seed printed on stdout; {@code -Dlockhistory.seed=N} replays its
+ * choices (etcd's revisions differ from run to run, the shape does not). An independent model of
+ * who held each lock at each revision is rebuilt from a watch on the lock prefix (every lock key's
+ * creation and deletion, with its lease), not from range reads, and every verdict of
+ * {@link LockHistory} is compared with it. Compaction runs last, as it removes the history.
+ */
+@Timeout(value = 8, unit = TimeUnit.MINUTES)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class LockHistoryPropertyIT {
+    private static final long SEED = Long.getLong("lockhistory.seed", System.nanoTime());
+    private static final String PREFIX = "property/locks/";
+    /** Includes names whose encodings must stay apart: a and a/x, a space and a plus. */
+    private static final List<String> RESOURCES = List.of("account-1", "account-2", "a", "a/x", "a b", "a+b", "zähler");
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final int STEPS = 48;
+    private static final int RANDOM_PAIRS = 1500;
+
+    /** A lock found held by its writer: the token is the revision at which its key was the oldest. */
+    record Acquisition(String resource, long token, long leaseId, String how) {
+    }
+
+    /** A lock key that waited under another holder and expired without its writer ever finding it held. */
+    record Waiter(String resource, long leaseId, long created) {
+    }
+
+    /**
+     * A hostile lock key: named for lease {@code namedLease} but attached to {@code attachedLease}, put
+     * while nobody held the lock, so it was the oldest key from {@code created} until it expired.
+     */
+    record Mislabelled(String resource, long namedLease, long attachedLease, long created) {
+    }
+
+    @TempDir
+    static Path dir;
+    static Service etcd;
+    /** Reads and watches etcd apart from the clients under test. */
+    static Client observer;
+    static LockHistory history;
+    static final Model model = new Model();
+    static final List<Acquisition> real = new ArrayList<>();
+    static final List<Waiter> neverHeld = new ArrayList<>();
+    static final List<Mislabelled> mislabelled = new ArrayList<>();
+    static final Random random = new Random(SEED);
+
+    @BeforeAll
+    static void runRandomHistory() throws Exception {
+        System.out.println("LockHistoryPropertyIT seed " + SEED + " (replay the history's choices with -Dlockhistory.seed=" + SEED + ")");
+        etcd = EtcdNode.start(dir.resolve("etcd"));
+        observer = Client.builder().endpoints(etcd.address()).build();
+        history = new LockHistory(observer.getKVClient(), PREFIX, Duration.ofSeconds(10));
+        long start = observer.getKVClient().get(bytes("property/start")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
+        Watch.Watcher watcher = observer.getWatchClient().watch(bytes(PREFIX),
+                WatchOption.builder().isPrefix(true).withRevision(start + 1).build(), model::record);
+        List<FencingLeaseClient> clients = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                clients.add(new FencingLeaseClient(List.of(etcd.address()), PREFIX));
+            }
+            Map<String, FencingLease> held = new HashMap<>();
+            for (int step = 0; step < STEPS; step++) {
+                String resource = RESOURCES.get(random.nextInt(RESOURCES.size()));
+                FencingLeaseClient client = clients.get(random.nextInt(clients.size()));
+                FencingLease holder = held.get(resource);
+                int action = random.nextInt(10);
+                if (action < 2) {
+                    // Revisions that belong to no lock, so tokens are not consecutive.
+                    observer.getKVClient().put(bytes("property/noise"), bytes("step " + step)).get(10, TimeUnit.SECONDS);
+                } else if (holder == null && action < 6) {
+                    FencingLease lease = client.acquire(resource, TTL, TIMEOUT);
+                    real.add(new Acquisition(resource, lease.token(), lease.leaseId(), "uncontended"));
+                    held.put(resource, lease);
+                } else if (holder == null && action < 8) {
+                    rawAcquireAndExpire(resource);
+                } else if (holder == null && !real.isEmpty()) {
+                    putMislabelledKey(resource, real.get(random.nextInt(real.size())).leaseId());
+                } else if (holder == null) {
+                    continue;
+                } else if (action < 4) {
+                    holder.close();
+                    held.remove(resource);
+                } else if (action < 8) {
+                    held.put(resource, takeOver(resource, holder, client));
+                } else {
+                    rawAcquireAndExpire(resource); // a waiter behind the holder, expiring without ever holding
+                }
+            }
+            // Whatever the seed, every kind of step happens at least once.
+            String last = RESOURCES.get(0);
+            if (held.get(last) == null) {
+                held.put(last, clients.get(0).acquire(last, TTL, TIMEOUT));
+                real.add(new Acquisition(last, held.get(last).token(), held.get(last).leaseId(), "uncontended"));
+            }
+            if (real.stream().noneMatch(a -> a.how().equals("contended"))) {
+                held.put(last, takeOver(last, held.get(last), clients.get(1)));
+            }
+            if (neverHeld.isEmpty()) {
+                rawAcquireAndExpire(last);
+            }
+            for (FencingLease lease : held.values()) {
+                lease.close();
+            }
+            if (real.stream().noneMatch(a -> a.how().equals("raw, expired"))) {
+                rawAcquireAndExpire(last);
+            }
+            if (mislabelled.isEmpty()) {
+                putMislabelledKey(last, real.get(0).leaseId());
+            }
+            long end = observer.getKVClient().put(bytes(PREFIX + "~end"), bytes("")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
+            await("the watch reaching revision " + end).atMost(Duration.ofSeconds(60)).until(() -> model.lastRevision() >= end);
+        } finally {
+            watcher.close();
+            for (FencingLeaseClient client : clients) {
+                client.close();
+            }
+        }
+        System.out.println("LockHistoryPropertyIT seed " + SEED + ": " + real.size() + " acquisitions, " + neverHeld.size()
+                + " waiters that never held, " + model.lives().size() + " lock keys; " + real);
+    }
+
+    @AfterAll
+    static void stopEtcd() {
+        if (observer != null) {
+            observer.close();
+        }
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    /** The holder releases while another client waits, so the waiter's token comes from a contended acquisition. */
+    private static FencingLease takeOver(String resource, FencingLease holder, FencingLeaseClient client) throws Exception {
+        CompletableFuture<FencingLease> waiting = client.acquireAsync(resource, TTL);
+        ByteSequence lockDir = bytes(LockKeys.name(PREFIX, resource) + "/");
+        await("a second key under " + lockDir).atMost(TIMEOUT)
+                .until(() -> observer.getKVClient().get(lockDir, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+                        .get(10, TimeUnit.SECONDS).getCount() >= 2);
+        holder.close();
+        FencingLease next = waiting.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        real.add(new Acquisition(resource, next.token(), next.leaseId(), "contended"));
+        return next;
+    }
+
+    /**
+     * A writer in another language: grants a 2 s lease that nobody keeps alive and, in one
+     * transaction, puts its key under it and reads the oldest key under the lock. If its key is the
+     * oldest, the transaction's revision is its token. Returns once etcd has expired the lease.
+     */
+    private static void rawAcquireAndExpire(String resource) throws Exception {
+        long leaseId = observer.getLeaseClient().grant(2).get(10, TimeUnit.SECONDS).getID();
+        ByteSequence key = bytes(LockKeys.key(PREFIX, resource.getBytes(StandardCharsets.UTF_8), leaseId));
+        GetOption oldest = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
+        TxnResponse response = observer.getKVClient().txn()
+                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                .Then(Op.put(key, ByteSequence.EMPTY, PutOption.builder().withLeaseId(leaseId).build()),
+                        Op.get(bytes(LockKeys.name(PREFIX, resource) + "/"), oldest))
+                .commit().get(10, TimeUnit.SECONDS);
+        assertThat(response.isSucceeded()).as("seed %d: a fresh lease's key is new", SEED).isTrue();
+        KeyValue first = response.getGetResponses().get(0).getKvs().get(0);
+        if (first.getKey().equals(key)) {
+            real.add(new Acquisition(resource, response.getHeader().getRevision(), leaseId, "raw, expired"));
+        } else {
+            neverHeld.add(new Waiter(resource, leaseId, response.getHeader().getRevision()));
+        }
+        await("lease " + leaseId + " expiring").atMost(Duration.ofSeconds(60))
+                .until(() -> observer.getKVClient().get(key).get(10, TimeUnit.SECONDS).getCount() == 0);
+    }
+
+    /**
+     * Puts, under a fresh 2 s lease nobody keeps alive, the key {@code <lock>/<hex of namedLease>} on
+     * a free lock (so it is the oldest), and returns once the lease expired: neither the lease it names
+     * nor the lease it is attached to held the lock.
+     */
+    private static void putMislabelledKey(String resource, long namedLease) throws Exception {
+        long attached = observer.getLeaseClient().grant(2).get(10, TimeUnit.SECONDS).getID();
+        ByteSequence key = bytes(LockKeys.key(PREFIX, resource.getBytes(StandardCharsets.UTF_8), namedLease));
+        long created = observer.getKVClient().put(key, ByteSequence.EMPTY, PutOption.builder().withLeaseId(attached).build())
+                .get(10, TimeUnit.SECONDS).getHeader().getRevision();
+        mislabelled.add(new Mislabelled(resource, namedLease, attached, created));
+        await("lease " + attached + " expiring").atMost(Duration.ofSeconds(60))
+                .until(() -> observer.getKVClient().get(key).get(10, TimeUnit.SECONDS).getCount() == 0);
+    }
+
+    @Test
+    @Order(1)
+    void theHistoryHasContendedUncontendedAndExpiredAcquisitionsOverSeveralResources() {
+        assertThat(real).as("seed %d", SEED).extracting(Acquisition::how).contains("uncontended", "contended", "raw, expired");
+        assertThat(real.stream().map(Acquisition::resource).distinct().count()).as("seed %d", SEED).isGreaterThanOrEqualTo(3);
+    }
+
+    @Test
+    @Order(2)
+    void everyRealTokenVerifiesAndTheModelAgrees() throws Exception {
+        for (Acquisition a : real) {
+            assertThat(model.held(a.resource(), a.token(), a.leaseId())).as("seed %d: the model says %s held", SEED, a).isTrue();
+            assertThat(check(a.resource(), a.token(), a.leaseId())).as("seed %d: %s", SEED, a).isEqualTo(Outcome.HELD);
+        }
+    }
+
+    @Test
+    @Order(2)
+    void tokensAboveTheCurrentRevisionAreFromTheFuture() throws Exception {
+        long current = observer.getKVClient().get(bytes("property/now")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
+        for (Acquisition a : real) {
+            for (long token : new long[] {current + 1, current + 1 + random.nextInt(1_000_000), Long.MAX_VALUE}) {
+                assertThat(check(a.resource(), token, a.leaseId())).as("seed %d: token %d with the lease of %s", SEED, token, a).isEqualTo(Outcome.FUTURE);
+            }
+        }
+    }
+
+    @Test
+    @Order(2)
+    void aLeaseIdPresentedAsTheTokenNeverVerifies() throws Exception {
+        for (Acquisition a : real) {
+            assertThat(check(a.resource(), a.leaseId(), a.leaseId())).as("seed %d: lease id as token, %s", SEED, a).isEqualTo(Outcome.FUTURE);
+        }
+    }
+
+    @Test
+    @Order(2)
+    void aRealTokenPresentedForAnotherResourceWithItsLeaseIsNotHeld() throws Exception {
+        for (Acquisition a : real) {
+            for (String other : RESOURCES) {
+                if (!other.equals(a.resource())) {
+                    assertThat(check(other, a.token(), a.leaseId())).as("seed %d: %s presented for %s", SEED, a, other).isEqualTo(Outcome.NOT_HELD);
+                }
+            }
+        }
+    }
+
+    @Test
+    @Order(2)
+    void aRealTokenWithAnotherAcquisitionsLeaseIsNotHeld() throws Exception {
+        for (Acquisition a : real) {
+            for (Acquisition b : real) {
+                if (b.leaseId() != a.leaseId()) {
+                    assertThat(check(a.resource(), a.token(), b.leaseId())).as("seed %d: the token of %s with the lease of %s", SEED, a, b)
+                            .isEqualTo(Outcome.NOT_HELD);
+                }
+            }
+        }
+    }
+
+    @Test
+    @Order(2)
+    void aRevisionBeforeTheLeasesLockKeyExistedIsNotHeld() throws Exception {
+        for (Acquisition a : real) {
+            long created = model.created(LockKeys.key(PREFIX, a.resource().getBytes(StandardCharsets.UTF_8), a.leaseId()));
+            assertThat(created).as("seed %d: %s's key was seen created", SEED, a).isPositive().isLessThanOrEqualTo(a.token());
+            assertThat(check(a.resource(), created - 1, a.leaseId())).as("seed %d: revision %d, before %s's key", SEED, created - 1, a)
+                    .isEqualTo(Outcome.NOT_HELD);
+        }
+    }
+
+    @Test
+    @Order(2)
+    void aLeaseWhoseKeyOnlyWaitedNeverVerifies() throws Exception {
+        for (Waiter w : neverHeld) {
+            assertThat(model.held(w.resource(), w.created(), w.leaseId())).as("seed %d: the model says %s waited", SEED, w).isFalse();
+            assertThat(check(w.resource(), w.created(), w.leaseId())).as("seed %d: %s", SEED, w).isEqualTo(Outcome.NOT_HELD);
+        }
+    }
+
+    @Test
+    @Order(2)
+    void aLockKeyWhoseNameAndLeaseDisagreeVerifiesNeitherLease() throws Exception {
+        assertThat(mislabelled).as("seed %d: the history put mislabelled keys", SEED).isNotEmpty();
+        for (Mislabelled m : mislabelled) {
+            assertThat(model.held(m.resource(), m.created(), m.namedLease())).as("seed %d: model, %s", SEED, m).isFalse();
+            assertThat(check(m.resource(), m.created(), m.namedLease())).as("seed %d: the lease the key names, %s", SEED, m).isEqualTo(Outcome.NOT_HELD);
+            assertThat(check(m.resource(), m.created(), m.attachedLease())).as("seed %d: the lease the key is attached to, %s", SEED, m)
+                    .isEqualTo(Outcome.NOT_HELD);
+        }
+    }
+
+    @Test
+    @Order(3)
+    void randomTokenAndLeasePairsVerifyExactlyWhenTheModelSaysTheLeaseHeldTheLockAndAreFutureAboveTheRevision() throws Exception {
+        List<Long> leases = new ArrayList<>(real.stream().map(Acquisition::leaseId).toList());
+        neverHeld.forEach(w -> leases.add(w.leaseId()));
+        mislabelled.forEach(m -> leases.add(m.attachedLease()));
+        leases.add(random.nextLong() & Long.MAX_VALUE);
+        long last = model.lastRevision();
+        long current = observer.getKVClient().get(bytes("property/now")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
+        int held = 0;
+        for (int i = 0; i < RANDOM_PAIRS; i++) {
+            String resource;
+            long token;
+            long lease;
+            if (random.nextBoolean()) {
+                // Near a real acquisition, so that a good share of the pairs are held.
+                Acquisition a = real.get(random.nextInt(real.size()));
+                resource = random.nextInt(4) == 0 ? RESOURCES.get(random.nextInt(RESOURCES.size())) : a.resource();
+                token = Math.max(1, a.token() + random.nextInt(21) - 10);
+                lease = random.nextInt(4) == 0 ? leases.get(random.nextInt(leases.size())) : a.leaseId();
+            } else {
+                resource = RESOURCES.get(random.nextInt(RESOURCES.size()));
+                token = 1 + (long) random.nextInt((int) last);
+                lease = leases.get(random.nextInt(leases.size()));
+            }
+            Outcome expected = token > current ? Outcome.FUTURE : model.held(resource, token, lease) ? Outcome.HELD : Outcome.NOT_HELD;
+            held += expected == Outcome.HELD ? 1 : 0;
+            assertThat(check(resource, token, lease)).as("seed %d: pair %d, %s at revision %d with lease %d", SEED, i, resource, token, lease)
+                    .isEqualTo(expected);
+        }
+        assertThat(held).as("seed %d: pairs the model says were held", SEED).isBetween(RANDOM_PAIRS / 20, RANDOM_PAIRS - RANDOM_PAIRS / 20);
+    }
+
+    @Test
+    @Order(4)
+    void tokensBelowTheCompactedRevisionAreCompactedAndLaterOnesStillVerify() throws Exception {
+        List<Long> tokens = real.stream().map(Acquisition::token).sorted().toList();
+        long compactAt = tokens.get(tokens.size() / 2);
+        observer.getKVClient().compact(compactAt).get(10, TimeUnit.SECONDS);
+        for (Acquisition a : real) {
+            assertThat(check(a.resource(), a.token(), a.leaseId())).as("seed %d: %s after compaction at %d", SEED, a, compactAt)
+                    .isEqualTo(a.token() < compactAt ? Outcome.COMPACTED : Outcome.HELD);
+        }
+    }
+
+    private static Outcome check(String resource, long token, long leaseId) throws Exception {
+        return history.check(resource.getBytes(StandardCharsets.UTF_8), token, leaseId).get(20, TimeUnit.SECONDS).outcome();
+    }
+
+    private static ByteSequence bytes(String text) {
+        return ByteSequence.from(text, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Who held each lock at each revision, replayed from the watch: every lock key's life (create
+     * revision to delete revision, with its lease). The holder of a resource's lock at revision t is
+     * the live key under {@code <prefix><encoded resource>/} with the lowest create revision.
+     */
+    static final class Model {
+        /** A lock key's life; {@code deleted} is {@link Long#MAX_VALUE} while it lives. */
+        record Life(String key, long leaseId, long created, long deleted) {
+        }
+
+        private final Map<String, Life> lives = new HashMap<>();
+        private final List<Life> ended = new ArrayList<>();
+        private long lastRevision;
+
+        synchronized void record(io.etcd.jetcd.watch.WatchResponse response) {
+            for (WatchEvent event : response.getEvents()) {
+                KeyValue kv = event.getKeyValue();
+                String key = kv.getKey().toString(StandardCharsets.UTF_8);
+                if (event.getEventType() == WatchEvent.EventType.PUT) {
+                    lives.putIfAbsent(key, new Life(key, kv.getLease(), kv.getCreateRevision(), Long.MAX_VALUE));
+                } else if (event.getEventType() == WatchEvent.EventType.DELETE) {
+                    Life life = lives.remove(key);
+                    if (life != null) {
+                        ended.add(new Life(key, life.leaseId(), life.created(), kv.getModRevision()));
+                    }
+                }
+                lastRevision = Math.max(lastRevision, kv.getModRevision());
+            }
+        }
+
+        synchronized long lastRevision() {
+            return lastRevision;
+        }
+
+        synchronized List<Life> lives() {
+            List<Life> all = new ArrayList<>(ended);
+            all.addAll(lives.values());
+            return all;
+        }
+
+        long created(String key) {
+            return lives().stream().filter(l -> l.key().equals(key)).mapToLong(Life::created).min().orElse(0);
+        }
+
+        boolean held(String resource, long revision, long leaseId) {
+            String under = LockKeys.name(PREFIX, resource) + "/";
+            Life holder = null;
+            for (Life life : lives()) {
+                if (life.key().startsWith(under) && life.created() <= revision && revision < life.deleted()
+                        && (holder == null || life.created() < holder.created())) {
+                    holder = life;
+                }
+            }
+            return holder != null && holder.leaseId() == leaseId && holder.key().equals(under + Long.toHexString(leaseId));
+        }
+    }
+}
