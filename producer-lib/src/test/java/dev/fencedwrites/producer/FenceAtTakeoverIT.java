@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.enforcer.FenceEnforcerConfig;
+import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.localstack.internal.EnforcerProcess;
 import dev.fencedwrites.localstack.internal.EtcdNode;
+import dev.fencedwrites.localstack.internal.Http;
 import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.Service;
@@ -42,7 +45,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Needs real services: the marker only matters through the real enforcer's decision on a real
- * broker's log order, with leases expiring in a real etcd.
+ * broker's log order, with leases expiring in a real etcd, which the enforcer also asks whether
+ * each raising token is one of the key's real lock acquisitions (token verification, issue 14).
  *
  * <p>Worker A's pause is modelled in-process: A's write passed its lease check and sits in A's
  * producer buffer (linger.ms = 60 s) while A stops renewing its lease (its etcd client is closed,
@@ -71,7 +75,9 @@ class FenceAtTakeoverIT {
             client.createTopics(List.of(new NewTopic(FenceTopics.INPUT, 3, (short) 1), new NewTopic(FenceTopics.ACCEPTED, 3, (short) 1),
                     new NewTopic(FenceTopics.REJECTED, 3, (short) 1), new NewTopic(FenceTopics.MARKERS, 3, (short) 1))).all().get(60, TimeUnit.SECONDS);
         }
-        enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address());
+        // Token verification on (issue 14): the enforcer checks each raising token in the same etcd the workers lock in.
+        enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(),
+                Map.of(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true", EtcdSettings.ENDPOINTS, etcd.address()));
     }
 
     @AfterAll
@@ -154,6 +160,8 @@ class FenceAtTakeoverIT {
                     .containsExactly("FENCE.0", "WRITE.1");
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(read(FenceTopics.ACCEPTED, resource))
                     .singleElement().satisfies(r -> assertThat(r.value()).isEqualTo("computed under token " + token[0])));
+            assertThat(Http.get(enforcer.address() + "/metrics").body()).as("the marker's token was verified in etcd before it raised the fence")
+                    .containsPattern("(?m)^fence_token_verifications_total\\{outcome=\"verified\"\\} [1-9]");
             // Released: another acquisition gets the lock at once.
             try (FencingLease next = leases.acquire(resource, TTL, Duration.ofSeconds(2))) {
                 assertThat(next.token()).isGreaterThan(token[0]);

@@ -3,7 +3,9 @@ package dev.fencedwrites.enforcer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.localstack.internal.Await;
+import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.localstack.internal.EnforcerProcess;
+import dev.fencedwrites.localstack.internal.EtcdNode;
 import dev.fencedwrites.localstack.internal.Http;
 import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
@@ -23,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Needs real services: what survives a {@code kill -9} is a property of the real broker's
  * transactions, of the producer's buffer and of the state store restored from its real changelog,
- * which no test driver has.
+ * which no test driver has; with token verification on, every raise is checked in a real etcd.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class EnforcerCrashIT {
@@ -41,15 +43,18 @@ class EnforcerCrashIT {
     @Test
     void everyInputRecordIsDecidedExactlyOnceAcrossThreeKillNineRestarts() throws Exception {
         Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
-        try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
+        try (Service etcd = EtcdNode.start(dir.resolve("etcd")); Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
             Workload.createTopics(kafka.address(), PARTITIONS);
-            try (Workload workload = new Workload(kafka.address(), 200, 42);
+            try (Workload workload = new Workload(kafka.address(), etcd.address(), 200, 42);
                  Workload.Outputs outputs = new Workload.Outputs(kafka.address(), PARTITIONS)) {
-                long replayed = runWithKills(kafka.address(), log4j2, FAST_FAILOVER, workload, outputs);
+                Counts counts = runWithKills(kafka.address(), log4j2, verifying(FAST_FAILOVER, etcd), workload, outputs);
+                long replayed = counts.replayed();
+                System.out.println(workload.lockCost());
 
                 outputs.assertMatches(workload.sent());
                 long stale = workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.STALE_TOKEN).count();
                 assertThat(stale).as("the workload holds stale writes").isGreaterThan(RECORDS / 20);
+                assertForgedTokensRejectedByVerification(workload, counts);
                 assertThat(replayed).as("records decided against a key's replay history (the store is never ahead under exactly_once_v2)").isZero();
             }
         }
@@ -68,20 +73,47 @@ class EnforcerCrashIT {
         settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "8192");
         settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), "200");
         Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
-        try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
+        try (Service etcd = EtcdNode.start(dir.resolve("etcd")); Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
             Workload.createTopics(kafka.address(), PARTITIONS);
-            try (Workload workload = new Workload(kafka.address(), 200, 43);
+            try (Workload workload = new Workload(kafka.address(), etcd.address(), 200, 43);
                  Workload.Outputs outputs = new Workload.Outputs(kafka.address(), PARTITIONS)) {
-                long replayed = runWithKills(kafka.address(), log4j2, settings, workload, outputs);
+                Counts counts = runWithKills(kafka.address(), log4j2, verifying(settings, etcd), workload, outputs);
+                long replayed = counts.replayed();
+                System.out.println(workload.lockCost());
 
                 Workload.Outputs.Duplicates duplicates = outputs.assertMatchesAtLeastOnce(workload.sent());
                 System.out.printf("at_least_once: %d records re-decided by replays; duplicates: %d accepted twice, %d rejected twice, %d on both topics%n",
                         replayed, duplicates.acceptedTwice(), duplicates.rejectedTwice(), duplicates.onBothTopics());
                 long stale = workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.STALE_TOKEN).count();
                 assertThat(stale).as("the workload holds stale writes").isGreaterThan(RECORDS / 20);
+                assertForgedTokensRejectedByVerification(workload, counts);
                 assertThat(replayed).as("records decided against a key's replay history: the kills left the store ahead of the offsets").isPositive();
             }
         }
+    }
+
+    /** {@code settings} with token verification on against {@code etcd} (issue 14). */
+    static Map<String, String> verifying(Map<String, String> settings, Service etcd) {
+        Map<String, String> with = new HashMap<>(settings);
+        with.put(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true");
+        with.put(EtcdSettings.ENDPOINTS, etcd.address());
+        return with;
+    }
+
+    /** The workload forged tokens of both kinds, and the enforcer checked raises in etcd (the model's reasons were checked per record). */
+    static void assertForgedTokensRejectedByVerification(Workload workload, Counts counts) {
+        assertThat(workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.LOCK_NOT_HELD).count())
+                .as("borrowed tokens in the workload").isGreaterThan(RECORDS / 500);
+        assertThat(workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.FUTURE_TOKEN).count())
+                .as("future tokens in the workload").isGreaterThan(RECORDS / 500);
+        assertThat(counts.verified()).as("tokens verified in etcd (fence_token_verifications_total{outcome=verified})").isPositive();
+    }
+
+    /**
+     * @param replayed the records the enforcer counted as replayed ({@code fence_replayed_records_total})
+     * @param verified the tokens it verified in etcd ({@code fence_token_verifications_total{outcome="verified"}})
+     */
+    record Counts(long replayed, long verified) {
     }
 
     /**
@@ -89,11 +121,12 @@ class EnforcerCrashIT {
      * {@code kill -9} 5 000 outputs into each batch but the last and restarting it on the same state
      * directory, then waits until the enforcer has committed the end of the input.
      *
-     * @return the records the enforcer counted as replayed ({@code fence_replayed_records_total}), read before each kill and at the end
+     * @return the enforcer's counters, read before each kill and at the end and summed
      */
-    private long runWithKills(String bootstrap, Path log4j2, Map<String, String> settings, Workload workload, Workload.Outputs outputs)
+    private Counts runWithKills(String bootstrap, Path log4j2, Map<String, String> settings, Workload workload, Workload.Outputs outputs)
             throws Exception {
         long replayed = 0;
+        long verified = 0;
         Service enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, bootstrap, settings);
         try {
             for (int batch = 0; batch < BATCHES; batch++) {
@@ -103,7 +136,8 @@ class EnforcerCrashIT {
                 }
                 int killAt = batch * RECORDS / BATCHES + 5_000;
                 Await.until(killAt + " outputs before the kill", Duration.ofMinutes(3), enforcer.process(), () -> outputs.poll() >= killAt);
-                replayed += replayedRecords(enforcer);
+                replayed += counter(enforcer, "fence_replayed_records_total{");
+                verified += counter(enforcer, "fence_token_verifications_total{outcome=\"verified\"");
                 enforcer.process().signal("KILL");
                 enforcer.process().waitFor(Duration.ofSeconds(30));
                 System.out.printf("killed the enforcer mid-stream with %d of %d inputs decided%n", outputs.poll(), workload.sent().size());
@@ -114,19 +148,20 @@ class EnforcerCrashIT {
                 return Workload.inputCommitted(bootstrap, APPLICATION_ID);
             });
             outputs.settle(Duration.ofSeconds(3));
-            replayed += replayedRecords(enforcer);
+            replayed += counter(enforcer, "fence_replayed_records_total{");
+            verified += counter(enforcer, "fence_token_verifications_total{outcome=\"verified\"");
         } finally {
             enforcer.close();
         }
         assertThat(workload.sent()).hasSize(RECORDS);
-        return replayed;
+        return new Counts(replayed, verified);
     }
 
-    /** The enforcer's {@code fence_replayed_records_total}, summed over its outcomes; 0 when it has no such counter. */
-    private static long replayedRecords(Service enforcer) throws Exception {
+    /** The sum of the enforcer's metric lines that start with {@code prefix} (a name and labels); 0 when it has none. */
+    static long counter(Service enforcer, String prefix) throws Exception {
         double sum = 0;
         for (String line : Http.get(enforcer.address() + "/metrics").body().split("\n")) {
-            if (line.startsWith("fence_replayed_records_total{")) {
+            if (line.startsWith(prefix)) {
                 sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
             }
         }

@@ -6,14 +6,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.localstack.internal.Await;
 import dev.fencedwrites.localstack.internal.EnforcerProcess;
+import dev.fencedwrites.localstack.internal.EtcdNode;
 import dev.fencedwrites.localstack.internal.Http;
 import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.schemas.RejectionReason;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -23,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Needs real services: sharing partitions between two enforcer processes, failing over when one
  * is killed, and answering {@code /fences/{key}} for keys another instance owns all run through
- * a real broker's consumer group and Kafka Streams' interactive-query metadata.
+ * a real broker's consumer group and Kafka Streams' interactive-query metadata; both instances
+ * verify raising tokens in a real etcd.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class EnforcerScaleOutIT {
@@ -37,12 +41,13 @@ class EnforcerScaleOutIT {
     @Test
     void survivorTakesOverWithoutRegressingAnyDecisionAndEitherInstanceAnswersForEveryKey() throws Exception {
         Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
-        try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
+        try (Service etcd = EtcdNode.start(dir.resolve("etcd")); Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
             Workload.createTopics(kafka.address(), PARTITIONS);
-            try (Workload workload = new Workload(kafka.address(), KEYS, 7);
+            Map<String, String> settings = EnforcerCrashIT.verifying(EnforcerCrashIT.FAST_FAILOVER, etcd);
+            try (Workload workload = new Workload(kafka.address(), etcd.address(), KEYS, 7);
                  Workload.Outputs outputs = new Workload.Outputs(kafka.address(), PARTITIONS);
-                 Service first = EnforcerProcess.start(dir.resolve("first"), log4j2, kafka.address(), EnforcerCrashIT.FAST_FAILOVER);
-                 Service second = EnforcerProcess.start(dir.resolve("second"), log4j2, kafka.address(), EnforcerCrashIT.FAST_FAILOVER)) {
+                 Service first = EnforcerProcess.start(dir.resolve("first"), log4j2, kafka.address(), settings);
+                 Service second = EnforcerProcess.start(dir.resolve("second"), log4j2, kafka.address(), settings)) {
                 Await.until("both instances running", Duration.ofMinutes(2), null,
                         () -> Http.ok(first.address() + "/health") && Http.ok(second.address() + "/health"));
                 workload.produceUntil(20_000);
@@ -63,6 +68,8 @@ class EnforcerScaleOutIT {
                     assertThat(Http.get(instance.address() + "/fences/no-such-key").statusCode()).isEqualTo(404);
                     String metrics = Http.get(instance.address() + "/metrics").body();
                     assertThat(metrics).contains("accepted_writes_total", "fenced_writes_total{reason=\"STALE_TOKEN\",stage=\"enforcer\"}", "kafka_stream_");
+                    assertThat(EnforcerCrashIT.counter(instance, "fence_token_verifications_total{outcome=\"verified\"")).as("tokens verified in etcd")
+                            .isPositive();
                 }
 
                 workload.produceUntil(50_000);
@@ -73,6 +80,10 @@ class EnforcerScaleOutIT {
                         () -> outputs.poll() >= workload.expectedOutputs());
                 outputs.settle(Duration.ofSeconds(3));
                 outputs.assertMatches(workload.sent());
+                System.out.println(workload.lockCost());
+                assertThat(workload.sent()).as("forged tokens in the workload, each rejected with the model's reason")
+                        .anyMatch(s -> s.expected().reason() == RejectionReason.LOCK_NOT_HELD)
+                        .anyMatch(s -> s.expected().reason() == RejectionReason.FUTURE_TOKEN);
 
                 Await.until("the survivor answers for every key", Duration.ofMinutes(1), second.process(), () -> {
                     for (int k = 0; k < KEYS; k++) {

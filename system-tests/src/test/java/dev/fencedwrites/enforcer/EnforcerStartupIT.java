@@ -3,12 +3,16 @@ package dev.fencedwrites.enforcer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.localstack.internal.EnforcerProcess;
+import dev.fencedwrites.localstack.internal.FreePorts;
+import dev.fencedwrites.localstack.internal.Http;
 import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.schemas.FenceHeaders;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,7 +40,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Needs real services: the startup checks read real topic metadata and configs from a real broker. */
+/**
+ * Needs real services: the startup checks read real topic metadata and configs from a real broker
+ * (and, with token verification on, try a real etcd endpoint).
+ */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class EnforcerStartupIT {
     @TempDir
@@ -152,6 +159,26 @@ class EnforcerStartupIT {
             ConsumerRecord<byte[], byte[]> rejected = readOne("large-dlq");
             assertThat(rejected.value()).isEqualTo(bigBad);
             assertThat(new String(rejected.headers().lastHeader(FenceHeaders.REJECTED_REASON).value(), StandardCharsets.UTF_8)).isEqualTo("MALFORMED_TOKEN");
+        }
+    }
+
+    /** Issue 14: verification that cannot reach any etcd would decide nothing, so the setting is refused at startup. */
+    @Test
+    void tokenVerificationWithoutEtcdEndpointsStopsTheEnforcerWithExitCode2NamingBothSettings() {
+        assertThatThrownBy(() -> start("noetcd", Map.of("topics.create.enable", "true", FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true")))
+                .hasMessageContaining("exited (exit code 2)")
+                .hasMessageContaining(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE)
+                .hasMessageContaining(EtcdSettings.ENDPOINTS);
+    }
+
+    /** Issue 14: etcd being down is an outage to wait out (records that raise a fence wait for it), not a configuration error. */
+    @Test
+    void tokenVerificationWithEtcdUnreachableAtStartStillStartsAndLogsThatEtcdDidNotAnswer() throws Exception {
+        String nobody = "http://127.0.0.1:" + FreePorts.pick();
+        try (Service enforcer = start("etcddown", Map.of("topics.create.enable", "true", "topics.create.partitions", "1",
+                FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true", EtcdSettings.ENDPOINTS, nobody, EtcdSettings.REQUEST_TIMEOUT_MS, "2000"))) {
+            assertThat(Http.ok(enforcer.address() + "/health")).isTrue();
+            assertThat(Files.readString(enforcer.process().log())).contains("etcd did not answer yet").contains(nobody);
         }
     }
 

@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.enforcer.ReferenceModel.Kind;
 import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
+import dev.fencedwrites.etcd.LockKeys;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceTopics;
 import dev.fencedwrites.schemas.RejectionReason;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -36,31 +36,54 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * A reproducible workload for the enforcer's failure tests: lease holders per key writing,
- * taking over, writing stale, redelivering, deleting, plus bad records; each record tagged with
- * {@value #ID} and the outcome {@link ReferenceModel} gives it. {@link Outputs} reads what the
- * enforcer committed and checks it against the model.
+ * taking over, writing stale, redelivering, deleting, plus bad records and forged tokens; each
+ * record tagged with {@value #ID} and the outcome {@link ReferenceModel} gives it. {@link Outputs}
+ * reads what the enforcer committed and checks it against the model.
+ *
+ * <p>Tokens are real (issue 14): every takeover takes the key's lock in etcd through
+ * {@link RealLocks}, and each write carries that acquisition's token and lease, so the enforcer
+ * runs with token verification on. Stale writes carry an earlier holder's real token and lease.
+ * Forged records carry a token the lock service never issued for their key and lease, either
+ * {@link Long#MAX_VALUE} ({@code FUTURE_TOKEN}) or another key's real token with its lease
+ * ({@code LOCK_NOT_HELD}); the generator knows it forged them and tells the model the reason, as
+ * it does for bad records, so the model stays free of etcd.
  */
 final class Workload implements AutoCloseable {
     static final String ID = "test.id";
 
     /** One input record as produced, with the outcome the reference model gives it. */
-    record Sent(String key, long token, Long seq, Outcome expected) {
+    record Sent(String key, long token, Long seq, long lease, Outcome expected) {
     }
 
     private final Random random;
     private final int keys;
     private final ReferenceModel model = new ReferenceModel();
-    private final long[] token;
+    private final RealLocks locks;
+    /** Per key, its lock's acquisitions in order; the last one holds the lock. */
+    private final List<List<RealLocks.Acquisition>> held = new ArrayList<>();
     private final long[] seq;
     private final KafkaProducer<byte[], byte[]> producer;
     private final List<Sent> sent = new ArrayList<>();
 
-    Workload(String bootstrap, int keys, long seed) {
+    /** Workload writers (etcd leases) taking turns on each key's lock. */
+    static final int WRITERS = 4;
+
+    /**
+     * @param etcd where each key's lock is taken, at the key's first write and at every takeover;
+     *             the enforcer must verify tokens against it under {@link LockKeys#DEFAULT_PREFIX}
+     */
+    Workload(String bootstrap, String etcd, int keys, long seed) throws Exception {
         this.random = new Random(seed);
         this.keys = keys;
-        this.token = new long[keys];
+        List<String> names = new ArrayList<>();
+        for (int k = 0; k < keys; k++) {
+            names.add(key(k));
+        }
+        this.locks = new RealLocks(etcd, LockKeys.DEFAULT_PREFIX, names, WRITERS, seed);
         this.seq = new long[keys];
-        Arrays.fill(token, 1);
+        for (int k = 0; k < keys; k++) {
+            held.add(new ArrayList<>());
+        }
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -101,7 +124,7 @@ final class Workload implements AutoCloseable {
     }
 
     /** Produces records until {@code total} have been sent, then flushes. */
-    void produceUntil(int total) {
+    void produceUntil(int total) throws Exception {
         while (sent.size() < total) {
             sent.add(next(sent.size()));
         }
@@ -110,6 +133,11 @@ final class Workload implements AutoCloseable {
 
     List<Sent> sent() {
         return sent;
+    }
+
+    /** What taking the workload's locks in etcd cost, for the test's log. */
+    String lockCost() {
+        return locks.cost();
     }
 
     /** The model's fence of {@code key} as {@code token.seq}. */
@@ -126,7 +154,16 @@ final class Workload implements AutoCloseable {
         return sent.stream().filter(s -> s.expected().kind() != Kind.MARKER_ACCEPTED).count();
     }
 
-    private Sent next(int id) {
+    /** The key's current lock holder; takes the lock first when the key has none yet. */
+    private RealLocks.Acquisition holder(int k) throws Exception {
+        List<RealLocks.Acquisition> history = held.get(k);
+        if (history.isEmpty()) {
+            history.add(locks.acquire(key(k)));
+        }
+        return history.get(history.size() - 1);
+    }
+
+    private Sent next(int id) throws Exception {
         int k = random.nextInt(keys);
         String key = key(k);
         RecordHeaders headers = new RecordHeaders();
@@ -134,36 +171,74 @@ final class Workload implements AutoCloseable {
         byte[] value = bytes(String.format("value-%08d-%s", id, "x".repeat(80)));
         int roll = random.nextInt(100);
         RejectionReason invalid = null;
-        long t = token[k];
+        long t = 0;
+        long lease = 0;
         Long s;
         byte[] recordKey = bytes(key);
+        List<RealLocks.Acquisition> history = held.get(k);
         if (roll < 5) {
             invalid = badRecord(headers);
             recordKey = invalid == RejectionReason.MISSING_KEY ? null : recordKey;
             s = null;
         } else if (roll < 13) {
-            token[k] += 1 + random.nextInt(3);
+            RealLocks.Acquisition taken = locks.acquire(key);
+            history.add(taken);
             seq[k] = 1;
-            t = token[k];
+            t = taken.token();
+            lease = taken.lease();
             s = 1L;
-        } else if (roll < 25 && token[k] > 1) {
-            t = 1 + random.nextInt((int) token[k] - 1);
+        } else if (roll < 25 && history.size() > 1) {
+            RealLocks.Acquisition earlier = history.get(random.nextInt(history.size() - 1));
+            t = earlier.token();
+            lease = earlier.lease();
             s = 1L + random.nextInt(5);
-        } else if (roll < 29 && seq[k] > 0) {
-            s = seq[k];
+        } else if (roll >= 97) {
+            RealLocks.Acquisition forged = forged(k);
+            invalid = forged.token() == Long.MAX_VALUE ? RejectionReason.FUTURE_TOKEN : RejectionReason.LOCK_NOT_HELD;
+            t = forged.token();
+            lease = forged.lease();
+            s = seq[k] + 1;
         } else {
-            s = ++seq[k];
-            if (roll < 32) {
-                value = null;
+            RealLocks.Acquisition holder = holder(k);
+            t = holder.token();
+            lease = holder.lease();
+            if (roll < 29 && seq[k] > 0) {
+                s = seq[k];
+            } else {
+                s = ++seq[k];
+                if (roll < 32) {
+                    value = null;
+                }
             }
         }
-        if (invalid == null) {
+        if (t != 0) {
             headers.add(FenceHeaders.TOKEN, bytes(Long.toString(t)));
             headers.add(FenceHeaders.SEQ, bytes(Long.toString(s)));
+            headers.add(FenceHeaders.LEASE, bytes(Long.toString(lease)));
         }
         Outcome expected = model.apply(recordKey == null ? "" : key, invalid, t, s, false, value != null);
         producer.send(new ProducerRecord<>(FenceTopics.INPUT, null, recordKey, value, headers));
-        return new Sent(recordKey == null ? null : key, t, s, expected);
+        return new Sent(recordKey == null ? null : key, t, s, lease, expected);
+    }
+
+    /**
+     * A token that would raise key {@code k}'s fence but that no lock of the key issued to its
+     * lease: the latest drawn acquisition of another key, when its token is above this key's
+     * current one and its lease is not the one that held this key's lock at that revision;
+     * otherwise {@link Long#MAX_VALUE}, a revision etcd has not reached.
+     */
+    private RealLocks.Acquisition forged(int k) {
+        List<RealLocks.Acquisition> own = held.get(k);
+        RealLocks.Acquisition holder = own.isEmpty() ? null : own.get(own.size() - 1);
+        List<RealLocks.Acquisition> other = held.get(random.nextInt(keys));
+        if (random.nextBoolean() && !other.isEmpty()) {
+            RealLocks.Acquisition borrowed = other.get(other.size() - 1);
+            if (!borrowed.resource().equals(key(k)) && (holder == null || borrowed.token() > holder.token())
+                    && locks.holderAt(key(k), borrowed.token()) != borrowed.lease()) {
+                return borrowed;
+            }
+        }
+        return new RealLocks.Acquisition(key(k), Long.MAX_VALUE, holder == null ? 1 : holder.lease());
     }
 
     private RejectionReason badRecord(RecordHeaders headers) {
@@ -190,6 +265,7 @@ final class Workload implements AutoCloseable {
     @Override
     public void close() {
         producer.close();
+        locks.close();
     }
 
     /** What the enforcer committed to the accepted and rejected topics, read from the beginning. */
