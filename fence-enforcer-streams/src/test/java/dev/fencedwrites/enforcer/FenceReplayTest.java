@@ -57,6 +57,40 @@ class FenceReplayTest {
         assertThat(acceptedIds()).containsExactly(0, raise);
     }
 
+    /**
+     * Issue 14, found by EnforcerCrashIT: a token the verifier refused the first time, replayed after
+     * a later holder raised the fence, is rejected again for the same reason against the same fence,
+     * not {@code STALE_TOKEN} against the current one.
+     */
+    @Test
+    void aTokenTheVerifierRefusedIsRefusedAgainForTheSameReasonOnReplay() {
+        TokenVerificationTopologyTest.TableVerifier verifier = new TokenVerificationTopologyTest.TableVerifier();
+        verifier.held(KEY, 6, 60);
+        verifier.held(KEY, 9, 90);
+        TaskSimulation verified = new TaskSimulation(StreamsConfig.AT_LEAST_ONCE, new SimpleMeterRegistry(), verifier);
+        verified.append(KEY, value(), leased(6, 1, 60));
+        verified.processAll();
+        verified.commit();
+        int borrowed = verified.append(KEY, value(), leased(8, 1, 77));
+        verified.append(KEY, value(), leased(9, 1, 90));
+        verified.processAll();
+        verified.evict(KEY);
+        verified.crash(output -> false);
+
+        verified.finish();
+
+        assertThat(verified.delivered()).filteredOn(output -> output.id() == borrowed)
+                .containsExactly(new Output(borrowed, false, RejectionReason.LOCK_NOT_HELD, "6.1"));
+    }
+
+    private static RecordHeaders leased(long token, long seq, long lease) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8));
+        headers.add(FenceHeaders.SEQ, Long.toString(seq).getBytes(StandardCharsets.UTF_8));
+        headers.add(FenceHeaders.LEASE, Long.toString(lease).getBytes(StandardCharsets.UTF_8));
+        return headers;
+    }
+
     @Test
     void staleWriteInTheReplayedRangeIsRejectedAgainWithTheFenceItMetTheFirstTime() {
         write(KEY, 6, 1);

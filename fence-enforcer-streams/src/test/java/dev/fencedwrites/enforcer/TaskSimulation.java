@@ -70,8 +70,15 @@ final class TaskSimulation {
     private KeyValueStore<Bytes, StoredFence> live;
     private CommitSignal signal;
     private FenceProcessor processor;
+    private final TokenVerifier verifier;
 
     TaskSimulation(String guarantee, MeterRegistry meters) {
+        this(guarantee, meters, null);
+    }
+
+    /** With {@code verifier} checking each raising token (issue 14), or {@code null}. */
+    TaskSimulation(String guarantee, MeterRegistry meters, TokenVerifier verifier) {
+        this.verifier = verifier;
         Properties props = new Properties();
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
         this.context = new MockProcessorContext<>(props);
@@ -224,7 +231,7 @@ final class TaskSimulation {
         durable.forEach(live::put);
         signal = new CommitSignal(SIGNAL);
         signal.init(context.getStateStoreContext(), signal);
-        processor = new FenceProcessor(STORE, SIGNAL, ACCEPTED, REJECTED, null, metrics, FenceEnforcerTopology.Limits.unbounded(1), null);
+        processor = new FenceProcessor(STORE, SIGNAL, ACCEPTED, REJECTED, null, metrics, FenceEnforcerTopology.Limits.unbounded(1), verifier);
         processor.init(context);
         signal.commit(Map.of());
         position = committedOffset;

@@ -226,7 +226,14 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         Fence before = stored;
         Fence raised = FenceRule.raise(stored, stamp.fence());
         if (replaying && !state.acceptedAt(offset, raised)) {
-            // Not the accept the history holds at this offset: decide against the current fence, as without replay.
+            // Not the accept the history holds at this offset. If the verifier refuses the token
+            // against the fence the record met the first time, that is why it was not accepted
+            // then (etcd's answers about past revisions do not change), and it gets the same
+            // rejection again (issue 14; found by EnforcerCrashIT's at_least_once run).
+            if (verifier != null && raises(stored, stamp) && !verified(record, key, stamp, stored)) {
+                return;
+            }
+            // Otherwise the input's offsets were reset or the topic recreated: decide against the current fence, as without replay.
             replaying = false;
             Decision current = FenceRule.decide(state.fence(), stamp.fence());
             if (!current.accepted()) {
@@ -236,7 +243,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             before = state.fence();
             raised = FenceRule.raise(before, stamp.fence());
         }
-        if (!replaying && verifier != null && (before == null || stamp.fence().token() > before.token())) {
+        if (!replaying && verifier != null && raises(before, stamp)) {
             // A raise (issue 14): the token must be one the lock service issued to this key's
             // lock under the record's lease. Writes at the fence already held are not checked.
             if (!verified(record, key, stamp, before)) {
@@ -285,6 +292,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             return false;
         }
         return true;
+    }
+
+    /** Whether {@code stamp} would raise {@code fence}: the key's first token, or one above the stored token. */
+    private static boolean raises(Fence fence, FenceStamp stamp) {
+        return fence == null || stamp.fence().token() > fence.token();
     }
 
     /** ASCII decimal digits only, at most 19; -1 for anything else. */
