@@ -35,14 +35,15 @@ final class ExternalCommand {
     }
 
     /**
-     * Checks that node, the npm packages and kcat are installed, naming what to run when not, so a
+     * Checks that node, the npm packages, kcat and etcdctl are installed, naming what to run when not, so a
      * machine without them fails at once with the fix rather than with a timeout.
      */
     static void checkInstalled() {
         Path dir = nodeDir();
         requireOnPath("node", "install Node.js 18 or newer (apt-get install -y nodejs npm), or run ./fence test, which does");
         requireOnPath("kcat", "install Debian's kcat (apt-get install -y kcat), or run ./fence test, which does");
-        for (String module : List.of("kafkajs", "@confluentinc/schemaregistry", "avsc")) {
+        requireOnPath("etcdctl", "install Debian's etcd-client (apt-get install -y etcd-client), or run ./fence test, which does");
+        for (String module : List.of("kafkajs", "@confluentinc/schemaregistry", "avsc", "etcd3")) {
             if (!Files.isDirectory(dir.resolve("node_modules").resolve(module))) {
                 throw new IllegalStateException("the npm package " + module + " is not installed in " + dir.resolve("node_modules")
                         + ": run `npm ci` in " + dir + " (./fence test does)");
@@ -82,6 +83,18 @@ final class ExternalCommand {
         command.add("kcat");
         command.addAll(args);
         return run(command, Path.of("."), Map.of(), new byte[0], timeout);
+    }
+
+    /**
+     * Runs {@code etcdctl lock <name> bash -c <script>}: etcdctl takes the lock (the Go client's
+     * {@code concurrency.Mutex}, on {@code <name>/<lease hex>}), runs the script with
+     * {@code ETCD_LOCK_KEY} (its lock key) and {@code ETCD_LOCK_REV} (the header revision at which
+     * it found that key the oldest: the fencing token) in its environment, then releases the lock.
+     * Returns the script's standard output.
+     */
+    static String etcdctlLock(String endpoints, String name, String script, Duration timeout) {
+        return run(List.of("etcdctl", "--endpoints=" + endpoints, "lock", name, "--", "bash", "-c", script), Path.of("."),
+                Map.of("ETCDCTL_API", "3"), new byte[0], timeout);
     }
 
     static String run(List<String> command, Path dir, Map<String, String> env, byte[] stdin, Duration timeout) {

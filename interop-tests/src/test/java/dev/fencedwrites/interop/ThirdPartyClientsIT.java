@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fencedwrites.etcd.LockKeys;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
@@ -37,6 +38,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.zip.CRC32;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -169,10 +171,12 @@ class ThirdPartyClientsIT {
     }
 
     /**
-     * (b) kafkajs publishes, with Confluent's AvroSerializer, BillingSummary records with fencing
-     * headers it sets itself (tokens from real etcd acquisitions): the fresh writes pass the
-     * enforcer and the sink and become rows in PostgreSQL; a stale write (the older holder's token
-     * after the newer holder's writes) lands on the rejected topic with STALE_TOKEN, and a
+     * (b) A Node.js writer takes real etcd locks itself (lock.js: etcd's Mutex algorithm on the
+     * layout of LockKeys, with the npm etcd3 client) and publishes with kafkajs and Confluent's
+     * AvroSerializer each acquisition's FENCE marker and BillingSummary records with the fencing
+     * headers it sets itself: the enforcer verifies every token against etcd, the fresh writes pass
+     * the enforcer and the sink and become rows in PostgreSQL; a stale write (the older holder's
+     * token after the newer holder's writes) lands on the rejected topic with STALE_TOKEN, and a
      * redelivery with DUPLICATE. A delete (null value) soft-deletes its row and keeps the fence.
      */
     @Test
@@ -180,49 +184,59 @@ class ThirdPartyClientsIT {
         String prefix = "interop-b-" + shortId() + "-";
         String contested = prefix + "contested";
         String deleted = prefix + "deleted";
-        long older;
-        long newer;
-        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), FencingLeaseClient.DEFAULT_LOCK_PREFIX)) {
-            try (FencingLease first = leases.acquire(contested, Duration.ofSeconds(10), Duration.ofSeconds(30))) {
-                older = first.token();
-            }
-            try (FencingLease second = leases.acquire(contested, Duration.ofSeconds(10), Duration.ofSeconds(30))) {
-                newer = second.token();
-            }
-        }
-        assertThat(newer).isGreaterThan(older);
 
+        List<ObjectNode> steps = new ArrayList<>();
         List<ObjectNode> records = new ArrayList<>();
-        records.add(write(contested, newer, 1, "npm-worker-B", summaryJson(contested, 10_000, 4, "npm-worker-B")));
-        records.add(write(contested, newer, 2, "npm-worker-B", summaryJson(contested, 12_550, 5, "npm-worker-B")));
-        records.add(write(contested, older, 1, "npm-worker-A", summaryJson(contested, 100, 1, "npm-worker-A")));
-        records.add(write(contested, newer, 2, "npm-worker-B", summaryJson(contested, 12_550, 5, "npm-worker-B")));
+        steps.add(acquire("npm-worker-A", contested));
+        steps.add(release("npm-worker-A", contested));
+        steps.add(acquire("npm-worker-B", contested));
+        records.add(write("npm-worker-B", contested, 1, summaryJson(contested, 10_000, 4, "npm-worker-B")));
+        records.add(write("npm-worker-B", contested, 2, summaryJson(contested, 12_550, 5, "npm-worker-B")));
+        records.add(write("npm-worker-A", contested, 1, summaryJson(contested, 100, 1, "npm-worker-A")));
+        records.add(write("npm-worker-B", contested, 2, summaryJson(contested, 12_550, 5, "npm-worker-B")));
+        steps.addAll(records);
         // Two keys for each partition, so a partitioner that disagreed with Java's would show.
         List<String> spread = keysCoveringEveryPartition(prefix + "spread-", 2);
         for (String key : spread) {
-            records.add(write(key, newer, 1, "npm-worker-B", summaryJson(key, key.hashCode() & 0xffff, 2, "npm-worker-B")));
+            steps.add(acquire("npm-worker-B", key));
+            records.add(write("npm-worker-B", key, 1, summaryJson(key, key.hashCode() & 0xffff, 2, "npm-worker-B")));
+            steps.add(records.get(records.size() - 1));
         }
-        records.add(write(deleted, newer, 1, "npm-worker-B", summaryJson(deleted, 777, 3, "npm-worker-B")));
-        records.add(write(deleted, newer, 2, "npm-worker-B", null));
-        Path schemaFile = dir.resolve("BillingSummary.avsc");
-        Files.writeString(schemaFile, BillingSummary.getClassSchema().toString());
+        steps.add(acquire("npm-worker-B", deleted));
+        records.add(write("npm-worker-B", deleted, 1, summaryJson(deleted, 777, 3, "npm-worker-B")));
+        records.add(write("npm-worker-B", deleted, 2, null));
+        steps.addAll(records.subList(records.size() - 2, records.size()));
 
-        ArrayNode input = ExternalCommand.JSON.createArrayNode().addAll(records);
-        List<JsonNode> out = ExternalCommand.node("produce.js", Map.of("KAFKA_BOOTSTRAP", stack.kafkaBootstrap(), "SCHEMA_REGISTRY_URL",
-                stack.schemaRegistryUrl(), "TOPIC", FenceTopics.INPUT, "SCHEMA_FILE", schemaFile.toString()), input.toString(), NODE_TIMEOUT);
+        List<JsonNode> out = produce(steps);
 
-        assertThat(out).hasSize(records.size() + 1);
         assertThat(out.get(0).get("registered").asInt()).as("the Confluent client registered the contract's schema under the id this project's client gets")
                 .isEqualTo(registry.register(SUBJECT, BillingSummary.getClassSchema()));
+        Map<String, JsonNode> acquired = acquisitions(out);
+        assertThat(acquired).hasSize(2 + spread.size() + 1);
+        long older = acquired.get("npm-worker-A@" + contested).get("token").asLong();
+        long newer = acquired.get("npm-worker-B@" + contested).get("token").asLong();
+        assertThat(newer).isGreaterThan(older);
+        for (JsonNode lock : acquired.values()) {
+            String key = lock.get("key").asText();
+            assertThat(lock.get("lockKey").asText()).as("the Node.js writer's lock key is LockKeys' layout")
+                    .isEqualTo(LockKeys.key(LockKeys.DEFAULT_PREFIX, key.getBytes(StandardCharsets.UTF_8), lock.get("lease").asLong()));
+        }
+        List<JsonNode> markers = out.stream().filter(line -> line.has("sent") && line.get("op").asText().equals("FENCE")).toList();
+        assertThat(markers).as("one FENCE marker per acquisition").hasSize(acquired.size());
+        List<JsonNode> writes = out.stream().filter(line -> line.has("sent") && line.get("op").asText().equals("WRITE")).toList();
+        assertThat(writes).hasSize(records.size());
         AvroDeserializer<BillingSummary> deserializer = new AvroDeserializer<>(registry, BillingSummary.getClassSchema());
         List<byte[]> sentValues = new ArrayList<>();
+        for (JsonNode sent : out.stream().filter(line -> line.has("sent")).toList()) {
+            assertThat(sent.get("partition").asInt()).as("kafkajs' partition for %s is the Java client's (murmur2)", sent.get("key").asText())
+                    .isEqualTo(javaPartition(sent.get("key").asText(), LocalStack.PARTITIONS));
+        }
         for (int i = 0; i < records.size(); i++) {
-            JsonNode sent = out.get(i + 1);
+            JsonNode sent = writes.get(i);
             ObjectNode record = records.get(i);
             String key = record.get("key").asText();
             assertThat(sent.get("key").asText()).isEqualTo(key);
-            assertThat(sent.get("partition").asInt()).as("kafkajs' partition for %s is the Java client's (murmur2)", key)
-                    .isEqualTo(javaPartition(key, LocalStack.PARTITIONS));
+            assertThat(sent.get("token").asLong()).isEqualTo(acquired.get(record.get("write").asText() + "@" + key).get("token").asLong());
             byte[] bytes = sent.get("valueBytes").isNull() ? null : Base64.getDecoder().decode(sent.get("valueBytes").asText());
             sentValues.add(bytes);
             if (bytes != null) {
@@ -235,7 +249,7 @@ class ThirdPartyClientsIT {
                 assertThat(value.getComputedBy()).isEqualTo(expected.get("computedBy").asText());
             }
         }
-        assertThat(out.stream().skip(1).map(line -> line.get("partition").asInt()).distinct()).hasSize(LocalStack.PARTITIONS);
+        assertThat(writes.stream().map(line -> line.get("partition").asInt()).distinct()).hasSize(LocalStack.PARTITIONS);
 
         // Waits for as many records as expected, then checks them: a surplus fails at once.
         List<ConsumerRecord<String, byte[]>> rejected = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
@@ -246,6 +260,7 @@ class ThirdPartyClientsIT {
         assertThat(stale.key()).isEqualTo(contested);
         assertThat(header(stale, FenceHeaders.TOKEN)).isEqualTo(Long.toString(older));
         assertThat(header(stale, FenceHeaders.WRITER)).isEqualTo("npm-worker-A");
+        assertThat(header(stale, FenceHeaders.LEASE)).isEqualTo(acquired.get("npm-worker-A@" + contested).get("lease").asText());
         assertThat(header(stale, FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_ENFORCER);
         assertThat(header(stale, FenceHeaders.REJECTED_HIGHEST)).isEqualTo(newer + ".2");
         assertThat(stale.value()).as("the stale record's value, byte for byte").isEqualTo(sentValues.get(2));
@@ -257,6 +272,12 @@ class ThirdPartyClientsIT {
                 .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= fresh.size());
         assertThat(accepted).extracting(r -> r.key() + "@" + header(r, FenceHeaders.SEQ)).as("every fresh write, nothing else")
                 .containsExactlyInAnyOrderElementsOf(fresh);
+        for (ConsumerRecord<String, byte[]> record : accepted) {
+            JsonNode lock = acquired.get("npm-worker-B@" + record.key());
+            assertThat(header(record, FenceHeaders.TOKEN)).isEqualTo(lock.get("token").asText());
+            assertThat(header(record, FenceHeaders.LEASE)).as("fence.lease, decimal").isEqualTo(lock.get("lease").asText());
+            assertThat(header(record, FenceHeaders.OP)).isEqualTo("WRITE");
+        }
 
         await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
             Map<String, Map<String, Object>> rows = rows(prefix);
@@ -267,12 +288,118 @@ class ThirdPartyClientsIT {
                     .containsEntry("fence_token", newer).containsEntry("fence_seq", 2L).containsEntry("deleted", false);
             assertThat(((java.sql.Timestamp) row.get("computed_at")).toInstant()).isEqualTo(Instant.ofEpochMilli(COMPUTED_AT));
             for (String key : spread) {
-                assertThat(rows.get(key)).containsEntry("amount_minor", (long) (key.hashCode() & 0xffff)).containsEntry("fence_token", newer)
+                assertThat(rows.get(key)).containsEntry("amount_minor", (long) (key.hashCode() & 0xffff))
+                        .containsEntry("fence_token", acquired.get("npm-worker-B@" + key).get("token").asLong())
                         .containsEntry("fence_seq", 1L).containsEntry("deleted", false);
             }
             assertThat(rows.get(deleted)).as("a delete keeps the fence and clears the data").containsEntry("deleted", true)
-                    .containsEntry("fence_token", newer).containsEntry("fence_seq", 2L).containsEntry("amount_minor", null);
+                    .containsEntry("fence_token", acquired.get("npm-worker-B@" + deleted).get("token").asLong()).containsEntry("fence_seq", 2L)
+                    .containsEntry("amount_minor", null);
         });
+    }
+
+    /**
+     * A takeover between two Node.js writers on a resource whose name needs encoding: B asks for
+     * the lock while A holds it, so B's key queues behind A's and B waits for A's key to go; A
+     * releases, B holds with a higher token that the enforcer verifies, and A's late write is
+     * rejected STALE_TOKEN. Both lock keys are the ones Java's LockKeys names.
+     */
+    @Test
+    void nodeWriterTakesOverAfterWaitingForThePreviousHoldersKeyToGo() throws Exception {
+        String prefix = "interop-takeover-" + shortId() + "-";
+        String key = prefix + "a b/ü~*";
+        List<ObjectNode> steps = List.of(acquire("npm-A", key), write("npm-A", key, 1, summaryJson(key, 1_000, 1, "npm-A")),
+                ExternalCommand.JSON.createObjectNode().put("acquire", "npm-B").put("key", key).put("background", true),
+                write("npm-A", key, 2, summaryJson(key, 2_000, 1, "npm-A")), release("npm-A", key),
+                write("npm-B", key, 1, summaryJson(key, 3_000, 1, "npm-B")), write("npm-A", key, 3, summaryJson(key, 9_999, 1, "npm-A")));
+
+        List<JsonNode> out = produce(steps);
+
+        Map<String, JsonNode> acquired = acquisitions(out);
+        JsonNode a = acquired.get("npm-A@" + key);
+        JsonNode b = acquired.get("npm-B@" + key);
+        String aKey = LockKeys.key(LockKeys.DEFAULT_PREFIX, key.getBytes(StandardCharsets.UTF_8), a.get("lease").asLong());
+        String bKey = LockKeys.key(LockKeys.DEFAULT_PREFIX, key.getBytes(StandardCharsets.UTF_8), b.get("lease").asLong());
+        assertThat(a.get("lockKey").asText()).isEqualTo(aKey);
+        assertThat(b.get("lockKey").asText()).isEqualTo(bKey);
+        JsonNode queued = out.stream().filter(line -> line.has("queued") && line.get("queued").asText().equals("npm-B")).findFirst().orElseThrow();
+        assertThat(queued.get("holder").asText()).as("when B's key went in, A's key held the lock").isEqualTo(aKey);
+        assertThat(b.get("waitedOn")).extracting(JsonNode::asText).as("B waited for A's key to go").containsExactly(aKey);
+        assertThat(out.indexOf(b)).as("B held the lock only after A released it")
+                .isGreaterThan(out.indexOf(out.stream().filter(line -> line.has("released")).findFirst().orElseThrow()));
+        long aToken = a.get("token").asLong();
+        long bToken = b.get("token").asLong();
+        assertThat(bToken).isGreaterThan(aToken);
+
+        List<ConsumerRecord<String, byte[]>> rejected = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                .until(() -> readAll(FenceTopics.REJECTED, prefix), found -> !found.isEmpty());
+        assertThat(rejected).hasSize(1);
+        assertThat(header(rejected.get(0), FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
+        assertThat(header(rejected.get(0), FenceHeaders.TOKEN) + "." + header(rejected.get(0), FenceHeaders.SEQ)).isEqualTo(aToken + ".3");
+        assertThat(header(rejected.get(0), FenceHeaders.REJECTED_HIGHEST)).isEqualTo(bToken + ".1");
+        List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 3);
+        assertThat(accepted).extracting(r -> header(r, FenceHeaders.WRITER) + "@" + header(r, FenceHeaders.TOKEN) + "." + header(r, FenceHeaders.SEQ))
+                .as("A's writes while it held the lock, then B's, in order").containsExactly("npm-A@" + aToken + ".1", "npm-A@" + aToken + ".2",
+                        "npm-B@" + bToken + ".1");
+        await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(rows(prefix).get(key))
+                .containsEntry("computed_by", "npm-B").containsEntry("amount_minor", 3_000L).containsEntry("fence_token", bToken));
+    }
+
+    /**
+     * lock.js encodes resource names byte for byte as Java's LockKeys does (URLEncoder's rules):
+     * names with a space, '/', '~', '*', '+', '%', control characters and text beyond ASCII, 2 000
+     * random names, and raw bytes that are not UTF-8. A difference would put a Node.js writer's
+     * lock on another key than the one the enforcer reads, and every token of it would be refused.
+     */
+    @Test
+    void nodeEncodesResourceNamesExactlyLikeLockKeys() {
+        List<String> names = new ArrayList<>(List.of("", "a", "a b", "a/x", "a/x/", "~user", "*", "a+b", "100%", "%2F", ".-_*", "?&=#:;@",
+                "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"));
+        Random random = new Random(20261214);
+        int[] codePoints = "abcXYZ019 /~*+%.-_:?&=#\u0000\u001f\u007fÄöüßéñçΩж漢字🙂𝄞".codePoints().toArray();
+        while (names.size() < 2_000) {
+            StringBuilder name = new StringBuilder();
+            for (int i = random.nextInt(24); i > 0; i--) {
+                name.appendCodePoint(codePoints[random.nextInt(codePoints.length)]);
+            }
+            names.add(name.toString());
+        }
+        List<byte[]> bytes = new ArrayList<>(List.of(new byte[] {(byte) 0xff, 0, (byte) 0x80}, new byte[] {(byte) 0xc3}, new byte[] {' ', '/', 'a'}));
+        for (int i = 0; i < 200; i++) {
+            byte[] raw = new byte[random.nextInt(16)];
+            random.nextBytes(raw);
+            bytes.add(raw);
+        }
+        ObjectNode input = ExternalCommand.JSON.createObjectNode();
+        names.forEach(input.putArray("strings")::add);
+        ArrayNode base64 = input.putArray("bytes");
+        bytes.forEach(b -> base64.add(Base64.getEncoder().encodeToString(b)));
+
+        List<JsonNode> out = ExternalCommand.node("encode.js", Map.of(), input.toString(), NODE_TIMEOUT);
+
+        assertThat(out).hasSize(1);
+        assertThat(out.get(0).get("strings")).hasSize(names.size());
+        assertThat(out.get(0).get("bytes")).hasSize(bytes.size());
+        Map<String, String> mismatches = new LinkedHashMap<>();
+        for (int i = 0; i < names.size(); i++) {
+            String java = LockKeys.encode(names.get(i).getBytes(StandardCharsets.UTF_8));
+            if (!out.get(0).get("strings").get(i).asText().equals(java)) {
+                mismatches.put(names.get(i), out.get(0).get("strings").get(i).asText() + " (Java: " + java + ")");
+            }
+        }
+        for (int i = 0; i < bytes.size(); i++) {
+            String java = LockKeys.encode(bytes.get(i));
+            if (!out.get(0).get("bytes").get(i).asText().equals(java)) {
+                mismatches.put(base64.get(i).asText(), out.get(0).get("bytes").get(i).asText() + " (Java: " + java + ")");
+            }
+        }
+        assertThat(mismatches).as("names lock.js encodes otherwise than LockKeys").isEmpty();
+        assertThat(out.get(0).get("strings").get(names.indexOf("a b")).asText()).isEqualTo("a+b");
+        assertThat(out.get(0).get("strings").get(names.indexOf("a/x")).asText()).isEqualTo("a%2Fx");
+        assertThat(out.get(0).get("strings").get(names.indexOf("~user")).asText()).isEqualTo("%7Euser");
+        assertThat(out.get(0).get("strings").get(names.indexOf("Zoë-€-𝄞")).asText()).isEqualTo("Zo%C3%AB-%E2%82%AC-%F0%9D%84%9E");
+        assertThat(out.get(0).get("bytes").get(0).asText()).isEqualTo("%FF%00%80");
     }
 
     /**
@@ -317,7 +444,10 @@ class ThirdPartyClientsIT {
      * serializer to files, one file per record) and reads the accepted and rejected topics back:
      * keys and headers as sent, the stale write rejected STALE_TOKEN, and a key sent without
      * {@code -X partitioner=murmur2_random} (kcat's own partitioner, CRC32) onto another partition
-     * than Kafka's rejected WRONG_PARTITION. The fresh writes reach PostgreSQL.
+     * than Kafka's rejected WRONG_PARTITION. The fresh writes reach PostgreSQL. The tokens are real:
+     * each writer runs its kcat commands under {@code etcdctl lock <prefix><encoded key>}, which
+     * takes the lock with the Go client's Mutex and hands the command its key and token
+     * ({@code ETCD_LOCK_KEY}, {@code ETCD_LOCK_REV}); the enforcer verifies them.
      */
     @Test
     void kcatSendsAndReadsFencedRecordsWithHeaders() throws Exception {
@@ -327,26 +457,40 @@ class ThirdPartyClientsIT {
         String misrouted = keyWhereCrc32DisagreesWithMurmur2(prefix + "misrouted-");
         AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false);
 
-        record Sent(String key, long token, long seq, String writer, boolean murmur2, byte[] value) {
+        record Sent(String key, long seq, String writer, boolean murmur2, byte[] value) {
         }
         List<Sent> sends = List.of(
-                new Sent(contested, 20, 1, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(contested, 9_900, "kcat-B"))),
-                new Sent(contested, 20, 2, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(contested, 12_550, "kcat-B"))),
-                new Sent(contested, 11, 1, "kcat-A", true, serializer.serialize(FenceTopics.INPUT, summary(contested, 100, "kcat-A"))),
-                new Sent(other, 20, 1, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(other, 5_000, "kcat-B"))),
-                new Sent(misrouted, 20, 1, "kcat-C", false, serializer.serialize(FenceTopics.INPUT, summary(misrouted, 1, "kcat-C"))));
+                new Sent(contested, 1, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(contested, 9_900, "kcat-B"))),
+                new Sent(contested, 2, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(contested, 12_550, "kcat-B"))),
+                new Sent(contested, 1, "kcat-A", true, serializer.serialize(FenceTopics.INPUT, summary(contested, 100, "kcat-A"))),
+                new Sent(other, 1, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(other, 5_000, "kcat-B"))),
+                new Sent(misrouted, 1, "kcat-C", false, serializer.serialize(FenceTopics.INPUT, summary(misrouted, 1, "kcat-C"))));
         Path files = Files.createDirectories(dir.resolve("kcat"));
+        List<String> commands = new ArrayList<>();
         for (int i = 0; i < sends.size(); i++) {
             Sent send = sends.get(i);
             Path file = Files.write(files.resolve(i + ".avro"), send.value());
-            List<String> args = new ArrayList<>(List.of("-b", stack.kafkaBootstrap(), "-P", "-t", FenceTopics.INPUT, "-k", send.key(),
-                    "-H", FenceHeaders.TOKEN + "=" + send.token(), "-H", FenceHeaders.SEQ + "=" + send.seq(), "-H", FenceHeaders.WRITER + "=" + send.writer()));
+            List<String> args = new ArrayList<>(List.of("kcat", "-b", stack.kafkaBootstrap(), "-P", "-t", FenceTopics.INPUT, "-k", send.key(),
+                    "-H", FenceHeaders.SEQ + "=" + send.seq(), "-H", FenceHeaders.WRITER + "=" + send.writer()));
             if (send.murmur2()) {
                 args.addAll(List.of("-X", "partitioner=murmur2_random"));
             }
             args.add(file.toString());
-            ExternalCommand.kcat(args, Duration.ofSeconds(60)); // one process per record, so each is acknowledged before the next
+            // one process per record, so each is acknowledged before the next; token and lease come from the lock
+            commands.add(args.stream().map(ThirdPartyClientsIT::shellQuoted).collect(Collectors.joining(" "))
+                    + " -H \"" + FenceHeaders.TOKEN + "=$token\" -H \"" + FenceHeaders.LEASE + "=$lease\"");
         }
+        // A holds contested's lock and lets it go without writing; B takes it and writes twice; A's
+        // late write with its old token is stale. "other" and the misrouted key are locked by their writers.
+        EtcdctlLock a = etcdctlLock(contested, List.of());
+        EtcdctlLock b = etcdctlLock(contested, commands.subList(0, 2));
+        ExternalCommand.run(List.of("bash", "-c", "token=" + a.token() + " lease=" + a.lease() + "; " + commands.get(2)), Path.of("."), Map.of(),
+                new byte[0], Duration.ofSeconds(60));
+        EtcdctlLock otherLock = etcdctlLock(other, commands.subList(3, 4));
+        etcdctlLock(misrouted, commands.subList(4, 5));
+        assertThat(b.token()).isGreaterThan(a.token());
+        assertThat(b.key()).as("etcdctl's lock key is LockKeys' layout")
+                .isEqualTo(LockKeys.key(LockKeys.DEFAULT_PREFIX, contested.getBytes(StandardCharsets.UTF_8), b.lease()));
 
         // Waits for as many records as expected, then checks them: a surplus fails at once.
         List<JsonNode> rejected = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(2))
@@ -354,9 +498,10 @@ class ThirdPartyClientsIT {
         assertThat(rejected).extracting(r -> r.get("key").asText()).containsExactlyInAnyOrder(contested, misrouted);
         JsonNode stale = rejected.stream().filter(r -> r.get("key").asText().equals(contested)).findFirst().orElseThrow();
         Map<String, String> headers = kcatHeaders(stale);
-        assertThat(headers).containsEntry(FenceHeaders.TOKEN, "11").containsEntry(FenceHeaders.SEQ, "1").containsEntry(FenceHeaders.WRITER, "kcat-A")
+        assertThat(headers).containsEntry(FenceHeaders.TOKEN, Long.toString(a.token())).containsEntry(FenceHeaders.SEQ, "1").containsEntry(FenceHeaders.WRITER, "kcat-A")
+                .containsEntry(FenceHeaders.LEASE, Long.toString(a.lease()))
                 .containsEntry(FenceHeaders.REJECTED_REASON, "STALE_TOKEN").containsEntry(FenceHeaders.REJECTED_STAGE, FenceHeaders.STAGE_ENFORCER)
-                .containsEntry(FenceHeaders.REJECTED_HIGHEST, "20.2").containsEntry(FenceHeaders.SOURCE_TOPIC, FenceTopics.INPUT)
+                .containsEntry(FenceHeaders.REJECTED_HIGHEST, b.token() + ".2").containsEntry(FenceHeaders.SOURCE_TOPIC, FenceTopics.INPUT)
                 .containsEntry(FenceHeaders.SOURCE_PARTITION, Integer.toString(javaPartition(contested, LocalStack.PARTITIONS)));
         JsonNode wrong = rejected.stream().filter(r -> r.get("key").asText().equals(misrouted)).findFirst().orElseThrow();
         assertThat(kcatHeaders(wrong)).containsEntry(FenceHeaders.REJECTED_REASON, "WRONG_PARTITION").containsEntry(FenceHeaders.WRITER, "kcat-C")
@@ -365,7 +510,10 @@ class ThirdPartyClientsIT {
                 .until(() -> kcatRead(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 3);
         assertThat(accepted).extracting(r -> r.get("key").asText() + "@" + kcatHeaders(r).get(FenceHeaders.TOKEN) + "." + kcatHeaders(r).get(FenceHeaders.SEQ)
                         + " by " + kcatHeaders(r).get(FenceHeaders.WRITER))
-                .containsExactlyInAnyOrder(contested + "@20.1 by kcat-B", contested + "@20.2 by kcat-B", other + "@20.1 by kcat-B");
+                .containsExactlyInAnyOrder(contested + "@" + b.token() + ".1 by kcat-B", contested + "@" + b.token() + ".2 by kcat-B",
+                        other + "@" + otherLock.token() + ".1 by kcat-B");
+        assertThat(accepted).extracting(r -> kcatHeaders(r).get(FenceHeaders.LEASE)).as("fence.lease, decimal, from etcdctl's lock key")
+                .containsExactlyInAnyOrder(Long.toString(b.lease()), Long.toString(b.lease()), Long.toString(otherLock.lease()));
         for (JsonNode record : accepted) {
             assertThat(record.get("partition").asInt()).as("kcat with murmur2_random picks Kafka's partition")
                     .isEqualTo(javaPartition(record.get("key").asText(), LocalStack.PARTITIONS));
@@ -379,8 +527,8 @@ class ThirdPartyClientsIT {
             Map<String, Map<String, Object>> rows = rows(prefix);
             assertThat(rows).containsOnlyKeys(contested, other);
             assertThat(rows.get(contested)).containsEntry("computed_by", "kcat-B").containsEntry("amount_minor", 12_550L)
-                    .containsEntry("fence_token", 20L).containsEntry("fence_seq", 2L);
-            assertThat(rows.get(other)).containsEntry("amount_minor", 5_000L).containsEntry("fence_token", 20L);
+                    .containsEntry("fence_token", b.token()).containsEntry("fence_seq", 2L);
+            assertThat(rows.get(other)).containsEntry("amount_minor", 5_000L).containsEntry("fence_token", otherLock.token());
         });
     }
 
@@ -388,12 +536,43 @@ class ThirdPartyClientsIT {
 
     private static final long COMPUTED_AT = Instant.parse("2026-11-30T18:00:00.123Z").toEpochMilli();
 
-    private static ObjectNode write(String key, long token, long seq, String writer, ObjectNode value) {
-        ObjectNode record = ExternalCommand.JSON.createObjectNode().put("key", key);
-        record.putObject("headers").put(FenceHeaders.TOKEN, Long.toString(token)).put(FenceHeaders.SEQ, Long.toString(seq))
-                .put(FenceHeaders.WRITER, writer);
+    /** A produce.js step: {@code holder} takes {@code key}'s lock (and sends its marker). */
+    private static ObjectNode acquire(String holder, String key) {
+        return ExternalCommand.JSON.createObjectNode().put("acquire", holder).put("key", key);
+    }
+
+    /** A produce.js step: {@code holder} releases {@code key}'s lock (revokes its lease). */
+    private static ObjectNode release(String holder, String key) {
+        return ExternalCommand.JSON.createObjectNode().put("release", holder).put("key", key);
+    }
+
+    /** A produce.js step: {@code holder} writes {@code value} (null: a delete) to {@code key} under its lock's token. */
+    private static ObjectNode write(String holder, String key, long seq, ObjectNode value) {
+        ObjectNode record = ExternalCommand.JSON.createObjectNode().put("write", holder).put("key", key).put("seq", seq);
         record.set("value", value == null ? ExternalCommand.JSON.nullNode() : value);
         return record;
+    }
+
+    /** Runs produce.js (a Node.js writer that takes its own etcd locks) on {@code steps}; returns what it printed. */
+    private static List<JsonNode> produce(List<ObjectNode> steps) throws Exception {
+        Path schemaFile = dir.resolve("BillingSummary.avsc");
+        Files.writeString(schemaFile, BillingSummary.getClassSchema().toString());
+        ArrayNode input = ExternalCommand.JSON.createArrayNode().addAll(steps);
+        return ExternalCommand.node("produce.js", Map.of("KAFKA_BOOTSTRAP", stack.kafkaBootstrap(), "SCHEMA_REGISTRY_URL",
+                stack.schemaRegistryUrl(), "TOPIC", FenceTopics.INPUT, "SCHEMA_FILE", schemaFile.toString(), "ETCD_ENDPOINTS",
+                stack.etcdEndpoints(), "LOCK_PREFIX", LockKeys.DEFAULT_PREFIX), input.toString(), NODE_TIMEOUT);
+    }
+
+    /** produce.js' "acquired" lines by {@code holder@key}. */
+    private static Map<String, JsonNode> acquisitions(List<JsonNode> out) {
+        Map<String, JsonNode> acquired = new LinkedHashMap<>();
+        for (JsonNode line : out) {
+            if (line.has("acquired")) {
+                assertThat(acquired.put(line.get("acquired").asText() + "@" + line.get("key").asText(), line)).as("one acquisition per holder and key")
+                        .isNull();
+            }
+        }
+        return acquired;
     }
 
     private static ObjectNode summaryJson(String customer, long amountMinor, int lineItems, String computedBy) {
@@ -416,6 +595,29 @@ class ThirdPartyClientsIT {
         List<String> keys = new ArrayList<>(List.of(contested, deleted));
         keys.addAll(spread);
         return keys.toArray(String[]::new);
+    }
+
+    /** A lock etcdctl took: its key, the lease in it (decimal) and the token (the header revision etcdctl found it held at). */
+    private record EtcdctlLock(String key, long lease, long token) {
+    }
+
+    /**
+     * Runs {@code commands} (shell, with {@code $token} and {@code $lease} set) one after the other
+     * under {@code etcdctl lock} on {@code key}'s lock, which is released when they are done.
+     */
+    private static EtcdctlLock etcdctlLock(String key, List<String> commands) {
+        String script = "set -e; echo \"lock $ETCD_LOCK_KEY $ETCD_LOCK_REV\"; token=$ETCD_LOCK_REV; lease=$((16#${ETCD_LOCK_KEY##*/}))"
+                + commands.stream().map(command -> "; " + command).collect(Collectors.joining());
+        String out = ExternalCommand.etcdctlLock(stack.etcdEndpoints(), LockKeys.name(LockKeys.DEFAULT_PREFIX, key), script, Duration.ofSeconds(120));
+        String line = out.lines().filter(l -> l.startsWith("lock ")).findFirst().orElseThrow(() -> new AssertionError("etcdctl lock printed " + out));
+        String[] parts = line.split(" ");
+        String lockKey = parts[1];
+        return new EtcdctlLock(lockKey, Long.parseUnsignedLong(lockKey.substring(lockKey.lastIndexOf('/') + 1), 16), Long.parseLong(parts[2]));
+    }
+
+    /** {@code word} in single quotes for bash. */
+    private static String shellQuoted(String word) {
+        return "'" + word.replace("'", "'\\''") + "'";
     }
 
     /** The partition Kafka's Java producer picks for a String key: murmur2 of its UTF-8 bytes. */
