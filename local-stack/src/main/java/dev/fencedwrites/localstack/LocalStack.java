@@ -237,6 +237,19 @@ public final class LocalStack implements AutoCloseable {
         restartConnect.run();
     }
 
+    /**
+     * Freezes etcd with SIGSTOP, as a stalled disk or a paused VM would: its sockets stay open and
+     * every request hangs until {@link #resumeEtcd()}. For tests.
+     */
+    public synchronized void pauseEtcd() {
+        etcd.process().signal("STOP");
+    }
+
+    /** Lets etcd run again (SIGCONT) after {@link #pauseEtcd()}. For tests. */
+    public synchronized void resumeEtcd() {
+        etcd.process().signal("CONT");
+    }
+
     /** Where data and logs are. */
     public Path dir() {
         return dir;
