@@ -114,7 +114,7 @@ public final class BillingScenario {
                 timeline.at(stage, "REJECTED " + WORKER_A + "'s write: " + reason + " (token " + tokenA + " < the key's fence " + highest
                         + ", written token.seq)");
             } else {
-                timeline.at("demo", "no rejected record found for " + WORKER_A + "'s write");
+                timeline.at("demo", "no rejected record found for " + WORKER_A + "'s write; " + whereWasIt(tokenA));
             }
             SummaryRow unfenced = null;
             if (!resumeBeforeBWrites) {
@@ -205,6 +205,45 @@ public final class BillingScenario {
             }
             throw e;
         }
+    }
+
+    /**
+     * What happened to A's write when it is not on the rejected topic: whether it is on the accepted
+     * topic (read committed, a short look), and the enforcer's outcome counters, so a failed run says why.
+     */
+    private String whereWasIt(long token) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, "fence-demo-" + UUID.randomUUID());
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        StringBuilder found = new StringBuilder();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(FenceTopics.ACCEPTED, FenceTopics.MARKERS));
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    if (CUSTOMER.equals(record.key())) {
+                        found.append(' ').append(record.topic()).append('@').append(record.offset()).append('=').append(header(record, FenceHeaders.TOKEN))
+                                .append('.').append(header(record, FenceHeaders.SEQ));
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            found.append(" (could not read: ").append(e.getMessage()).append(')');
+        }
+        String counters;
+        try {
+            counters = Http.get(stack.enforcerUrl() + "/metrics").body().lines()
+                    .filter(line -> (line.startsWith("fenced_writes_total") || line.startsWith("fence_token_verifications_total")
+                            || line.startsWith("accepted_writes_total") || line.startsWith("fence_markers_accepted_total")) && !line.endsWith(" 0.0"))
+                    .collect(java.util.stream.Collectors.joining(", "));
+        } catch (IOException | InterruptedException e) {
+            counters = "enforcer metrics unavailable: " + e.getMessage();
+        }
+        return "token " + token + "; " + CUSTOMER + " on the accepted and markers topics:" + (found.length() == 0 ? " nothing" : found)
+                + "; enforcer counters: " + counters;
     }
 
     private Optional<ConsumerRecord<String, byte[]>> findRejected(long token) throws InterruptedException {

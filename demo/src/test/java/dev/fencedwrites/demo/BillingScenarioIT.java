@@ -5,6 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.localstack.internal.EtcdNode;
+import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.producer.FencingLease;
+import dev.fencedwrites.producer.FencingLeaseClient;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceTopics;
 import dev.fencedwrites.schemas.billing.BillingSummary;
@@ -101,8 +105,9 @@ class BillingScenarioIT {
     @Test
     void withoutFencingTheSameStaleWriteOverwritesTheRow() throws Exception {
         String customer = "customer-control-" + UUID.randomUUID();
-        publish(FenceTopics.INPUT, customer, summary(customer, 12_550, "worker-B"), 9, 1);
-        publish(FenceTopics.INPUT, customer, summary(customer, 10_000, "worker-A"), 5, 1);
+        List<Lock> held = locks(customer, 2);
+        publish(FenceTopics.INPUT, customer, summary(customer, 12_550, "worker-B"), held.get(1), 1);
+        publish(FenceTopics.INPUT, customer, summary(customer, 10_000, "worker-A"), held.get(0), 1);
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             assertThat(computedBy(LocalStack.UNFENCED_TABLE, customer)).isEqualTo("worker-A");
@@ -141,24 +146,29 @@ class BillingScenarioIT {
     @Test
     void writeAroundTheEnforcerBelowAWinningMarkerIsRefusedAtTheDatabase() throws Exception {
         String customer = "customer-marker-" + UUID.randomUUID();
-        publish(FenceTopics.INPUT, customer, summary(customer, 500, "old-holder"), 5, 1);
+        List<Lock> held = locks(customer, 2);
+        Lock old = held.get(0);
+        Lock next = held.get(1);
+        long between = old.token() + 1; // old's release (a revoke) is a revision of its own, so next's token is at least old's + 2
+        assertThat(between).isLessThan(next.token());
+        publish(FenceTopics.INPUT, customer, summary(customer, 500, "old-holder"), old, 1);
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(computedBy(LocalStack.TABLE, customer)).isEqualTo("old-holder"));
 
-        publishMarker(FenceTopics.INPUT, customer, 8);
+        publishMarker(FenceTopics.INPUT, customer, next);
         await("the marker raised the row's fence, its data unchanged").atMost(Duration.ofSeconds(60))
-                .untilAsserted(() -> assertThat(fenceOf(LocalStack.TABLE, customer)).isEqualTo("8.0 old-holder"));
+                .untilAsserted(() -> assertThat(fenceOf(LocalStack.TABLE, customer)).isEqualTo(next.token() + ".0 old-holder"));
         byte[] stale = serializer().serialize(FenceTopics.ACCEPTED, summary(customer, 600, "stale-writer"));
-        publishRaw(FenceTopics.ACCEPTED, customer, stale, 6, 1);
+        publishRaw(FenceTopics.ACCEPTED, customer, stale, between, 1);
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             List<ConsumerRecord<String, byte[]>> rejected = read(FenceTopics.REJECTED, customer);
             assertThat(rejected).hasSize(1);
             assertThat(header(rejected.get(0), FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
             assertThat(header(rejected.get(0), FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_SINK);
-            assertThat(header(rejected.get(0), FenceHeaders.REJECTED_HIGHEST)).isEqualTo("8.0");
+            assertThat(header(rejected.get(0), FenceHeaders.REJECTED_HIGHEST)).isEqualTo(next.token() + ".0");
             assertThat(rejected.get(0).value()).isEqualTo(stale);
         });
-        assertThat(fenceOf(LocalStack.TABLE, customer)).isEqualTo("8.0 old-holder");
+        assertThat(fenceOf(LocalStack.TABLE, customer)).isEqualTo(next.token() + ".0 old-holder");
         assertThat(read(FenceTopics.MARKERS, customer)).singleElement()
                 .satisfies(marker -> assertThat(header(marker, FenceHeaders.MARKER_TARGET_TOPIC)).isEqualTo(FenceTopics.ACCEPTED));
     }
@@ -305,20 +315,24 @@ class BillingScenarioIT {
     @Test
     void fenceRejectedPrintsWhatWasFenced() throws Exception {
         String customer = "customer-rejected-cmd-" + UUID.randomUUID();
-        publish(FenceTopics.INPUT, customer, summary(customer, 700, "holder"), 7, 1);
-        publish(FenceTopics.INPUT, customer, summary(customer, 500, "paused"), 5, 1);
+        List<Lock> held = locks(customer, 2);
+        Lock paused = held.get(0);
+        Lock holder = held.get(1);
+        publish(FenceTopics.INPUT, customer, summary(customer, 700, "holder"), holder, 1);
+        publish(FenceTopics.INPUT, customer, summary(customer, 500, "paused"), paused, 1);
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             Run text = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "10m");
             assertThat(text.exit()).as(text.err()).isZero();
             assertThat(text.out().lines().filter(line -> line.contains(customer)))
-                    .singleElement().asString().contains("token=5.1", "highest=7.1", "STALE_TOKEN", "stage=enforcer", "source=fenced-writes-");
+                    .singleElement().asString().contains("token=" + paused.token() + ".1", "highest=" + holder.token() + ".1", "STALE_TOKEN",
+                            "stage=enforcer", "source=fenced-writes-");
         });
         Run json = rejected("--bootstrap", stack.kafkaBootstrap(), "--json");
         assertThat(json.out().lines().filter(line -> line.contains(customer))).singleElement().satisfies(line -> {
             var object = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
             assertThat(object.path("reason").asText()).isEqualTo("STALE_TOKEN");
-            assertThat(object.path("highest").asText()).isEqualTo("7.1");
+            assertThat(object.path("highest").asText()).isEqualTo(holder.token() + ".1");
             assertThat(object.path("key").asText()).isEqualTo(customer);
         });
 
@@ -334,8 +348,9 @@ class BillingScenarioIT {
     @Test
     void fenceConsumePrintsAcceptedRecordsDecoded() throws Exception {
         String customer = "customer-consume-cmd-" + UUID.randomUUID();
-        publish(FenceTopics.INPUT, customer, summary(customer, 4_242, "consumer-test"), 9, 2);
-        publishRaw(FenceTopics.INPUT, customer + "-raw", "not avro".getBytes(java.nio.charset.StandardCharsets.UTF_8), 1, 1);
+        Lock lock = locks(customer, 1).get(0);
+        publish(FenceTopics.INPUT, customer, summary(customer, 4_242, "consumer-test"), lock, 2);
+        publishRaw(FenceTopics.INPUT, customer + "-raw", "not avro".getBytes(java.nio.charset.StandardCharsets.UTF_8), locks(customer + "-raw", 1).get(0), 1);
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             Run run = command(new ConsumeCommand(), "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl(), "--since", "10m");
@@ -343,7 +358,7 @@ class BillingScenarioIT {
             var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
             assertThat(run.out().lines().filter(line -> line.contains("\"" + customer + "\""))).singleElement().satisfies(line -> {
                 var object = mapper.readTree(line);
-                assertThat(object.path("token").asText()).isEqualTo("9");
+                assertThat(object.path("token").asText()).isEqualTo(Long.toString(lock.token()));
                 assertThat(object.path("seq").asText()).isEqualTo("2");
                 assertThat(object.path("value").path("amountMinor").asLong()).isEqualTo(4_242);
                 assertThat(object.path("value").path("computedBy").asText()).isEqualTo("consumer-test");
@@ -364,6 +379,7 @@ class BillingScenarioIT {
     @Test
     void fenceProduceWritesUnderALeaseAndInspectShowsBothSidesInStep() throws Exception {
         String customer = "customer-produce-cmd-" + UUID.randomUUID();
+        locks(customer + "-warm-up", 3); // etcd's revision well above where a fresh etcd starts (the stale writer below)
         Run produced = produce(customer, "--value", "{\"amountMinor\": 1234, \"lineItems\": 3}", "--count", "2");
         assertThat(produced.exit()).as(produced.out() + produced.err()).isZero();
         String token = produced.out().lines().filter(line -> line.startsWith("lease")).findFirst().orElseThrow()
@@ -384,12 +400,18 @@ class BillingScenarioIT {
         Run text = inspect(customer);
         assertThat(text.out()).contains("enforcer fence   " + token + ".2", "database fence   " + token + ".2", "verdict          in step");
 
-        // A writer far ahead (as if etcd's revisions had been reset under it) raises the fence; the next lease's write is stale.
+        // A forged token far ahead cannot raise the fence (issue 14: verified against etcd), so the next lease's write is accepted.
         long ahead = Long.parseLong(token) + 1_000_000;
-        publish(FenceTopics.INPUT, customer, summary(customer, 9_999, "far-ahead"), ahead, 1);
-        Run stale = produce(customer, "--amount", "1");
-        assertThat(stale.exit()).as(stale.out() + stale.err()).isEqualTo(3);
-        assertThat(stale.out()).containsPattern("rejected " + customer + "  token=\\d+\\.1  STALE_TOKEN  highest=" + ahead + ".1  stage=enforcer");
+        publishRaw(FenceTopics.INPUT, customer, serializer().serialize(FenceTopics.INPUT, summary(customer, 9_999, "far-ahead")), ahead, 1, 7_777);
+        Run next = produce(customer, "--amount", "2");
+        assertThat(next.exit()).as(next.out() + next.err()).isZero();
+        assertThat(next.out()).containsPattern("accepted " + customer + "  token=\\d+\\.1");
+        // A writer whose tokens come from another etcd, whose revisions are far behind (as if etcd had been reset under it), is stale.
+        try (Service otherEtcd = EtcdNode.start(dir.resolve("other-etcd"))) {
+            Run stale = produceWith(otherEtcd.address(), customer, "--amount", "1");
+            assertThat(stale.exit()).as(stale.out() + stale.err()).isEqualTo(3);
+            assertThat(stale.out()).containsPattern("rejected " + customer + "  token=\\d+\\.1  STALE_TOKEN  highest=\\d+\\.1  stage=enforcer");
+        }
 
         Run unknown = inspect("customer-never-written-" + UUID.randomUUID());
         assertThat(unknown.exit()).as(unknown.err()).isZero();
@@ -407,7 +429,12 @@ class BillingScenarioIT {
     }
 
     private static Run produce(String key, String... more) {
-        List<String> args = new ArrayList<>(List.of(key, "--bootstrap", stack.kafkaBootstrap(), "--etcd", stack.etcdEndpoints(),
+        return produceWith(stack.etcdEndpoints(), key, more);
+    }
+
+    /** {@code ./fence produce} taking its lease from the etcd at {@code etcd}. */
+    private static Run produceWith(String etcd, String key, String... more) {
+        List<String> args = new ArrayList<>(List.of(key, "--bootstrap", stack.kafkaBootstrap(), "--etcd", etcd,
                 "--schema-registry", stack.schemaRegistryUrl()));
         args.addAll(List.of(more));
         return command(new ProduceCommand(), args.toArray(String[]::new));
@@ -460,26 +487,60 @@ class BillingScenarioIT {
         return new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
     }
 
+    /** One real acquisition of a key's etcd lock: its fencing token and lease (the enforcer verifies tokens, issue 14). */
+    record Lock(long token, long lease) {
+    }
+
+    /** {@code count} acquisitions of {@code key}'s lock, one after the other (each released before the next), in token order. */
+    private static List<Lock> locks(String key, int count) throws Exception {
+        List<Lock> held = new ArrayList<>();
+        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), FencingLeaseClient.DEFAULT_LOCK_PREFIX)) {
+            for (int i = 0; i < count; i++) {
+                try (FencingLease lease = leases.acquire(key, Duration.ofSeconds(30), Duration.ofSeconds(30))) {
+                    held.add(new Lock(lease.token(), lease.leaseId()));
+                }
+            }
+        }
+        return held;
+    }
+
+    private static void publish(String topic, String key, BillingSummary value, Lock lock, long seq) throws Exception {
+        publishRaw(topic, key, serializer().serialize(topic, value), lock, seq);
+    }
+
     private static void publish(String topic, String key, BillingSummary value, long token, long seq) throws Exception {
         publishRaw(topic, key, serializer().serialize(topic, value), token, seq);
     }
 
+    private static void publishRaw(String topic, String key, byte[] value, Lock lock, long seq) throws Exception {
+        publishRaw(topic, key, value, lock.token(), seq, lock.lease());
+    }
+
     private static void publishRaw(String topic, String key, byte[] value, long token, long seq) throws Exception {
+        publishRaw(topic, key, value, token, seq, 0);
+    }
+
+    /** Publishes with {@code fence.token}, {@code fence.seq} and, when {@code lease} is positive, {@code fence.lease}. */
+    private static void publishRaw(String topic, String key, byte[] value, long token, long seq, long lease) throws Exception {
         Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
             RecordHeaders headers = new RecordHeaders();
             headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
             headers.add(FenceHeaders.SEQ, FenceHeaders.encode(seq));
+            if (lease > 0) {
+                headers.add(FenceHeaders.LEASE, FenceHeaders.encode(lease));
+            }
             producer.send(new ProducerRecord<>(topic, null, key, value, headers)).get(30, TimeUnit.SECONDS);
         }
     }
 
     /** A FENCE marker (seq 0, null value), as producer-lib publishes at acquisition. */
-    private static void publishMarker(String topic, String key, long token) throws Exception {
+    private static void publishMarker(String topic, String key, Lock lock) throws Exception {
         Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
             RecordHeaders headers = new RecordHeaders();
-            headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
+            headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(lock.token()));
+            headers.add(FenceHeaders.LEASE, FenceHeaders.encode(lock.lease()));
             headers.add(FenceHeaders.SEQ, FenceHeaders.encode(0));
             headers.add(FenceHeaders.OP, FenceHeaders.encode("FENCE"));
             producer.send(new ProducerRecord<>(topic, null, key, null, headers)).get(30, TimeUnit.SECONDS);
