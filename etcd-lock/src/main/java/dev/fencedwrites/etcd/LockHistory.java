@@ -26,15 +26,17 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LockHistory {
     /**
-     * The longest lock key, in bytes, that is ever read: etcd's default {@code --max-request-bytes}
-     * (1.5 MiB). A writer's lock key is written by a put that carries it whole, which etcd refuses
-     * above that size, so no lease can have held a longer one; and a range read for a key of a few
-     * MiB exceeds etcd's gRPC message limit ({@code --max-request-bytes} + 512 KiB), an error that
-     * retrying never cures. Such a lock is answered {@link Outcome#NOT_HELD} without asking etcd
-     * (issue 14 review: a 900 KB record key of bytes that each encode to {@code %XX} stopped the
-     * enforcer's stream thread for good).
+     * The longest lock key, in bytes, that is ever read: 1 MiB less 4 KiB. A prefix range read
+     * carries the name twice (key and range end), and etcd's gRPC server takes no message above
+     * {@code --max-request-bytes} (1.5 MiB by default) + 512 KiB: above this size the read fails
+     * with RESOURCE_EXHAUSTED, an error that retrying never cures. No writer following etcd's Mutex
+     * can have held such a lock either: its acquiring transaction carries the name at least four
+     * times (put, the owner's range with its end) and etcd refuses a request above
+     * {@code --max-request-bytes}. So such a lock is answered {@link Outcome#NOT_HELD} without
+     * asking etcd (issue 14 review: a 400 KB record key of bytes that each encode to {@code %XX}
+     * stopped the enforcer's stream thread for good).
      */
-    public static final int MAX_LOCK_KEY_BYTES = 3 * 512 * 1024;
+    public static final int MAX_LOCK_KEY_BYTES = 1024 * 1024 - 4 * 1024;
 
     /** What etcd's history says of a (resource, token, lease). */
     public enum Outcome {
@@ -60,8 +62,9 @@ public final class LockHistory {
             return switch (outcome) {
                 case HELD -> "lease " + leaseId + " (" + Long.toHexString(leaseId) + ") held " + lockName + " at revision " + token;
                 case NOT_HELD -> holder == null && currentRevision == 0
-                        ? "no lease can have held " + lockName + ": its lock key is longer than the " + MAX_LOCK_KEY_BYTES
-                                + " bytes etcd takes in one request (--max-request-bytes by default), so etcd was not asked"
+                        ? "no lease can have held " + lockName + ": its lock key is longer than " + MAX_LOCK_KEY_BYTES
+                                + " bytes, which no Mutex acquisition fits in one etcd request (--max-request-bytes, 1.5 MiB by default) and no"
+                                + " range read fits etcd's gRPC limit; etcd was not asked"
                         : holder == null
                         ? "nobody held " + lockName + " at revision " + token + " (etcd revision now " + currentRevision + ")"
                         : "at revision " + token + " " + lockName + " was held by " + holder + " (lease " + holderLease + ", hex "

@@ -43,8 +43,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class EnforcerHostileKeyVerificationIT {
-    /** Bytes 0xFF: each becomes %FF in the lock name, so 900 KB of key is a 2.7 MB etcd range key, above etcd's 2 MiB gRPC limit. */
-    private static final int KEY_BYTES = 900_000;
+    /**
+     * Bytes 0xFF: each becomes %FF in the lock name, so 400 KB of key is a 1.2 MB lock name, and the
+     * range read (key and range end) 2.4 MB, above etcd's default gRPC limit of 2 MiB.
+     */
+    private static final int KEY_BYTES = 400_000;
     private static final Duration DECIDED_WITHIN = Duration.ofSeconds(120);
 
     @TempDir

@@ -46,17 +46,18 @@ class EtcdTokenVerifierTest {
     }
 
     /**
-     * Issue 14 review: a 600 KB key of bytes that each encode to {@code %XX} makes a 1.8 MB lock key,
-     * which no etcd with the default --max-request-bytes can hold; asked anyway, a few MB of key
-     * break etcd's gRPC limit and the verifier retried forever, stopping the stream thread. Here
-     * etcd is unreachable, so only an answer without a read can come back.
+     * Issue 14 review: a 400 KB key of bytes that each encode to {@code %XX} makes a 1.2 MB lock name,
+     * which no Mutex acquisition fits in one request to an etcd with the default --max-request-bytes;
+     * asked anyway, the range read (the name twice) broke etcd's 2 MiB gRPC limit and the verifier
+     * retried forever, stopping the stream thread. Here etcd is unreachable, so only an answer
+     * without a read can come back.
      */
     @Test
     void aKeyWhoseLockKeyIsLongerThanEtcdTakesIsRefusedLockNotHeldWithoutAskingEtcdAndItsDetailStaysShort() {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         EtcdSettings unreachable = EtcdSettings.builder(List.of("http://127.0.0.1:1")).connectTimeout(Duration.ofMillis(200))
                 .requestTimeout(Duration.ofMillis(300)).build();
-        byte[] key = new byte[600_000];
+        byte[] key = new byte[400_000];
         Arrays.fill(key, (byte) 0xFF);
         try (EtcdTokenVerifier verifier = new EtcdTokenVerifier(unreachable,
                 new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(10), Duration.ofMillis(50), 100), meters)) {
