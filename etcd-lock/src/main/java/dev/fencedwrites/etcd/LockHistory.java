@@ -25,6 +25,19 @@ import java.util.concurrent.TimeUnit;
  * holds for good. Thread-safe; one read per call, no retries (the caller decides).
  */
 public final class LockHistory {
+    /**
+     * The longest lock key, in bytes, that is ever read: 1 MiB less 4 KiB. A prefix range read
+     * carries the name twice (key and range end), and etcd's gRPC server takes no message above
+     * {@code --max-request-bytes} (1.5 MiB by default) + 512 KiB: above this size the read fails
+     * with RESOURCE_EXHAUSTED, an error that retrying never cures. No writer following etcd's Mutex
+     * can have held such a lock either: its acquiring transaction carries the name at least four
+     * times (put, the owner's range with its end) and etcd refuses a request above
+     * {@code --max-request-bytes}. So such a lock is answered {@link Outcome#NOT_HELD} without
+     * asking etcd (issue 14 review: a 400 KB record key of bytes that each encode to {@code %XX}
+     * stopped the enforcer's stream thread for good).
+     */
+    public static final int MAX_LOCK_KEY_BYTES = 1024 * 1024 - 4 * 1024;
+
     /** What etcd's history says of a (resource, token, lease). */
     public enum Outcome {
         /** At revision = token the lease's key was the oldest under the lock: its holder held the lock. */
@@ -48,7 +61,11 @@ public final class LockHistory {
         public String describe(String lockName, long token, long leaseId) {
             return switch (outcome) {
                 case HELD -> "lease " + leaseId + " (" + Long.toHexString(leaseId) + ") held " + lockName + " at revision " + token;
-                case NOT_HELD -> holder == null
+                case NOT_HELD -> holder == null && currentRevision == 0
+                        ? "no lease can have held " + lockName + ": its lock key is longer than " + MAX_LOCK_KEY_BYTES
+                                + " bytes, which no Mutex acquisition fits in one etcd request (--max-request-bytes, 1.5 MiB by default) and no"
+                                + " range read fits etcd's gRPC limit; etcd was not asked"
+                        : holder == null
                         ? "nobody held " + lockName + " at revision " + token + " (etcd revision now " + currentRevision + ")"
                         : "at revision " + token + " " + lockName + " was held by " + holder + " (lease " + holderLease + ", hex "
                                 + Long.toHexString(holderLease) + "), not by lease " + leaseId + " (hex " + Long.toHexString(leaseId) + ")";
@@ -78,18 +95,30 @@ public final class LockHistory {
         return prefix;
     }
 
+    /** Whether lease {@code leaseId}'s lock key for {@code resource} is at most {@link #MAX_LOCK_KEY_BYTES}, so {@link #check} asks etcd. */
+    public boolean fits(byte[] resource, long leaseId) {
+        // The encoded resource is ASCII: one byte per char.
+        return (long) prefix.getBytes(StandardCharsets.UTF_8).length + LockKeys.encode(resource).length() + 1 + Long.toHexString(leaseId).length()
+                <= MAX_LOCK_KEY_BYTES;
+    }
+
     /**
      * Reads the lock's holder at revision {@code token}.
      *
      * @param resource the resource id, UTF-8 bytes (the record key)
      * @param token    the fencing token, positive
      * @param leaseId  the lease the writer names ({@code fence.lease})
-     * @return the verdict; completes exceptionally with jetcd's error (etcd unreachable, timed out
-     *     after the request timeout, authentication or permission refused) when etcd did not answer
+     * @return the verdict; {@link Outcome#NOT_HELD} with no holder and revision 0, without asking
+     *     etcd, when the lease's lock key would be longer than {@link #MAX_LOCK_KEY_BYTES}; completes
+     *     exceptionally with jetcd's error (etcd unreachable, timed out after the request timeout,
+     *     authentication or permission refused) when etcd did not answer
      */
     public CompletableFuture<Verdict> check(byte[] resource, long token, long leaseId) {
         String name = LockKeys.name(prefix, resource);
         ByteSequence expected = ByteSequence.from(name + "/" + Long.toHexString(leaseId), StandardCharsets.UTF_8);
+        if (!fits(resource, leaseId)) {
+            return CompletableFuture.completedFuture(new Verdict(Outcome.NOT_HELD, null, 0, 0));
+        }
         GetOption oldest = GetOption.builder().isPrefix(true).withRevision(token).withSortField(GetOption.SortTarget.CREATE)
                 .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
         return kv.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), oldest)

@@ -3,10 +3,13 @@ package dev.fencedwrites.enforcer.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
+import dev.fencedwrites.schemas.RejectionReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -40,5 +43,32 @@ class EtcdTokenVerifierTest {
                 .withCauseInstanceOf(IllegalStateException.class).withMessageContaining("closed while waiting for etcd");
         assertThat(meters.get("fence.token.verifications").tag("outcome", "verified").counter().count()).isZero();
         assertThat(meters.get("fence.token.verification.waiting").gauge().value()).isZero();
+    }
+
+    /**
+     * Issue 14 review: a 400 KB key of bytes that each encode to {@code %XX} makes a 1.2 MB lock name,
+     * which no Mutex acquisition fits in one request to an etcd with the default --max-request-bytes;
+     * asked anyway, the range read (the name twice) broke etcd's 2 MiB gRPC limit and the verifier
+     * retried forever, stopping the stream thread. Here etcd is unreachable, so only an answer
+     * without a read can come back.
+     */
+    @Test
+    void aKeyWhoseLockKeyIsLongerThanEtcdTakesIsRefusedLockNotHeldWithoutAskingEtcdAndItsDetailStaysShort() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        EtcdSettings unreachable = EtcdSettings.builder(List.of("http://127.0.0.1:1")).connectTimeout(Duration.ofMillis(200))
+                .requestTimeout(Duration.ofMillis(300)).build();
+        byte[] key = new byte[400_000];
+        Arrays.fill(key, (byte) 0xFF);
+        try (EtcdTokenVerifier verifier = new EtcdTokenVerifier(unreachable,
+                new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(10), Duration.ofMillis(50), 100), meters)) {
+            CompletableFuture<TokenVerifier.Verdict> call = CompletableFuture.supplyAsync(() -> verifier.verify(key, 5, 7));
+
+            assertThat(call).succeedsWithin(30, TimeUnit.SECONDS).satisfies(verdict -> {
+                assertThat(verdict.rejection()).isEqualTo(RejectionReason.LOCK_NOT_HELD);
+                assertThat(verdict.detail()).contains("--max-request-bytes").hasSizeLessThan(1_000);
+            });
+            assertThat(meters.get("fence.token.verification.etcd.reads").counter().count()).isZero();
+            assertThat(meters.get("fence.token.verifications").tag("outcome", "lock_not_held").counter().count()).isEqualTo(1.0);
+        }
     }
 }
