@@ -103,11 +103,11 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                     + "/fences/{key} for keys another instance owns). Unset: http.host, or this machine's host name when http.host is 0.0.0.0.",
                     GROUP_HTTP, 3, ConfigDef.Width.MEDIUM, "Advertised HTTP host")
             .define(TOKEN_VERIFICATION_ENABLE, Type.BOOLEAN, null, Importance.HIGH,
-                    "Check every fencing token that would raise a key's fence against etcd's history before accepting it (issue 14): at "
+                    "Check the fencing token of every record the decision rule would accept against etcd's history (issue 14): at "
                     + "revision = token, the key's lock (<etcd.lock.prefix><encoded key>/<fence.lease in hex>) must have been the oldest under "
                     + "the lock and attached to that lease. Forged, future and borrowed tokens are rejected (FUTURE_TOKEN, LOCK_NOT_HELD, "
-                    + "MISSING_LEASE, MALFORMED_LEASE, UNVERIFIABLE_TOKEN) instead of blocking the key. Writes at a fence already held are not "
-                    + "checked again. Unset: on when etcd.endpoints is set. Off: any positive fence.token is believed.",
+                    + "MISSING_LEASE, MALFORMED_LEASE, UNVERIFIABLE_TOKEN) instead of blocking the key. A holder's writes at its fence are "
+                    + "answered from a cache. Unset: on when etcd.endpoints is set. Off: any positive fence.token is believed.",
                     GROUP_VERIFICATION, 1, ConfigDef.Width.SHORT, "Verify tokens")
             .define(EtcdSettings.ENDPOINTS, Type.LIST, "", Importance.HIGH,
                     "etcd client URLs (http:// or https://), comma-separated, of the etcd cluster the writers take their locks from.",

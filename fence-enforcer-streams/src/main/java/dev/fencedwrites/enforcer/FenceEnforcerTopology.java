@@ -107,7 +107,7 @@ public final class FenceEnforcerTopology {
      * @param markers  the topic winning FENCE markers are published to, or {@code null} for none
      * @param limits   the topics' partition count and size limits
      * @param meters   where the fenced-writes counters are registered
-     * @param verifier checks every token that would raise a key's fence (issue 14), or {@code null} to believe every token;
+     * @param verifier checks the token of every record the rule would accept (issue 14), or {@code null} to believe every token;
      *                 shared by all tasks, so it must be thread-safe
      */
     public static Topology build(String input, String accepted, String rejected, String markers, Limits limits, MeterRegistry meters,

@@ -3,18 +3,19 @@ package dev.fencedwrites.enforcer;
 import dev.fencedwrites.schemas.RejectionReason;
 
 /**
- * Checks a fencing token with the lock service before it may raise a key's fence (issue 14), like
+ * Checks a fencing token with the lock service before the enforcer accepts it (issue 14), like
  * Chubby's {@code CheckSequencer}: a forged, future or borrowed token is rejected instead of
- * blocking the key for every real holder after it. The enforcer asks only when a token would raise
- * the fence (a first token for the key, or one above the stored token); writes at the fence it
- * already holds are never checked again.
+ * blocking the key for every real holder after it. The enforcer asks for every record the decision
+ * rule would accept (a raise, or a write at the key's current token, which may be another lock's:
+ * tokens are not unique across locks); an implementation should answer a question it has answered
+ * before without asking the lock service again, since the holder asks the same one on each write.
  */
 public interface TokenVerifier extends AutoCloseable {
 
     /**
      * The answer for one token.
      *
-     * @param rejection {@code null} when the token may raise the fence, else the reason to reject the record
+     * @param rejection {@code null} when the record may be accepted, else the reason to reject it
      * @param detail    what the lock service said, for logs and rejection details; never {@code null}
      */
     record Verdict(RejectionReason rejection, String detail) {

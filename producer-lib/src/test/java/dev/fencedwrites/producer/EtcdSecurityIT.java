@@ -112,11 +112,18 @@ class EtcdSecurityIT {
      * and client code as producer-lib), confirms the lease's token, and refuses it for another lease.
      */
     private static void assertVerifies(EtcdSettings.Builder settings, FencingLease lease) {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
         try (EtcdTokenVerifier verifier = new EtcdTokenVerifier(settings.build(), new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT,
-                Duration.ofMillis(50), Duration.ofMillis(500), 10), new SimpleMeterRegistry())) {
+                Duration.ofMillis(50), Duration.ofMillis(500), 10), meters)) {
             byte[] key = lease.resource().getBytes(StandardCharsets.UTF_8);
             assertThat(verifier.verify(key, lease.token(), lease.leaseId()).verified()).isTrue();
             assertThat(verifier.verify(key, lease.token(), lease.leaseId() + 1).rejection()).isEqualTo(RejectionReason.LOCK_NOT_HELD);
+            // The holder's writes at its fence ask again: answered from the cache, no etcd read.
+            for (int i = 0; i < 3; i++) {
+                assertThat(verifier.verify(key, lease.token(), lease.leaseId()).verified()).isTrue();
+            }
+            assertThat(meters.get("fence.token.verification.etcd.reads").counter().count()).isEqualTo(2.0);
+            assertThat(meters.get("fence.token.verification.cache.hits").counter().count()).isEqualTo(3.0);
         }
     }
 

@@ -88,12 +88,12 @@ public enum RejectionReason {
      */
     LOCK_NOT_HELD,
     /**
-     * Token verification (issue 14): a record that would raise its key's fence has no
+     * Token verification (issue 14): a record the decision rule would accept has no
      * {@code fence.lease} header, so there is no lock key to check the token against. Enforcer only.
      */
     MISSING_LEASE,
     /**
-     * Token verification (issue 14): a record that would raise its key's fence has a
+     * Token verification (issue 14): a record the decision rule would accept has a
      * {@code fence.lease} that is empty, repeated, or not a positive decimal long. Enforcer only.
      */
     MALFORMED_LEASE,

@@ -51,13 +51,14 @@ import org.slf4j.LoggerFactory;
  * offset. The history needs to know the task's commits ({@link CommitSignal}); under
  * {@code exactly_once_v2} the store is never ahead of the offsets and no history is kept.
  *
- * <p>Verified tokens (issue 14): with a {@link TokenVerifier}, a record whose token would raise
- * its key's fence (the key's first token, or one above the stored token, from a write or a marker)
- * is accepted only if the verifier confirms that its {@code fence.lease} held the key's lock at
- * revision = token; otherwise it is rejected with the verifier's reason ({@code FUTURE_TOKEN},
- * {@code LOCK_NOT_HELD}, {@code UNVERIFIABLE_TOKEN}), or {@code MISSING_LEASE}/{@code MALFORMED_LEASE},
- * and the fence does not move. The check runs after every cheaper rule, and a replayed record that
- * the key's history says was accepted is not checked again (it was verified the first time).
+ * <p>Verified tokens (issue 14): with a {@link TokenVerifier}, a record the decision rule would
+ * accept (a raise, or a write at the key's current token) is accepted only if the verifier confirms
+ * that its {@code fence.lease} held the key's lock at revision = token; otherwise it is rejected with
+ * the verifier's reason ({@code FUTURE_TOKEN}, {@code LOCK_NOT_HELD}, {@code UNVERIFIABLE_TOKEN}), or
+ * {@code MISSING_LEASE}/{@code MALFORMED_LEASE}, and the fence does not move. Writes at a fence the
+ * verifier has confirmed are answered from its cache, without asking etcd. The check runs after
+ * every cheaper rule (stale and duplicate records never reach it), and a replayed record that the
+ * key's history says was accepted is not checked again (it was verified the first time).
  */
 public final class FenceProcessor implements Processor<byte[], byte[], byte[], byte[]> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceProcessor.class);
@@ -100,7 +101,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      *                         default partitioner, murmur2, assigns it) and the largest record each output takes
      * @param commitSignalName the {@link CommitSignal} store connected to this processor
      * @param markers          where winning markers are published, or {@code null} to only raise the fence
-     * @param verifier         checks each token that would raise a key's fence (issue 14), or {@code null} to believe every token
+     * @param verifier         checks the token of every record the rule would accept (issue 14), or {@code null} to believe every token
      */
     public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink, MarkerOutput markers, EnforcerMetrics metrics,
             FenceEnforcerTopology.Limits limits, TokenVerifier verifier) {
@@ -230,7 +231,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             // against the fence the record met the first time, that is why it was not accepted
             // then (etcd's answers about past revisions do not change), and it gets the same
             // rejection again (issue 14; found by EnforcerCrashIT's at_least_once run).
-            if (verifier != null && raises(stored, stamp) && !verified(record, key, stamp, stored)) {
+            if (verifier != null && !verified(record, key, stamp, stored)) {
                 return;
             }
             // Otherwise the input's offsets were reset or the topic recreated: decide against the current fence, as without replay.
@@ -243,12 +244,13 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             before = state.fence();
             raised = FenceRule.raise(before, stamp.fence());
         }
-        if (!replaying && verifier != null && raises(before, stamp)) {
-            // A raise (issue 14): the token must be one the lock service issued to this key's
-            // lock under the record's lease. Writes at the fence already held are not checked.
-            if (!verified(record, key, stamp, before)) {
-                return;
-            }
+        if (!replaying && verifier != null && !verified(record, key, stamp, before)) {
+            // Issue 14: the token must be one the lock service issued to this key's lock under
+            // the record's lease, for a raise and for a write at the fence alike: tokens are not
+            // unique across locks (waiters woken by one change get the same revision), so a token
+            // equal to the fence may be another lock's. Only one lease holds a lock at a revision.
+            // The holder's writes at its own fence are answered from the verifier's cache.
+            return;
         }
         if (replaying) {
             replayed(stamp.op() == FenceOp.FENCE ? "marker" : "accepted");
@@ -276,7 +278,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private boolean verified(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before) {
         List<byte[]> leases = HeaderLookup.of(record.headers()).values(FenceHeaders.LEASE);
         if (leases.isEmpty()) {
-            reject(record, RejectionReason.MISSING_LEASE, before, "token " + stamp.fence().token() + " would raise the fence (" + before
+            reject(record, RejectionReason.MISSING_LEASE, before, "token " + stamp.fence().token() + " would be accepted (fence " + before
                     + ") but the record has no " + FenceHeaders.LEASE + " header, so the token cannot be verified");
             return false;
         }
@@ -292,11 +294,6 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             return false;
         }
         return true;
-    }
-
-    /** Whether {@code stamp} would raise {@code fence}: the key's first token, or one above the stored token. */
-    private static boolean raises(Fence fence, FenceStamp stamp) {
-        return fence == null || stamp.fence().token() > fence.token();
     }
 
     /** ASCII decimal digits only, at most 19; -1 for anything else. */
