@@ -139,8 +139,8 @@ public final class InspectCommand implements Callable<Integer> {
             return "in step: the row holds the enforcer's latest accepted write";
         }
         if (order > 0) {
-            return "row behind the enforcer: newer accepted writes are on their way to the sink, or the fence was raised by a FENCE"
-                    + " marker (seq 0), which changes no row";
+            return "row behind the enforcer: newer accepted writes are on their way to the sink, the sink refused the newest one"
+                    + " (see ./fence rejected KEY, stage=sink), or a FENCE marker (seq 0) raised the fence while the sink lagged";
         }
         return "row AHEAD of the enforcer: a write reached the table around the enforcer, or the enforcer's state was reset";
     }

@@ -30,12 +30,16 @@ import picocli.CommandLine.Option;
         description = {"Keeps the highest accepted fencing token per key and routes every input record to the accepted or the rejected topic.",
                 "Settings come from the properties file, then FENCE_ENFORCER_* environment variables (e.g. FENCE_ENFORCER_BOOTSTRAP_SERVERS)."},
         footer = {"", "Example:", "  fence-enforcer --config enforcer.properties",
-                "  with enforcer.properties holding: bootstrap.servers=127.0.0.1:9092"})
+                "  with enforcer.properties holding:",
+                "    bootstrap.servers=127.0.0.1:9092",
+                "    etcd.endpoints=http://127.0.0.1:2379    (token verification: each token is checked against the etcd the writers lock with)",
+                "", "Without etcd.endpoints the enforcer verifies no token (it warns at start): any positive fence.token is believed."})
 public final class FenceEnforcerApp implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerApp.class);
     private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
 
-    @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "Properties file (see the configuration reference).")
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE",
+            description = "Properties file; every setting is in fence-enforcer-streams/CONFIGURATION.rst (README, \"Running the enforcer\").")
     Path configFile;
 
     public static void main(String[] args) {

@@ -102,5 +102,18 @@ public enum RejectionReason {
      * whether the lease held the lock then cannot be checked; rejected under the default
      * {@code token.verification.compacted.policy=reject}. Enforcer only.
      */
-    UNVERIFIABLE_TOKEN
+    UNVERIFIABLE_TOKEN;
+
+    /**
+     * Whether only the enforcer decides this reason: the sink never refuses a record with it (it
+     * does not know the input's partitioning, the topics' limits or etcd), so the sink exports no
+     * series for it.
+     */
+    public boolean enforcerOnly() {
+        return switch (this) {
+            case WRONG_PARTITION, TOO_LARGE, KEY_TOO_LARGE, PRODUCE_FAILED, FUTURE_TOKEN, LOCK_NOT_HELD, MISSING_LEASE, MALFORMED_LEASE,
+                    UNVERIFIABLE_TOKEN -> true;
+            default -> false;
+        };
+    }
 }

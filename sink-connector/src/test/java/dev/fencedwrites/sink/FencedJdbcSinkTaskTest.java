@@ -122,6 +122,10 @@ class FencedJdbcSinkTaskTest {
         assertThat(context.metric("records-fenced-total", Map.of("reason", "STALE_TOKEN"))).isEqualTo(1.0);
         assertThat(context.metric("records-fenced-total", Map.of("reason", "DUPLICATE"))).isEqualTo(1.0);
         assertThat(context.metric("records-fenced-total", Map.of("reason", "MISSING_TOKEN"))).isZero();
+        for (RejectionReason enforcerOnly : List.of(RejectionReason.LOCK_NOT_HELD, RejectionReason.FUTURE_TOKEN, RejectionReason.WRONG_PARTITION)) {
+            assertThatThrownBy(() -> context.metric("records-fenced-total", Map.of("reason", enforcerOnly.name())))
+                    .as("no sink series for the enforcer-only reason %s", enforcerOnly).hasMessageContaining("no plugin metric");
+        }
         assertThat(task.counts()).containsEntry("written", 3L).containsEntry("STALE_TOKEN", 1L).containsEntry("DUPLICATE", 1L);
     }
 

@@ -57,6 +57,9 @@ public final class SinkMetrics {
                 metrics.metricName("fences-raised-rate", "Row fences raised per second by winning FENCE markers", new LinkedHashMap<>()),
                 metrics.metricName("fences-raised-total", "Row fences raised by winning FENCE markers", new LinkedHashMap<>())));
         for (RejectionReason reason : RejectionReason.values()) {
+            if (reason.enforcerOnly()) {
+                continue; // the sink never refuses a record for it: no series that can only read zero
+            }
             LinkedHashMap<String, String> tags = new LinkedHashMap<>();
             tags.put("reason", reason.name());
             Sensor sensor = metrics.addSensor(prefix + "records-fenced." + reason.name());
