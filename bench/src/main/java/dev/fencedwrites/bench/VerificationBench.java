@@ -33,14 +33,14 @@ import org.apache.kafka.streams.StreamsConfig;
  * reads per second the verifying enforcer made.
  *
  * <p>Two shapes: writes under long leases (few acquisitions, many writes per token: each key's token
- * is read from etcd once, then every write at the fence is answered from the cache), and one acquisition per key (one
+ * is read from etcd once, then every write at the fence is compared with the stored lease), and one acquisition per key (one
  * write per key, each key's first token: one etcd read each). Each lock is taken the way a writer in
  * any language can ({@link LockKeys}' layout): one transaction puts the key under the lease and reads
  * the oldest key under the lock; the transaction's revision is the token. All keys share one lease
  * with a TTL longer than the run (a lease may hold many locks; each key still has its own lock key
  * and token, so the verifier's cache never answers for another key). The run fails unless the
  * enforcer accepted every record and read etcd exactly once per key (writes at a verified fence are
- * answered from the verifier's cache).
+ * compared with the lease the fence store keeps).
  */
 final class VerificationBench {
     private static final long LEASE_TTL_SECONDS = 3600;
@@ -96,7 +96,7 @@ final class VerificationBench {
             if (verify) {
                 if (run.etcdReads() != keys) {
                     throw new IllegalStateException(String.format(Locale.ROOT, "the enforcer read etcd %,.0f times over %,d keys of %s; each key's one "
-                            + "real token should be read once, every other write at its fence answered from the cache", run.etcdReads(), keys, input));
+                            + "real token should be read once, every other write at its fence compared with the stored lease", run.etcdReads(), keys, input));
                 }
                 reads += run.etcdReadsPerSecond() / 2;
             }

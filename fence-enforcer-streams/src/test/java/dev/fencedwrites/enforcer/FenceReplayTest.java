@@ -83,6 +83,30 @@ class FenceReplayTest {
                 .containsExactly(new Output(borrowed, false, RejectionReason.LOCK_NOT_HELD, "6.1"));
     }
 
+    /**
+     * A fence stored without a lease (written before verification was on, or by an earlier version):
+     * the first write at it asks the verifier, and the confirmed lease is stored, so the next does not.
+     */
+    @Test
+    void aFenceStoredWithoutALeaseAsksTheVerifierOnceAndThenKeepsTheLease() {
+        TokenVerificationTopologyTest.TableVerifier verifier = new TokenVerificationTopologyTest.TableVerifier();
+        verifier.held(KEY, 6, 60);
+        TaskSimulation verified = new TaskSimulation(StreamsConfig.EXACTLY_ONCE_V2, new SimpleMeterRegistry(), verifier);
+        verified.seed(KEY, StoredFence.of(new Fence(6, 1)));
+        int first = verified.append(KEY, value(), leased(6, 2, 60));
+        int second = verified.append(KEY, value(), leased(6, 3, 60));
+        int borrowed = verified.append(KEY, value(), leased(6, 4, 61));
+
+        verified.processAll();
+        verified.finish();
+
+        assertThat(verified.delivered()).extracting(Output::id, Output::accepted, Output::reason)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(first, true, null), org.assertj.core.groups.Tuple.tuple(second, true, null),
+                        org.assertj.core.groups.Tuple.tuple(borrowed, false, RejectionReason.LOCK_NOT_HELD));
+        assertThat(verifier.asked).containsExactly(KEY + "/6/60");
+        assertThat(verified.durable(KEY).lease()).isEqualTo(60);
+    }
+
     private static RecordHeaders leased(long token, long seq, long lease) {
         RecordHeaders headers = new RecordHeaders();
         headers.add(FenceHeaders.TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8));

@@ -118,7 +118,7 @@ class EtcdSecurityIT {
             byte[] key = lease.resource().getBytes(StandardCharsets.UTF_8);
             assertThat(verifier.verify(key, lease.token(), lease.leaseId()).verified()).isTrue();
             assertThat(verifier.verify(key, lease.token(), lease.leaseId() + 1).rejection()).isEqualTo(RejectionReason.LOCK_NOT_HELD);
-            // The holder's writes at its fence ask again: answered from the cache, no etcd read.
+            // Asked again (a record decided again after a replay or an aborted transaction): answered from the cache, no etcd read.
             for (int i = 0; i < 3; i++) {
                 assertThat(verifier.verify(key, lease.token(), lease.leaseId()).verified()).isTrue();
             }

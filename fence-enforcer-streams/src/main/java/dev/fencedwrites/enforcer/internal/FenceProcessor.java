@@ -55,8 +55,9 @@ import org.slf4j.LoggerFactory;
  * accept (a raise, or a write at the key's current token) is accepted only if the verifier confirms
  * that its {@code fence.lease} held the key's lock at revision = token; otherwise it is rejected with
  * the verifier's reason ({@code FUTURE_TOKEN}, {@code LOCK_NOT_HELD}, {@code UNVERIFIABLE_TOKEN}), or
- * {@code MISSING_LEASE}/{@code MALFORMED_LEASE}, and the fence does not move. Writes at a fence the
- * verifier has confirmed are answered from its cache, without asking etcd. The check runs after
+ * {@code MISSING_LEASE}/{@code MALFORMED_LEASE}, and the fence does not move. The store keeps the
+ * lease confirmed for the fence's token ({@link StoredFence#lease()}): a write at that token is
+ * compared with it, without asking etcd, and refused {@code LOCK_NOT_HELD} under any other lease. The check runs after
  * every cheaper rule (stale and duplicate records never reach it), and a replayed record that the
  * key's history says was accepted is not checked again (it was verified the first time).
  */
@@ -244,18 +245,21 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             before = state.fence();
             raised = FenceRule.raise(before, stamp.fence());
         }
-        if (!replaying && verifier != null && !verified(record, key, stamp, before)) {
+        long lease = 0;
+        if (!replaying && verifier != null) {
             // Issue 14: the token must be one the lock service issued to this key's lock under
             // the record's lease, for a raise and for a write at the fence alike: tokens are not
             // unique across locks (waiters woken by one change get the same revision), so a token
             // equal to the fence may be another lock's. Only one lease holds a lock at a revision.
-            // The holder's writes at its own fence are answered from the verifier's cache.
-            return;
+            lease = verifiedLease(record, key, stamp, before, state);
+            if (lease <= 0) {
+                return;
+            }
         }
         if (replaying) {
             replayed(stamp.op() == FenceOp.FENCE ? "marker" : "accepted");
         } else {
-            remember(storeKey, state, offset, raised);
+            remember(storeKey, state, offset, raised, lease);
         }
         if (stamp.op() == FenceOp.FENCE) {
             metrics.markerAccepted();
@@ -270,30 +274,66 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /**
-     * Checks a raising token with the {@link TokenVerifier}; rejects the record when its lease is
-     * missing or malformed, or the verifier refuses the token.
+     * The lease of a record the rule would accept, once confirmed: for a write at the key's fence
+     * whose lease the store already holds, by comparing with it (no etcd read: only one lease holds a
+     * lock at a revision); otherwise with the {@link TokenVerifier}. Rejects the record when its lease
+     * is missing, malformed or not the one that held the lock at the token.
+     *
+     * @param state the key's stored value ({@code before} is its current fence), or {@code null}
+     * @return the confirmed lease id, or -1 when the record was rejected
+     */
+    private long verifiedLease(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before, StoredFence state) {
+        long leaseId = leaseOf(record, stamp, before);
+        if (leaseId <= 0) {
+            return -1;
+        }
+        boolean atFence = before != null && stamp.fence().token() == before.token();
+        if (atFence && state != null && state.lease() != 0) {
+            if (leaseId == state.lease()) {
+                return leaseId;
+            }
+            reject(record, RejectionReason.LOCK_NOT_HELD, before, "token " + stamp.fence().token() + " is the key's fence, held by lease " + state.lease()
+                    + " (hex " + Long.toHexString(state.lease()) + "); only one lease holds a lock at a revision, so lease " + leaseId + " did not");
+            return -1;
+        }
+        return verified(record, key, stamp, before, leaseId) ? leaseId : -1;
+    }
+
+    /**
+     * Checks the token with the {@link TokenVerifier}; rejects the record when its lease is missing or
+     * malformed, or the verifier refuses the token.
      *
      * @return whether the token is verified; when not, the record was rejected
      */
     private boolean verified(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before) {
-        List<byte[]> leases = HeaderLookup.of(record.headers()).values(FenceHeaders.LEASE);
-        if (leases.isEmpty()) {
-            reject(record, RejectionReason.MISSING_LEASE, before, "token " + stamp.fence().token() + " would be accepted (fence " + before
-                    + ") but the record has no " + FenceHeaders.LEASE + " header, so the token cannot be verified");
-            return false;
-        }
-        long leaseId = leases.size() == 1 ? positiveLong(FenceHeaders.decode(leases.get(0))) : -1;
-        if (leaseId <= 0) {
-            reject(record, RejectionReason.MALFORMED_LEASE, before, leases.size() + " " + FenceHeaders.LEASE + " header(s); expected one positive "
-                    + "decimal etcd lease id, got '" + (leases.size() == 1 ? FenceHeaders.decode(leases.get(0)) : "") + "'");
-            return false;
-        }
+        long leaseId = leaseOf(record, stamp, before);
+        return leaseId > 0 && verified(record, key, stamp, before, leaseId);
+    }
+
+    private boolean verified(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before, long leaseId) {
         TokenVerifier.Verdict verdict = verifier.verify(key, stamp.fence().token(), leaseId);
         if (!verdict.verified()) {
             reject(record, verdict.rejection(), before, "token " + stamp.fence().token() + ": " + verdict.detail());
             return false;
         }
         return true;
+    }
+
+    /** The record's single positive decimal {@code fence.lease}; when there is none, rejects the record and returns -1. */
+    private long leaseOf(Record<byte[], byte[]> record, FenceStamp stamp, Fence before) {
+        List<byte[]> leases = HeaderLookup.of(record.headers()).values(FenceHeaders.LEASE);
+        if (leases.isEmpty()) {
+            reject(record, RejectionReason.MISSING_LEASE, before, "token " + stamp.fence().token() + " would be accepted (fence " + before
+                    + ") but the record has no " + FenceHeaders.LEASE + " header, so the token cannot be verified");
+            return -1;
+        }
+        long leaseId = leases.size() == 1 ? positiveLong(FenceHeaders.decode(leases.get(0))) : -1;
+        if (leaseId <= 0) {
+            reject(record, RejectionReason.MALFORMED_LEASE, before, leases.size() + " " + FenceHeaders.LEASE + " header(s); expected one positive "
+                    + "decimal etcd lease id, got '" + (leases.size() == 1 ? FenceHeaders.decode(leases.get(0)) : "") + "'");
+            return -1;
+        }
+        return leaseId;
     }
 
     /** ASCII decimal digits only, at most 19; -1 for anything else. */
@@ -313,8 +353,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      * reaches another {@value StoredFence#COMMIT_REQUEST_ACCEPTS} accepts (once, not on every accept,
      * should commits be slow to come).
      */
-    private void remember(Bytes storeKey, StoredFence previous, long offset, Fence raised) {
-        StoredFence next = keepHistory ? StoredFence.afterAccept(previous, offset, raised, committed) : StoredFence.of(raised);
+    private void remember(Bytes storeKey, StoredFence previous, long offset, Fence raised, long lease) {
+        StoredFence next = keepHistory ? StoredFence.afterAccept(previous, offset, raised, committed, lease) : StoredFence.of(raised, lease);
         fences.put(storeKey, next);
         int count = next.acceptCount();
         if (count > 0 && count < StoredFence.MAX_ACCEPTS && count % StoredFence.COMMIT_REQUEST_ACCEPTS == 0) {

@@ -12,8 +12,8 @@ import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.ByteUtils;
 
 /**
- * State store value serde for a {@link StoredFence}, in two formats; it writes the second and reads both,
- * so a changelog written before issue 13 still restores.
+ * State store value serde for a {@link StoredFence}, in three formats; it writes versions 1 and 2 and
+ * reads all three, so a changelog written before issue 13 still restores.
  *
  * <ul>
  *   <li>16 bytes, the first below {@code 0x80}: token then seq, big-endian longs (seq -1 = absent). A
@@ -25,6 +25,10 @@ import org.apache.kafka.common.utils.ByteUtils;
  *       first's from {@code since}), the token's difference from the previous fence's (the first's from
  *       the base's, or 0), and the seq. A fence without history takes 4 to 13 bytes, a key accepted
  *       once about 10.</li>
+ *   <li>Version 2, first byte {@code 0x82}: version 1's fields, then the lease confirmed for the
+ *       current fence's token as a zig-zag varlong (issue 14). Written only when that lease is known;
+ *       a value without one is written as version 1, so an enforcer without token verification
+ *       writes what earlier versions read.</li>
  * </ul>
  *
  * A value in neither format fails with a {@link SerializationException} naming what is wrong.
@@ -36,8 +40,9 @@ public final class FenceSerde implements Serde<StoredFence> {
      * count (an unsigned varint) and {@code since}, then {@link StoredFence#MAX_ACCEPTS} accepts of
      * three varlongs; a varlong takes at most 10 bytes, an unsigned varint 5.
      */
-    public static final int MAX_SIZE_BYTES = 1 + 10 + 10 + 5 + 10 + StoredFence.MAX_ACCEPTS * 30;
+    public static final int MAX_SIZE_BYTES = 1 + 10 + 10 + 5 + 10 + StoredFence.MAX_ACCEPTS * 30 + 10;
     private static final byte VERSION_1 = (byte) 0x81;
+    private static final byte VERSION_2 = (byte) 0x82;
     /** The fewest bytes one accept takes: three varlongs of one byte. */
     private static final int MIN_ACCEPT_BYTES = 3;
 
@@ -56,7 +61,8 @@ public final class FenceSerde implements Serde<StoredFence> {
         long baseToken = base == null ? 0 : base.token();
         boolean history = stored.acceptCount() > 0;
         int size = 1 + ByteUtils.sizeOfVarlong(baseToken) + (base == null ? 0 : ByteUtils.sizeOfVarlong(base.seq()))
-                + ByteUtils.sizeOfUnsignedVarint(stored.acceptCount()) + (history ? ByteUtils.sizeOfVarlong(stored.since()) : 0);
+                + ByteUtils.sizeOfUnsignedVarint(stored.acceptCount()) + (history ? ByteUtils.sizeOfVarlong(stored.since()) : 0)
+                + (stored.lease() != 0 ? ByteUtils.sizeOfVarlong(stored.lease()) : 0);
         long offset = stored.since();
         long token = baseToken;
         for (StoredFence.Accept accept : stored.accepts()) {
@@ -66,7 +72,7 @@ public final class FenceSerde implements Serde<StoredFence> {
             token = accept.fence().token();
         }
         ByteBuffer buffer = ByteBuffer.allocate(size);
-        buffer.put(VERSION_1);
+        buffer.put(stored.lease() != 0 ? VERSION_2 : VERSION_1);
         ByteUtils.writeVarlong(baseToken, buffer);
         if (base != null) {
             ByteUtils.writeVarlong(base.seq(), buffer);
@@ -84,6 +90,9 @@ public final class FenceSerde implements Serde<StoredFence> {
             offset = accept.offset();
             token = accept.fence().token();
         }
+        if (stored.lease() != 0) {
+            ByteUtils.writeVarlong(stored.lease(), buffer);
+        }
         return buffer.array();
     }
 
@@ -92,10 +101,11 @@ public final class FenceSerde implements Serde<StoredFence> {
             ByteBuffer buffer = ByteBuffer.wrap(bytes);
             return StoredFence.of(fence(buffer.getLong(), buffer.getLong()));
         }
-        if (bytes.length == 0 || bytes[0] != VERSION_1) {
+        if (bytes.length == 0 || (bytes[0] != VERSION_1 && bytes[0] != VERSION_2)) {
             throw new SerializationException("stored fence has " + bytes.length + " bytes" + (bytes.length == 0 ? "" : String.format(
-                    " starting with 0x%02x", bytes[0])) + ": neither the 16-byte format nor version 1 (0x81)");
+                    " starting with 0x%02x", bytes[0])) + ": neither the 16-byte format nor version 1 (0x81) or 2 (0x82)");
         }
+        boolean withLease = bytes[0] == VERSION_2;
         ByteBuffer buffer = ByteBuffer.wrap(bytes, 1, bytes.length - 1);
         try {
             long baseToken = ByteUtils.readVarlong(buffer);
@@ -113,10 +123,14 @@ public final class FenceSerde implements Serde<StoredFence> {
                 token += ByteUtils.readVarlong(buffer);
                 accepts.add(new StoredFence.Accept(offset, fence(token, ByteUtils.readVarlong(buffer))));
             }
-            if (buffer.hasRemaining()) {
-                throw new SerializationException("stored fence has " + buffer.remaining() + " bytes after its last accept");
+            long lease = withLease ? ByteUtils.readVarlong(buffer) : 0;
+            if (withLease && lease <= 0) {
+                throw new SerializationException("stored fence of version 2 has lease " + lease + ", expected a positive etcd lease id");
             }
-            return new StoredFence(base, since, accepts);
+            if (buffer.hasRemaining()) {
+                throw new SerializationException("stored fence has " + buffer.remaining() + " bytes after its last " + (withLease ? "field" : "accept"));
+            }
+            return new StoredFence(base, since, accepts, lease);
         } catch (BufferUnderflowException e) {
             throw new SerializationException("stored fence of " + bytes.length + " bytes is truncated", e);
         } catch (IllegalArgumentException e) {

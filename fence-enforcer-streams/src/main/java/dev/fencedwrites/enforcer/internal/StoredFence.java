@@ -32,8 +32,11 @@ import java.util.List;
  * @param since   the first input offset at which {@code base} is known to be the key's fence;
  *                {@link #UNKNOWN} when there are no accepts (the 16-byte format kept no offsets)
  * @param accepts the accepted records from {@code since} on, oldest first; empty for a value without history
+ * @param lease   the etcd lease the token verifier confirmed for the current fence's token (issue 14: only
+ *                one lease holds a lock at a revision, so a write at that token under another lease is
+ *                refused without asking etcd); 0 when unknown (verification off, or a value written before it)
  */
-public record StoredFence(Fence base, long since, List<Accept> accepts) {
+public record StoredFence(Fence base, long since, List<Accept> accepts, long lease) {
     /** {@code since} of a value that kept no offsets (the 16-byte format): nothing is replayed against it. */
     public static final long UNKNOWN = Long.MAX_VALUE;
     /** Accepts of one key after which the processor asks Kafka Streams to commit, so the next accept can fold them. */
@@ -67,6 +70,9 @@ public record StoredFence(Fence base, long since, List<Accept> accepts) {
      */
     public StoredFence {
         accepts = List.copyOf(accepts);
+        if (lease < 0) {
+            throw new IllegalArgumentException("lease must be >= 0 (0 = unknown), got " + lease);
+        }
         if (base == null && accepts.isEmpty()) {
             throw new IllegalArgumentException("a stored fence needs a base fence or an accept");
         }
@@ -83,9 +89,19 @@ public record StoredFence(Fence base, long since, List<Accept> accepts) {
         }
     }
 
+    /** A value without a known lease. */
+    public StoredFence(Fence base, long since, List<Accept> accepts) {
+        this(base, since, accepts, 0);
+    }
+
     /** A fence with no replay history: what the 16-byte format held, and what exactly_once_v2 keeps. */
     public static StoredFence of(Fence fence) {
-        return new StoredFence(fence, UNKNOWN, List.of());
+        return of(fence, 0);
+    }
+
+    /** A fence with no replay history and the lease confirmed for its token (0: unknown). */
+    public static StoredFence of(Fence fence, long lease) {
+        return new StoredFence(fence, UNKNOWN, List.of(), lease);
     }
 
     /** The key's highest accepted fence: what a new record is decided against. */
@@ -144,15 +160,23 @@ public record StoredFence(Fence base, long since, List<Accept> accepts) {
      *                  yet): replay never starts before it, so accepts before it are folded into the base
      */
     public static StoredFence afterAccept(StoredFence previous, long offset, Fence fence, long committed) {
+        return afterAccept(previous, offset, fence, committed, 0);
+    }
+
+    /**
+     * {@link #afterAccept(StoredFence, long, Fence, long)}, with {@code lease} the lease confirmed for
+     * {@code fence}'s token (0: unknown).
+     */
+    public static StoredFence afterAccept(StoredFence previous, long offset, Fence fence, long committed, long lease) {
         if (offset < 0) {
-            return of(fence);
+            return of(fence, lease);
         }
         if (previous == null) {
-            return new StoredFence(null, 0, List.of(new Accept(offset, fence)));
+            return new StoredFence(null, 0, List.of(new Accept(offset, fence)), lease);
         }
         if (!previous.accepts.isEmpty() && (offset < previous.since || offset <= previous.accepts.get(previous.accepts.size() - 1).offset())) {
             // The input's offsets went back without a replay (offsets reset, topic recreated): start the history here.
-            return new StoredFence(previous.fence(), offset, List.of(new Accept(offset, fence)));
+            return new StoredFence(previous.fence(), offset, List.of(new Accept(offset, fence)), lease);
         }
         Fence base = previous.base;
         long since = previous.since;
@@ -174,6 +198,6 @@ public record StoredFence(Fence base, long since, List<Accept> accepts) {
             base = oldest.fence();
             since = oldest.offset() + 1;
         }
-        return new StoredFence(base, since, kept);
+        return new StoredFence(base, since, kept, lease);
     }
 }

@@ -39,10 +39,31 @@ class FenceSerdeTest {
             long offset = i == 0 ? 0 : Long.MAX_VALUE / 2 + i;
             accepts.add(new Accept(offset, new Fence(i % 2 == 0 ? Long.MAX_VALUE : 1, Long.MAX_VALUE)));
         }
-        StoredFence worst = new StoredFence(new Fence(Long.MAX_VALUE, Long.MAX_VALUE), 0, accepts);
+        StoredFence worst = new StoredFence(new Fence(Long.MAX_VALUE, Long.MAX_VALUE), 0, accepts, Long.MAX_VALUE);
 
         assertThat(FenceSerde.write(worst).length).isLessThanOrEqualTo(FenceSerde.MAX_SIZE_BYTES);
         assertThat(FenceSerde.read(FenceSerde.write(worst))).isEqualTo(worst);
+    }
+
+    /** Issue 14: the lease confirmed for the fence's token is kept (version 2); without one, version 1 is written, as before. */
+    @Test
+    void keepsTheConfirmedLeaseInVersionTwoAndWritesVersionOneWithout() {
+        StoredFence leased = StoredFence.afterAccept(StoredFence.of(new Fence(5, 1)), 7, new Fence(6, 0), 0, 7_587_899_286_109_583_620L);
+        StoredFence unleased = StoredFence.of(new Fence(6, 0));
+
+        assertThat(roundTrip(leased)).isEqualTo(leased);
+        assertThat(roundTrip(leased).lease()).isEqualTo(7_587_899_286_109_583_620L);
+        assertThat(FenceSerde.write(leased)[0]).isEqualTo((byte) 0x82);
+        assertThat(FenceSerde.write(unleased)[0]).isEqualTo((byte) 0x81);
+        assertThat(roundTrip(unleased).lease()).isZero();
+    }
+
+    @Test
+    void aVersionTwoValueWithoutAPositiveLeaseIsRefused() {
+        byte[] bytes = FenceSerde.write(StoredFence.of(new Fence(6, 0), 9));
+        bytes[bytes.length - 1] = 0; // the varlong lease 9 becomes 0
+
+        assertThatThrownBy(() -> FenceSerde.read(bytes)).isInstanceOf(SerializationException.class).hasMessageContaining("lease 0");
     }
 
     @Test
@@ -84,8 +105,8 @@ class FenceSerdeTest {
 
     @Test
     void refusesAnUnknownFormat() {
-        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[] {(byte) 0x82, 0, 0}))
-                .isInstanceOf(SerializationException.class).hasMessageContaining("0x82");
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[] {(byte) 0x83, 0, 0}))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("0x83");
         assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[0])).isInstanceOf(SerializationException.class);
     }
 
