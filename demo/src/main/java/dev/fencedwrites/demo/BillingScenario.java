@@ -212,14 +212,8 @@ public final class BillingScenario {
      * topic (read committed, a short look), and the enforcer's outcome counters, so a failed run says why.
      */
     private String whereWasIt(long token) {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, "fence-demo-" + UUID.randomUUID());
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         StringBuilder found = new StringBuilder();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<String, byte[]> consumer = committedConsumer()) {
             consumer.subscribe(List.of(FenceTopics.ACCEPTED, FenceTopics.MARKERS));
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (System.nanoTime() < deadline) {
@@ -246,14 +240,19 @@ public final class BillingScenario {
                 + "; enforcer counters: " + counters;
     }
 
-    private Optional<ConsumerRecord<String, byte[]>> findRejected(long token) throws InterruptedException {
+    /** A consumer of committed records from the beginning, in a group of its own. */
+    private KafkaConsumer<String, byte[]> committedConsumer() {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         props.put(ConsumerConfig.GROUP_ID_CONFIG, "fence-demo-" + UUID.randomUUID());
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+        return new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
+    }
+
+    private Optional<ConsumerRecord<String, byte[]>> findRejected(long token) throws InterruptedException {
+        try (KafkaConsumer<String, byte[]> consumer = committedConsumer()) {
             consumer.subscribe(List.of(FenceTopics.REJECTED));
             long deadline = System.nanoTime() + STEP_TIMEOUT.toNanos();
             while (System.nanoTime() < deadline) {

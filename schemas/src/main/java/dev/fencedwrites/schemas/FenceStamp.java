@@ -53,12 +53,12 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
             return Parsed.invalid(RejectionReason.MALFORMED_TOKEN, tokens.size() + " " + FenceHeaders.TOKEN + " headers, expected one");
         }
         String tokenText = FenceHeaders.decode(tokens.get(0));
-        long token = parseLong(tokenText);
+        long token = parseDecimal(tokenText);
         if (token <= 0) {
             return Parsed.invalid(RejectionReason.MALFORMED_TOKEN, FenceHeaders.TOKEN + " '" + tokenText + "' is not a positive long");
         }
         String lease = last(headers, FenceHeaders.LEASE);
-        if (parseLong(lease) == token) {
+        if (parseDecimal(lease) == token) {
             // The classic mistake: the etcd lease id sent as the token. Lease ids are large
             // (near 2^62), so accepting one would raise the key's fence past every real revision.
             return Parsed.invalid(RejectionReason.LEASE_AS_TOKEN, FenceHeaders.TOKEN + " " + token + " equals " + FenceHeaders.LEASE
@@ -72,7 +72,7 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
         }
         if (seqs.size() == 1) {
             String seqText = FenceHeaders.decode(seqs.get(0));
-            seq = parseLong(seqText);
+            seq = parseDecimal(seqText);
             if (seq < 0) {
                 return Parsed.invalid(RejectionReason.MALFORMED_SEQ, FenceHeaders.SEQ + " '" + seqText + "' is not a non-negative long");
             }
@@ -94,8 +94,13 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
         return Parsed.ok(new FenceStamp(new Fence(token, seq), op, lease, last(headers, FenceHeaders.WRITER)));
     }
 
-    /** Parses ASCII decimal digits only (no sign, no other scripts' digits); -1 for anything else or overflow. */
-    private static long parseLong(String text) {
+    /**
+     * Parses a fence header's decimal value the way the wire contract writes it: ASCII digits only
+     * (no sign, no other scripts' digits, no spaces).
+     *
+     * @return the value, or -1 for {@code null}, empty text, anything else, or a value beyond {@code Long.MAX_VALUE}
+     */
+    public static long parseDecimal(String text) {
         if (text == null || text.isEmpty()) {
             return -1;
         }

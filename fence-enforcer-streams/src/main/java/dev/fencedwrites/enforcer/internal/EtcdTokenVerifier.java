@@ -132,11 +132,6 @@ public final class EtcdTokenVerifier implements TokenVerifier {
                 .tag("outcome", outcome).register(registry);
     }
 
-    /** The lock prefix tokens are checked under. */
-    public String lockPrefix() {
-        return history.prefix();
-    }
-
     /**
      * One read of etcd's current revision, for the start-up log: the revision, or a description of
      * why etcd did not answer (naming the setting to check).

@@ -327,25 +327,13 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
                     + ") but the record has no " + FenceHeaders.LEASE + " header, so the token cannot be verified");
             return -1;
         }
-        long leaseId = leases.size() == 1 ? positiveLong(FenceHeaders.decode(leases.get(0))) : -1;
+        long leaseId = leases.size() == 1 ? FenceStamp.parseDecimal(FenceHeaders.decode(leases.get(0))) : -1;
         if (leaseId <= 0) {
             reject(record, RejectionReason.MALFORMED_LEASE, before, leases.size() + " " + FenceHeaders.LEASE + " header(s); expected one positive "
                     + "decimal etcd lease id, got '" + (leases.size() == 1 ? FenceHeaders.decode(leases.get(0)) : "") + "'");
             return -1;
         }
         return leaseId;
-    }
-
-    /** ASCII decimal digits only, at most 19; -1 for anything else. */
-    private static long positiveLong(String text) {
-        if (text == null || text.isEmpty() || text.length() > 19 || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            return -1;
-        }
-        try {
-            return Long.parseLong(text);
-        } catch (NumberFormatException e) {
-            return -1;
-        }
     }
 
     /**
