@@ -6,6 +6,7 @@ import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.NewTopics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -559,6 +560,7 @@ final class EnforcerBench {
             create.add(new NewTopic(topic, PARTITIONS, (short) 1));
         }
         admin.createTopics(create).all().get(60, TimeUnit.SECONDS);
+        NewTopics.awaitWritable(admin, List.of(topics), Duration.ofSeconds(60));
     }
 
     private static long size(Path file) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -27,10 +28,28 @@ class BenchQuickIT {
         StringWriter table = new StringWriter();
         CommandLine line = new CommandLine(new BenchMain());
         line.setOut(new PrintWriter(table));
+        // The progress and any error still reach the build log, and the failure message quotes them.
+        StringWriter errors = new StringWriter();
+        line.setErr(new PrintWriter(new Writer() {
+            @Override
+            public void write(char[] chars, int offset, int length) {
+                errors.write(chars, offset, length);
+                System.err.print(new String(chars, offset, length));
+            }
+
+            @Override
+            public void flush() {
+                System.err.flush();
+            }
+
+            @Override
+            public void close() {
+            }
+        }, true));
 
         int exit = line.execute("--quick", "--out", out.toString());
 
-        assertThat(exit).isZero();
+        assertThat(exit).as("exit code; the bench's error output:%n%s", errors).isZero();
         List<String> rows = table.toString().lines().filter(l -> l.startsWith("| ") && !l.startsWith("| measure")).toList();
         assertThat(rows).extracting(row -> row.split("\\|")[1].trim()).containsExactly(
                 "token acquisition p50 vs raw etcd put p50",

@@ -9,6 +9,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.schemas.NewTopics;
 import dev.fencedwrites.schemas.billing.BillingSummary;
 import dev.fencedwrites.schemas.registry.AvroSerializer;
 import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
@@ -132,6 +133,7 @@ class HostileValuesIT {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap()))) {
             admin.createTopics(List.of(new NewTopic(CONVERTER_TOPIC, 1, (short) 1), new NewTopic(PROXY_TOPIC, 1, (short) 1)))
                     .all().get(60, TimeUnit.SECONDS);
+            NewTopics.awaitWritable(admin, List.of(CONVERTER_TOPIC, PROXY_TOPIC), Duration.ofSeconds(60));
         }
         Map<String, String> converterSink = sinkConfig(CONVERTER_TOPIC, "hostile_converter", brokenUrl);
         converterSink.put("value.converter", "dev.fencedwrites.connect.AvroConverter");

@@ -1,5 +1,6 @@
 package dev.fencedwrites.enforcer;
 
+import dev.fencedwrites.schemas.NewTopics;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -236,6 +237,8 @@ final class TopicCheck {
                 throw e;
             }
         }
+        // Created here or by a racing instance: the stream's first transaction must not meet a partition its leader does not serve yet.
+        NewTopics.awaitWritable(admin, List.of(topic.name()), timeout);
     }
 
     private static Map<String, TopicDescription> describe(Admin admin, List<String> topics, Duration timeout)

@@ -11,6 +11,7 @@ import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.SchemaRegistryServer;
 import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.schemas.NewTopics;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -167,6 +168,7 @@ public final class LocalStack implements AutoCloseable {
                     // Room for the rejection headers on top of the largest input record (the broker default, 1048588).
                     new NewTopic(FenceTopics.REJECTED, PARTITIONS, (short) 1).configs(Map.of("max.message.bytes", Integer.toString(1048588 + 64 * 1024))));
             admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
+            NewTopics.awaitWritable(admin, topics.stream().map(NewTopic::name).toList(), Duration.ofSeconds(60));
         }
     }
 

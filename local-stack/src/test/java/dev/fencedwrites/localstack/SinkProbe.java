@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.localstack.internal.Http;
 import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.NewTopics;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -67,6 +68,7 @@ final class SinkProbe {
                 created.add(new NewTopic(topic, 1, (short) 1));
             }
             admin.createTopics(created).all().get(60, TimeUnit.SECONDS);
+            NewTopics.awaitWritable(admin, List.of(topics), Duration.ofSeconds(60));
         }
     }
 

@@ -14,6 +14,7 @@ import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.schemas.NewTopics;
 import io.etcd.jetcd.Client;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
@@ -74,6 +75,7 @@ class FenceAtTakeoverIT {
         try (Admin client = Admin.create(admin)) {
             client.createTopics(List.of(new NewTopic(FenceTopics.INPUT, 3, (short) 1), new NewTopic(FenceTopics.ACCEPTED, 3, (short) 1),
                     new NewTopic(FenceTopics.REJECTED, 3, (short) 1), new NewTopic(FenceTopics.MARKERS, 3, (short) 1))).all().get(60, TimeUnit.SECONDS);
+            NewTopics.awaitWritable(client, List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS), Duration.ofSeconds(60));
         }
         // Token verification on (issue 14): the enforcer checks each raising token in the same etcd the workers lock in.
         enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(),

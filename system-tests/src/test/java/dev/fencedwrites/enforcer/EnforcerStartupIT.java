@@ -11,6 +11,7 @@ import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.schemas.NewTopics;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -224,6 +225,7 @@ class EnforcerStartupIT {
     private static void createTopics(NewTopic... topics) throws Exception {
         try (Admin admin = admin()) {
             admin.createTopics(List.of(topics)).all().get(30, TimeUnit.SECONDS);
+            NewTopics.awaitWritable(admin, Arrays.stream(topics).map(NewTopic::name).toList(), Duration.ofSeconds(30));
         }
     }
 

@@ -7,6 +7,7 @@ import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
 import dev.fencedwrites.etcd.LockKeys;
 import dev.fencedwrites.schemas.FenceHeaders;
 import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.schemas.NewTopics;
 import dev.fencedwrites.schemas.RejectionReason;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -99,6 +100,7 @@ final class Workload implements AutoCloseable {
         try (Admin admin = Admin.create(props)) {
             admin.createTopics(List.of(new NewTopic(FenceTopics.INPUT, partitions, (short) 1), new NewTopic(FenceTopics.ACCEPTED, partitions, (short) 1),
                     new NewTopic(FenceTopics.REJECTED, partitions, (short) 1), new NewTopic(FenceTopics.MARKERS, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+            NewTopics.awaitWritable(admin, List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS), Duration.ofSeconds(60));
         }
     }
 
