@@ -1,11 +1,11 @@
 package dev.fencedwrites.bench;
 
-import dev.fencedwrites.schemas.Decision;
-import dev.fencedwrites.schemas.Fence;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.FenceRule;
-import dev.fencedwrites.schemas.FenceStamp;
-import dev.fencedwrites.schemas.HeaderLookup;
+import dev.fencedwrites.contract.Decision;
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceRule;
+import dev.fencedwrites.contract.FenceStamp;
+import dev.fencedwrites.contract.HeaderLookup;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

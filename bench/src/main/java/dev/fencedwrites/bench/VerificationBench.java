@@ -3,7 +3,7 @@ package dev.fencedwrites.bench;
 import dev.fencedwrites.bench.EnforcerBench.Kind;
 import dev.fencedwrites.bench.EnforcerBench.Throughput;
 import dev.fencedwrites.etcd.LockKeys;
-import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.contract.FenceHeaders;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.schemas.Fence;
+import dev.fencedwrites.contract.Fence;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;

@@ -1,9 +1,9 @@
 package dev.fencedwrites.demo;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.FenceTopics;
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.contract.RejectionReason;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;

@@ -9,13 +9,13 @@ import dev.fencedwrites.localstack.internal.EtcdNode;
 import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.FenceTopics;
-import dev.fencedwrites.schemas.billing.BillingSummary;
-import dev.fencedwrites.schemas.registry.AvroDeserializer;
-import dev.fencedwrites.schemas.registry.AvroSerializer;
-import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
-import dev.fencedwrites.schemas.registry.SchemaRegistryException;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.demo.BillingSummary;
+import dev.fencedwrites.avro.AvroDeserializer;
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.avro.SchemaRegistryException;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -237,7 +237,7 @@ class BillingScenarioIT {
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
         BillingSummary summary = summary("customer-converter", 4_321, "converter-test");
         byte[] bytes = new AvroSerializer<BillingSummary>(registry, false).serialize(topic, summary);
-        dev.fencedwrites.connect.AvroConverter converter = new dev.fencedwrites.connect.AvroConverter();
+        dev.fencedwrites.avro.connect.AvroConverter converter = new dev.fencedwrites.avro.connect.AvroConverter();
         converter.configure(Map.of("schema.registry.url", stack.schemaRegistryUrl()), false);
 
         org.apache.kafka.connect.data.SchemaAndValue decoded = converter.toConnectData(topic, bytes);
@@ -252,7 +252,7 @@ class BillingScenarioIT {
         assertThat(new AvroDeserializer<BillingSummary>(registry, BillingSummary.getClassSchema()).deserialize(topic, back)).isEqualTo(summary);
         assertThat(converter.toConnectData(topic, null)).isEqualTo(org.apache.kafka.connect.data.SchemaAndValue.NULL);
 
-        org.apache.avro.Schema evolved = org.apache.avro.SchemaBuilder.record("BillingSummary").namespace("dev.fencedwrites.schemas.billing").fields()
+        org.apache.avro.Schema evolved = org.apache.avro.SchemaBuilder.record("BillingSummary").namespace("dev.fencedwrites.contract.billing").fields()
                 .requiredString("customerId").optionalString("note").endRecord();
         org.apache.avro.generic.GenericRecord v2 = new org.apache.avro.generic.GenericRecordBuilder(evolved)
                 .set("customerId", "customer-v2").set("note", "late fee waived").build();

@@ -7,12 +7,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.FenceTopics;
-import dev.fencedwrites.schemas.NewTopics;
-import dev.fencedwrites.schemas.billing.BillingSummary;
-import dev.fencedwrites.schemas.registry.AvroSerializer;
-import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.contract.NewTopics;
+import dev.fencedwrites.demo.BillingSummary;
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -136,7 +136,7 @@ class HostileValuesIT {
             NewTopics.awaitWritable(admin, List.of(CONVERTER_TOPIC, PROXY_TOPIC), Duration.ofSeconds(60));
         }
         Map<String, String> converterSink = sinkConfig(CONVERTER_TOPIC, "hostile_converter", brokenUrl);
-        converterSink.put("value.converter", "dev.fencedwrites.connect.AvroConverter");
+        converterSink.put("value.converter", "dev.fencedwrites.avro.connect.AvroConverter");
         converterSink.put("value.converter.schema.registry.url", brokenUrl);
         createConnector(CONVERTER_SINK, converterSink);
         createConnector(PROXY_SINK, sinkConfig(PROXY_TOPIC, "hostile_proxy", brokenUrl));

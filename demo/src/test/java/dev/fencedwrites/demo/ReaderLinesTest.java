@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.registry.AvroDeserializer;
-import dev.fencedwrites.schemas.registry.RegisteredSchema;
-import dev.fencedwrites.schemas.registry.SchemaRegistryClient;
-import dev.fencedwrites.schemas.registry.SchemaRegistryException;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.avro.AvroDeserializer;
+import dev.fencedwrites.avro.RegisteredSchema;
+import dev.fencedwrites.avro.SchemaRegistryClient;
+import dev.fencedwrites.avro.SchemaRegistryException;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.util.Optional;

@@ -3,7 +3,7 @@ package dev.fencedwrites.demo;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.contract.FenceHeaders;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;

@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.sink.FencedJdbcSinkConfig;
 import dev.fencedwrites.sink.FencedJdbcSinkConnector;
 import java.io.IOException;

@@ -3,7 +3,7 @@ package dev.fencedwrites.enforcer;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.etcd.LockKeys;
-import dev.fencedwrites.schemas.FenceTopics;
+import dev.fencedwrites.contract.FenceTopics;
 import java.time.Duration;
 import java.io.IOException;
 import java.io.Reader;

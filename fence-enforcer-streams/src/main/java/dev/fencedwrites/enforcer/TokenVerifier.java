@@ -1,6 +1,6 @@
 package dev.fencedwrites.enforcer;
 
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.RejectionReason;
 
 /**
  * Checks a fencing token with the lock service before the enforcer accepts it (issue 14), like

@@ -1,6 +1,6 @@
 package dev.fencedwrites.enforcer;
 
-import dev.fencedwrites.schemas.NewTopics;
+import dev.fencedwrites.contract.NewTopics;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

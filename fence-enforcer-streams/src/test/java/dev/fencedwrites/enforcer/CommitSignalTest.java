@@ -3,8 +3,8 @@ package dev.fencedwrites.enforcer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.enforcer.internal.StoredFence;
-import dev.fencedwrites.schemas.Fence;
-import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceHeaders;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.enforcer.ReferenceModel.Kind;
 import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.RejectionReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
 import dev.fencedwrites.enforcer.internal.StoredFence;
-import dev.fencedwrites.schemas.Fence;
-import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceHeaders;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

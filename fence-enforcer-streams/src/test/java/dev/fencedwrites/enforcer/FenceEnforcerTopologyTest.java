@@ -2,8 +2,8 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.RejectionReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

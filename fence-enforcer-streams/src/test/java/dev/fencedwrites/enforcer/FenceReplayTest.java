@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.enforcer.TaskSimulation.Output;
 import dev.fencedwrites.enforcer.internal.StoredFence;
-import dev.fencedwrites.schemas.Fence;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.RejectionReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.List;

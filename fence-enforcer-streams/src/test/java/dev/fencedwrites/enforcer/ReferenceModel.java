@@ -1,6 +1,6 @@
 package dev.fencedwrites.enforcer;
 
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.RejectionReason;
 import java.util.HashMap;
 import java.util.Map;
 

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.localstack.internal.ChildProcess;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.FenceTopics;
-import dev.fencedwrites.schemas.billing.BillingSummary;
-import dev.fencedwrites.schemas.registry.AvroSerializer;
-import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.localstack.internal.Http;
 import dev.fencedwrites.localstack.internal.Jvm;
 import java.io.IOException;

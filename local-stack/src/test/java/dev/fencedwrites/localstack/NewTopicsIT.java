@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.Service;
-import dev.fencedwrites.schemas.NewTopics;
+import dev.fencedwrites.contract.NewTopics;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

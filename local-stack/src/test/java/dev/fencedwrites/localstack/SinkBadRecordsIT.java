@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.localstack.SinkProbe.DeadLetter;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.registry.AvroSerializer;
-import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

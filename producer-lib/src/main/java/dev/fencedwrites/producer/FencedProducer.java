@@ -1,7 +1,7 @@
 package dev.fencedwrites.producer;
 
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.FenceOp;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceOp;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;

@@ -2,7 +2,7 @@ package dev.fencedwrites.producer;
 
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.RejectionReason;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

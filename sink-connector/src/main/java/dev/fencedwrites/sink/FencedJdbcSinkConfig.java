@@ -80,7 +80,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         new java.util.TreeMap<>(values()).forEach((name, value) -> {
             String text = String.valueOf(value);
             if (SCHEMA_REGISTRY_URL.equals(name)) {
-                text = java.util.Arrays.stream(text.split(",", -1)).map(dev.fencedwrites.schemas.registry.AvroSerdeConfig::withoutCredentials)
+                text = java.util.Arrays.stream(text.split(",", -1)).map(dev.fencedwrites.avro.AvroSerdeConfig::withoutCredentials)
                         .collect(java.util.stream.Collectors.joining(","));
             } else if (CONNECTION_URL.equals(name)) {
                 text = text.replaceAll("(?i)(password=)[^&;]*", "$1***");
@@ -118,7 +118,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     /**
      * The schema registry client's settings among the connector's: {@value #SCHEMA_REGISTRY_URL} and
      * every other {@code schema.registry.*} or {@code basic.auth.*} key (Confluent's names, see
-     * {@code dev.fencedwrites.schemas.registry.AvroSerdeConfig}). Bare {@code max.retries} here is the
+     * {@code dev.fencedwrites.avro.AvroSerdeConfig}). Bare {@code max.retries} here is the
      * sink's own, so the client's retries are {@code schema.registry.max.retries}, 0 unless set: the
      * sink already retries a registry outage as a whole (max.retries, retry.backoff.ms).
      */

@@ -1,8 +1,8 @@
 package dev.fencedwrites.sink;
 
-import dev.fencedwrites.schemas.registry.AvroSerdeConfig;
-import dev.fencedwrites.schemas.registry.RestSchemaRegistryClient;
-import dev.fencedwrites.schemas.registry.SchemaRegistryException;
+import dev.fencedwrites.avro.AvroSerdeConfig;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.avro.SchemaRegistryException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -2,17 +2,17 @@ package dev.fencedwrites.sink;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fencedwrites.schemas.Fence;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.FenceOp;
-import dev.fencedwrites.schemas.FenceStamp;
-import dev.fencedwrites.schemas.RejectionReason;
-import dev.fencedwrites.schemas.registry.AvroSerdeConfig;
-import dev.fencedwrites.connect.AvroConverter;
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceOp;
+import dev.fencedwrites.contract.FenceStamp;
+import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.avro.AvroSerdeConfig;
+import dev.fencedwrites.avro.connect.AvroConverter;
 import dev.fencedwrites.sink.internal.ColumnMapping;
 import dev.fencedwrites.sink.internal.RecordTable;
 import dev.fencedwrites.sink.internal.ConnectHeaderLookup;
-import dev.fencedwrites.sink.internal.RegistryErrors;
+import dev.fencedwrites.avro.connect.RegistryErrors;
 import dev.fencedwrites.sink.internal.ResourceKeys;
 import dev.fencedwrites.sink.internal.SinkMetrics;
 import dev.fencedwrites.sink.internal.SqlErrors;
@@ -321,7 +321,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
         }
         Struct value;
         if (record.value() instanceof Struct struct) {
-            value = struct; // value.converter=dev.fencedwrites.connect.AvroConverter, or another converter giving Structs
+            value = struct; // value.converter=dev.fencedwrites.avro.connect.AvroConverter, or another converter giving Structs
         } else {
             try {
                 Object decoded = values.toConnectData(record.topic(), toBytes(record.value())).value();
@@ -438,7 +438,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
         }
         throw new ConnectException("record value is a " + value.getClass().getName()
                 + ", expected raw bytes or a Struct: set value.converter=org.apache.kafka.connect.converters.ByteArrayConverter"
-                + " (or dev.fencedwrites.connect.AvroConverter) for this connector");
+                + " (or dev.fencedwrites.avro.connect.AvroConverter) for this connector");
     }
 
     private void report(Rejection rejection) {

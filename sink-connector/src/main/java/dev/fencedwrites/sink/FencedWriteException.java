@@ -1,6 +1,6 @@
 package dev.fencedwrites.sink;
 
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.RejectionReason;
 import org.apache.kafka.connect.errors.ConnectException;
 
 /** The error attached to a record reported to the dead-letter topic because the database guard refused it. */

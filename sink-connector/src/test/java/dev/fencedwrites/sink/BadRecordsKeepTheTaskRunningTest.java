@@ -3,8 +3,8 @@ package dev.fencedwrites.sink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.billing.BillingSummary;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.testing.BillingSummary;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -40,7 +40,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * Issue 13 at the sink task, on real PostgreSQL (embedded): names that are SQL keywords, data the
  * database refuses row by row, tables checked at first use, keys as bytes, and rejected copies on
- * the sink's topic. Values are Structs (as {@code dev.fencedwrites.connect.AvroConverter} gives them),
+ * the sink's topic. Values are Structs (as {@code dev.fencedwrites.avro.connect.AvroConverter} gives them),
  * so no registry is asked; the real Connect worker's view is in local-stack's {@code SinkBadRecordsIT}.
  */
 class BadRecordsKeepTheTaskRunningTest {

@@ -3,12 +3,12 @@ package dev.fencedwrites.sink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.FenceTopics;
-import dev.fencedwrites.schemas.FenceOp;
-import dev.fencedwrites.schemas.RejectionReason;
-import dev.fencedwrites.schemas.billing.BillingSummary;
-import dev.fencedwrites.schemas.registry.AvroSerializer;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.contract.FenceOp;
+import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.avro.AvroSerializer;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -150,12 +150,12 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).isEmpty();
     }
 
-    /** Values already converted to Structs (value.converter=dev.fencedwrites.connect.AvroConverter) are written; a Struct the mapping refuses is dead-lettered. */
+    /** Values already converted to Structs (value.converter=dev.fencedwrites.avro.connect.AvroConverter) are written; a Struct the mapping refuses is dead-lettered. */
     @Test
     void structValuesFromTheAvroConverterAreWrittenAndMisfitsDeadLettered() throws SQLException {
         startTask(registry.url());
-        dev.fencedwrites.connect.AvroConverter converter = new dev.fencedwrites.connect.AvroConverter(
-                new dev.fencedwrites.schemas.registry.RestSchemaRegistryClient(registry.url(), java.time.Duration.ofSeconds(5)), false);
+        dev.fencedwrites.avro.connect.AvroConverter converter = new dev.fencedwrites.avro.connect.AvroConverter(
+                new dev.fencedwrites.avro.RestSchemaRegistryClient(registry.url(), java.time.Duration.ofSeconds(5)), false);
         org.apache.kafka.connect.data.SchemaAndValue struct = converter.toConnectData(TOPIC, value(KEY, 900));
         // A field named like a column the sink reserves cannot be mapped.
         org.apache.kafka.connect.data.Schema otherShape = org.apache.kafka.connect.data.SchemaBuilder.struct().field("fenceToken", Schema.STRING_SCHEMA).build();

@@ -1,8 +1,8 @@
 package dev.fencedwrites.sink;
 
-import dev.fencedwrites.schemas.registry.RegisteredSchema;
-import dev.fencedwrites.schemas.registry.SchemaRegistryClient;
-import dev.fencedwrites.schemas.registry.SchemaRegistryException;
+import dev.fencedwrites.avro.RegisteredSchema;
+import dev.fencedwrites.avro.SchemaRegistryClient;
+import dev.fencedwrites.avro.SchemaRegistryException;
 import org.apache.avro.Schema;
 
 /** A producer-side registry client that registers every schema under one fixed id, for {@code AvroSerializer} in tests. */

@@ -9,7 +9,7 @@ import dev.fencedwrites.localstack.internal.EtcdNode;
 import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.Service;
-import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.contract.FenceHeaders;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.fencedwrites.enforcer.internal;
 
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.RejectionReason;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;

@@ -6,7 +6,7 @@ import dev.fencedwrites.etcd.EtcdErrors;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.etcd.LockHistory;
 import dev.fencedwrites.etcd.LockKeys;
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.RejectionReason;
 import io.etcd.jetcd.Client;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,15 +1,15 @@
 package dev.fencedwrites.enforcer.internal;
 
-import dev.fencedwrites.schemas.Decision;
-import dev.fencedwrites.schemas.Fence;
+import dev.fencedwrites.contract.Decision;
+import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
 import dev.fencedwrites.enforcer.TokenVerifier;
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.FenceOp;
-import dev.fencedwrites.schemas.FenceRule;
-import dev.fencedwrites.schemas.FenceStamp;
-import dev.fencedwrites.schemas.HeaderLookup;
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceOp;
+import dev.fencedwrites.contract.FenceRule;
+import dev.fencedwrites.contract.FenceStamp;
+import dev.fencedwrites.contract.HeaderLookup;
+import dev.fencedwrites.contract.RejectionReason;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

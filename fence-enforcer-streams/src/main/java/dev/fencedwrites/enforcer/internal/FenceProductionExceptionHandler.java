@@ -1,7 +1,7 @@
 package dev.fencedwrites.enforcer.internal;
 
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.RejectionReason;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package dev.fencedwrites.enforcer.internal;
 
-import dev.fencedwrites.schemas.Fence;
+import dev.fencedwrites.contract.Fence;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package dev.fencedwrites.enforcer.internal;
 
-import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.contract.FenceHeaders;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;

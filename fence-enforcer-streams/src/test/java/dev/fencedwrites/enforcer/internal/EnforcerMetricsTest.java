@@ -2,7 +2,7 @@ package dev.fencedwrites.enforcer.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.RejectionReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.RejectionReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

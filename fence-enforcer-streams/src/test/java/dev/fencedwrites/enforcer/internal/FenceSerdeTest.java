@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.enforcer.internal.StoredFence.Accept;
-import dev.fencedwrites.schemas.Fence;
+import dev.fencedwrites.contract.Fence;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;

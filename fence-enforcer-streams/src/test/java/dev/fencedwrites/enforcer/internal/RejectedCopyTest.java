@@ -3,7 +3,7 @@ package dev.fencedwrites.enforcer.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.schemas.FenceHeaders;
+import dev.fencedwrites.contract.FenceHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.kafka.common.header.Header;

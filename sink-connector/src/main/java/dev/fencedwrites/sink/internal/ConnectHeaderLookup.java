@@ -1,7 +1,7 @@
 package dev.fencedwrites.sink.internal;
 
-import dev.fencedwrites.schemas.FenceHeaders;
-import dev.fencedwrites.schemas.HeaderLookup;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.HeaderLookup;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;

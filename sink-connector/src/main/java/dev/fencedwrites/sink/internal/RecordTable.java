@@ -1,9 +1,9 @@
 package dev.fencedwrites.sink.internal;
 
-import dev.fencedwrites.schemas.Decision;
-import dev.fencedwrites.schemas.Fence;
-import dev.fencedwrites.schemas.FenceRule;
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.Decision;
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceRule;
+import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.sink.internal.ColumnMapping.Column;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,6 +1,6 @@
 package dev.fencedwrites.sink.internal;
 
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.RejectionReason;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -2,11 +2,11 @@ package dev.fencedwrites.sink.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.schemas.Decision;
-import dev.fencedwrites.schemas.Fence;
-import dev.fencedwrites.schemas.FenceRule;
-import dev.fencedwrites.schemas.RejectionReason;
-import dev.fencedwrites.schemas.billing.BillingSummary;
+import dev.fencedwrites.contract.Decision;
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceRule;
+import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.testing.BillingSummary;
 import dev.fencedwrites.sink.internal.RecordTable.Outcome;
 import dev.fencedwrites.sink.internal.RecordTable.Row;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;

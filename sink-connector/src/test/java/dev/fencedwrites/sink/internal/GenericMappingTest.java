@@ -3,7 +3,7 @@ package dev.fencedwrites.sink.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.schemas.Fence;
+import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.sink.internal.RecordTable.Row;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;

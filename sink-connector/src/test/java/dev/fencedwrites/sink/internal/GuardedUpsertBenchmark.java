@@ -1,7 +1,7 @@
 package dev.fencedwrites.sink.internal;
 
-import dev.fencedwrites.schemas.Fence;
-import dev.fencedwrites.schemas.billing.BillingSummary;
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.testing.BillingSummary;
 import dev.fencedwrites.sink.internal.RecordTable.Row;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.Connection;

@@ -2,7 +2,7 @@ package dev.fencedwrites.sink.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.schemas.RejectionReason;
+import dev.fencedwrites.contract.RejectionReason;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,0 +1,145 @@
+package dev.fencedwrites.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Parsing and validation of the fencing headers (wire contract v1). */
+class FenceStampTest {
+
+    @Test
+    void parsesTokenSeqOpLeaseAndWriter() {
+        RecordHeaders headers = headers(FenceHeaders.TOKEN, "42", FenceHeaders.SEQ, "7", FenceHeaders.OP, "WRITE",
+                FenceHeaders.LEASE, "694d7f1a2b3c4d5e", FenceHeaders.WRITER, "worker-a");
+
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers));
+
+        assertThat(parsed.valid()).isTrue();
+        assertThat(parsed.rejection()).isNull();
+        assertThat(parsed.stamp()).isEqualTo(new FenceStamp(new Fence(42, 7), FenceOp.WRITE, "694d7f1a2b3c4d5e", "worker-a"));
+    }
+
+    @Test
+    void parsesFenceMarkerWithSeqZero() {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "42", FenceHeaders.SEQ, "0", FenceHeaders.OP, "FENCE")));
+
+        assertThat(parsed.stamp().op()).isEqualTo(FenceOp.FENCE);
+        assertThat(parsed.stamp().fence()).isEqualTo(new Fence(42, 0));
+    }
+
+    @Test
+    void defaultsToWriteWithoutSeqLeaseOrWriter() {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "42")));
+
+        assertThat(parsed.stamp()).isEqualTo(new FenceStamp(Fence.of(42), FenceOp.WRITE, null, null));
+        assertThat(parsed.stamp().fence().hasSeq()).isFalse();
+    }
+
+    @Test
+    void acceptsLongMaxValueAsToken() {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, Long.toString(Long.MAX_VALUE))));
+
+        assertThat(parsed.stamp().fence().token()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void rejectsMissingTokenAsMissingToken() {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.SEQ, "1")));
+
+        assertThat(parsed.valid()).isFalse();
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.MISSING_TOKEN);
+        assertThat(parsed.detail()).contains(FenceHeaders.TOKEN);
+    }
+
+    @ParameterizedTest(name = "token \"{0}\"")
+    @ValueSource(strings = {"", "abc", "12x", " 5", "0", "-0", "-5", "+5", "1.5", "9223372036854775808", "\u0666\u0660", "\uff19"})
+    void rejectsTokenThatIsNotAPositiveLongAsMalformedToken(String token) {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, token)));
+
+        assertThat(parsed.valid()).isFalse();
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.MALFORMED_TOKEN);
+        assertThat(parsed.detail()).contains(FenceHeaders.TOKEN);
+    }
+
+    @Test
+    void rejectsTokenHeaderWithoutValueAsMalformedToken() {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.TOKEN, null);
+
+        assertThat(FenceStamp.parse(HeaderLookup.of(headers)).rejection()).isEqualTo(RejectionReason.MALFORMED_TOKEN);
+    }
+
+    @Test
+    void rejectsTwoTokenHeadersAsMalformedToken() {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "5", FenceHeaders.TOKEN, "6")));
+
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.MALFORMED_TOKEN);
+        assertThat(parsed.detail()).contains("2");
+    }
+
+    @ParameterizedTest(name = "seq \"{0}\"")
+    @ValueSource(strings = {"", "abc", "-1", "-2", "+1", "1.0", "9223372036854775808", "-0", "\uff11"})
+    void rejectsSeqThatIsNotANonNegativeLongAsMalformedSeq(String seq) {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, seq)));
+
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.MALFORMED_SEQ);
+        assertThat(parsed.detail()).contains(FenceHeaders.SEQ);
+    }
+
+    @Test
+    void rejectsTwoSeqHeadersAsMalformedSeq() {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1", FenceHeaders.SEQ, "2")));
+
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.MALFORMED_SEQ);
+    }
+
+    @ParameterizedTest(name = "op \"{0}\"")
+    @ValueSource(strings = {"", "DELETE", "FENCED", "W"})
+    void rejectsOpOtherThanWriteOrFenceAsUnknownOp(String op) {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "5", FenceHeaders.OP, op)));
+
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.UNKNOWN_OP);
+        assertThat(parsed.detail()).contains(FenceHeaders.OP);
+    }
+
+    /** Issue 13: the etcd lease id sent as the token would raise the key's fence past every real revision. */
+    @Test
+    void rejectsTokenEqualToTheLeaseIdAsLeaseAsToken() {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "7587869054862721234",
+                FenceHeaders.SEQ, "1", FenceHeaders.LEASE, "7587869054862721234")));
+
+        assertThat(parsed.valid()).isFalse();
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.LEASE_AS_TOKEN);
+        assertThat(parsed.detail()).contains(FenceHeaders.TOKEN, FenceHeaders.LEASE, "revision");
+    }
+
+    @ParameterizedTest(name = "lease \"{0}\"")
+    @ValueSource(strings = {"7587869054862721234", "42x", "", "0042"})
+    void acceptsTokenThatDiffersFromTheLeaseId(String lease) {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "41", FenceHeaders.LEASE, lease)));
+
+        assertThat(parsed.valid()).isTrue();
+        assertThat(parsed.stamp().lease()).isEqualTo(lease);
+    }
+
+    /** The rule reads the lease as the contract writes it: decimal, the last header when repeated. */
+    @Test
+    void comparesTheTokenWithTheLastLeaseHeader() {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "42", FenceHeaders.LEASE, "7", FenceHeaders.LEASE, "42")));
+
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.LEASE_AS_TOKEN);
+    }
+
+    /** Headers from name/value pairs, values as UTF-8 text, in the given order. */
+    static RecordHeaders headers(String... namesAndValues) {
+        RecordHeaders headers = new RecordHeaders();
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            headers.add(namesAndValues[i], namesAndValues[i + 1].getBytes(StandardCharsets.UTF_8));
+        }
+        return headers;
+    }
+}
