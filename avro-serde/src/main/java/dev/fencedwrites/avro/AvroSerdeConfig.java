@@ -120,7 +120,7 @@ public final class AvroSerdeConfig {
 
     /**
      * {@code url} fit for logs and messages: its user info (credentials) replaced by {@code ***},
-     * e.g. {@code https://***@registry:8081}.
+     * e.g. {@code https://***@registry:8081}; the rule is {@link dev.fencedwrites.contract.Redaction#url(String)}.
      */
     public static String withoutCredentials(String url) {
         return ClientSettings.redact(url);

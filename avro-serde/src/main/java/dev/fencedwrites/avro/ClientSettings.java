@@ -2,6 +2,7 @@ package dev.fencedwrites.avro;
 
 import static dev.fencedwrites.avro.AvroSerdeConfig.*;
 
+import dev.fencedwrites.contract.Redaction;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -201,17 +202,9 @@ final class ClientSettings {
         return "Basic " + Base64.getEncoder().encodeToString(userInfo.getBytes(StandardCharsets.UTF_8));
     }
 
-    /**
-     * A URL for messages: everything between {@code ://} and the last {@code @} (the user info,
-     * credentials, even when they hold {@code @} or {@code /}) replaced by {@code ***}.
-     */
+    /** A URL for messages, credentials hidden by {@link Redaction#url(String)}. */
     static String redact(String url) {
-        int scheme = url.indexOf("://");
-        int at = url.lastIndexOf('@');
-        if (scheme < 0 || at < scheme) {
-            return url;
-        }
-        return url.substring(0, scheme + 3) + "***" + url.substring(at);
+        return Redaction.url(url);
     }
 
     private static SSLContext sslContext(Map<String, ?> configs) {

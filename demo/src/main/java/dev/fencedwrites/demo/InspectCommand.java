@@ -231,6 +231,6 @@ public final class InspectCommand implements Callable<Integer> {
     }
 
     private static String withoutPassword(String jdbcUrl) {
-        return jdbcUrl.replaceAll("password=[^&]*", "password=***");
+        return dev.fencedwrites.contract.Redaction.url(jdbcUrl);
     }
 }

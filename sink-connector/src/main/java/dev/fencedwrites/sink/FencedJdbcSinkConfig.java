@@ -80,10 +80,9 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         new java.util.TreeMap<>(values()).forEach((name, value) -> {
             String text = String.valueOf(value);
             if (SCHEMA_REGISTRY_URL.equals(name)) {
-                text = java.util.Arrays.stream(text.split(",", -1)).map(dev.fencedwrites.avro.AvroSerdeConfig::withoutCredentials)
-                        .collect(java.util.stream.Collectors.joining(","));
+                text = dev.fencedwrites.contract.Redaction.urlList(text);
             } else if (CONNECTION_URL.equals(name)) {
-                text = text.replaceAll("(?i)(password=)[^&;]*", "$1***");
+                text = dev.fencedwrites.contract.Redaction.url(text);
             }
             lines.append(System.lineSeparator()).append('\t').append(name).append(" = ").append(text);
         });
