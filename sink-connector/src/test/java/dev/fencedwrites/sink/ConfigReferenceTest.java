@@ -1,30 +1,18 @@
 package dev.fencedwrites.sink;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import java.io.IOException;
-import java.nio.file.Files;
+import dev.fencedwrites.testing.ConfigReference;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /**
- * The checked-in configuration reference is generated from {@link FencedJdbcSinkConfig#DEFINITION} (Kafka's
- * {@code ConfigDef.toEnrichedRst()}). Regenerate with
+ * The checked-in configuration reference is generated from {@link FencedJdbcSinkConfig#DEFINITION}. Regenerate with
  * {@code mvn -pl sink-connector test -Dtest=ConfigReferenceTest -Dconfig.reference.update=true}.
  */
 class ConfigReferenceTest {
-    private static final Path REFERENCE = Path.of("CONFIGURATION.rst");
 
     @Test
-    void checkedInReferenceMatchesTheDefinition() throws IOException {
-        String generated = "Configuration reference\n=======================\n\n"
-                + "Generated from ``FencedJdbcSinkConfig.DEFINITION``; do not edit by hand.\n\n" + FencedJdbcSinkConfig.DEFINITION.toEnrichedRst();
-        if (Boolean.getBoolean("config.reference.update")) {
-            Files.writeString(REFERENCE, generated);
-        }
-        assertThat(REFERENCE).as("%s is stale; regenerate it: mvn -pl sink-connector test -Dtest=ConfigReferenceTest -Dconfig.reference.update=true",
-                REFERENCE.toAbsolutePath()).exists();
-        assertThat(Files.readString(REFERENCE)).as("%s is stale; regenerate it: mvn -pl sink-connector test -Dtest=ConfigReferenceTest -Dconfig.reference.update=true",
-                REFERENCE.toAbsolutePath()).isEqualTo(generated);
+    void checkedInReferenceMatchesTheDefinition() {
+        ConfigReference.assertUpToDate(FencedJdbcSinkConfig.DEFINITION, "FencedJdbcSinkConfig.DEFINITION", Path.of("CONFIGURATION.rst"),
+                "sink-connector", "ConfigReferenceTest");
     }
 }
