@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.fencedwrites.testing.BillingSummary;
-import dev.fencedwrites.avro.ScriptedRegistry.Answer;
+import dev.fencedwrites.testing.FakeSchemaRegistry;
+import dev.fencedwrites.testing.FakeSchemaRegistry.Answer;
 import java.lang.management.ManagementFactory;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
@@ -339,7 +340,7 @@ class HostileAvroValueTest {
         "{\"schema\":\"{not json\"}",
         "{\"schemaType\":\"AVRO\"}"})
     void aWriterSchemaTheRegistryServesBrokenIsASerializationException(String answer) throws Exception {
-        try (ScriptedRegistry scripted = ScriptedRegistry.http(r -> Answer.ok(answer))) {
+        try (FakeSchemaRegistry scripted = FakeSchemaRegistry.http(r -> Answer.ok(answer))) {
             AvroDeserializer<Object> deserializer = new AvroDeserializer<>(new RestSchemaRegistryClient(
                     Map.of(AvroSerdeConfig.SCHEMA_REGISTRY_URL, scripted.url(), AvroSerdeConfig.MAX_RETRIES, 0)), null);
 

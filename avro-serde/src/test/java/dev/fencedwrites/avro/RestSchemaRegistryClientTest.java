@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.testing.BillingSummary;
-import dev.fencedwrites.avro.ScriptedRegistry.Answer;
+import dev.fencedwrites.testing.FakeSchemaRegistry;
+import dev.fencedwrites.testing.FakeSchemaRegistry.Answer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
@@ -45,7 +46,7 @@ class RestSchemaRegistryClientTest {
     @Test
     void serverErrorsAreRetriedUntilSuccess() throws Exception {
         AtomicInteger calls = new AtomicInteger();
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> calls.incrementAndGet() <= 2
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> calls.incrementAndGet() <= 2
                 ? Answer.error(503, 50003, "leader unknown") : Answer.ok("{\"id\":21}"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
 
@@ -56,7 +57,7 @@ class RestSchemaRegistryClientTest {
 
     @Test
     void retriesAreBoundedAndTheMessageSaysWhatFailedWhere() throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.error(500, 50001, "store down"))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.error(500, 50001, "store down"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url(), AvroSerdeConfig.MAX_RETRIES, 2));
 
             assertThatThrownBy(() -> client.getById(5)).isInstanceOfSatisfying(SchemaRegistryException.class, e -> {
@@ -70,7 +71,7 @@ class RestSchemaRegistryClientTest {
 
     @Test
     void backoffWaitsGrowBetweenRetries() throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.error(502, -1, "bad gateway"))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.error(502, -1, "bad gateway"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url(), AvroSerdeConfig.MAX_RETRIES, 3,
                     AvroSerdeConfig.RETRIES_WAIT_MS, 100, AvroSerdeConfig.RETRIES_MAX_WAIT_MS, 200));
             long start = System.nanoTime();
@@ -86,28 +87,28 @@ class RestSchemaRegistryClientTest {
     @ParameterizedTest
     @CsvSource({"404, 40403", "409, 409", "422, 42201", "401, 40101", "429, 42901", "408, -1"})
     void clientErrorsAreNeverRetried(int status, int code) throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.error(status, code, "no"))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.error(status, code, "no"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url() + "," + registry.url()));
 
             assertThatThrownBy(() -> client.register("billing-value", SUMMARY))
                     .isInstanceOfSatisfying(SchemaRegistryException.class, e -> assertThat(e.httpStatus()).isEqualTo(status));
-            assertThat(registry.received).hasSize(1);
+            assertThat(registry.received()).hasSize(1);
         }
     }
 
     @Test
     void deadFirstUrlFailsOverAndTheWorkingOneIsRemembered() throws Exception {
         String schemaJson = "{\"schema\":" + JSON.writeValueAsString(SUMMARY.toString()) + "}";
-        try (ScriptedRegistry failing = ScriptedRegistry.http(r -> Answer.error(503, -1, "unavailable"));
-             ScriptedRegistry working = ScriptedRegistry.http(r -> Answer.ok(r.path().startsWith("/schemas/ids/") ? schemaJson : "{\"id\":7}"))) {
+        try (FakeSchemaRegistry failing = FakeSchemaRegistry.http(r -> Answer.error(503, -1, "unavailable"));
+             FakeSchemaRegistry working = FakeSchemaRegistry.http(r -> Answer.ok(r.path().startsWith("/schemas/ids/") ? schemaJson : "{\"id\":7}"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(DEAD + "," + failing.url() + "," + working.url(),
                     AvroSerdeConfig.MAX_RETRIES, 0));
 
             assertThat(client.register("billing-value", SUMMARY)).isEqualTo(7);
-            assertThat(failing.received).hasSize(1);
+            assertThat(failing.received()).hasSize(1);
             assertThat(client.getById(99)).isEqualTo(SUMMARY);
-            assertThat(failing.received).as("the working URL is tried first from now on").hasSize(1);
-            assertThat(working.received).hasSize(2);
+            assertThat(failing.received()).as("the working URL is tried first from now on").hasSize(1);
+            assertThat(working.received()).hasSize(2);
         }
     }
 
@@ -125,7 +126,7 @@ class RestSchemaRegistryClientTest {
     @Test
     void userInfoCredentialsAreSentWithEveryRequest() throws Exception {
         String expected = "Basic " + Base64.getEncoder().encodeToString("alice:pw".getBytes(StandardCharsets.UTF_8));
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> expected.equals(r.authorization())
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> expected.equals(r.authorization())
                 ? Answer.ok("{\"id\":3}") : Answer.error(401, 40101, "Unauthorized"))) {
             RestSchemaRegistryClient anonymous = new RestSchemaRegistryClient(settings(registry.url()));
             RestSchemaRegistryClient alice = new RestSchemaRegistryClient(settings(registry.url(),
@@ -140,7 +141,7 @@ class RestSchemaRegistryClientTest {
     @Test
     void urlCredentialsAreSentAndNeverShownInMessages() throws Exception {
         String expected = "Basic " + Base64.getEncoder().encodeToString("bob:s3cret".getBytes(StandardCharsets.UTF_8));
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> expected.equals(r.authorization())
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> expected.equals(r.authorization())
                 ? Answer.error(404, 40401, "Subject not found") : Answer.error(401, 40101, "Unauthorized"))) {
             String withCredentials = registry.url().replace("http://", "http://bob:s3cret@");
             RestSchemaRegistryClient bob = new RestSchemaRegistryClient(settings(withCredentials));
@@ -166,7 +167,7 @@ class RestSchemaRegistryClientTest {
         "404 | -1    | id       | schema id 77 not found",
     })
     void registryErrorCodesBecomeMessagesNamingTheSubjectVersionOrId(int status, int code, String call, String meaning) throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.error(status, code, "registry says no"))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.error(status, code, "registry says no"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
             Runnable action = switch (call) {
                 case "latest" -> () -> client.latest("orders-value");
@@ -185,7 +186,7 @@ class RestSchemaRegistryClientTest {
 
     @Test
     void answersWithoutIdOrWithABadSchemaAreErrors() throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> r.path().startsWith("/schemas/ids/")
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> r.path().startsWith("/schemas/ids/")
                 ? Answer.ok("{\"schema\":\"{not avro\"}") : Answer.ok("{\"version\":1}"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
 
@@ -199,7 +200,7 @@ class RestSchemaRegistryClientTest {
     @Test
     void aSchemaWithAnInvalidDefaultIsARegistryErrorNamingTheId() throws Exception {
         String schema = "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"n\",\"type\":\"int\",\"default\":\"abc\"}]}";
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.ok(jsonOf(Map.of("schema", schema))))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.ok(jsonOf(Map.of("schema", schema))))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
 
             assertThatThrownBy(() -> client.getById(4)).isInstanceOf(SchemaRegistryException.class)
@@ -210,7 +211,7 @@ class RestSchemaRegistryClientTest {
     @ParameterizedTest
     @CsvSource({"JSON, '{\"type\":\"object\"}'", "PROTOBUF, 'syntax = \"proto3\"; message M {}'"})
     void aSchemaOfAnotherTypeIsRefusedAsNotAvro(String type, String schema) throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.ok(jsonOf(Map.of("schema", schema, "schemaType", type))))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.ok(jsonOf(Map.of("schema", schema, "schemaType", type))))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
 
             assertThatThrownBy(() -> client.getById(4)).isInstanceOf(SchemaRegistryException.class)
@@ -221,7 +222,7 @@ class RestSchemaRegistryClientTest {
     /** A schema id names the same content for good, so a schema that does not parse is asked for once, not once per record. */
     @Test
     void anUnparsableSchemaIsFetchedOnceForItsId() throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.ok("{\"schema\":\"{not avro\"}"))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.ok("{\"schema\":\"{not avro\"}"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
 
             for (int i = 0; i < 3; i++) {
@@ -242,7 +243,7 @@ class RestSchemaRegistryClientTest {
 
     @Test
     void registrationsLookupsAndIdsAreCached() throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> {
             try {
                 return r.path().endsWith("/versions/latest") ? Answer.ok(schemaAnswer(SUMMARY, 12, 4)) : Answer.ok("{\"id\":12}");
             } catch (Exception e) {
@@ -259,16 +260,16 @@ class RestSchemaRegistryClientTest {
             assertThat(client.getById(12)).isEqualTo(SUMMARY);
 
             assertThat(latest).isEqualTo(new RegisteredSchema("t", 4, 12, SUMMARY));
-            assertThat(registry.received).extracting(ScriptedRegistry.Received::path)
+            assertThat(registry.received()).extracting(FakeSchemaRegistry.Received::path)
                     .containsExactly("/subjects/s/versions", "/subjects/t/versions/latest");
-            assertThat(registry.received.get(0).body()).isEqualTo(JSON.writeValueAsString(Map.of("schema", SUMMARY.toString())));
+            assertThat(registry.received().get(0).body()).isEqualTo(JSON.writeValueAsString(Map.of("schema", SUMMARY.toString())));
         }
     }
 
     @Test
     void cachesAreBoundedByMaxSchemasPerSubject() throws Exception {
         AtomicInteger ids = new AtomicInteger();
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> r.path().startsWith("/schemas/ids/")
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> r.path().startsWith("/schemas/ids/")
                 ? Answer.ok("{\"schema\":\"\\\"string\\\"\"}") : Answer.ok("{\"id\":" + ids.incrementAndGet() + "}"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url(), AvroSerdeConfig.MAX_SCHEMAS_PER_SUBJECT, 3));
 
@@ -291,14 +292,14 @@ class RestSchemaRegistryClientTest {
 
     @Test
     void subjectsAreListed() throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.ok("[\"a-value\",\"b-key\"]"))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.ok("[\"a-value\",\"b-key\"]"))) {
             assertThat(new RestSchemaRegistryClient(settings(registry.url())).subjects()).containsExactly("a-value", "b-key");
         }
     }
 
     @Test
     void theOlderConstructorTakesSeveralUrlsToo() throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.ok("{\"id\":8}"))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.ok("{\"id\":8}"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(DEAD + ", " + registry.url() + "/", Duration.ofSeconds(2));
 
             assertThat(client.register("s", SUMMARY)).isEqualTo(8);
@@ -308,10 +309,10 @@ class RestSchemaRegistryClientTest {
 
     @Test
     void subjectsArePercentEncodedInPaths() throws Exception {
-        try (ScriptedRegistry registry = ScriptedRegistry.http(r -> Answer.ok("{\"id\":8}"))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.ok("{\"id\":8}"))) {
             new RestSchemaRegistryClient(settings(registry.url())).register("my topic/x-value", SUMMARY);
 
-            assertThat(registry.received.get(0).path()).isEqualTo("/subjects/my%20topic%2Fx-value/versions");
+            assertThat(registry.received().get(0).path()).isEqualTo("/subjects/my%20topic%2Fx-value/versions");
         }
     }
 }

@@ -3,7 +3,8 @@ package dev.fencedwrites.avro;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.avro.ScriptedRegistry.Answer;
+import dev.fencedwrites.testing.FakeSchemaRegistry;
+import dev.fencedwrites.testing.FakeSchemaRegistry.Answer;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,7 +30,7 @@ class RestSchemaRegistryClientTlsTest {
 
     @TempDir
     static Path dir;
-    private static ScriptedRegistry registry;
+    private static FakeSchemaRegistry registry;
 
     @BeforeAll
     static void certificatesAndServer() throws Exception {
@@ -51,7 +52,7 @@ class RestSchemaRegistryClientTlsTest {
         trust.init(load("server-trust.jks", "JKS"));
         SSLContext context = SSLContext.getInstance("TLS");
         context.init(keys.getKeyManagers(), trust.getTrustManagers(), null);
-        registry = ScriptedRegistry.https(context, true, r -> Answer.ok("[\"over-tls-value\"]"));
+        registry = FakeSchemaRegistry.https(context, true, r -> Answer.ok("[\"over-tls-value\"]"));
     }
 
     @AfterAll

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.testing.FakeSchemaRegistry;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -67,7 +68,7 @@ class BadRecordsKeepTheTaskRunningTest {
     @BeforeAll
     static void startServices() throws IOException {
         postgres = EmbeddedPostgres.start();
-        registry = FakeSchemaRegistry.serving(1, BillingSummary.getClassSchema());
+        registry = FakeSchemaRegistry.serving(1, BillingSummary.getClassSchema().toString());
     }
 
     @AfterAll

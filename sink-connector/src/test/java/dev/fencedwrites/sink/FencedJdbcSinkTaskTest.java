@@ -9,6 +9,8 @@ import dev.fencedwrites.contract.FenceOp;
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.testing.BillingSummary;
 import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.InMemorySchemaRegistryClient;
+import dev.fencedwrites.testing.FakeSchemaRegistry;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -55,7 +57,7 @@ class FencedJdbcSinkTaskTest {
     private static EmbeddedPostgres postgres;
     private static FakeSchemaRegistry registry;
 
-    private final AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(new FixedIdSchemaRegistryClient(SCHEMA_ID), false);
+    private final AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(new InMemorySchemaRegistryClient(SCHEMA_ID), false);
     private final FencedJdbcSinkTask task = new FencedJdbcSinkTask();
     private RecordingSinkTaskContext context;
     private String table;
@@ -63,7 +65,7 @@ class FencedJdbcSinkTaskTest {
     @BeforeAll
     static void startServices() throws IOException {
         postgres = EmbeddedPostgres.start();
-        registry = FakeSchemaRegistry.serving(SCHEMA_ID, BillingSummary.getClassSchema());
+        registry = FakeSchemaRegistry.serving(SCHEMA_ID, BillingSummary.getClassSchema().toString());
     }
 
     @AfterAll

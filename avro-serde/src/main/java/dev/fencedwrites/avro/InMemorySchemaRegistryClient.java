@@ -8,15 +8,38 @@ import java.util.Map;
 import org.apache.avro.Schema;
 
 /**
- * A {@link SchemaRegistryClient} held in memory, for unit tests: ids are registry-wide and start
- * at {@code firstId}; registering the same schema again (under any subject) returns its id.
+ * A {@link SchemaRegistryClient} held in memory: a test double for this project's tests and for
+ * users' tests of code that takes a registry client (as Confluent ships {@code MockSchemaRegistryClient}
+ * in its main artifact). No HTTP, no compatibility checks, nothing persisted; thread-safe.
+ *
+ * <p>Ids are registry-wide and start at {@code firstId}: the first distinct schema registered gets
+ * {@code firstId}, the next {@code firstId + 1}, and registering the same schema again (under any
+ * subject) returns its id, as a Confluent registry does. A subject's versions count the distinct
+ * schemas registered under it; its latest version is the one registered last. Unknown subjects,
+ * schemas and ids raise {@link SchemaRegistryException} with the registry's 404 error codes
+ * ({@value SchemaRegistryException#SUBJECT_NOT_FOUND}, {@value SchemaRegistryException#SCHEMA_NOT_FOUND}).
+ * To serve a schema under a fixed id (say, one a test's records carry), register it first into a
+ * client whose {@code firstId} is that id.
  */
-final class InMemorySchemaRegistryClient implements SchemaRegistryClient {
+public final class InMemorySchemaRegistryClient implements SchemaRegistryClient {
     private final int firstId;
     private final List<Schema> schemas = new ArrayList<>();
     private final Map<String, Map<Schema, Integer>> subjects = new HashMap<>();
 
-    InMemorySchemaRegistryClient(int firstId) {
+    /** An empty registry whose first schema gets id 1. */
+    public InMemorySchemaRegistryClient() {
+        this(1);
+    }
+
+    /**
+     * An empty registry whose first schema gets id {@code firstId}.
+     *
+     * @throws IllegalArgumentException if {@code firstId} is not positive (the registry's ids are)
+     */
+    public InMemorySchemaRegistryClient(int firstId) {
+        if (firstId <= 0) {
+            throw new IllegalArgumentException("firstId must be positive, not " + firstId);
+        }
         this.firstId = firstId;
     }
 
@@ -64,13 +87,13 @@ final class InMemorySchemaRegistryClient implements SchemaRegistryClient {
     public synchronized Schema getById(int id) {
         int index = id - firstId;
         if (index < 0 || index >= schemas.size()) {
-            throw new SchemaRegistryException("Schema " + id + " not found", 404, 40403, null);
+            throw new SchemaRegistryException("Schema " + id + " not found", 404, SchemaRegistryException.SCHEMA_NOT_FOUND, null);
         }
         return schemas.get(index);
     }
 
     /** The id registered under {@code subject} for {@code schema}, or {@code null}. */
-    synchronized Integer idOf(String subject, Schema schema) {
+    public synchronized Integer idOf(String subject, Schema schema) {
         return subjects.getOrDefault(subject, Map.of()).get(schema);
     }
 }
