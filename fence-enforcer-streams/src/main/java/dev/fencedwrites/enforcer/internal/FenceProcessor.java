@@ -2,21 +2,13 @@ package dev.fencedwrites.enforcer.internal;
 
 import dev.fencedwrites.contract.Decision;
 import dev.fencedwrites.contract.Fence;
-import dev.fencedwrites.enforcer.FenceEnforcerTopology;
-import dev.fencedwrites.enforcer.TokenVerifier;
-import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceOp;
 import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.FenceStamp;
 import dev.fencedwrites.contract.HeaderLookup;
 import dev.fencedwrites.contract.RejectionReason;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Optional;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeader;
-import org.apache.kafka.common.header.internals.RecordHeaders;
+import dev.fencedwrites.enforcer.FenceEnforcerTopology;
+import dev.fencedwrites.enforcer.TokenVerifier;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
@@ -25,8 +17,6 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.state.KeyValueStore;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Applies {@link FenceRule} to each input record against the key's stored fence, and routes it:
@@ -60,9 +50,11 @@ import org.slf4j.LoggerFactory;
  * compared with it, without asking etcd, and refused {@code LOCK_NOT_HELD} under any other lease. The check runs after
  * every cheaper rule (stale and duplicate records never reach it), and a replayed record that the
  * key's history says was accepted is not checked again (it was verified the first time).
+ *
+ * <p>The outputs are {@link FenceOutputs}', the replay bookkeeping {@link ReplayTracker}'s and the
+ * lease checks {@link LeaseCheck}'s; this class decides.
  */
 public final class FenceProcessor implements Processor<byte[], byte[], byte[], byte[]> {
-    private static final Logger LOG = LoggerFactory.getLogger(FenceProcessor.class);
     /** The longest {@code fence.lease} or {@code fence.writer} copied onto a published marker. */
     static final int MARKER_TEXT_HEADER_MAX_CHARS = 256;
 
@@ -78,15 +70,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private KeyValueStore<Bytes, StoredFence> fences;
     private CommitSignal commits;
     private boolean keepHistory;
-    /** The input partition and the offset after the last record processed since init; -1 before the first. */
-    private int partition;
-    private long nextOffset;
-    /** The input offset after the last record processed before the last commit: no replay starts before it. */
-    private long committed;
-    private long replayed;
-    private long replayedSinceCommit;
-    /** Whether the record being processed is decided against its key's history, as a replay. */
-    private boolean replaying;
+    private ReplayTracker replay;
+    private FenceOutputs outputs;
+    private LeaseCheck leases;
 
     /**
      * Where winning markers go.
@@ -124,31 +110,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         this.context = context;
         this.fences = context.getStateStore(storeName);
         this.keepHistory = !StreamsConfig.EXACTLY_ONCE_V2.equals(context.appConfigs().get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
-        this.partition = -1;
-        this.nextOffset = -1;
-        this.committed = 0;
-        this.replayed = 0;
-        this.replayedSinceCommit = 0;
+        this.replay = new ReplayTracker(metrics);
+        this.outputs = new FenceOutputs(context, acceptedSink, rejectedSink, markers, metrics, limits, replay);
+        this.leases = verifier == null ? null : new LeaseCheck(verifier, outputs);
         this.commits = context.getStateStore(commitSignalName);
-        commits.listen(this::committed);
-    }
-
-    /** Kafka Streams committed this task's offsets: every record processed so far is behind the committed offset. */
-    private void committed() {
-        if (nextOffset >= 0) {
-            committed = nextOffset;
-        }
-        if (replayed > 0 && replayedSinceCommit == 0) {
-            reportReplay();
-        }
-        replayedSinceCommit = 0;
-    }
-
-    private void reportReplay() {
-        LOG.info("re-decided {} replayed records of input partition {} against the fence each met the first time (the fence store was ahead of the "
-                + "committed offsets, at_least_once); accepted ones were forwarded again; processed up to offset {}",
-                replayed, partition, nextOffset - 1);
-        replayed = 0;
+        commits.listen(replay::committed);
     }
 
     @Override
@@ -156,8 +122,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (commits != null) {
             commits.stopListening();
         }
-        if (replayed > 0) {
-            reportReplay();
+        if (replay != null) {
+            replay.close();
         }
     }
 
@@ -166,14 +132,33 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         long offset = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
         if (offset >= 0) {
             // One source topic: a task, and so this processor, sees one input partition.
-            partition = context.recordMetadata().get().partition();
-            nextOffset = offset + 1;
+            replay.position(context.recordMetadata().get().partition(), offset);
         }
-        replaying = false;
+        replay.replaying(false);
         byte[] key = record.key();
-        if (key == null || key.length == 0) {
-            reject(record, RejectionReason.MISSING_KEY, null, key == null ? "null key" : "empty key");
+        if (rejectedBeforeTheStore(record, key)) {
             return;
+        }
+        Bytes storeKey = Bytes.wrap(key);
+        StoredFence state = fences.get(storeKey);
+        replay.replaying(state != null && state.remembers(offset));
+        Fence stored = state == null ? null : state.fenceAt(offset);
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(record.headers()));
+        if (!parsed.valid()) {
+            outputs.reject(record, parsed.rejection(), stored, parsed.detail());
+            return;
+        }
+        FenceStamp stamp = parsed.stamp();
+        if (acceptable(record, key, stamp, stored)) {
+            accept(record, storeKey, state, offset, stamp, stored);
+        }
+    }
+
+    /** Rejects a record that no stored fence could admit: no key, the wrong partition, or a rejected copy sent back. */
+    private boolean rejectedBeforeTheStore(Record<byte[], byte[]> record, byte[] key) {
+        if (key == null || key.length == 0) {
+            outputs.reject(record, RejectionReason.MISSING_KEY, null, key == null ? "null key" : "empty key");
+            return true;
         }
         int inputPartitions = limits.inputPartitions();
         int expected = Utils.toPositive(Utils.murmur2(key)) % inputPartitions;
@@ -181,159 +166,92 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (actual != expected) {
             // The fence of this key lives with partition `expected`; deciding here would compare
             // against the wrong (or no) stored fence and could accept a stale write.
-            reject(record, RejectionReason.WRONG_PARTITION, null, "key hashes to partition " + expected + " of " + inputPartitions
+            outputs.reject(record, RejectionReason.WRONG_PARTITION, null, "key hashes to partition " + expected + " of " + inputPartitions
                     + " (murmur2, Kafka's default partitioner) but the record is on partition " + actual);
-            return;
+            return true;
         }
-        String rejectedBefore = rejectedBefore(record.headers());
+        String rejectedBefore = FenceOutputs.rejectedBefore(record.headers());
         if (rejectedBefore != null) {
             // A rejected copy sent back: accepted as it is, it would carry its old rejection to the
             // accepted topic and the sink would refuse it there (issue 13 review).
-            reject(record, RejectionReason.ALREADY_REJECTED, null, "the record already carries " + rejectedBefore
+            outputs.reject(record, RejectionReason.ALREADY_REJECTED, null, "the record already carries " + rejectedBefore
                     + ": strip the fence.rejected.* headers before sending a rejected write again");
-            return;
+            return true;
         }
-        Bytes storeKey = Bytes.wrap(key);
-        StoredFence state = fences.get(storeKey);
-        replaying = state != null && state.remembers(offset);
-        Fence stored = state == null ? null : state.fenceAt(offset);
-        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(record.headers()));
-        if (!parsed.valid()) {
-            reject(record, parsed.rejection(), stored, parsed.detail());
-            return;
-        }
-        FenceStamp stamp = parsed.stamp();
+        return false;
+    }
+
+    /** Whether the rule accepts {@code stamp} against {@code stored} and the record fits every output; rejects it when not. */
+    private boolean acceptable(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence stored) {
         Decision decision = FenceRule.decide(stored, stamp.fence());
         if (!decision.accepted()) {
-            reject(record, decision.reason(), stored, "incoming " + stamp.fence() + " vs stored " + stored);
-            return;
+            outputs.reject(record, decision.reason(), stored, "incoming " + stamp.fence() + " vs stored " + stored);
+            return false;
         }
         if (stamp.op() == FenceOp.FENCE && record.value() != null) {
-            reject(record, RejectionReason.INVALID_MARKER, stored, "FENCE marker with a " + record.value().length + "-byte value");
-            return;
+            outputs.reject(record, RejectionReason.INVALID_MARKER, stored, "FENCE marker with a " + record.value().length + "-byte value");
+            return false;
         }
         if (stamp.op() == FenceOp.WRITE && RecordSize.upperBound(record.key(), record.value(), record.headers()) > limits.acceptedMaxBytes()) {
             // Not accepted, so the fence stays where it was.
-            reject(record, RejectionReason.TOO_LARGE, stored, "record of up to " + RecordSize.upperBound(record.key(), record.value(), record.headers())
-                    + " bytes exceeds the " + limits.acceptedMaxBytes() + " bytes the accepted topic takes (its max.message.bytes and the producer's max.request.size)");
-            return;
+            outputs.reject(record, RejectionReason.TOO_LARGE, stored, "record of up to " + RecordSize.upperBound(record.key(), record.value(),
+                    record.headers()) + " bytes exceeds the " + limits.acceptedMaxBytes()
+                    + " bytes the accepted topic takes (its max.message.bytes and the producer's max.request.size)");
+            return false;
         }
         if (!limits.storable(key)) {
             // Its fence could not reach the changelog, and a fence that is not in the changelog
             // is lost on restore: so the key is never stored, and nothing is decided for it.
-            reject(record, RejectionReason.KEY_TOO_LARGE, stored, key.length + "-byte key with its fence exceeds the " + limits.storeMaxBytes()
+            outputs.reject(record, RejectionReason.KEY_TOO_LARGE, stored, key.length + "-byte key with its fence exceeds the " + limits.storeMaxBytes()
                     + " bytes the fence store's changelog takes (its max.message.bytes and the producer's max.request.size)");
-            return;
+            return false;
         }
+        return true;
+    }
+
+    /** Raises the key's fence (unless replaying) and routes an acceptable record, after the replay and lease checks. */
+    private void accept(Record<byte[], byte[]> record, Bytes storeKey, StoredFence state, long offset, FenceStamp stamp, Fence stored) {
         Fence before = stored;
         Fence raised = FenceRule.raise(stored, stamp.fence());
-        if (replaying && !state.acceptedAt(offset, raised)) {
+        if (replay.replaying() && !state.acceptedAt(offset, raised)) {
             // Not the accept the history holds at this offset. If the verifier refuses the token
             // against the fence the record met the first time, that is why it was not accepted
             // then (etcd's answers about past revisions do not change), and it gets the same
             // rejection again (issue 14; found by EnforcerCrashIT's at_least_once run).
-            if (verifier != null && !verified(record, key, stamp, stored)) {
+            if (leases != null && !leases.verified(record, storeKey.get(), stamp, stored)) {
                 return;
             }
             // Otherwise the input's offsets were reset or the topic recreated: decide against the current fence, as without replay.
-            replaying = false;
+            replay.replaying(false);
             Decision current = FenceRule.decide(state.fence(), stamp.fence());
             if (!current.accepted()) {
-                reject(record, current.reason(), state.fence(), "incoming " + stamp.fence() + " vs stored " + state.fence());
+                outputs.reject(record, current.reason(), state.fence(), "incoming " + stamp.fence() + " vs stored " + state.fence());
                 return;
             }
             before = state.fence();
             raised = FenceRule.raise(before, stamp.fence());
         }
         long lease = 0;
-        if (!replaying && verifier != null) {
+        if (!replay.replaying() && leases != null) {
             // Issue 14: the token must be one the lock service issued to this key's lock under
             // the record's lease, for a raise and for a write at the fence alike: tokens are not
             // unique across locks (waiters woken by one change get the same revision), so a token
             // equal to the fence may be another lock's. Only one lease holds a lock at a revision.
-            lease = verifiedLease(record, key, stamp, before, state);
+            lease = leases.verifiedLease(record, storeKey.get(), stamp, before, state);
             if (lease <= 0) {
                 return;
             }
         }
-        if (replaying) {
-            replayed(stamp.op() == FenceOp.FENCE ? "marker" : "accepted");
+        if (replay.replaying()) {
+            replay.replayed(stamp.op() == FenceOp.FENCE ? "marker" : "accepted");
         } else {
             remember(storeKey, state, offset, raised, lease);
         }
         if (stamp.op() == FenceOp.FENCE) {
-            metrics.markerAccepted();
-            LOG.debug("fence raised to {} by marker from {}", stamp.fence(), stamp.writer());
-            if (markers != null) {
-                context.forward(record.withHeaders(markerHeaders(stamp, before)), markers.sink());
-            }
-            return;
+            outputs.markerAccepted(record, stamp, before);
+        } else {
+            outputs.accepted(record);
         }
-        metrics.accepted();
-        context.forward(record, acceptedSink);
-    }
-
-    /**
-     * The lease of a record the rule would accept, once confirmed: for a write at the key's fence
-     * whose lease the store already holds, by comparing with it (no etcd read: only one lease holds a
-     * lock at a revision); otherwise with the {@link TokenVerifier}. Rejects the record when its lease
-     * is missing, malformed or not the one that held the lock at the token.
-     *
-     * @param state the key's stored value ({@code before} is its current fence), or {@code null}
-     * @return the confirmed lease id, or -1 when the record was rejected
-     */
-    private long verifiedLease(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before, StoredFence state) {
-        long leaseId = leaseOf(record, stamp, before);
-        if (leaseId <= 0) {
-            return -1;
-        }
-        boolean atFence = before != null && stamp.fence().token() == before.token();
-        if (atFence && state != null && state.lease() != 0) {
-            if (leaseId == state.lease()) {
-                return leaseId;
-            }
-            reject(record, RejectionReason.LOCK_NOT_HELD, before, "token " + stamp.fence().token() + " is the key's fence, held by lease " + state.lease()
-                    + " (hex " + Long.toHexString(state.lease()) + "); only one lease holds a lock at a revision, so lease " + leaseId + " did not");
-            return -1;
-        }
-        return verified(record, key, stamp, before, leaseId) ? leaseId : -1;
-    }
-
-    /**
-     * Checks the token with the {@link TokenVerifier}; rejects the record when its lease is missing or
-     * malformed, or the verifier refuses the token.
-     *
-     * @return whether the token is verified; when not, the record was rejected
-     */
-    private boolean verified(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before) {
-        long leaseId = leaseOf(record, stamp, before);
-        return leaseId > 0 && verified(record, key, stamp, before, leaseId);
-    }
-
-    private boolean verified(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before, long leaseId) {
-        TokenVerifier.Verdict verdict = verifier.verify(key, stamp.fence().token(), leaseId);
-        if (!verdict.verified()) {
-            reject(record, verdict.rejection(), before, "token " + stamp.fence().token() + ": " + verdict.detail());
-            return false;
-        }
-        return true;
-    }
-
-    /** The record's single positive decimal {@code fence.lease}; when there is none, rejects the record and returns -1. */
-    private long leaseOf(Record<byte[], byte[]> record, FenceStamp stamp, Fence before) {
-        List<byte[]> leases = HeaderLookup.of(record.headers()).values(FenceHeaders.LEASE);
-        if (leases.isEmpty()) {
-            reject(record, RejectionReason.MISSING_LEASE, before, "token " + stamp.fence().token() + " would be accepted (fence " + before
-                    + ") but the record has no " + FenceHeaders.LEASE + " header, so the token cannot be verified");
-            return -1;
-        }
-        long leaseId = leases.size() == 1 ? FenceStamp.parseDecimal(FenceHeaders.decode(leases.get(0))) : -1;
-        if (leaseId <= 0) {
-            reject(record, RejectionReason.MALFORMED_LEASE, before, leases.size() + " " + FenceHeaders.LEASE + " header(s); expected one positive "
-                    + "decimal etcd lease id, got '" + (leases.size() == 1 ? FenceHeaders.decode(leases.get(0)) : "") + "'");
-            return -1;
-        }
-        return leaseId;
     }
 
     /**
@@ -342,103 +260,12 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      * should commits be slow to come).
      */
     private void remember(Bytes storeKey, StoredFence previous, long offset, Fence raised, long lease) {
-        StoredFence next = keepHistory ? StoredFence.afterAccept(previous, offset, raised, committed, lease) : StoredFence.of(raised, lease);
+        StoredFence next = keepHistory ? StoredFence.afterAccept(previous, offset, raised, replay.committedOffset(), lease)
+                : StoredFence.of(raised, lease);
         fences.put(storeKey, next);
         int count = next.acceptCount();
         if (count > 0 && count < StoredFence.MAX_ACCEPTS && count % StoredFence.COMMIT_REQUEST_ACCEPTS == 0) {
             context.commit();
         }
-    }
-
-    private void replayed(String outcome) {
-        if (replayed == 0) {
-            LOG.info("input partition {} offset {}: the fence store is ahead of the committed offsets (at_least_once after a crash); records it has seen are "
-                    + "decided against the fence each met the first time, and accepted ones are forwarded again", partition, nextOffset - 1);
-        }
-        replayed++;
-        replayedSinceCommit++;
-        metrics.replayed(outcome);
-    }
-
-    private void reject(Record<byte[], byte[]> record, RejectionReason reason, Fence highest, String detail) {
-        if (replaying) {
-            replayed("rejected");
-        }
-        metrics.rejected(reason);
-        List<Header> rejection = new ArrayList<>(6);
-        rejection.add(new RecordHeader(FenceHeaders.REJECTED_REASON, FenceHeaders.encode(reason.name())));
-        rejection.add(new RecordHeader(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode(FenceHeaders.STAGE_ENFORCER)));
-        rejection.add(new RecordHeader(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString())));
-        Optional<RecordMetadata> source = context.recordMetadata();
-        source.ifPresent((RecordMetadata from) -> {
-            rejection.add(new RecordHeader(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(from.topic())));
-            rejection.add(new RecordHeader(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(from.partition())));
-            rejection.add(new RecordHeader(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(from.offset())));
-        });
-        // Bounded (issue 13): a copy the rejected topic or the producer would refuse stops the
-        // stream thread, so it is reduced step by step down to a reference record.
-        RejectedCopy copy = RejectedCopy.of(record.key(), record.value(), record.headers().toArray(), rejection, limits.rejectedMaxBytes());
-        if (copy.step() == RejectedCopy.Step.FULL) {
-            LOG.info("rejected {} record: {}", reason, detail);
-        } else {
-            metrics.copyReduced(copy.step());
-            LOG.warn("rejected {} record from {}: {}; its copy ({}) was reduced to fit the {} bytes the rejected topic takes: {}", reason,
-                    source.map(from -> from.topic() + "-" + from.partition() + "@" + from.offset()).orElse("an unknown offset"), detail,
-                    sizes(record), limits.rejectedMaxBytes(), copy.step());
-        }
-        context.forward(record.withKey(copy.key()).withValue(copy.value()).withHeaders(copy.headers()), rejectedSink);
-    }
-
-    /** The first {@code fence.rejected.*} header's name, or {@code null} when the record has none. */
-    private static String rejectedBefore(Headers headers) {
-        for (Header header : headers) {
-            if (header.key().startsWith(FenceHeaders.REJECTED_PREFIX)) {
-                return header.key();
-            }
-        }
-        return null;
-    }
-
-    private static String sizes(Record<byte[], byte[]> record) {
-        return "key " + RecordSize.length(record.key()) + " B, value " + RecordSize.length(record.value()) + " B, headers "
-                + RecordSize.headersBytes(record.headers()) + " B";
-    }
-
-    /**
-     * The headers of a published marker: its fence as parsed (token, seq, op), the lease and writer
-     * when they are short, the fence it superseded ({@code fence.marker.previous}, absent when the
-     * key had none), the target topic and the source coordinates. Nothing else of the input record
-     * is copied, so a marker carrying megabytes of other headers still fits the markers topic.
-     */
-    private Headers markerHeaders(FenceStamp stamp, Fence previous) {
-        RecordHeaders headers = new RecordHeaders();
-        headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(stamp.fence().token()));
-        if (stamp.fence().hasSeq()) {
-            headers.add(FenceHeaders.SEQ, FenceHeaders.encode(stamp.fence().seq()));
-        }
-        headers.add(FenceHeaders.OP, FenceHeaders.encode(FenceOp.FENCE.name()));
-        addIfShort(headers, FenceHeaders.LEASE, stamp.lease());
-        addIfShort(headers, FenceHeaders.WRITER, stamp.writer());
-        if (previous != null) {
-            headers.add(FenceHeaders.MARKER_PREVIOUS, FenceHeaders.encode(previous.toString()));
-        }
-        headers.add(FenceHeaders.MARKER_TARGET_TOPIC, FenceHeaders.encode(markers.targetTopic()));
-        addSource(headers);
-        return headers;
-    }
-
-    private static void addIfShort(Headers headers, String name, String value) {
-        if (value != null && value.length() <= MARKER_TEXT_HEADER_MAX_CHARS) {
-            headers.add(name, FenceHeaders.encode(value));
-        }
-    }
-
-    /** Adds {@code fence.source.topic}, {@code .partition} and {@code .offset}: where the input record was read. */
-    private void addSource(Headers headers) {
-        context.recordMetadata().ifPresent((RecordMetadata source) -> {
-            headers.add(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(source.topic()));
-            headers.add(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(source.partition()));
-            headers.add(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(source.offset()));
-        });
     }
 }

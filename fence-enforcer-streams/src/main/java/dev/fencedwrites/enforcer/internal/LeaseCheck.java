@@ -1,0 +1,89 @@
+package dev.fencedwrites.enforcer.internal;
+
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceStamp;
+import dev.fencedwrites.contract.HeaderLookup;
+import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.enforcer.TokenVerifier;
+import java.util.List;
+import org.apache.kafka.streams.processor.api.Record;
+
+/**
+ * Token verification for {@link FenceProcessor} (issue 14): confirms that the {@code fence.lease} of
+ * a record the decision rule would accept held the key's lock at revision = token, and rejects the
+ * record through {@link FenceOutputs} when its lease is missing, malformed or not that one.
+ */
+final class LeaseCheck {
+    private final TokenVerifier verifier;
+    private final FenceOutputs outputs;
+
+    LeaseCheck(TokenVerifier verifier, FenceOutputs outputs) {
+        this.verifier = verifier;
+        this.outputs = outputs;
+    }
+
+    /**
+     * The lease of a record the rule would accept, once confirmed: for a write at the key's fence
+     * whose lease the store already holds, by comparing with it (no etcd read: only one lease holds a
+     * lock at a revision); otherwise with the {@link TokenVerifier}. Rejects the record when its lease
+     * is missing, malformed or not the one that held the lock at the token.
+     *
+     * @param state the key's stored value ({@code before} is its current fence), or {@code null}
+     * @return the confirmed lease id, or -1 when the record was rejected
+     */
+    long verifiedLease(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before, StoredFence state) {
+        long leaseId = leaseOf(record, stamp, before);
+        if (leaseId <= 0) {
+            return -1;
+        }
+        boolean atFence = before != null && stamp.fence().token() == before.token();
+        if (atFence && state != null && state.lease() != 0) {
+            if (leaseId == state.lease()) {
+                return leaseId;
+            }
+            outputs.reject(record, RejectionReason.LOCK_NOT_HELD, before, "token " + stamp.fence().token() + " is the key's fence, held by lease "
+                    + state.lease() + " (hex " + Long.toHexString(state.lease()) + "); only one lease holds a lock at a revision, so lease " + leaseId
+                    + " did not");
+            return -1;
+        }
+        return verified(record, key, stamp, before, leaseId) ? leaseId : -1;
+    }
+
+    /**
+     * Checks the token with the {@link TokenVerifier}; rejects the record when its lease is missing or
+     * malformed, or the verifier refuses the token.
+     *
+     * @return whether the token is verified; when not, the record was rejected
+     */
+    boolean verified(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before) {
+        long leaseId = leaseOf(record, stamp, before);
+        return leaseId > 0 && verified(record, key, stamp, before, leaseId);
+    }
+
+    private boolean verified(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before, long leaseId) {
+        TokenVerifier.Verdict verdict = verifier.verify(key, stamp.fence().token(), leaseId);
+        if (!verdict.verified()) {
+            outputs.reject(record, verdict.rejection(), before, "token " + stamp.fence().token() + ": " + verdict.detail());
+            return false;
+        }
+        return true;
+    }
+
+    /** The record's single positive decimal {@code fence.lease}; when there is none, rejects the record and returns -1. */
+    private long leaseOf(Record<byte[], byte[]> record, FenceStamp stamp, Fence before) {
+        List<byte[]> leases = HeaderLookup.of(record.headers()).values(FenceHeaders.LEASE);
+        if (leases.isEmpty()) {
+            outputs.reject(record, RejectionReason.MISSING_LEASE, before, "token " + stamp.fence().token() + " would be accepted (fence " + before
+                    + ") but the record has no " + FenceHeaders.LEASE + " header, so the token cannot be verified");
+            return -1;
+        }
+        long leaseId = leases.size() == 1 ? FenceStamp.parseDecimal(FenceHeaders.decode(leases.get(0))) : -1;
+        if (leaseId <= 0) {
+            outputs.reject(record, RejectionReason.MALFORMED_LEASE, before, leases.size() + " " + FenceHeaders.LEASE + " header(s); expected one positive "
+                    + "decimal etcd lease id, got '" + (leases.size() == 1 ? FenceHeaders.decode(leases.get(0)) : "") + "'");
+            return -1;
+        }
+        return leaseId;
+    }
+}

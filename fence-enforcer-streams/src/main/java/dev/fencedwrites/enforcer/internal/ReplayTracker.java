@@ -1,0 +1,84 @@
+package dev.fencedwrites.enforcer.internal;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What one {@link FenceProcessor} knows about replays of its input partition (issue 13): the offset
+ * after the last record processed, the offset the last commit covers, whether the record being
+ * processed is a replay, and how many replays to report. One instance per processor (per task); not
+ * thread-safe, as a processor is not.
+ */
+final class ReplayTracker {
+    private static final Logger LOG = LoggerFactory.getLogger(FenceProcessor.class);
+
+    private final EnforcerMetrics metrics;
+    /** The input partition and the offset after the last record processed since init; -1 before the first. */
+    private int partition = -1;
+    private long nextOffset = -1;
+    /** The input offset after the last record processed before the last commit: no replay starts before it. */
+    private long committed;
+    private long replayed;
+    private long replayedSinceCommit;
+    /** Whether the record being processed is decided against its key's history, as a replay. */
+    private boolean replaying;
+
+    ReplayTracker(EnforcerMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    /** The record being processed was read at {@code offset} of input {@code partition}. */
+    void position(int partition, long offset) {
+        this.partition = partition;
+        this.nextOffset = offset + 1;
+    }
+
+    /** The input offset after the last record processed before the last commit. */
+    long committedOffset() {
+        return committed;
+    }
+
+    boolean replaying() {
+        return replaying;
+    }
+
+    void replaying(boolean replaying) {
+        this.replaying = replaying;
+    }
+
+    /** Kafka Streams committed this task's offsets: every record processed so far is behind the committed offset. */
+    void committed() {
+        if (nextOffset >= 0) {
+            committed = nextOffset;
+        }
+        if (replayed > 0 && replayedSinceCommit == 0) {
+            reportReplay();
+        }
+        replayedSinceCommit = 0;
+    }
+
+    /** Counts a replayed record decided with {@code outcome} ({@code accepted}, {@code marker}, {@code rejected}). */
+    void replayed(String outcome) {
+        if (replayed == 0) {
+            LOG.info("input partition {} offset {}: the fence store is ahead of the committed offsets (at_least_once after a crash); records it has seen are "
+                    + "decided against the fence each met the first time, and accepted ones are forwarded again", partition, nextOffset - 1);
+        }
+        replayed++;
+        replayedSinceCommit++;
+        metrics.replayed(outcome);
+    }
+
+    /** The processor closes: reports replays not reported yet. */
+    void close() {
+        if (replayed > 0) {
+            reportReplay();
+        }
+    }
+
+    private void reportReplay() {
+        LOG.info("re-decided {} replayed records of input partition {} against the fence each met the first time (the fence store was ahead of the "
+                + "committed offsets, at_least_once); accepted ones were forwarded again; processed up to offset {}",
+                replayed, partition, nextOffset - 1);
+        replayed = 0;
+    }
+}
