@@ -1,28 +1,24 @@
 package dev.fencedwrites.enforcer;
 
-import dev.fencedwrites.contract.NewTopics;
+import static dev.fencedwrites.enforcer.TopicAdmin.adminProperties;
+import static dev.fencedwrites.enforcer.TopicAdmin.brokerMessageMaxBytes;
+import static dev.fencedwrites.enforcer.TopicAdmin.compacted;
+import static dev.fencedwrites.enforcer.TopicAdmin.create;
+import static dev.fencedwrites.enforcer.TopicAdmin.describe;
+import static dev.fencedwrites.enforcer.TopicAdmin.maxMessageBytes;
+
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.Node;
-import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
-import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,15 +28,13 @@ import org.slf4j.LoggerFactory;
  * {@value FenceEnforcerConfig#TOPICS_CREATE_ENABLE} is set), the accepted and rejected topics have
  * at least as many partitions as the input, the rejected topic is not compacted, and the size
  * limits of the output topics are read for the processor (records that do not fit are routed,
- * never allowed to stop the application).
+ * never allowed to stop the application). The Admin calls are {@link TopicAdmin}'s.
  */
 final class TopicCheck {
     /** Room for the headers a rejection adds, over the input topic's max.message.bytes. */
     static final int REJECTION_HEADROOM_BYTES = 64 * 1024;
     private static final Logger LOG = LoggerFactory.getLogger(TopicCheck.class);
 
-    /** The broker setting a new topic's max.message.bytes defaults to. */
-    private static final String BROKER_MESSAGE_MAX_BYTES = "message.max.bytes";
     /** The Kafka producer's default max.request.size. */
     static final int DEFAULT_MAX_REQUEST_SIZE = 1024 * 1024;
     /** The Kafka producer's default buffer.memory: a larger record is refused too. */
@@ -99,40 +93,18 @@ final class TopicCheck {
     }
 
     /**
+     * Checks (and, when allowed, creates) the input, accepted, rejected and markers topics and reads their limits.
+     *
      * @throws IllegalStateException naming the topic and the fix when a check fails or Kafka does not answer in time
      */
     static Topics prepare(FenceEnforcerConfig config, Duration timeout) throws InterruptedException {
         try (Admin admin = Admin.create(adminProperties(config.streamsProperties()))) {
             String input = config.inputTopic();
-            Map<String, TopicDescription> found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()), timeout);
-            if (!found.containsKey(input)) {
-                requireCreate(config, input);
-                create(admin, new NewTopic(input, Optional.of(config.getInt(FenceEnforcerConfig.TOPICS_CREATE_PARTITIONS)), replication(config)), timeout);
-                long deadline = System.nanoTime() + timeout.toNanos();
-                do {
-                    // A topic created a moment ago may not be in every broker's metadata yet.
-                    Thread.sleep(100);
-                    found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()), timeout);
-                } while (!found.containsKey(input) && System.nanoTime() - deadline < 0);
-                if (!found.containsKey(input)) {
-                    throw new IllegalStateException("created input topic '" + input + "' but it did not appear within " + timeout.toSeconds() + " s");
-                }
-            }
+            Map<String, TopicDescription> found = prepareInput(admin, config, timeout);
             int partitions = found.get(input).partitions().size();
-            Map<String, Integer> maxBytes = maxMessageBytes(admin, input, timeout);
-            int inputMax = maxBytes.get(input);
-            for (String output : List.of(config.acceptedTopic(), config.rejectedTopic())) {
-                if (!found.containsKey(output)) {
-                    requireCreate(config, output);
-                    int max = output.equals(config.rejectedTopic()) ? inputMax + REJECTION_HEADROOM_BYTES : inputMax;
-                    create(admin, new NewTopic(output, Optional.of(partitions), replication(config))
-                            .configs(Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(max))), timeout);
-                } else if (found.get(output).partitions().size() < partitions) {
-                    throw new IllegalStateException("topic '" + output + "' has " + found.get(output).partitions().size()
-                            + " partitions, fewer than the input topic '" + input + "' (" + partitions + "): add partitions to it");
-                }
-            }
-            maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(), config.rejectedTopic());
+            int inputMax = maxMessageBytes(admin, input, timeout).get(input);
+            prepareOutputs(admin, config, found, partitions, inputMax, timeout);
+            Map<String, Integer> maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(), config.rejectedTopic());
             int changelogMax = changelogMaxMessageBytes(admin, config, timeout);
             int rejectedMax = maxBytes.get(config.rejectedTopic());
             int acceptedMax = maxBytes.get(config.acceptedTopic());
@@ -144,21 +116,63 @@ final class TopicCheck {
                 // A stored key may come back as a published marker: it must fit the markers topic too.
                 changelogMax = Math.min(changelogMax, prepareMarkers(admin, config, config.markersTopic().get(), partitions, timeout));
             }
-            if (acceptedMax < inputMax) {
-                LOG.warn("accepted topic '{}' takes records up to {} bytes, the input '{}' up to {}: larger valid records will be rejected TOO_LARGE",
-                        config.acceptedTopic(), acceptedMax, input, inputMax);
-            }
-            if (rejectedMax < inputMax + REJECTION_HEADROOM_BYTES) {
-                LOG.warn("rejected topic '{}' takes records up to {} bytes, the input '{}' up to {}: a rejected record near the input's limit "
-                        + "plus its rejection headers would not fit, and its copy would leave out its value (or more). Set {}={} on '{}'.",
-                        config.rejectedTopic(), rejectedMax, input, inputMax, TopicConfig.MAX_MESSAGE_BYTES_CONFIG, inputMax + REJECTION_HEADROOM_BYTES,
-                        config.rejectedTopic());
-            }
+            warnOfSmallOutputs(config, inputMax, acceptedMax, rejectedMax);
             return new Topics(partitions, acceptedMax, rejectedMax, changelogMax);
         } catch (ExecutionException e) {
             throw new IllegalStateException("cannot check the enforcer's topics: " + e.getCause(), e.getCause());
         } catch (TimeoutException e) {
             throw new IllegalStateException("Kafka did not answer within " + timeout.toSeconds() + " s while checking the enforcer's topics");
+        }
+    }
+
+    /** The input, accepted and rejected topics that exist, by name, once the input topic does (created when missing and allowed). */
+    private static Map<String, TopicDescription> prepareInput(Admin admin, FenceEnforcerConfig config, Duration timeout)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        String input = config.inputTopic();
+        Map<String, TopicDescription> found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()), timeout);
+        if (!found.containsKey(input)) {
+            requireCreate(config, input);
+            create(admin, new NewTopic(input, Optional.of(config.getInt(FenceEnforcerConfig.TOPICS_CREATE_PARTITIONS)), replication(config)), timeout);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            do {
+                // A topic created a moment ago may not be in every broker's metadata yet.
+                Thread.sleep(100);
+                found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()), timeout);
+            } while (!found.containsKey(input) && System.nanoTime() - deadline < 0);
+            if (!found.containsKey(input)) {
+                throw new IllegalStateException("created input topic '" + input + "' but it did not appear within " + timeout.toSeconds() + " s");
+            }
+        }
+        return found;
+    }
+
+    /** Creates a missing accepted or rejected topic (when allowed) and checks that each has at least the input's partitions. */
+    private static void prepareOutputs(Admin admin, FenceEnforcerConfig config, Map<String, TopicDescription> found, int partitions, int inputMax,
+            Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {
+        for (String output : List.of(config.acceptedTopic(), config.rejectedTopic())) {
+            if (!found.containsKey(output)) {
+                requireCreate(config, output);
+                int max = output.equals(config.rejectedTopic()) ? inputMax + REJECTION_HEADROOM_BYTES : inputMax;
+                create(admin, new NewTopic(output, Optional.of(partitions), replication(config))
+                        .configs(Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(max))), timeout);
+            } else if (found.get(output).partitions().size() < partitions) {
+                throw new IllegalStateException("topic '" + output + "' has " + found.get(output).partitions().size()
+                        + " partitions, fewer than the input topic '" + config.inputTopic() + "' (" + partitions + "): add partitions to it");
+            }
+        }
+    }
+
+    private static void warnOfSmallOutputs(FenceEnforcerConfig config, int inputMax, int acceptedMax, int rejectedMax) {
+        String input = config.inputTopic();
+        if (acceptedMax < inputMax) {
+            LOG.warn("accepted topic '{}' takes records up to {} bytes, the input '{}' up to {}: larger valid records will be rejected TOO_LARGE",
+                    config.acceptedTopic(), acceptedMax, input, inputMax);
+        }
+        if (rejectedMax < inputMax + REJECTION_HEADROOM_BYTES) {
+            LOG.warn("rejected topic '{}' takes records up to {} bytes, the input '{}' up to {}: a rejected record near the input's limit "
+                    + "plus its rejection headers would not fit, and its copy would leave out its value (or more). Set {}={} on '{}'.",
+                    config.rejectedTopic(), rejectedMax, input, inputMax, TopicConfig.MAX_MESSAGE_BYTES_CONFIG, inputMax + REJECTION_HEADROOM_BYTES,
+                    config.rejectedTopic());
         }
     }
 
@@ -203,16 +217,7 @@ final class TopicCheck {
         if (internal != null) {
             return Integer.parseInt(internal.toString().trim());
         }
-        Collection<Node> nodes = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, nodes.iterator().next().idString());
-        Config brokerConfig = admin.describeConfigs(List.of(broker)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(broker);
-        return Integer.parseInt(brokerConfig.get(BROKER_MESSAGE_MAX_BYTES).value());
-    }
-
-    private static boolean compacted(Admin admin, String topic, Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {
-        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        Config config = admin.describeConfigs(List.of(resource)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(resource);
-        return config.get(TopicConfig.CLEANUP_POLICY_CONFIG).value().contains(TopicConfig.CLEANUP_POLICY_COMPACT);
+        return brokerMessageMaxBytes(admin, timeout);
     }
 
     private static void requireCreate(FenceEnforcerConfig config, String topic) {
@@ -226,71 +231,5 @@ final class TopicCheck {
     private static Optional<Short> replication(FenceEnforcerConfig config) {
         short factor = config.getShort(FenceEnforcerConfig.TOPICS_CREATE_REPLICATION_FACTOR);
         return factor < 0 ? Optional.empty() : Optional.of(factor);
-    }
-
-    private static void create(Admin admin, NewTopic topic, Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {
-        try {
-            admin.createTopics(List.of(topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            LOG.info("created topic '{}' with {} partitions", topic.name(), topic.numPartitions());
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw e;
-            }
-        }
-        // Created here or by a racing instance: the stream's first transaction must not meet a partition its leader does not serve yet.
-        NewTopics.awaitWritable(admin, List.of(topic.name()), timeout);
-    }
-
-    private static Map<String, TopicDescription> describe(Admin admin, List<String> topics, Duration timeout)
-            throws ExecutionException, InterruptedException, TimeoutException {
-        Map<String, TopicDescription> found = new LinkedHashMap<>();
-        for (var entry : admin.describeTopics(topics).topicNameValues().entrySet()) {
-            try {
-                found.put(entry.getKey(), entry.getValue().get(timeout.toMillis(), TimeUnit.MILLISECONDS));
-            } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
-                    throw e;
-                }
-            }
-        }
-        return found;
-    }
-
-    private static Map<String, Integer> maxMessageBytes(Admin admin, String input, Duration timeout, String... more)
-            throws ExecutionException, InterruptedException, TimeoutException {
-        List<ConfigResource> resources = new ArrayList<>();
-        resources.add(new ConfigResource(ConfigResource.Type.TOPIC, input));
-        for (String topic : more) {
-            resources.add(new ConfigResource(ConfigResource.Type.TOPIC, topic));
-        }
-        Map<ConfigResource, Config> configs;
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            try {
-                configs = admin.describeConfigs(resources).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-                break;
-            } catch (ExecutionException e) {
-                // A topic created a moment ago may not have reached every broker's metadata yet.
-                if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.nanoTime() - deadline > 0) {
-                    throw e;
-                }
-                Thread.sleep(200);
-            }
-        }
-        Map<String, Integer> max = new LinkedHashMap<>();
-        configs.forEach((resource, config) -> max.put(resource.name(), Integer.parseInt(config.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value())));
-        return max;
-    }
-
-    /** The Admin client settings among the Streams properties: bootstrap servers and security settings. */
-    private static Properties adminProperties(Properties streamsProperties) {
-        Properties props = new Properties();
-        streamsProperties.forEach((k, v) -> {
-            String name = k.toString();
-            if (AdminClientConfig.configNames().contains(name) || name.startsWith("sasl.") || name.startsWith("ssl.")) {
-                props.put(k, v);
-            }
-        });
-        return props;
     }
 }
