@@ -88,7 +88,7 @@ public class AvroDeserializer<T> implements Deserializer<T> {
             DatumReader<Object> reader = reader(writer, id);
             AvroPayloadCheck.check(writer, data, buffer.position(), buffer.remaining());
             return (T) reader.read(null, DecoderFactory.get().binaryDecoder(data, buffer.position(), buffer.remaining(), null));
-        } catch (AvroPayloadCheck.Malformed e) {
+        } catch (MalformedPayload e) {
             throw new SerializationException(failed + e.getMessage());
         } catch (SerializationException e) {
             throw e;
