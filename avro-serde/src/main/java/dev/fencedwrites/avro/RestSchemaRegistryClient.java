@@ -7,16 +7,11 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaParseException;
 import org.apache.kafka.common.config.ConfigException;
@@ -35,14 +30,13 @@ import org.apache.kafka.common.config.ConfigException;
  * URL. When every URL failed so, the call waits ({@value AvroSerdeConfig#RETRIES_WAIT_MS}, doubling,
  * at most {@value AvroSerdeConfig#RETRIES_MAX_WAIT_MS}) and goes round again, at most
  * {@value AvroSerdeConfig#MAX_RETRIES} more times. A 4xx answer is final: it is never retried.
+ * The HTTP calls, failover and retries are {@link RegistryTransport}'s; this class caches and parses.
  */
 public final class RestSchemaRegistryClient implements SchemaRegistryClient {
-    private static final String CONTENT_TYPE = "application/vnd.schemaregistry.v1+json";
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = RegistryTransport.JSON;
 
     private final ClientSettings settings;
-    private final HttpClient http;
-    private final AtomicInteger current = new AtomicInteger();
+    private final RegistryTransport transport;
     /** subject → (schema → id), for register and lookup; both levels bounded. */
     private final Cache<String, Cache<Schema, Integer>> idsBySubject;
     private final Cache<Integer, Schema> schemasById;
@@ -71,11 +65,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
      */
     public RestSchemaRegistryClient(Map<String, ?> configs) {
         this.settings = ClientSettings.from(configs);
-        HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(settings.connectTimeout);
-        if (settings.sslContext != null) {
-            builder.sslContext(settings.sslContext);
-        }
-        this.http = builder.build();
+        this.transport = new RegistryTransport(settings);
         int bound = settings.maxSchemasPerSubject;
         this.idsBySubject = Caffeine.newBuilder().maximumSize(bound).build();
         this.schemasById = Caffeine.newBuilder().maximumSize(bound).build();
@@ -89,7 +79,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
 
     /** The registry URLs in failover order (credentials removed). */
     public List<URI> urls() {
-        return settings.endpoints.stream().map(ClientSettings.Endpoint::uri).toList();
+        return transport.urls();
     }
 
     @Override
@@ -110,7 +100,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         if (cached != null) {
             return cached;
         }
-        JsonNode response = call("POST", path, schemaBody(schema),
+        JsonNode response = transport.call("POST", path, schemaBody(schema),
                 verb + " schema " + schema.getFullName() + " under subject '" + subject + "'", subject, null, null);
         int id = requireId(response, doing + " under subject '" + subject + "'");
         ids.put(schema, id);
@@ -124,7 +114,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         if (cached != null) {
             return cached;
         }
-        JsonNode response = call("GET", "/subjects/" + encode(subject) + "/versions/latest", null,
+        JsonNode response = transport.call("GET", "/subjects/" + encode(subject) + "/versions/latest", null,
                 "fetch the latest version of subject '" + subject + "'", subject, "latest", null);
         int id = requireId(response, "the latest version of subject '" + subject + "'");
         Schema schema = parse(response, "the latest version of subject '" + subject + "'");
@@ -144,7 +134,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         if (invalid != null) {
             throw new SchemaRegistryException(invalid.getMessage(), invalid.httpStatus(), invalid.errorCode(), invalid.getCause());
         }
-        JsonNode response = call("GET", "/schemas/ids/" + id, null, "fetch schema id " + id, null, null, id);
+        JsonNode response = transport.call("GET", "/schemas/ids/" + id, null, "fetch schema id " + id, null, null, id);
         Schema schema;
         try {
             schema = parse(response, "schema id " + id);
@@ -163,7 +153,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
      * @throws SchemaRegistryException if the registry refuses or cannot be reached
      */
     public List<String> subjects() {
-        JsonNode response = call("GET", "/subjects", null, "list the subjects", null, null, null);
+        JsonNode response = transport.call("GET", "/subjects", null, "list the subjects", null, null, null);
         List<String> subjects = new ArrayList<>();
         response.forEach(node -> subjects.add(node.asText()));
         return subjects;
@@ -201,7 +191,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     private int requireId(JsonNode response, String what) {
         int id = response.path("id").asInt(-1);
         if (!response.path("id").isInt() || id < 0) {
-            throw new SchemaRegistryException("schema registry at " + urls().get(current.get()) + " answered " + what + " without a schema id: "
+            throw new SchemaRegistryException("schema registry at " + transport.currentUrl() + " answered " + what + " without a schema id: "
                     + response, 200, -1, null);
         }
         return id;
@@ -234,106 +224,10 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     }
 
     private SchemaRegistryException invalid(String problem, Throwable cause) {
-        return new SchemaRegistryException("schema registry at " + urls().get(current.get()) + " " + problem, 200, -1, cause);
+        return new SchemaRegistryException("schema registry at " + transport.currentUrl() + " " + problem, 200, -1, cause);
     }
 
     private static String encode(String subject) {
         return URLEncoder.encode(subject, StandardCharsets.UTF_8).replace("+", "%20");
-    }
-
-    /**
-     * Sends one call with failover and retries; returns the JSON body of a 2xx answer.
-     *
-     * @throws SchemaRegistryException for a 4xx at once, or when every URL failed on the last try
-     */
-    private JsonNode call(String method, String path, String body, String what, String subject, String version, Integer id) {
-        List<ClientSettings.Endpoint> endpoints = settings.endpoints;
-        for (int retry = 0; ; retry++) {
-            List<String> failures = new ArrayList<>();
-            int lastStatus = -1;
-            int lastCode = -1;
-            Throwable lastCause = null;
-            int start = current.get();
-            for (int i = 0; i < endpoints.size(); i++) {
-                int index = (start + i) % endpoints.size();
-                ClientSettings.Endpoint endpoint = endpoints.get(index);
-                HttpResponse<String> response;
-                try {
-                    response = http.send(request(endpoint, method, path, body), HttpResponse.BodyHandlers.ofString());
-                } catch (IOException e) {
-                    failures.add(endpoint + ": " + e);
-                    lastStatus = -1;
-                    lastCode = -1;
-                    lastCause = e;
-                    continue;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new SchemaRegistryException("interrupted while trying to " + what, -1, -1, e);
-                }
-                JsonNode json = json(response.body());
-                int status = response.statusCode();
-                if (status >= 500) {
-                    lastStatus = status;
-                    lastCode = json.path("error_code").asInt(-1);
-                    lastCause = null;
-                    failures.add(endpoint + ": " + describe(status, json, response.body(), subject, version, id));
-                    continue;
-                }
-                current.set(index);
-                if (status / 100 == 2) {
-                    return json;
-                }
-                int code = json.path("error_code").asInt(-1);
-                throw new SchemaRegistryException("cannot " + what + ": " + describe(status, json, response.body(), subject, version, id)
-                        + " (schema registry at " + endpoint + ")", status, code, null);
-            }
-            if (retry >= settings.maxRetries) {
-                throw new SchemaRegistryException("cannot " + what + ": no schema registry URL answered"
-                        + (settings.maxRetries > 0 ? " after " + (retry + 1) + " tries" : "") + " (" + String.join("; ", failures) + ")",
-                        lastStatus, lastCode, lastCause);
-            }
-            try {
-                Thread.sleep(Backoff.delayMs(retry, settings.retriesWaitMs, settings.retriesMaxWaitMs));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new SchemaRegistryException("interrupted while waiting to retry: " + what, -1, -1, e);
-            }
-        }
-    }
-
-    private HttpRequest request(ClientSettings.Endpoint endpoint, String method, String path, String body) {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(endpoint.uri() + path))
-                .timeout(settings.readTimeout)
-                .header("Accept", CONTENT_TYPE + ", application/json");
-        if (endpoint.authorization() != null) {
-            builder.header("Authorization", endpoint.authorization());
-        }
-        if (body == null) {
-            builder.GET();
-        } else {
-            builder.header("Content-Type", CONTENT_TYPE).method(method, HttpRequest.BodyPublishers.ofString(body));
-        }
-        return builder.build();
-    }
-
-    private static JsonNode json(String body) {
-        try {
-            JsonNode node = JSON.readTree(body);
-            return node == null ? JSON.createObjectNode() : node;
-        } catch (IOException e) {
-            Map<String, String> text = new HashMap<>();
-            text.put("message", body);
-            return JSON.valueToTree(text);
-        }
-    }
-
-    private static String describe(int status, JsonNode json, String raw, String subject, String version, Integer id) {
-        int code = json.path("error_code").asInt(-1);
-        String message = json.path("message").asText(raw);
-        if (message.length() > 300) {
-            message = message.substring(0, 300) + "...";
-        }
-        return SchemaRegistryException.meaning(status, code, subject, version, id) + " (HTTP " + status
-                + (code >= 0 ? ", error_code " + code : "") + (message.isBlank() ? "" : ": " + message) + ")";
     }
 }
