@@ -2,13 +2,9 @@ package dev.fencedwrites.producer;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.common.exception.ErrorCode;
-import io.etcd.jetcd.common.exception.EtcdException;
-import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -40,7 +36,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Validity is an efficiency hint: a paused process cannot check it in time, which is why every
  * write carries the token and the resource enforces it. Closing releases the lock and revokes the
- * lease. Thread-safe.
+ * lease. Thread-safe. The etcd calls (keep-alive, deadline timer, revoke) are {@link LeaseKeeper}'s.
  */
 public final class FencingLease implements AutoCloseable {
     /** What a lease is doing now. */
@@ -56,10 +52,8 @@ public final class FencingLease implements AutoCloseable {
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(FencingLease.class);
-    private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
-    private final Client client;
-    private final ScheduledExecutorService timer;
+    private final LeaseKeeper keeper;
     private final Executor events;
     private final Consumer<FencingLease> onFinished;
     private final Duration requestTimeout;
@@ -79,8 +73,6 @@ public final class FencingLease implements AutoCloseable {
     /** A granted lease that does not hold the lock yet; {@link #locked} completes it. */
     FencingLease(Client client, ScheduledExecutorService timer, Executor events, Duration requestTimeout, String resource, long leaseId,
                  Duration ttl, long deadlineNanos, LeaseMetrics metrics, Consumer<FencingLease> onFinished) {
-        this.client = client;
-        this.timer = timer;
         this.events = events;
         this.onFinished = onFinished;
         this.requestTimeout = requestTimeout;
@@ -89,6 +81,7 @@ public final class FencingLease implements AutoCloseable {
         this.leaseId = leaseId;
         this.ttl = ttl;
         this.deadlineNanos = new AtomicLong(deadlineNanos);
+        this.keeper = new LeaseKeeper(this, client, timer, requestTimeout, metrics, this.deadlineNanos);
     }
 
     void locked(long token, ByteSequence lockKey) {
@@ -108,16 +101,7 @@ public final class FencingLease implements AutoCloseable {
         closed = true;
         listeners.clear();
         onFinished.accept(this);
-        revoked = client.getLeaseClient().revoke(leaseId).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).handle((ok, error) -> {
-            Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-            if (cause == null || String.valueOf(cause.getMessage()).contains("requested lease not found")) {
-                LOG.debug("revoked lease {} for {}", Long.toHexString(leaseId), resource);
-            } else {
-                LOG.warn("could not revoke lease {} for {}; it expires unrenewed after its TTL: {}", Long.toHexString(leaseId), resource,
-                        String.valueOf(cause));
-            }
-            return null;
-        });
+        revoked = keeper.revoke();
         return revoked;
     }
 
@@ -205,103 +189,23 @@ public final class FencingLease implements AutoCloseable {
         }
     }
 
-    /**
-     * Arms the deadline timer and schedules the first renewal TTL/3 after the grant request was
-     * sent (at once if the grant took longer), the same margin as every later renewal. Renewing right away would only move etcd's expiry by the
-     * grant's round trip (the deadline already counts from before the grant request), and its
-     * stream competed with the lock request it ran beside.
-     */
+    /** Starts renewing: see {@link LeaseKeeper#start()}. */
     void startKeepAlive() {
-        long deadline = deadlineNanos.get();
-        armDeadline(deadline);
-        // TTL/3 after the grant *request* (the deadline is that send time plus the TTL), not after
-        // its answer: after a slow grant the first renewal goes out at once, never past the deadline.
-        schedule(this::renew, deadline - ttl.toNanos() * 2 / 3 - System.nanoTime());
+        keeper.start();
     }
 
-    private void renew() {
-        if (closed || lostBecause.get() != null) {
-            return;
-        }
-        long sentNanos = System.nanoTime();
-        // An attempt may take until the deadline (bounded by the request timeout, at least 1 s): a cold
-        // client's first keep-alive stream can take over a second on a loaded machine, and cutting it
-        // short only starts the same slow setup again. A dead endpoint fails fast (waitForReady off).
-        long untilDeadline = TimeUnit.NANOSECONDS.toMillis(deadlineNanos.get() - sentNanos);
-        long timeoutMillis = Math.max(1_000, Math.min(requestTimeout.toMillis(), untilDeadline));
-        client.getLeaseClient().keepAliveOnce(leaseId)
-                .orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
-                .whenCompleteAsync((response, error) -> {
-                    if (error == null) {
-                        renewed(response, sentNanos);
-                    } else {
-                        renewFailed(error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
-                    }
-                }, this::runOnTimer);
+    /** Whether this lease is closed (released or abandoned). */
+    boolean closed() {
+        return closed;
     }
 
-    private void renewed(LeaseKeepAliveResponse response, long sentNanos) {
-        if (closed || lostBecause.get() != null) {
-            return;
-        }
-        if (response.getTTL() <= 0) {
-            markLost("expired", "etcd reports the lease expired");
-            return;
-        }
-        long now = System.nanoTime();
-        if (now - deadlineNanos.get() >= 0) {
-            // A renewal handled after a pause past the deadline proves nothing about the time in between.
-            markLost("deadline", "no keep-alive renewal within the TTL of " + ttl.toSeconds() + " s");
-            return;
-        }
-        long deadline = sentNanos + TimeUnit.SECONDS.toNanos(response.getTTL());
-        deadlineNanos.accumulateAndGet(deadline, Math::max);
-        armDeadline(deadlineNanos.get());
-        schedule(this::renew, TimeUnit.SECONDS.toNanos(response.getTTL()) / 3);
+    /** Whether this lease is closed or lost: nothing renews it any more. */
+    boolean finished() {
+        return closed || lostBecause.get() != null;
     }
 
-    private void renewFailed(Throwable error) {
-        if (closed) {
-            return;
-        }
-        if (error instanceof EtcdException etcd && etcd.getErrorCode() == ErrorCode.NOT_FOUND) {
-            markLost("expired", "etcd reports the lease no longer exists");
-            return;
-        }
-        metrics.keepAliveFailed();
-        if (lostBecause.get() != null) {
-            return;
-        }
-        LOG.debug("keep-alive of lease {} for {} failed, retrying: {}", Long.toHexString(leaseId), resource, String.valueOf(error));
-        schedule(this::renew, RETRY_NANOS);
-    }
-
-    /** Runs renewal bookkeeping on the renewal thread, off gRPC's event loop; inline once the client is closing. */
-    private void runOnTimer(Runnable task) {
-        try {
-            timer.execute(task);
-        } catch (RejectedExecutionException e) {
-            task.run();
-        }
-    }
-
-    private void armDeadline(long deadline) {
-        schedule(() -> {
-            if (deadlineNanos.get() == deadline) {
-                isValid();
-            }
-        }, deadline - System.nanoTime());
-    }
-
-    private void schedule(Runnable task, long delayNanos) {
-        try {
-            timer.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            LOG.debug("lease client closed; not renewing lease {} for {}", Long.toHexString(leaseId), resource);
-        }
-    }
-
-    private void markLost(String category, String cause) {
+    /** Marks the lease lost for {@code cause} (metrics {@code category}) and tells the listeners once; no-op once closed or lost. */
+    void markLost(String category, String cause) {
         if (closed || !lostBecause.compareAndSet(null, cause)) {
             return;
         }

@@ -1,24 +1,19 @@
 package dev.fencedwrites.producer;
 
 import dev.fencedwrites.etcd.EtcdClients;
-import dev.fencedwrites.etcd.EtcdErrors;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.etcd.LockKeys;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.common.exception.EtcdException;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -28,7 +23,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Acquires {@link FencingLease}s from etcd: a lease with a TTL, then the etcd lock
  * {@code <lockPrefix><URL-encoded resource>} bound to that lease. One gRPC connection and one
- * renewal thread serve all leases of a client. Thread-safe; close it when done.
+ * renewal thread serve all leases of a client. Thread-safe; close it when done. Each acquisition's
+ * steps are {@link LeaseAcquisition}'s.
  */
 public final class FencingLeaseClient implements AutoCloseable {
     /** Default key prefix of the lock keys in etcd. */
@@ -41,7 +37,8 @@ public final class FencingLeaseClient implements AutoCloseable {
     private final ScheduledThreadPoolExecutor timer;
     private final ExecutorService events;
     private final Set<FencingLease> live = ConcurrentHashMap.newKeySet();
-    private final Set<Pending> pending = ConcurrentHashMap.newKeySet();
+    private final Set<LeaseAcquisition> pending = ConcurrentHashMap.newKeySet();
+    private final LeaseAcquisition.Shared shared;
     private volatile boolean closed;
 
     /**
@@ -83,6 +80,7 @@ public final class FencingLeaseClient implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
         });
+        this.shared = new LeaseAcquisition.Shared(client, settings, timer, events, metrics, live);
     }
 
     /** The settings this client was made with. */
@@ -104,7 +102,7 @@ public final class FencingLeaseClient implements AutoCloseable {
      * @throws InterruptedException      if interrupted while waiting (the lease is revoked)
      */
     public FencingLease acquire(String resource, Duration ttl, Duration timeout) throws LeaseAcquisitionException, InterruptedException {
-        Pending attempt = startAcquisition(resource, ttl);
+        LeaseAcquisition attempt = startAcquisition(resource, ttl);
         try {
             return attempt.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
@@ -141,130 +139,20 @@ public final class FencingLeaseClient implements AutoCloseable {
         return startAcquisition(resource, ttl);
     }
 
-    private Pending startAcquisition(String resource, Duration ttl) {
+    private LeaseAcquisition startAcquisition(String resource, Duration ttl) {
         if (resource == null || resource.isEmpty()) {
             throw new IllegalArgumentException("resource must be a non-empty string");
         }
         long ttlSeconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
-        long startNanos = System.nanoTime();
-        Pending result = new Pending();
+        LeaseAcquisition result = new LeaseAcquisition(shared, resource);
         if (closed) {
             result.completeExceptionally(new LeaseAcquisitionException("the lease client is closed", null));
             return result;
         }
         pending.add(result);
-        result.whenComplete((lease, error) -> {
-            pending.remove(result);
-            if (error != null) {
-                metrics.failed(Duration.ofNanos(System.nanoTime() - startNanos));
-            }
-        });
-        client.getLeaseClient().grant(ttlSeconds, settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS).whenComplete((grant, grantError) -> {
-            if (grantError != null) {
-                completeOnEvents(result, null, failure("grant a lease for " + resource, grantError));
-                return;
-            }
-            result.granted = true;
-            Duration granted = Duration.ofSeconds(grant.getTTL());
-            // The first deadline counts from before the grant request: etcd started the TTL after that.
-            FencingLease lease = new FencingLease(client, timer, events, settings.requestTimeout(), resource, grant.getID(), granted,
-                    startNanos + granted.toNanos(), metrics, live::remove);
-            live.add(lease);
-            result.whenComplete((held, error) -> {
-                if (held != lease) {
-                    lease.abandon(); // failed, cancelled, timed out, or completed by someone else
-                }
-            });
-            if (result.isDone()) {
-                return;
-            }
-            lease.onLoss((lost, cause) -> result.completeExceptionally(new LeaseAcquisitionException(
-                    "the lease for " + resource + " was lost while waiting for the lock: " + cause.lossCause(), cause)));
-            lease.startKeepAlive();
-            // etcd locks a name by the key prefix "name/": encode '/' so that resource "a" does not wait on "a/x".
-            String lockName = LockKeys.name(settings.lockPrefix(), resource);
-            CompletableFuture<EtcdLock.Held> lock = EtcdLock.lock(client, settings.requestTimeout(), lockName, grant.getID());
-            result.whenComplete((held, error) -> {
-                if (error != null) {
-                    lock.cancel(true);
-                }
-            });
-            lock.whenComplete((response, error) -> {
-                if (error != null) {
-                    completeOnEvents(result, null, failure("acquire the lock for " + resource, error));
-                    return;
-                }
-                lease.locked(response.token(), response.key());
-                if (!lease.isValid()) {
-                    completeOnEvents(result, null, new LeaseAcquisitionException("the lease for " + resource
-                            + " was lost while waiting for the lock: " + lease.lossCause(), null));
-                } else {
-                    completeOnEvents(result, lease, null);
-                }
-            });
-        });
+        result.whenComplete((lease, error) -> pending.remove(result));
+        result.start(ttlSeconds);
         return result;
-    }
-
-    /** Completes {@code result} on the event thread; a lease that arrives after the attempt was given up is revoked by its whenComplete. */
-    private void completeOnEvents(Pending result, FencingLease lease, Throwable error) {
-        Runnable complete = () -> {
-            if (error != null) {
-                result.completeExceptionally(error);
-            } else if (!result.isDone() && recordAcquired(lease, result.startNanos)) {
-                result.complete(lease);
-            }
-        };
-        try {
-            events.execute(complete);
-        } catch (RejectedExecutionException e) {
-            complete.run(); // the client is closing
-        }
-    }
-
-    /** Counts and logs an acquisition before the caller sees it; always true. */
-    private boolean recordAcquired(FencingLease lease, long startNanos) {
-        Duration took = Duration.ofNanos(System.nanoTime() - startNanos);
-        metrics.acquired(took);
-        LOG.info("acquired {} with token {} (lease {}, TTL {} s) in {} ms", lease.resource(), lease.token(), Long.toHexString(lease.leaseId()),
-                lease.ttl().toSeconds(), took.toMillis());
-        return true;
-    }
-
-    /** Turns an etcd failure into a {@link LeaseAcquisitionException} that says what to check. */
-    private LeaseAcquisitionException failure(String what, Throwable error) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        if (cause instanceof LeaseAcquisitionException acquisition) {
-            return acquisition;
-        }
-        if (cause instanceof CancellationException) {
-            return new LeaseAcquisitionException("gave up trying to " + what, cause);
-        }
-        if (cause instanceof TimeoutException) {
-            return new LeaseAcquisitionException("etcd at " + settings.endpoints() + " did not answer within "
-                    + settings.requestTimeout().toMillis() + " ms (" + EtcdSettings.REQUEST_TIMEOUT_MS + ") trying to " + what, cause);
-        }
-        return new LeaseAcquisitionException("etcd at " + settings.endpoints() + " failed to " + what + ": " + EtcdErrors.describe(cause, settings), cause);
-    }
-
-    /** An acquisition in progress. */
-    private static final class Pending extends CompletableFuture<FencingLease> {
-        final long startNanos = System.nanoTime();
-        volatile boolean granted;
-
-        /**
-         * Gives the attempt up without waiting for etcd. If the lease arrived in the meantime the
-         * caller will never see it, so it is revoked (by the whenComplete on the granted lease, or here).
-         */
-        void giveUp() {
-            if (!cancel(true) && !isCompletedExceptionally()) {
-                FencingLease arrived = getNow(null);
-                if (arrived != null) {
-                    LOG.info("the lock on {} arrived as the acquisition was given up; releasing it", arrived.resource());
-                    arrived.abandon();
-                }
-            }
-        }
     }
 
     /**
@@ -279,7 +167,7 @@ public final class FencingLeaseClient implements AutoCloseable {
         }
         closed = true;
         List<FencingLease> leases = List.copyOf(live); // held, and granted to pending acquisitions
-        for (Pending attempt : pending) {
+        for (LeaseAcquisition attempt : pending) {
             attempt.completeExceptionally(new LeaseAcquisitionException("the lease client was closed while acquiring", null));
         }
         List<CompletableFuture<Void>> revokes = leases.stream().map(FencingLease::clientClosed).toList();
