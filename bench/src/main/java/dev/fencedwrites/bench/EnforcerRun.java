@@ -1,0 +1,261 @@
+package dev.fencedwrites.bench;
+
+import dev.fencedwrites.bench.EnforcerBench.Kind;
+import dev.fencedwrites.bench.EnforcerBench.Throughput;
+import dev.fencedwrites.enforcer.FenceEnforcerConfig;
+import dev.fencedwrites.enforcer.FenceEnforcerTopology;
+import dev.fencedwrites.enforcer.TokenVerifier;
+import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
+import dev.fencedwrites.etcd.EtcdSettings;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.LogDirDescription;
+import org.apache.kafka.clients.admin.ReplicaInfo;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+
+/**
+ * One timed run of a topology under test (the enforcer or the pass-through) in this JVM: builds it
+ * with the enforcer's own Kafka Streams properties, runs it over an input topic until it has
+ * processed the records asked for, and measures throughput, and on request the fence state's size
+ * per key and the etcd reads of token verification. Stream-thread failures and stalls end a run
+ * with an {@link IllegalStateException} that says what happened.
+ */
+final class EnforcerRun {
+    /** The broker's default {@code max.message.bytes}, the limit the enforcer reads from its topics. */
+    private static final int MAX_MESSAGE_BYTES = 1_048_588;
+    private static final Duration NO_PROGRESS = Duration.ofSeconds(120);
+
+    private final BenchKafka kafka;
+    private final Path stateDir;
+    private final Consumer<String> progress;
+    /** The etcd endpoint the enforcer verifies tokens against when a run asks for verification, or {@code null}. */
+    private final String etcdEndpoint;
+
+    EnforcerRun(BenchKafka kafka, Path stateDir, Consumer<String> progress, String etcdEndpoint) {
+        this.kafka = kafka;
+        this.stateDir = stateDir;
+        this.progress = progress;
+        this.etcdEndpoint = etcdEndpoint;
+    }
+
+    /**
+     * Runs {@code kind} over {@code input} from the beginning until Kafka Streams has processed
+     * {@code records} records, then closes it. The rate is taken from the first processed record
+     * (thread metric {@code process-total}, so the group join and task start-up are not counted)
+     * to the end of {@code close()}, which flushes the fence store's cache to RocksDB and the
+     * changelog, flushes the producer and commits: under at_least_once (30 s commit interval) a
+     * run would otherwise end before any of that. With {@code whole}, {@code records} is all of
+     * the input and the enforcer must have accepted every one of them. With {@code stateKeys > 0},
+     * also measures the fence state's size per key over that many keys. With {@code verify}, the
+     * enforcer verifies every token that raises a fence against the bench's etcd with the
+     * enforcer's own verifier and defaults ({@code etcd.endpoints} set, the rest unset), and the
+     * result carries its etcd range reads per second over the timed part.
+     */
+    Throughput runToEnd(Admin admin, Kind kind, String input, int records, boolean whole, int stateKeys, String guarantee, boolean verify)
+            throws Exception {
+        String app = "bench-" + (kind == Kind.ENFORCER ? "enforcer" : "pass-through") + "-" + BenchKafka.shortId();
+        List<String> outputs = outputs(kind, app);
+        BenchKafka.createTopics(admin, outputs.toArray(String[]::new));
+        PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify);
+        TokenVerifier verifier = verify ? new EtcdTokenVerifier(config.tokenVerification().orElseThrow(), config.tokenVerificationOptions(), meters) : null;
+        KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs, meters, verifier), streamsProperties(config));
+        AtomicReference<Throwable> failure = watchFailures(streams);
+        try {
+            streams.start();
+            Processed processed = awaitProcessed(streams, failure, kind, records, input);
+            if (!streams.close(Duration.ofSeconds(60))) {
+                throw new IllegalStateException(EnforcerBench.describe(kind) + " did not close within 60 s");
+            }
+            double seconds = (System.nanoTime() - processed.firstAt()) / 1e9;
+            double rate = (processed.count() - processed.firstCount()) / seconds;
+            if (kind == Kind.ENFORCER && whole) {
+                expectAllAccepted(meters, records, input);
+            }
+            Figure[] stateSize = stateKeys > 0 ? stateSize(admin, app, stateKeys) : null;
+            // Reads from the first record on: the ones before (at most the first poll's) are not in the rate either, so this slightly overstates.
+            double reads = verify ? meters.get("fence.token.verification.etcd.reads").counter().count() : 0;
+            double etcdReads = verify ? meters.get("fence.token.verification.etcd.reads").counter().count() : 0;
+            return new Throughput(rate, stateSize, reads / seconds, etcdReads);
+        } finally {
+            streams.close(Duration.ofSeconds(60));
+            if (verifier != null) {
+                verifier.close();
+            }
+            streams.cleanUp();
+            meters.close();
+            BenchKafka.deleteTopicsOf(admin, app, outputs);
+        }
+    }
+
+    /** When the first record was processed ({@link System#nanoTime()}), the count then, and the count at the end. */
+    private record Processed(long firstAt, double firstCount, double count) {
+    }
+
+    /** Waits until {@code streams} has processed {@code records} records; fails on a stream-thread failure or 120 s without progress. */
+    private static Processed awaitProcessed(KafkaStreams streams, AtomicReference<Throwable> failure, Kind kind, int records, String input)
+            throws InterruptedException {
+        long firstAt = 0;
+        double firstCount = 0;
+        double processed = 0;
+        long lastProgressAt = System.nanoTime();
+        while (processed < records) {
+            if (failure.get() != null) {
+                throw new IllegalStateException(EnforcerBench.describe(kind) + " failed: " + failure.get(), failure.get());
+            }
+            double now = processTotal(streams);
+            long at = System.nanoTime();
+            if (now > processed) {
+                lastProgressAt = at;
+                if (processed == 0) {
+                    firstAt = at;
+                    firstCount = now;
+                }
+                processed = now;
+            } else if (at - lastProgressAt > NO_PROGRESS.toNanos()) {
+                throw new IllegalStateException(String.format(Locale.ROOT, "%s processed %,.0f of %,d records of %s and then nothing for %d s (state %s)",
+                        EnforcerBench.describe(kind), processed, records, input, NO_PROGRESS.toSeconds(), streams.state()));
+            }
+            Thread.sleep(2);
+        }
+        return new Processed(firstAt, firstCount, processed);
+    }
+
+    /** The input is all in order, so a rejection means the bench measured the wrong path (headers, partitions). */
+    private static void expectAllAccepted(PrometheusMeterRegistry meters, int records, String input) {
+        double accepted = meters.get("accepted.writes").counter().count();
+        double rejected = meters.find("fenced.writes").counters().stream().mapToDouble(Counter::count).sum();
+        if (accepted != records || rejected != 0) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "the enforcer accepted %,.0f and rejected %,.0f of the %,d records of %s; the input is all in order, so it should accept all of them",
+                    accepted, rejected, records, input));
+        }
+    }
+
+    /** A stream thread's unexpected exception, kept for the caller to report, and the client shut down. */
+    static AtomicReference<Throwable> watchFailures(KafkaStreams streams) {
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        streams.setUncaughtExceptionHandler(e -> {
+            failure.compareAndSet(null, e);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        return failure;
+    }
+
+    /**
+     * Bytes per key of the enforcer's state after a run over {@code keys} distinct keys: the
+     * RocksDB files of the {@value FenceEnforcerTopology#STORE} store (flushed by close), and the
+     * changelog topic's log on the broker's disk (before compaction: one record per key per commit).
+     */
+    private Figure[] stateSize(Admin admin, String app, int keys) throws Exception {
+        long store;
+        try (Stream<Path> files = Files.walk(stateDir.resolve(app))) {
+            store = files.filter(Files::isRegularFile).filter(f -> f.toString().contains("/rocksdb/" + FenceEnforcerTopology.STORE + "/"))
+                    .mapToLong(EnforcerRun::size).sum();
+        }
+        String changelog = app + "-" + FenceEnforcerTopology.STORE + "-changelog";
+        int broker = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).iterator().next().id();
+        long log = 0;
+        for (LogDirDescription dir : admin.describeLogDirs(List.of(broker)).allDescriptions().get(30, TimeUnit.SECONDS).get(broker).values()) {
+            for (Map.Entry<TopicPartition, ReplicaInfo> replica : dir.replicaInfos().entrySet()) {
+                if (replica.getKey().topic().equals(changelog)) {
+                    log += replica.getValue().size();
+                }
+            }
+        }
+        if (store == 0 || log == 0) {
+            throw new IllegalStateException("the enforcer's state is empty after " + keys + " keys: store " + store + " B, changelog " + log + " B");
+        }
+        progress.accept(String.format(Locale.ROOT, "enforcer:   fence state at %,d keys: store %,d B, changelog %,d B", keys, store, log));
+        return new Figure[] {
+                new Figure("fence state per key at " + EnforcerBench.count(keys) + " keys: state store (RocksDB files)", (double) store / keys, Double.NaN,
+                        "B/key", "", false),
+                new Figure("fence state per key at " + EnforcerBench.count(keys) + " keys: changelog topic (log on disk)", (double) log / keys, Double.NaN,
+                        "B/key", "", false)};
+    }
+
+    /** The topics a run writes to; the first is the one records reach when they pass. */
+    static List<String> outputs(Kind kind, String app) {
+        return kind == Kind.ENFORCER ? List.of(app + ".accepted", app + ".rejected") : List.of(app + ".output");
+    }
+
+    /** The enforcer's counters go to {@code meters}, a Prometheus registry as in the enforcer itself. */
+    static Topology topology(Kind kind, String input, List<String> outputs, PrometheusMeterRegistry meters, TokenVerifier verifier) {
+        if (kind == Kind.ENFORCER) {
+            return FenceEnforcerTopology.build(input, outputs.get(0), outputs.get(1), null,
+                    new FenceEnforcerTopology.Limits(EnforcerBench.PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), meters, verifier);
+        }
+        Topology topology = new Topology();
+        topology.addSource("input", new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
+        topology.addSink("output", outputs.get(0), new ByteArraySerializer(), new ByteArraySerializer(), "input");
+        return topology;
+    }
+
+    /** The enforcer's configuration for this run; with {@code verify}, {@code etcd.endpoints} names the bench's etcd. */
+    FenceEnforcerConfig enforcerConfig(String app, String guarantee, boolean verify) {
+        Map<String, String> settings = new HashMap<>();
+        settings.put(FenceEnforcerConfig.BOOTSTRAP_SERVERS, kafka.bootstrap());
+        settings.put(FenceEnforcerConfig.APPLICATION_ID, app);
+        settings.put(FenceEnforcerConfig.STATE_DIR, stateDir.toString());
+        settings.put(FenceEnforcerConfig.PROCESSING_GUARANTEE, guarantee);
+        if (verify) {
+            if (etcdEndpoint == null) {
+                throw new IllegalStateException("a run with token verification needs an etcd endpoint");
+            }
+            settings.put(EtcdSettings.ENDPOINTS, etcdEndpoint);
+        }
+        return new FenceEnforcerConfig(settings);
+    }
+
+    /** The enforcer's own Kafka Streams properties for this run; the pass-through gets the same. */
+    static Properties streamsProperties(FenceEnforcerConfig config) {
+        Properties props = config.streamsProperties();
+        props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        return props;
+    }
+
+    /** Sum of the stream threads' {@code process-total}: records processed so far. */
+    private static double processTotal(KafkaStreams streams) {
+        double total = 0;
+        for (Map.Entry<MetricName, ? extends Metric> metric : streams.metrics().entrySet()) {
+            MetricName name = metric.getKey();
+            if (name.name().equals("process-total") && name.group().equals("stream-thread-metrics")) {
+                total += ((Number) metric.getValue().metricValue()).doubleValue();
+            }
+        }
+        return total;
+    }
+
+    private static long size(Path file) {
+        try {
+            return Files.size(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
