@@ -59,7 +59,8 @@ public final class InMemorySchemaRegistryClient implements SchemaRegistryClient 
     public synchronized int lookup(String subject, Schema schema) {
         Map<Schema, Integer> ids = subjects.get(subject);
         if (ids == null) {
-            throw new SchemaRegistryException("subject '" + subject + "' not found", 404, SchemaRegistryException.SUBJECT_NOT_FOUND, null);
+            throw new SchemaRegistryException("subject '" + subject + "' not found", 404,
+                    SchemaRegistryException.SUBJECT_NOT_FOUND, null);
         }
         Integer id = ids.get(schema);
         if (id == null) {
@@ -74,7 +75,8 @@ public final class InMemorySchemaRegistryClient implements SchemaRegistryClient 
     public synchronized RegisteredSchema latest(String subject) {
         Map<Schema, Integer> ids = subjects.get(subject);
         if (ids == null || ids.isEmpty()) {
-            throw new SchemaRegistryException("subject '" + subject + "' not found", 404, SchemaRegistryException.SUBJECT_NOT_FOUND, null);
+            throw new SchemaRegistryException("subject '" + subject + "' not found", 404,
+                    SchemaRegistryException.SUBJECT_NOT_FOUND, null);
         }
         Map.Entry<Schema, Integer> last = null;
         for (Map.Entry<Schema, Integer> entry : ids.entrySet()) {

@@ -65,6 +65,7 @@ class InMemorySchemaRegistryClientTest {
 
     @Test
     void aFirstIdBelowOneIsRefused() {
-        assertThatThrownBy(() -> new InMemorySchemaRegistryClient(0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("firstId");
+        assertThatThrownBy(() -> new InMemorySchemaRegistryClient(0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("firstId");
     }
 }

@@ -28,11 +28,13 @@ class RedactionTest {
     @ParameterizedTest(name = "{0} -> {1}")
     @CsvSource(delimiter = '|', value = {
         // the sink's rule, kept: any case, value up to '&' or ';'
-        "jdbc:postgresql://127.0.0.1/db?user=sink&password=db-s3cret&ssl=true | jdbc:postgresql://127.0.0.1/db?user=sink&password=***&ssl=true",
+        "jdbc:postgresql://127.0.0.1/db?user=sink&password=db-s3cret&ssl=true"
+                + " | jdbc:postgresql://127.0.0.1/db?user=sink&password=***&ssl=true",
         "jdbc:postgresql://h/db?PASSWORD=x&ssl=true | jdbc:postgresql://h/db?PASSWORD=***&ssl=true",
         "jdbc:sqlserver://h;user=u;password=x;db=y | jdbc:sqlserver://h;user=u;password=***;db=y",
         // the demo's rule, kept: value up to '&' or the end
-        "jdbc:postgresql://localhost:5432/fenced?user=fenced&password=fenced | jdbc:postgresql://localhost:5432/fenced?user=fenced&password=***",
+        "jdbc:postgresql://localhost:5432/fenced?user=fenced&password=fenced"
+                + " | jdbc:postgresql://localhost:5432/fenced?user=fenced&password=***",
         "jdbc:postgresql://localhost:5432/fenced | jdbc:postgresql://localhost:5432/fenced",
     })
     void hidesPasswordParameters(String url, String shown) {
@@ -51,7 +53,8 @@ class RedactionTest {
 
     @Test
     void anAtSignElsewhereInTheQueryHidesTheHostTooRatherThanRiskAnything() {
-        assertThat(Redaction.url("jdbc:postgresql://h/db?user=me@corp&password=x")).isEqualTo("jdbc:postgresql://***@corp&password=***");
+        assertThat(Redaction.url("jdbc:postgresql://h/db?user=me@corp&password=x"))
+                .isEqualTo("jdbc:postgresql://***@corp&password=***");
     }
 
     @Test

@@ -39,7 +39,8 @@ public final class ConfigReference {
      */
     public static void assertUpToDate(ConfigDef definition, String definitionName, Path file, String module, String testClass) {
         String generated = render(definition, definitionName);
-        String howToFix = "%s is stale; regenerate it: mvn -pl " + module + " test -Dtest=" + testClass + " -D" + UPDATE_PROPERTY + "=true";
+        String howToFix = "%s is stale; regenerate it: mvn -pl " + module + " test -Dtest=" + testClass
+                + " -D" + UPDATE_PROPERTY + "=true";
         try {
             if (Boolean.getBoolean(UPDATE_PROPERTY)) {
                 Files.writeString(file, generated);

@@ -32,12 +32,14 @@ class FakeSchemaRegistryTest {
     @Test
     void recordsEachRequestWithItsRawPathAndAuthorization() throws Exception {
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.error(503, 50301, "down \"now\""))) {
-            HttpResponse<String> answer = http.send(HttpRequest.newBuilder(URI.create(registry.url() + "/subjects/a%20b/versions"))
-                    .header("Authorization", "Basic eDp5").POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpRequest post = HttpRequest.newBuilder(URI.create(registry.url() + "/subjects/a%20b/versions"))
+                    .header("Authorization", "Basic eDp5").POST(HttpRequest.BodyPublishers.ofString("{}")).build();
+            HttpResponse<String> answer = http.send(post, HttpResponse.BodyHandlers.ofString());
 
             assertThat(answer.statusCode()).isEqualTo(503);
             assertThat(answer.body()).isEqualTo("{\"error_code\":50301,\"message\":\"down \\\"now\\\"\"}");
-            assertThat(registry.received()).containsExactly(new FakeSchemaRegistry.Received("POST", "/subjects/a%20b/versions", "Basic eDp5", "{}"));
+            assertThat(registry.received())
+                    .containsExactly(new FakeSchemaRegistry.Received("POST", "/subjects/a%20b/versions", "Basic eDp5", "{}"));
             assertThat(registry.count("/subjects/a%20b/versions")).isEqualTo(1);
         }
     }
@@ -48,6 +50,7 @@ class FakeSchemaRegistryTest {
     }
 
     private HttpResponse<String> get(FakeSchemaRegistry registry, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(registry.url() + path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        HttpRequest request = HttpRequest.newBuilder(URI.create(registry.url() + path)).GET().build();
+        return http.send(request, HttpResponse.BodyHandlers.ofString());
     }
 }
