@@ -19,12 +19,13 @@ import org.apache.avro.Schema;
  * schemas and ids raise {@link SchemaRegistryException} with the registry's 404 error codes
  * ({@value SchemaRegistryException#SUBJECT_NOT_FOUND}, {@value SchemaRegistryException#SCHEMA_NOT_FOUND}).
  * To serve a schema under a fixed id (say, one a test's records carry), register it first into a
- * client whose {@code firstId} is that id.
+ * client whose {@code firstId} is that id. {@link #unreachable(boolean)} simulates an outage.
  */
 public final class InMemorySchemaRegistryClient implements SchemaRegistryClient {
     private final int firstId;
     private final List<Schema> schemas = new ArrayList<>();
     private final Map<String, Map<Schema, Integer>> subjects = new HashMap<>();
+    private volatile boolean unreachable;
 
     /** An empty registry whose first schema gets id 1. */
     public InMemorySchemaRegistryClient() {
@@ -45,6 +46,7 @@ public final class InMemorySchemaRegistryClient implements SchemaRegistryClient 
 
     @Override
     public synchronized int register(String subject, Schema schema) {
+        failIfUnreachable();
         int index = schemas.indexOf(schema);
         if (index < 0) {
             schemas.add(schema);
@@ -57,6 +59,7 @@ public final class InMemorySchemaRegistryClient implements SchemaRegistryClient 
 
     @Override
     public synchronized int lookup(String subject, Schema schema) {
+        failIfUnreachable();
         Map<Schema, Integer> ids = subjects.get(subject);
         if (ids == null) {
             throw new SchemaRegistryException("subject '" + subject + "' not found", 404,
@@ -73,6 +76,7 @@ public final class InMemorySchemaRegistryClient implements SchemaRegistryClient 
     /** The schema registered last under {@code subject} is its latest version; versions count registrations of new schemas. */
     @Override
     public synchronized RegisteredSchema latest(String subject) {
+        failIfUnreachable();
         Map<Schema, Integer> ids = subjects.get(subject);
         if (ids == null || ids.isEmpty()) {
             throw new SchemaRegistryException("subject '" + subject + "' not found", 404,
@@ -87,6 +91,7 @@ public final class InMemorySchemaRegistryClient implements SchemaRegistryClient 
 
     @Override
     public synchronized Schema getById(int id) {
+        failIfUnreachable();
         int index = id - firstId;
         if (index < 0 || index >= schemas.size()) {
             throw new SchemaRegistryException("Schema " + id + " not found", 404, SchemaRegistryException.SCHEMA_NOT_FOUND, null);
@@ -97,5 +102,20 @@ public final class InMemorySchemaRegistryClient implements SchemaRegistryClient 
     /** The id registered under {@code subject} for {@code schema}, or {@code null}. */
     public synchronized Integer idOf(String subject, Schema schema) {
         return subjects.getOrDefault(subject, Map.of()).get(schema);
+    }
+
+    /**
+     * While {@code unreachable}, every call fails as when no registry URL answers: a
+     * {@link SchemaRegistryException} with HTTP status -1, which callers treat as transient
+     * (the Connect converter throws a {@code RetriableException}). Off again, the registry answers as before.
+     */
+    public void unreachable(boolean unreachable) {
+        this.unreachable = unreachable;
+    }
+
+    private void failIfUnreachable() {
+        if (unreachable) {
+            throw new SchemaRegistryException("no schema registry URL answered (the in-memory registry is set unreachable)", -1, -1, null);
+        }
     }
 }

@@ -68,4 +68,20 @@ class InMemorySchemaRegistryClientTest {
         assertThatThrownBy(() -> new InMemorySchemaRegistryClient(0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("firstId");
     }
+
+    @Test
+    void anUnreachableRegistryFailsEveryCallWithStatusMinusOneUntilItAnswersAgain() {
+        InMemorySchemaRegistryClient registry = new InMemorySchemaRegistryClient();
+        registry.register("s-value", A);
+        registry.unreachable(true);
+
+        assertThatThrownBy(() -> registry.getById(1)).isInstanceOfSatisfying(SchemaRegistryException.class,
+                e -> assertThat(e.httpStatus()).isEqualTo(-1));
+        assertThatThrownBy(() -> registry.register("s-value", B)).isInstanceOf(SchemaRegistryException.class);
+        assertThatThrownBy(() -> registry.lookup("s-value", A)).isInstanceOf(SchemaRegistryException.class);
+        assertThatThrownBy(() -> registry.latest("s-value")).isInstanceOf(SchemaRegistryException.class);
+
+        registry.unreachable(false);
+        assertThat(registry.getById(1)).isEqualTo(A);
+    }
 }

@@ -4,13 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.avro.RegisteredSchema;
-import dev.fencedwrites.avro.SchemaRegistryClient;
-import dev.fencedwrites.avro.SchemaRegistryException;
+import dev.fencedwrites.avro.InMemorySchemaRegistryClient;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
-import java.util.HashMap;
-import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -33,11 +29,11 @@ class AvroConverterHostileValueTest {
     private static final Schema NODE = new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"Node\",\"namespace\":\"test\",\"fields\":["
             + "{\"name\":\"v\",\"type\":\"int\"},{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}");
 
-    private final Registry registry = new Registry(Map.of(
-            STRING_ID, new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"S\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"}]}"),
-            NODE_ID, NODE,
-            NOT_A_RECORD_ID, Schema.create(Schema.Type.STRING),
-            NULL_ID, Schema.create(Schema.Type.NULL)));
+    private final InMemorySchemaRegistryClient registry = registry(
+            new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"S\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"}]}"),
+            NODE,
+            Schema.create(Schema.Type.STRING),
+            Schema.create(Schema.Type.NULL));
     private final AvroConverter values = new AvroConverter(registry, false);
 
     /** A value whose string claims 2 GB: on a worker with a 512 MB heap, Avro alone ends this in OutOfMemoryError. */
@@ -80,7 +76,7 @@ class AvroConverterHostileValueTest {
 
     @Test
     void anUnreachableRegistryIsRetriableAndMarksNothing() {
-        registry.unreachable = true;
+        registry.unreachable(true);
         Headers headers = new RecordHeaders();
 
         assertThat(catchThrowable(() -> values.toConnectData(TOPIC, headers, payload(STRING_ID).varint(1).raw('x').bytes())))
@@ -172,40 +168,12 @@ class AvroConverterHostileValueTest {
         }
     }
 
-    /** Schemas by id; {@code unreachable} makes every call fail as an unreachable registry does. */
-    private static final class Registry implements SchemaRegistryClient {
-        private final Map<Integer, Schema> schemas;
-        volatile boolean unreachable;
-
-        Registry(Map<Integer, Schema> schemas) {
-            this.schemas = new HashMap<>(schemas);
+    /** A registry holding {@code schemas} under ids 1, 2, ... in order (STRING_ID, NODE_ID, NOT_A_RECORD_ID, NULL_ID). */
+    private static InMemorySchemaRegistryClient registry(Schema... schemas) {
+        InMemorySchemaRegistryClient registry = new InMemorySchemaRegistryClient(STRING_ID);
+        for (int i = 0; i < schemas.length; i++) {
+            registry.register("schema-" + i, schemas[i]);
         }
-
-        @Override
-        public Schema getById(int id) {
-            if (unreachable) {
-                throw new SchemaRegistryException("cannot fetch schema id " + id + ": no schema registry URL answered", -1, -1, null);
-            }
-            Schema schema = schemas.get(id);
-            if (schema == null) {
-                throw new SchemaRegistryException("schema id " + id + " not found", 404, SchemaRegistryException.SCHEMA_NOT_FOUND, null);
-            }
-            return schema;
-        }
-
-        @Override
-        public int register(String subject, Schema schema) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public int lookup(String subject, Schema schema) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public RegisteredSchema latest(String subject) {
-            throw new UnsupportedOperationException();
-        }
+        return registry;
     }
 }
