@@ -4,17 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpServer;
 import dev.fencedwrites.testing.BillingSummary;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
+import dev.fencedwrites.testing.FakeSchemaRegistry;
+import dev.fencedwrites.testing.FakeSchemaRegistry.Answer;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.runtime.isolation.Plugins;
@@ -36,28 +33,23 @@ class AvroConverterSettingsTest {
 
     @TempDir
     java.nio.file.Path dir;
-    private HttpServer server;
-    private final List<String> seen = new CopyOnWriteArrayList<>();
+    private FakeSchemaRegistry server;
 
     @BeforeEach
     void registry() throws Exception {
-        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        byte[] body = new ObjectMapper().writeValueAsBytes(Map.of("schema", BillingSummary.getClassSchema().toString()));
-        server.createContext("/", exchange -> {
-            seen.add(exchange.getRequestURI().getPath() + " " + exchange.getRequestHeaders().getFirst("Authorization"));
-            boolean known = exchange.getRequestURI().getPath().equals("/schemas/ids/" + ID);
-            byte[] answer = known ? body : "{\"error_code\":40403,\"message\":\"Schema not found\"}".getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(known ? 200 : 404, answer.length);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(answer);
-            }
-        });
-        server.start();
+        String body = new ObjectMapper().writeValueAsString(Map.of("schema", BillingSummary.getClassSchema().toString()));
+        server = FakeSchemaRegistry.http(request -> request.path().equals("/schemas/ids/" + ID)
+                ? Answer.ok(body) : Answer.error(404, 40403, "Schema not found"));
     }
 
     @AfterEach
     void stop() {
-        server.stop(0);
+        server.close();
+    }
+
+    /** Each request's path and Authorization header, in order. */
+    private List<String> seen() {
+        return server.received().stream().map(r -> r.path() + " " + r.authorization()).toList();
     }
 
     private Converter converterFromWorkerConfig(Map<String, String> converterSettings) {
@@ -72,7 +64,7 @@ class AvroConverterSettingsTest {
 
     @Test
     void prefixedSettingsReachTheClient() {
-        String url = "http://127.0.0.1:" + server.getAddress().getPort();
+        String url = server.url();
         Converter converter = converterFromWorkerConfig(Map.of(
                 "schema.registry.url", "http://127.0.0.1:1," + url,
                 "max.retries", "0",
@@ -82,7 +74,7 @@ class AvroConverterSettingsTest {
         Struct struct = (Struct) converter.toConnectData("billing", wire(ID)).value();
 
         assertThat(struct.getString("customerId")).isEqualTo("customer-42");
-        assertThat(seen).singleElement().asString().startsWith("/schemas/ids/" + ID + " Basic ");
+        assertThat(seen()).singleElement().asString().startsWith("/schemas/ids/" + ID + " Basic ");
     }
 
     @Test
@@ -97,7 +89,7 @@ class AvroConverterSettingsTest {
 
     @Test
     void anUnknownIdFailsNamingIt() {
-        Converter converter = converterFromWorkerConfig(Map.of("schema.registry.url", "http://127.0.0.1:" + server.getAddress().getPort()));
+        Converter converter = converterFromWorkerConfig(Map.of("schema.registry.url", server.url()));
 
         assertThatThrownBy(() -> converter.toConnectData("billing", wire(404)))
                 .isInstanceOf(org.apache.kafka.connect.errors.DataException.class).hasMessageContaining("schema id 404 not found");
