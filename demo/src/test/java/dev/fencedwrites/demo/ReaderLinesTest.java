@@ -6,9 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.avro.AvroDeserializer;
-import dev.fencedwrites.avro.RegisteredSchema;
-import dev.fencedwrites.avro.SchemaRegistryClient;
-import dev.fencedwrites.avro.SchemaRegistryException;
+import dev.fencedwrites.avro.InMemorySchemaRegistryClient;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.util.Optional;
@@ -26,7 +24,7 @@ class ReaderLinesTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Schema NUMBERS = new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"N\",\"fields\":["
             + "{\"name\":\"x\",\"type\":\"double\"},{\"name\":\"s\",\"type\":\"string\"}]}");
-    private final AvroDeserializer<Object> values = new AvroDeserializer<>(new OneSchema(7, NUMBERS), null);
+    private final AvroDeserializer<Object> values = new AvroDeserializer<>(oneSchema(7, NUMBERS), null);
 
     @Test
     void consumePrintsAValueDeclaringTwoGigabytesWithItsErrorInsteadOfDecodingIt() throws Exception {
@@ -133,29 +131,10 @@ class ReaderLinesTest {
         return out.toByteArray();
     }
 
-    /** A registry that knows one schema id. */
-    private record OneSchema(int id, Schema schema) implements SchemaRegistryClient {
-        @Override
-        public Schema getById(int requested) {
-            if (requested != id) {
-                throw new SchemaRegistryException("schema id " + requested + " not found", 404, 40403, null);
-            }
-            return schema;
-        }
-
-        @Override
-        public int register(String subject, Schema schema) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public int lookup(String subject, Schema schema) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public RegisteredSchema latest(String subject) {
-            throw new UnsupportedOperationException();
-        }
+    /** A registry that knows one schema, under {@code id}. */
+    private static InMemorySchemaRegistryClient oneSchema(int id, Schema schema) {
+        InMemorySchemaRegistryClient registry = new InMemorySchemaRegistryClient(id);
+        registry.register("numbers-value", schema);
+        return registry;
     }
 }
