@@ -4,6 +4,7 @@ import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.avro.SchemaRegistryException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import dev.fencedwrites.sink.internal.TableStructure;
@@ -86,7 +87,7 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
     @Override
     public Config validate(Map<String, String> connectorConfigs) {
         Config config = super.validate(connectorConfigs);
-        Map<String, ConfigValue> values = new java.util.HashMap<>();
+        Map<String, ConfigValue> values = new HashMap<>();
         config.configValues().forEach(value -> values.put(value.name(), value));
         String keyProblem = keyConverterProblem(connectorConfigs);
         if (keyProblem != null) {

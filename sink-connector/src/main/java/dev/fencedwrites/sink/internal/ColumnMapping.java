@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import org.apache.kafka.connect.data.Date;
 import org.apache.kafka.connect.data.Decimal;
 import org.apache.kafka.connect.data.Field;
@@ -137,7 +138,7 @@ public final class ColumnMapping {
             }
             if (SqlNames.SYSTEM_COLUMNS.contains(name)) {
                 throw new DataException("field " + String.join(".", fieldPath) + " maps to column " + name + ", a PostgreSQL system column no table"
-                        + " may have " + new java.util.TreeSet<>(SqlNames.SYSTEM_COLUMNS) + "; rename the field");
+                        + " may have " + new TreeSet<>(SqlNames.SYSTEM_COLUMNS) + "; rename the field");
             }
             if (name.isEmpty()) {
                 throw new DataException("field " + String.join(".", fieldPath) + " has an empty name, which no column may have");

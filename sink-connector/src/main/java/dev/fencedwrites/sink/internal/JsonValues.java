@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.ByteBuffer;
 import java.util.Base64;
+import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,7 +57,7 @@ final class JsonValues {
         if (value instanceof ByteBuffer buffer) {
             return Base64.getEncoder().encodeToString(bytes(buffer));
         }
-        if (value instanceof java.util.Date date) {
+        if (value instanceof Date date) {
             return date.toInstant().toString();
         }
         return value;
