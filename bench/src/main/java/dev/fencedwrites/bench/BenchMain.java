@@ -5,7 +5,6 @@ import dev.fencedwrites.localstack.internal.EtcdNode;
 import dev.fencedwrites.localstack.internal.KafkaBroker;
 import dev.fencedwrites.localstack.internal.PropertiesFiles;
 import dev.fencedwrites.localstack.internal.Service;
-import dev.fencedwrites.sink.internal.GuardedUpsertBenchmark;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;

@@ -1,13 +1,26 @@
 package dev.fencedwrites.sink;
 
+import dev.fencedwrites.contract.Redaction;
+import dev.fencedwrites.avro.AvroSerdeConfig;
+import dev.fencedwrites.sink.internal.TableName;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.ConfigDef.Width;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.types.Password;
-import dev.fencedwrites.sink.internal.TableName;
+import org.apache.kafka.connect.sink.SinkTask;
+import org.slf4j.LoggerFactory;
 
 /** Configuration of the fenced PostgreSQL sink connector. */
 public final class FencedJdbcSinkConfig extends AbstractConfig {
@@ -64,10 +77,47 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
             .define(RETRY_BACKOFF_MS, Type.LONG, 1000L, ConfigDef.Range.atLeast(0), Importance.LOW,
                     "Wait before a retry, in milliseconds.", GROUP_RETRIES, 2, Width.SHORT, "Retry backoff (ms)");
 
-    /** Parses and validates {@code props}, and logs the values with credentials in URLs hidden (see {@link #loggable()}). */
+    private final String connectionUrl;
+    private final String connectionUser;
+    private final String password;
+    private final int poolSize;
+    private final String tableFormat;
+    private final boolean autoCreate;
+    private final boolean autoEvolve;
+    private final boolean guardEnabled;
+    private final int maxRetries;
+    private final Duration retryBackoff;
+    private final Set<String> topics;
+    private final Pattern topicsRegex;
+
+    /**
+     * Parses and validates {@code props} once into typed values, and logs them with credentials in
+     * URLs hidden (see {@link #loggable()}). {@code topics} and {@code topics.regex} (Connect's own
+     * settings, passed to each task) are read too, for {@link #readsTopic}.
+     *
+     * @throws ConfigException naming the setting: a value of the wrong type or out of range, or a
+     *                         {@value #TABLE_NAME} that does not give a table name
+     */
     public FencedJdbcSinkConfig(Map<?, ?> props) {
         super(DEFINITION, props, false); // AbstractConfig's own log would print URL credentials
-        org.slf4j.LoggerFactory.getLogger(FencedJdbcSinkConfig.class).info("{} values:{}", getClass().getSimpleName(), loggable());
+        LoggerFactory.getLogger(FencedJdbcSinkConfig.class).info("{} values:{}", getClass().getSimpleName(), loggable());
+        connectionUrl = getString(CONNECTION_URL);
+        connectionUser = getString(CONNECTION_USER);
+        Password secret = getPassword(CONNECTION_PASSWORD);
+        password = secret == null ? null : secret.value();
+        poolSize = getInt(CONNECTION_POOL_SIZE);
+        tableFormat = getString(TABLE_NAME);
+        autoCreate = getBoolean(AUTO_CREATE);
+        autoEvolve = getBoolean(AUTO_EVOLVE);
+        guardEnabled = getBoolean(FENCE_GUARD_ENABLED);
+        maxRetries = getInt(MAX_RETRIES);
+        retryBackoff = Duration.ofMillis(getLong(RETRY_BACKOFF_MS));
+        Object listed = originals().get(SinkTask.TOPICS_CONFIG);
+        topics = listed == null ? Set.of() : Arrays.stream(listed.toString().split(",")).map(String::trim)
+                .filter(topic -> !topic.isEmpty()).collect(Collectors.toUnmodifiableSet());
+        Object regex = originals().get(SinkTask.TOPICS_REGEX_CONFIG);
+        topicsRegex = regex == null || regex.toString().isBlank() ? null : Pattern.compile(regex.toString().trim());
+        tableName(null); // a table.name that gives no table name fails here, not at the first record
     }
 
     /**
@@ -77,12 +127,12 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
      */
     String loggable() {
         StringBuilder lines = new StringBuilder();
-        new java.util.TreeMap<>(values()).forEach((name, value) -> {
+        new TreeMap<>(values()).forEach((name, value) -> {
             String text = String.valueOf(value);
             if (SCHEMA_REGISTRY_URL.equals(name)) {
-                text = dev.fencedwrites.contract.Redaction.urlList(text);
+                text = Redaction.urlList(text);
             } else if (CONNECTION_URL.equals(name)) {
-                text = dev.fencedwrites.contract.Redaction.url(text);
+                text = Redaction.url(text);
             }
             lines.append(System.lineSeparator()).append('\t').append(name).append(" = ").append(text);
         });
@@ -90,9 +140,68 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     }
 
 
+    /** {@value #CONNECTION_URL}. */
+    public String connectionUrl() {
+        return connectionUrl;
+    }
+
+    /** {@value #CONNECTION_USER}, or {@code null} (given in the URL, or none). */
+    public String connectionUser() {
+        return connectionUser;
+    }
+
+    /** {@value #CONNECTION_PASSWORD} in clear, or {@code null}. */
+    public String password() {
+        return password;
+    }
+
+    /** {@value #CONNECTION_POOL_SIZE}: the most connections the task's pool opens. */
+    public int poolSize() {
+        return poolSize;
+    }
+
+    /** {@value #AUTO_CREATE}. */
+    public boolean autoCreate() {
+        return autoCreate;
+    }
+
+    /** {@value #AUTO_EVOLVE}. */
+    public boolean autoEvolve() {
+        return autoEvolve;
+    }
+
+    /** {@value #FENCE_GUARD_ENABLED}: {@code false} writes every record unconditionally. */
+    public boolean guardEnabled() {
+        return guardEnabled;
+    }
+
+    /** {@value #MAX_RETRIES}: retries of a batch that failed with a transient error before the task fails. */
+    public int maxRetries() {
+        return maxRetries;
+    }
+
+    /** {@value #RETRY_BACKOFF_MS}: the wait before a retry. */
+    public Duration retryBackoff() {
+        return retryBackoff;
+    }
+
+    /** {@value #TABLE_NAME} as configured, {@value #TOPIC_PLACEHOLDER} included. */
+    public String tableFormat() {
+        return tableFormat;
+    }
+
+    /**
+     * Whether the connector reads {@code topic}: it is in {@code topics} or matches {@code topics.regex}
+     * (Connect's settings). A marker fences the records of one topic, and only a connector that writes
+     * those records may raise their rows' fences.
+     */
+    public boolean readsTopic(String topic) {
+        return topics.contains(topic) || (topicsRegex != null && topicsRegex.matcher(topic).matches());
+    }
+
     /** Whether the table name depends on the record's topic. */
     public boolean tableNamePerTopic() {
-        return getString(TABLE_NAME).contains(TOPIC_PLACEHOLDER);
+        return tableFormat.contains(TOPIC_PLACEHOLDER);
     }
 
     /**
@@ -100,17 +209,17 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
      * replaced by the topic in lower case with every character other than a-z, 0-9 and _ as _ (so
      * the result never holds a dot or a quote of the topic's), then read by {@link TableName#parse}.
      *
-     * @throws org.apache.kafka.common.config.ConfigException naming {@value #TABLE_NAME} if the result is not a table name
+     * @throws ConfigException naming {@value #TABLE_NAME} if the result is not a table name
      */
     public TableName tableName(String topic) {
-        String format = getString(TABLE_NAME);
+        String format = tableFormat;
         String table = format.contains(TOPIC_PLACEHOLDER)
-                ? format.replace(TOPIC_PLACEHOLDER, topic == null ? "topic" : topic.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_"))
+                ? format.replace(TOPIC_PLACEHOLDER, topic == null ? "topic" : topic.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]", "_"))
                 : format;
         try {
             return TableName.parse(table);
         } catch (IllegalArgumentException e) {
-            throw new org.apache.kafka.common.config.ConfigException(TABLE_NAME, format, "must give table or schema.table: " + e.getMessage());
+            throw new ConfigException(TABLE_NAME, format, "must give table or schema.table: " + e.getMessage());
         }
     }
 
@@ -122,7 +231,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
      * sink already retries a registry outage as a whole (max.retries, retry.backoff.ms).
      */
     public Map<String, Object> registryClientSettings() {
-        Map<String, Object> settings = new java.util.HashMap<>();
+        Map<String, Object> settings = new HashMap<>();
         originals().forEach((key, value) -> {
             if (key.startsWith("schema.registry.") || key.startsWith("basic.auth.")) {
                 settings.put(key, value);
@@ -130,10 +239,5 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         });
         settings.putIfAbsent("schema.registry." + MAX_RETRIES, 0);
         return settings;
-    }
-
-    public String password() {
-        Password password = getPassword(CONNECTION_PASSWORD);
-        return password == null ? null : password.value();
     }
 }

@@ -4,9 +4,10 @@ import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.avro.SchemaRegistryException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import dev.fencedwrites.sink.internal.RecordTable;
+import dev.fencedwrites.sink.internal.TableStructure;
 import dev.fencedwrites.sink.internal.ResourceKeys;
 import dev.fencedwrites.sink.internal.TableName;
 import java.sql.Connection;
@@ -31,7 +32,7 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
      */
     @Override
     public void start(Map<String, String> props) {
-        new FencedJdbcSinkConfig(props).tableName(null);
+        new FencedJdbcSinkConfig(props); // checks table.name too
         String keyProblem = keyConverterProblem(props);
         if (keyProblem != null) {
             throw new ConfigException(KEY_CONVERTER, props.get(KEY_CONVERTER), keyProblem);
@@ -86,7 +87,7 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
     @Override
     public Config validate(Map<String, String> connectorConfigs) {
         Config config = super.validate(connectorConfigs);
-        Map<String, ConfigValue> values = new java.util.HashMap<>();
+        Map<String, ConfigValue> values = new HashMap<>();
         config.configValues().forEach(value -> values.put(value.name(), value));
         String keyProblem = keyConverterProblem(connectorConfigs);
         if (keyProblem != null) {
@@ -101,36 +102,45 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         }
         FencedJdbcSinkConfig parsed;
         try {
-            parsed = new FencedJdbcSinkConfig(connectorConfigs);
-            parsed.tableName(null);
+            parsed = new FencedJdbcSinkConfig(connectorConfigs); // checks table.name too
         } catch (ConfigException e) {
             values.get(FencedJdbcSinkConfig.TABLE_NAME).addErrorMessage(e.getMessage());
             return config;
         }
+        checkTables(parsed, connectorConfigs.get("topics"), values);
+        checkRegistry(parsed, values);
+        return config;
+    }
+
+    /**
+     * Connects as the task will and checks the fixed table, or the table of each listed topic; problems go to
+     * {@code table.name}, a failed connection to {@code connection.url}.
+     */
+    private static void checkTables(FencedJdbcSinkConfig parsed, String topics, Map<String, ConfigValue> values) {
         Properties login = new Properties();
-        if (parsed.getString(FencedJdbcSinkConfig.CONNECTION_USER) != null) {
-            login.setProperty("user", parsed.getString(FencedJdbcSinkConfig.CONNECTION_USER));
+        if (parsed.connectionUser() != null) {
+            login.setProperty("user", parsed.connectionUser());
         }
         if (parsed.password() != null) {
             login.setProperty("password", parsed.password());
         }
         login.setProperty("loginTimeout", "5");
-        try (Connection connection = DriverManager.getConnection(parsed.getString(FencedJdbcSinkConfig.CONNECTION_URL), login)) {
+        try (Connection connection = DriverManager.getConnection(parsed.connectionUrl(), login)) {
             List<TableName> tables = new ArrayList<>();
             if (!parsed.tableNamePerTopic()) {
                 tables.add(parsed.tableName(null));
-            } else if (connectorConfigs.get("topics") != null) {
-                for (String topic : connectorConfigs.get("topics").split(",")) {
+            } else if (topics != null) {
+                for (String topic : topics.split(",")) {
                     if (!topic.isBlank() && !tables.contains(parsed.tableName(topic.trim()))) {
                         tables.add(parsed.tableName(topic.trim()));
                     }
                 }
             }
             for (TableName name : tables) {
-                RecordTable table = new RecordTable(name, true, false, false);
+                TableStructure table = new TableStructure(name, false, false);
                 List<String> mismatches = table.ownColumnMismatches(connection);
                 boolean missing = mismatches.size() == 1 && mismatches.get(0).contains("does not exist");
-                if (!mismatches.isEmpty() && !(missing && parsed.getBoolean(FencedJdbcSinkConfig.AUTO_CREATE))) {
+                if (!mismatches.isEmpty() && !(missing && parsed.autoCreate())) {
                     values.get(FencedJdbcSinkConfig.TABLE_NAME).addErrorMessage(String.join("; ", mismatches)
                             + (missing ? " (set auto.create=true, or create it as: " + table.createStatement(List.of()) + ")" : ""));
                 }
@@ -138,6 +148,10 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         } catch (SQLException e) {
             values.get(FencedJdbcSinkConfig.CONNECTION_URL).addErrorMessage("cannot connect to the database: " + e.getMessage());
         }
+    }
+
+    /** Asks the schema registry for its subjects; problems go to {@code schema.registry.url}. */
+    private static void checkRegistry(FencedJdbcSinkConfig parsed, Map<String, ConfigValue> values) {
         // Through the task's own client, so several URLs, credentials and TLS settings are tried as the task will use them.
         Map<String, Object> registrySettings = parsed.registryClientSettings();
         registrySettings.putIfAbsent(AvroSerdeConfig.CLIENT_PREFIX + AvroSerdeConfig.HTTP_CONNECT_TIMEOUT_MS, 5_000);
@@ -149,10 +163,9 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
                     ? "cannot reach the schema registry: " + e.getMessage()
                     : "the schema registry answered GET /subjects with HTTP " + e.httpStatus() + "; is this a Confluent-compatible registry URL? "
                     + e.getMessage());
-        } catch (org.apache.kafka.common.config.ConfigException e) {
+        } catch (ConfigException e) {
             values.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL).addErrorMessage("invalid schema registry settings: " + e.getMessage());
         }
-        return config;
     }
 
     @Override

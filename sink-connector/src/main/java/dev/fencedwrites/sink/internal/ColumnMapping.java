@@ -1,19 +1,17 @@
 package dev.fencedwrites.sink.internal;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import org.apache.kafka.connect.data.Date;
 import org.apache.kafka.connect.data.Decimal;
 import org.apache.kafka.connect.data.Field;
@@ -44,7 +42,6 @@ import org.apache.kafka.connect.errors.DataException;
 public final class ColumnMapping {
     /** Columns the sink owns in every table. */
     public static final Set<String> RESERVED = Set.of("resource_key", "deleted", "fence_token", "fence_seq", "updated_at");
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * One column: its name, its PostgreSQL type, the field path it reads, and the Connect schema of that field.
@@ -141,7 +138,7 @@ public final class ColumnMapping {
             }
             if (SqlNames.SYSTEM_COLUMNS.contains(name)) {
                 throw new DataException("field " + String.join(".", fieldPath) + " maps to column " + name + ", a PostgreSQL system column no table"
-                        + " may have " + new java.util.TreeSet<>(SqlNames.SYSTEM_COLUMNS) + "; rename the field");
+                        + " may have " + new TreeSet<>(SqlNames.SYSTEM_COLUMNS) + "; rename the field");
             }
             if (name.isEmpty()) {
                 throw new DataException("field " + String.join(".", fieldPath) + " has an empty name, which no column may have");
@@ -213,8 +210,8 @@ public final class ColumnMapping {
             case "DATE" -> statement.setDate(index, new java.sql.Date(((java.util.Date) raw).getTime()));
             case "TIME" -> statement.setTime(index, new java.sql.Time(((java.util.Date) raw).getTime()));
             case "NUMERIC" -> statement.setBigDecimal(index, (BigDecimal) raw);
-            case "BYTEA" -> statement.setBytes(index, raw instanceof ByteBuffer buffer ? bytes(buffer) : (byte[]) raw);
-            case "JSONB" -> statement.setString(index, json(raw));
+            case "BYTEA" -> statement.setBytes(index, raw instanceof ByteBuffer buffer ? JsonValues.bytes(buffer) : (byte[]) raw);
+            case "JSONB" -> statement.setString(index, JsonValues.json(raw));
             case "SMALLINT" -> statement.setShort(index, ((Number) raw).shortValue());
             default -> statement.setObject(index, raw);
         }
@@ -235,48 +232,5 @@ public final class ColumnMapping {
             case "BOOLEAN" -> Types.BOOLEAN;
             default -> Types.VARCHAR;
         };
-    }
-
-    private static byte[] bytes(ByteBuffer buffer) {
-        byte[] copy = new byte[buffer.remaining()];
-        buffer.duplicate().get(copy);
-        return copy;
-    }
-
-    /** Arrays and maps as JSON; Structs inside become objects, bytes base64 text. */
-    private static String json(Object value) {
-        try {
-            return JSON.writeValueAsString(plain(value));
-        } catch (JsonProcessingException e) {
-            throw new DataException("cannot write " + value.getClass().getSimpleName() + " as JSON: " + e.getMessage(), e);
-        }
-    }
-
-    private static Object plain(Object value) {
-        if (value instanceof Struct struct) {
-            Map<String, Object> object = new LinkedHashMap<>();
-            for (Field field : struct.schema().fields()) {
-                object.put(field.name(), plain(struct.get(field)));
-            }
-            return object;
-        }
-        if (value instanceof List<?> list) {
-            return list.stream().map(ColumnMapping::plain).toList();
-        }
-        if (value instanceof Map<?, ?> map) {
-            Map<String, Object> object = new LinkedHashMap<>();
-            map.forEach((k, v) -> object.put(String.valueOf(k), plain(v)));
-            return object;
-        }
-        if (value instanceof byte[] bytes) {
-            return Base64.getEncoder().encodeToString(bytes);
-        }
-        if (value instanceof ByteBuffer buffer) {
-            return Base64.getEncoder().encodeToString(bytes(buffer));
-        }
-        if (value instanceof java.util.Date date) {
-            return date.toInstant().toString();
-        }
-        return value;
     }
 }

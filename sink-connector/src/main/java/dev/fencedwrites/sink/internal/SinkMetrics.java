@@ -4,6 +4,7 @@ import dev.fencedwrites.contract.RejectionReason;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.UUID;
 import org.apache.kafka.common.metrics.PluginMetrics;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.metrics.stats.Meter;
@@ -47,7 +48,7 @@ public final class SinkMetrics {
         }
         // Sensor names are shared by every plugin in the worker's metrics registry: one task's must
         // not be another's (the same sensor would count both, and one task's close would remove both).
-        String prefix = "fence-sink-" + java.util.UUID.randomUUID() + ".";
+        String prefix = "fence-sink-" + UUID.randomUUID() + ".";
         written = metrics.addSensor(prefix + "rows-written");
         written.add(new Meter(
                 metrics.metricName("rows-written-rate", "Rows written per second by the guarded upsert", new LinkedHashMap<>()),

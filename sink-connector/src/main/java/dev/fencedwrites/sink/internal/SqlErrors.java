@@ -3,6 +3,9 @@ package dev.fencedwrites.sink.internal;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientException;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
 
 /**
  * Which database errors may pass on retry, and their whole story for messages. SQLState classes
@@ -33,12 +36,12 @@ public final class SqlErrors {
     /** Every message of the chain (causes and {@link SQLException#getNextException()}), each with its SQLState. */
     public static String describe(SQLException error) {
         StringBuilder text = new StringBuilder();
-        java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         append(text, error, seen);
         return text.toString();
     }
 
-    private static void append(StringBuilder text, Throwable error, java.util.Set<Throwable> seen) {
+    private static void append(StringBuilder text, Throwable error, Set<Throwable> seen) {
         for (Throwable t = error; t != null && seen.add(t) && text.length() < 4_000; t = t.getCause()) {
             if (text.length() > 0) {
                 text.append(" <- ");

@@ -7,8 +7,6 @@ import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.testing.BillingSummary;
-import dev.fencedwrites.sink.internal.RecordTable.Outcome;
-import dev.fencedwrites.sink.internal.RecordTable.Row;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.sql.Connection;
@@ -30,7 +28,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@link RecordTable#writeAll} on real PostgreSQL: many records in few multi-row
+ * {@link BatchWriter} (through {@link RecordTable#writeAll}) on real PostgreSQL: many records in few multi-row
  * statements, each record's outcome read back, order within a key kept.
  */
 class BatchedUpsertTest {
@@ -66,7 +64,7 @@ class BatchedUpsertTest {
             int key = random.nextInt(50);
             if (next[key] < tokens.length) {
                 long token = tokens[next[key]++];
-                rows.add(new Row("customer-" + key, BillingStructs.struct(summary("customer-" + key, token * 100)), new Fence(token, 1)));
+                rows.add(Row.of("customer-" + key, BillingStructs.struct(summary("customer-" + key, token * 100)), new Fence(token, 1)));
             }
         }
 
@@ -101,10 +99,10 @@ class BatchedUpsertTest {
         try (Connection connection = connect(false)) {
             guarded.prepare(connection, BillingStructs.SCHEMA);
             List<Outcome> outcomes = guarded.writeAll(connection, List.of(
-                    new Row("customer-1", BillingStructs.struct(summary("customer-1", 100)), new Fence(7, 1)),
-                    new Row("customer-2", BillingStructs.struct(summary("customer-2", 200)), new Fence(7, 1)),
-                    new Row("customer-1", BillingStructs.struct(null), new Fence(7, 2))));
-            List<Outcome> later = guarded.writeAll(connection, List.of(new Row("customer-1", BillingStructs.struct(summary("customer-1", 999)), new Fence(6, 9))));
+                    Row.of("customer-1", BillingStructs.struct(summary("customer-1", 100)), new Fence(7, 1)),
+                    Row.of("customer-2", BillingStructs.struct(summary("customer-2", 200)), new Fence(7, 1)),
+                    Row.of("customer-1", BillingStructs.struct(null), new Fence(7, 2))));
+            List<Outcome> later = guarded.writeAll(connection, List.of(Row.of("customer-1", BillingStructs.struct(summary("customer-1", 999)), new Fence(6, 9))));
             connection.commit();
 
             assertThat(outcomes).allSatisfy(o -> assertThat(o.decision().accepted()).isTrue());
@@ -129,7 +127,7 @@ class BatchedUpsertTest {
         RecordTable guarded = new RecordTable("refused_row", true, true, true);
         List<Row> rows = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
-            rows.add(new Row("customer-" + i, BillingStructs.struct(summary(i == 4 ? "bad\u0000id" : "customer-" + i, i)), new Fence(3, 1)));
+            rows.add(Row.of("customer-" + i, BillingStructs.struct(summary(i == 4 ? "bad\u0000id" : "customer-" + i, i)), new Fence(3, 1)));
         }
         try (Connection connection = connect(false)) {
             guarded.prepare(connection, BillingStructs.SCHEMA);
@@ -151,9 +149,9 @@ class BatchedUpsertTest {
                 StringBuilder::appendCodePoint, StringBuilder::append);
         try (Connection connection = connect(false)) {
             List<Outcome> outcomes = guarded.writeAll(connection, List.of(
-                    new Row("short-1", BillingStructs.struct(summary("short-1", 1)), new Fence(1, 1)),
-                    new Row(longKey, BillingStructs.struct(summary("long", 2)), new Fence(1, 1)),
-                    new Row("short-2", BillingStructs.struct(summary("short-2", 3)), new Fence(1, 1))));
+                    Row.of("short-1", BillingStructs.struct(summary("short-1", 1)), new Fence(1, 1)),
+                    Row.of(longKey, BillingStructs.struct(summary("long", 2)), new Fence(1, 1)),
+                    Row.of("short-2", BillingStructs.struct(summary("short-2", 3)), new Fence(1, 1))));
             connection.commit();
 
             assertThat(outcomes).extracting(o -> o.decision().accepted() ? "accept" : o.decision().reason().name())
@@ -166,8 +164,8 @@ class BatchedUpsertTest {
     void theRefusingFenceIsReportedExactlyAlsoWithoutSeq() throws SQLException {
         RecordTable guarded = new RecordTable("no_seq_fence", true, true, true);
         try (Connection connection = connect(false)) {
-            guarded.writeAll(connection, List.of(new Row("k", BillingStructs.struct(summary("k", 1)), Fence.of(7))));
-            List<Outcome> refused = guarded.writeAll(connection, List.of(new Row("k", BillingStructs.struct(summary("k", 2)), new Fence(5, 1))));
+            guarded.writeAll(connection, List.of(Row.of("k", BillingStructs.struct(summary("k", 1)), Fence.of(7))));
+            List<Outcome> refused = guarded.writeAll(connection, List.of(Row.of("k", BillingStructs.struct(summary("k", 2)), new Fence(5, 1))));
             connection.commit();
 
             assertThat(refused.get(0).decision()).isEqualTo(Decision.reject(RejectionReason.STALE_TOKEN));
@@ -184,13 +182,13 @@ class BatchedUpsertTest {
     void aCheckConstraintEveryRowOfAStatementBreaksDeadLettersEachRowAndFailsNothing() throws SQLException {
         RecordTable guarded = new RecordTable("new_check", true, true, true);
         try (Connection connection = connect(false)) {
-            guarded.writeAll(connection, List.of(new Row("seed", BillingStructs.struct(summary("seed", 1)), new Fence(1, 1))));
+            guarded.writeAll(connection, List.of(Row.of("seed", BillingStructs.struct(summary("seed", 1)), new Fence(1, 1))));
             connection.createStatement().execute("ALTER TABLE new_check ADD CONSTRAINT oops CHECK (amount_minor < 0) NOT VALID");
             connection.commit();
 
             List<Outcome> outcomes = guarded.writeAll(connection, List.of(
-                    new Row("a", BillingStructs.struct(summary("a", 5)), new Fence(1, 1)),
-                    new Row("b", BillingStructs.struct(summary("b", 6)), new Fence(1, 1))));
+                    Row.of("a", BillingStructs.struct(summary("a", 5)), new Fence(1, 1)),
+                    Row.of("b", BillingStructs.struct(summary("b", 6)), new Fence(1, 1))));
             connection.commit();
 
             assertThat(outcomes).extracting(o -> o.decision().reason()).containsExactly(RejectionReason.MALFORMED_VALUE, RejectionReason.MALFORMED_VALUE);
@@ -204,12 +202,12 @@ class BatchedUpsertTest {
     void aViolationOfAnotherUniqueIndexIsNotDeadLettered() throws SQLException {
         RecordTable guarded = new RecordTable("other_unique", true, true, true);
         try (Connection connection = connect(false)) {
-            guarded.writeAll(connection, List.of(new Row("seed", BillingStructs.struct(summary("seed", 1)), new Fence(1, 1))));
+            guarded.writeAll(connection, List.of(Row.of("seed", BillingStructs.struct(summary("seed", 1)), new Fence(1, 1))));
             connection.createStatement().execute("CREATE UNIQUE INDEX one_per_customer ON other_unique (customer_id)");
             connection.commit();
 
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> guarded.writeAll(connection, List.of(
-                            new Row("other", BillingStructs.struct(summary("seed", 2)), new Fence(1, 1)))))
+                            Row.of("other", BillingStructs.struct(summary("seed", 2)), new Fence(1, 1)))))
                     .isInstanceOf(SQLException.class).satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("23505"));
         }
     }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.contract.Fence;
-import dev.fencedwrites.sink.internal.RecordTable.Row;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -28,7 +27,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** {@link ColumnMapping} and {@link RecordTable}'s create, evolve and check on real PostgreSQL, for record schemas of every kind. */
+/** {@link ColumnMapping} and {@link TableStructure}'s create, evolve and check (through {@link RecordTable}) on real PostgreSQL, for record schemas of every kind. */
 class GenericMappingTest {
     private static final Schema ADDRESS = SchemaBuilder.struct().name("Address").optional()
             .field("street", Schema.STRING_SCHEMA).field("zipCode", Schema.OPTIONAL_STRING_SCHEMA).build();
@@ -102,9 +101,9 @@ class GenericMappingTest {
         Schema v2 = SchemaBuilder.struct().name("Invoice").field("amountMinor", Schema.INT64_SCHEMA).field("note", Schema.OPTIONAL_STRING_SCHEMA).build();
         RecordTable table = new RecordTable("invoices", true, true, true);
         try (Connection connection = connect()) {
-            table.writeAll(connection, List.of(new Row("inv-1", new Struct(v1).put("amountMinor", 100L), new Fence(1, 1)),
-                    new Row("inv-2", new Struct(v2).put("amountMinor", 200L).put("note", "waived"), new Fence(1, 1)),
-                    new Row("inv-1", new Struct(v2).put("amountMinor", 150L), new Fence(1, 2))));
+            table.writeAll(connection, List.of(Row.of("inv-1", new Struct(v1).put("amountMinor", 100L), new Fence(1, 1)),
+                    Row.of("inv-2", new Struct(v2).put("amountMinor", 200L).put("note", "waived"), new Fence(1, 1)),
+                    Row.of("inv-1", new Struct(v2).put("amountMinor", 150L), new Fence(1, 2))));
             connection.commit();
         }
 
@@ -122,7 +121,7 @@ class GenericMappingTest {
             RecordTable strict = new RecordTable("payments", true, true, false);
 
             assertThatThrownBy(() -> strict.write(connection, "p-2", new Struct(conflicting).put("amountMinor", "5").put("payer", "x"), new Fence(1, 1)))
-                    .isInstanceOf(RecordTable.SchemaMismatchException.class)
+                    .isInstanceOf(SchemaMismatchException.class)
                     .hasMessageContaining("column payments.amount_minor is bigint, but field amountMinor needs TEXT")
                     .hasMessageContaining("table payments has no column payer TEXT for field payer (set auto.evolve=true to add it)");
         }
@@ -137,7 +136,7 @@ class GenericMappingTest {
             Schema schema = SchemaBuilder.struct().field("amountMinor", Schema.INT64_SCHEMA).build();
 
             assertThatThrownBy(() -> new RecordTable("legacy", true, true, true).write(connection, "k", new Struct(schema).put("amountMinor", 1L), new Fence(1, 1)))
-                    .isInstanceOf(RecordTable.SchemaMismatchException.class)
+                    .isInstanceOf(SchemaMismatchException.class)
                     .hasMessageContaining("column legacy.region is NOT NULL without a default, but records of this schema do not write it");
         }
     }
@@ -154,7 +153,7 @@ class GenericMappingTest {
 
             assertThatThrownBy(() -> new RecordTable("strict_data", true, true, true).write(connection, "k", new Struct(schema).put("amountMinor", 1L),
                     new Fence(1, 1)))
-                    .isInstanceOf(RecordTable.SchemaMismatchException.class)
+                    .isInstanceOf(SchemaMismatchException.class)
                     .hasMessageContaining("column strict_data.amount_minor is NOT NULL, but a delete sets the data columns to NULL")
                     .hasMessageNotContaining("created_at").hasMessageNotContaining("row_id");
         }

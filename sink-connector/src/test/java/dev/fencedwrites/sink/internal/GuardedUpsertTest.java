@@ -1,5 +1,6 @@
 package dev.fencedwrites.sink.internal;
 
+import static dev.fencedwrites.sink.internal.Row.marker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.contract.Decision;
@@ -26,7 +27,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The fence-guarded upsert of {@link RecordTable} on real PostgreSQL (embedded, from
+ * The fence-guarded upsert ({@link GuardedUpsert}, through {@link RecordTable}) on real PostgreSQL (embedded, from
  * Maven Central): the SQL guard must decide exactly like {@link FenceRule}. Fences are written
  * {@code token} or {@code token.seq}.
  */
@@ -166,7 +167,7 @@ class GuardedUpsertTest {
     void markerRaisesTheRowsFenceAndKeepsItsData() throws SQLException {
         guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(5, 1));
 
-        List<RecordTable.Outcome> outcome = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(7, 0))));
+        List<Outcome> outcome = guarded.writeAll(connection, List.of(marker(KEY, new Fence(7, 0))));
 
         assertThat(outcome.get(0).decision().accepted()).isTrue();
         assertThat(row(KEY)).isEqualTo(new Row(STORED.getCustomerId(), STORED.getBillingPeriod(), STORED.getAmountMinor(), STORED.getCurrency(),
@@ -175,7 +176,7 @@ class GuardedUpsertTest {
 
     @Test
     void markerForAKeyWithoutRowCreatesADatalessDeletedRow() throws SQLException {
-        guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(7, 0))));
+        guarded.writeAll(connection, List.of(marker(KEY, new Fence(7, 0))));
 
         assertThat(row(KEY)).isEqualTo(Row.deleted(new Fence(7, 0)));
     }
@@ -183,7 +184,7 @@ class GuardedUpsertTest {
     @Test
     void writeBelowAMarkerButAboveTheRowsLastDataWriteIsRefusedStale() throws SQLException {
         guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(5, 1));
-        guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(7, 0))));
+        guarded.writeAll(connection, List.of(marker(KEY, new Fence(7, 0))));
 
         Decision stale = guarded.write(connection, KEY, BillingStructs.struct(INCOMING), new Fence(6, 1));
         Decision holder = guarded.write(connection, KEY, BillingStructs.struct(INCOMING), new Fence(7, 1));
@@ -202,9 +203,9 @@ class GuardedUpsertTest {
     void markerWithAPreviousFenceAppliesOnlyOnceTheRowHoldsIt() throws SQLException {
         guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(8, 3));
 
-        List<RecordTable.Outcome> early = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(9, 0), new Fence(8, 4))));
+        List<Outcome> early = guarded.writeAll(connection, List.of(marker(KEY, new Fence(9, 0), new Fence(8, 4))));
         Decision lastOfThePreviousHolder = guarded.write(connection, KEY, BillingStructs.struct(INCOMING), new Fence(8, 4));
-        List<RecordTable.Outcome> onTime = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(9, 0), new Fence(8, 4))));
+        List<Outcome> onTime = guarded.writeAll(connection, List.of(marker(KEY, new Fence(9, 0), new Fence(8, 4))));
 
         assertThat(early.get(0).decision().accepted()).isFalse();
         assertThat(lastOfThePreviousHolder.accepted()).isTrue();
@@ -215,7 +216,7 @@ class GuardedUpsertTest {
 
     @Test
     void markerWithAPreviousFenceCreatesNoRow() throws SQLException {
-        List<RecordTable.Outcome> outcome = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(9, 0), Fence.of(8))));
+        List<Outcome> outcome = guarded.writeAll(connection, List.of(marker(KEY, new Fence(9, 0), Fence.of(8))));
 
         assertThat(outcome.get(0).decision().accepted()).isFalse();
         assertThat(guarded.storedFence(connection, KEY)).isNull();
@@ -225,8 +226,8 @@ class GuardedUpsertTest {
     void markerWithAPreviousFenceWithoutSeqAppliesAtThatToken() throws SQLException {
         guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(8, 2));
 
-        List<RecordTable.Outcome> outcome = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(9, 0), Fence.of(8)),
-                RecordTable.Row.marker("customer-43", new Fence(9, 0), new Fence(8, 1))));
+        List<Outcome> outcome = guarded.writeAll(connection, List.of(marker(KEY, new Fence(9, 0), Fence.of(8)),
+                marker("customer-43", new Fence(9, 0), new Fence(8, 1))));
 
         assertThat(outcome.get(0).decision().accepted()).isTrue();
         assertThat(outcome.get(1).decision().accepted()).as("customer-43 has no row").isFalse();
@@ -237,8 +238,8 @@ class GuardedUpsertTest {
     void markerBelowTheRowsFenceChangesNothing() throws SQLException {
         guarded.write(connection, KEY, BillingStructs.struct(STORED), new Fence(7, 1));
 
-        List<RecordTable.Outcome> outcome = guarded.writeAll(connection, List.of(RecordTable.Row.marker(KEY, new Fence(7, 0)),
-                RecordTable.Row.marker("customer-43", new Fence(3, 0))));
+        List<Outcome> outcome = guarded.writeAll(connection, List.of(marker(KEY, new Fence(7, 0)),
+                marker("customer-43", new Fence(3, 0))));
 
         assertThat(outcome.get(0).decision()).isEqualTo(Decision.reject(RejectionReason.OUT_OF_ORDER));
         assertThat(outcome.get(1).decision().accepted()).isTrue();

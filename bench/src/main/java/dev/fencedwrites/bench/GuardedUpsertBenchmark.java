@@ -1,25 +1,43 @@
-package dev.fencedwrites.sink.internal;
+package dev.fencedwrites.bench;
 
 import dev.fencedwrites.contract.Fence;
-import dev.fencedwrites.testing.BillingSummary;
-import dev.fencedwrites.sink.internal.RecordTable.Row;
+import dev.fencedwrites.sink.FencedTableWriter;
+import dev.fencedwrites.sink.FencedTableWriter.FencedValue;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.List;
 import java.util.Random;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.SchemaBuilder;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.data.Timestamp;
 
 /**
- * Prints rows per second of {@link RecordTable#writeAll} on embedded PostgreSQL, guarded and
- * unguarded, with 0 % and 20 % stale records, in batches like a sink task's {@code put}. Not a test:
- * run it by hand (see the README's "Measuring"); it asserts nothing.
+ * Prints rows per second of the sink's write path ({@link FencedTableWriter}: the task's guarded
+ * upsert and batch writer) on embedded PostgreSQL, guarded and unguarded, with 0 % and 20 % stale
+ * records, in batches like a sink task's {@code put}. The values are the billing summary's fields as
+ * the project's {@code AvroConverter} gives them. Part of {@code ./fence bench} (the README's
+ * "Measuring"); runs alone too, and asserts nothing.
  *
  * <p>Arguments: rows (default 200 000), keys (default 10 000), batch size (default 500).
  */
 public final class GuardedUpsertBenchmark {
+    /** The Connect schema of the values written: a billing summary. */
+    static final Schema SCHEMA = SchemaBuilder.struct().name("dev.fencedwrites.bench.BillingSummary")
+            .field("customerId", Schema.STRING_SCHEMA)
+            .field("billingPeriod", Schema.STRING_SCHEMA)
+            .field("amountMinor", Schema.INT64_SCHEMA)
+            .field("currency", Schema.STRING_SCHEMA)
+            .field("lineItems", Schema.INT32_SCHEMA)
+            .field("computedAt", Timestamp.SCHEMA)
+            .field("computedBy", Schema.STRING_SCHEMA)
+            .build();
+
     private GuardedUpsertBenchmark() {
     }
 
@@ -55,7 +73,7 @@ public final class GuardedUpsertBenchmark {
                 run(url, "warmup_" + stalePercent, false, data(rows / 4, keys, stalePercent), batch);
                 // In the order plain, guarded, guarded, plain (each on a fresh table), so warming up
                 // and drift favour neither; each figure is the mean of its two runs.
-                List<Row> data = data(rows, keys, stalePercent);
+                List<FencedValue> data = data(rows, keys, stalePercent);
                 double plain = run(url, "plain_a" + stalePercent, false, data, batch);
                 double guarded = run(url, "guarded_a" + stalePercent, true, data, batch);
                 guarded = (guarded + run(url, "guarded_b" + stalePercent, true, data, batch)) / 2;
@@ -66,31 +84,31 @@ public final class GuardedUpsertBenchmark {
         return results;
     }
 
-    private static List<Row> data(int rows, int keys, int stalePercent) {
+    private static List<FencedValue> data(int rows, int keys, int stalePercent) {
         Random random = new Random(42);
         long[] token = new long[keys];
-        List<Row> data = new ArrayList<>(rows);
-        Instant at = Instant.parse("2026-11-29T12:00:00Z");
+        List<FencedValue> data = new ArrayList<>(rows);
+        Date at = Date.from(Instant.parse("2026-11-29T12:00:00Z"));
         for (int i = 0; i < rows; i++) {
             int key = random.nextInt(keys);
             long t = random.nextInt(100) < stalePercent && token[key] > 1 ? token[key] - 1 : ++token[key];
-            BillingSummary value = BillingSummary.newBuilder().setCustomerId("customer-" + key).setBillingPeriod("2026-11").setAmountMinor(i)
-                    .setCurrency("EUR").setLineItems(3).setComputedAt(at).setComputedBy("bench").build();
-            data.add(new Row("customer-" + key, BillingStructs.struct(value), new Fence(t, 1)));
+            Struct value = new Struct(SCHEMA).put("customerId", "customer-" + key).put("billingPeriod", "2026-11")
+                    .put("amountMinor", (long) i).put("currency", "EUR").put("lineItems", 3).put("computedAt", at).put("computedBy", "bench");
+            data.add(new FencedValue("customer-" + key, value, new Fence(t, 1)));
         }
         return data;
     }
 
     /** Writes {@code data} in batches; returns rows per second. */
-    private static double run(String url, String table, boolean guard, List<Row> data, int batch) throws Exception {
-        RecordTable target = new RecordTable(table, guard, true, true);
+    private static double run(String url, String table, boolean guard, List<FencedValue> data, int batch) throws Exception {
+        FencedTableWriter target = new FencedTableWriter(table, guard);
         try (Connection connection = DriverManager.getConnection(url)) {
             connection.setAutoCommit(false);
-            target.prepare(connection, BillingStructs.SCHEMA);
+            target.prepare(connection, SCHEMA);
             connection.commit();
             long start = System.nanoTime();
             for (int from = 0; from < data.size(); from += batch) {
-                target.writeAll(connection, data.subList(from, Math.min(data.size(), from + batch)));
+                target.write(connection, data.subList(from, Math.min(data.size(), from + batch)));
                 connection.commit();
             }
             double seconds = (System.nanoTime() - start) / 1e9;

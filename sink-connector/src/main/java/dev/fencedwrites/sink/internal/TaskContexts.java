@@ -1,0 +1,43 @@
+package dev.fencedwrites.sink.internal;
+
+import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.connect.sink.ErrantRecordReporter;
+import org.apache.kafka.connect.sink.SinkTaskContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** What a sink task takes from its Connect context on runtimes that may predate the feature. */
+public final class TaskContexts {
+    private static final Logger LOG = LoggerFactory.getLogger(TaskContexts.class);
+
+    private TaskContexts() {
+    }
+
+    /**
+     * The dead-letter queue's reporter, or {@code null}: none before Kafka 2.6 (KIP-610) or without
+     * {@code errors.tolerance=all} and {@code errors.deadletterqueue.topic.name}, which is logged.
+     */
+    public static ErrantRecordReporter errantRecordReporter(SinkTaskContext context) {
+        ErrantRecordReporter reporter;
+        try {
+            reporter = context.errantRecordReporter();
+        } catch (NoSuchMethodError | NoClassDefFoundError e) {
+            reporter = null;
+        }
+        if (reporter == null) {
+            LOG.warn("no errant record reporter (configure errors.tolerance=all and errors.deadletterqueue.topic.name):"
+                    + " fenced records are only logged and counted");
+        }
+        return reporter;
+    }
+
+    /** The task's plugin metrics, or {@code null} on runtimes before Kafka 4.1 (KIP-877), which is logged. */
+    public static PluginMetrics pluginMetrics(SinkTaskContext context) {
+        try {
+            return context.pluginMetrics();
+        } catch (AbstractMethodError | NoSuchMethodError | UnsupportedOperationException e) {
+            LOG.warn("this Connect runtime has no plugin metrics (Kafka 4.1+): the sink's counts are only logged");
+            return null;
+        }
+    }
+}
