@@ -3,8 +3,8 @@ package dev.fencedwrites.localstack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.NewTopics;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,7 +4,7 @@ import dev.fencedwrites.etcd.EtcdSettings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.localstack.internal.EtcdCluster;
+import dev.fencedwrites.services.EtcdCluster;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.Watch;

@@ -6,12 +6,12 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.Log4j2Config;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.contract.NewTopics;
@@ -67,7 +67,7 @@ class FenceAtTakeoverIT {
 
     @BeforeAll
     static void startServices() throws Exception {
-        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
         etcd = EtcdNode.start(dir.resolve("etcd"));
         kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
         Properties admin = new Properties();

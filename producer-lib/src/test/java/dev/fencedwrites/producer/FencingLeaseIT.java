@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.Service;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.Log4j2Config;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.FenceHeaders;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -58,7 +58,7 @@ class EnforcerHostileKeyVerificationIT {
 
     @BeforeAll
     static void start() throws Exception {
-        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
         etcd = EtcdNode.start(dir.resolve("etcd"));
         kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
         enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(), Map.of("input.topic", "hk-in",

@@ -3,11 +3,11 @@ package dev.fencedwrites.enforcer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.Log4j2Config;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.FenceHeaders;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -60,7 +60,7 @@ class EnforcerOversizedRecordIT {
 
     @BeforeAll
     static void start() throws Exception {
-        log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
         kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
         enforcer = EnforcerProcess.start(dir.resolve("enforcer-big"), log4j2, kafka.address(), Map.of("input.topic", "big-in",
                 "accepted.topic", "big-ok", "rejected.topic", "big-dlq", "application.id", "big-enforcer",

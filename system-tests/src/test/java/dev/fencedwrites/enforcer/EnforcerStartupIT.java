@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.FreePorts;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.FreePorts;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.Log4j2Config;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.NewTopics;
 import java.nio.charset.StandardCharsets;
@@ -54,7 +54,7 @@ class EnforcerStartupIT {
 
     @BeforeAll
     static void startKafka() throws Exception {
-        log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
         kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
     }
 
