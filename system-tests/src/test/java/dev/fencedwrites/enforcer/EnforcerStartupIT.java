@@ -7,11 +7,10 @@ import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.FreePorts;
 import dev.fencedwrites.services.Http;
-import dev.fencedwrites.services.KafkaBroker;
-import dev.fencedwrites.services.Log4j2Config;
 import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.NewTopics;
+import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,10 +34,10 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -47,22 +46,17 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class EnforcerStartupIT {
+    @RegisterExtension
+    static final KafkaBrokerExtension kafkaBroker = new KafkaBrokerExtension();
     @TempDir
     static Path dir;
     static Path log4j2;
     static Service kafka;
 
     @BeforeAll
-    static void startKafka() throws Exception {
-        log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
-        kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
-    }
-
-    @AfterAll
-    static void stopKafka() {
-        if (kafka != null) {
-            kafka.close();
-        }
+    static void connectKafka() {
+        log4j2 = kafkaBroker.log4j2();
+        kafka = kafkaBroker.service();
     }
 
     @Test

@@ -10,9 +10,10 @@ import java.util.function.Supplier;
 
 /**
  * A real Kafka Connect standalone worker on loopback ({@link ConnectWorker}, a child JVM) as a JUnit 5 extension; see
- * {@link ServiceExtension} for its lifecycle. It needs a running broker: register its {@link KafkaBrokerExtension}
- * first (JUnit runs {@code @RegisterExtension} fields in declaration order) and, for connectors that need other
- * services, those too; connector configurations are built at start, so they may name those services' addresses.
+ * {@link ServiceExtension} for its lifecycle. It runs on the broker of a {@link KafkaBrokerExtension}, which it starts
+ * first if that extension has not yet (JUnit orders {@code @RegisterExtension} fields only when they carry
+ * {@code @Order}). Connector configurations are built at start, so they may name other services' addresses: give
+ * those extensions, and this one after them, an {@code @Order}.
  *
  * <pre>{@code
  * @RegisterExtension
@@ -65,7 +66,7 @@ public final class ConnectWorkerExtension extends ServiceExtension<Service> {
             return this;
         }
 
-        /** The extension; register it with {@code @RegisterExtension} after the broker's. */
+        /** The extension, for a {@code @RegisterExtension} field. */
         public ConnectWorkerExtension build() {
             return new ConnectWorkerExtension(this);
         }
@@ -73,6 +74,7 @@ public final class ConnectWorkerExtension extends ServiceExtension<Service> {
 
     @Override
     Service start(Path dir) throws Exception {
+        kafka.ensureStarted();
         Map<String, Map<String, String>> configs = new LinkedHashMap<>();
         connectors.forEach((name, config) -> configs.put(name, config.get()));
         return ConnectWorker.start(dir, kafka.log4j2(), kafka.bootstrapServers(), pluginPath, configs, null);

@@ -62,6 +62,11 @@ public abstract class ServiceExtension<S extends AutoCloseable>
         stop();
     }
 
+    /** Starts the service unless it runs; for an extension whose service needs this one first. */
+    final void ensureStarted() throws Exception {
+        startOnce();
+    }
+
     private synchronized void startOnce() throws Exception {
         if (service == null) {
             dir = Files.createTempDirectory("fenced-writes-" + name + "-");

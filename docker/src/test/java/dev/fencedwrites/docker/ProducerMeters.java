@@ -1,5 +1,8 @@
-package dev.fencedwrites.producer;
+package dev.fencedwrites.docker;
 
+import dev.fencedwrites.producer.FencedProducer;
+import dev.fencedwrites.producer.LeaseMetrics;
+import dev.fencedwrites.producer.PauseDetector;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import org.apache.kafka.clients.producer.MockProducer;
@@ -7,23 +10,16 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * Registers every meter producer-lib exports, with its real classes, in a registry: the lease
- * meters (some are registered only when an event happens, so the events are recorded here), the
- * producer's counters and the pause detector's. In this package because {@link LeaseMetrics} is
- * package-private. For the dashboard test, which checks names against what a worker exports.
+ * Registers every meter producer-lib exports, with its real classes and through its public API, in a registry:
+ * the lease meters with every tag value ({@link LeaseMetrics#registerAll}), the producer's counters and the pause
+ * detector's. For the dashboard test, which checks names against what a worker exports.
  */
-public final class ProducerMeters {
+final class ProducerMeters {
     private ProducerMeters() {
     }
 
-    public static void registerAll(MeterRegistry registry) {
-        LeaseMetrics lease = new LeaseMetrics(registry);
-        lease.acquired(Duration.ofMillis(5));
-        lease.failed(Duration.ofMillis(5));
-        lease.keepAliveFailed();
-        for (String cause : new String[] {"expired", "deadline", "closed"}) {
-            lease.lost(cause);
-        }
+    static void registerAll(MeterRegistry registry) {
+        LeaseMetrics.registerAll(registry);
         MockProducer<String, byte[]> kafka = new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
         try (FencedProducer<byte[]> producer = new FencedProducer<>(kafka, "fenced-writes", "dashboard-test", true, registry)) {
             // construction registers fence.producer.sends.refused and fence.producer.markers
