@@ -29,7 +29,7 @@ public final class BillingConnectors {
     }
 
     /** The fenced sink, and with {@code unfencedControl} also the unguarded control, in that order. */
-    public static List<LocalStack.Connector> set(boolean unfencedControl) {
+    public static List<Connector> set(boolean unfencedControl) {
         return unfencedControl ? List.of(fencedSink(), unfencedControl()) : List.of(fencedSink());
     }
 
@@ -38,16 +38,16 @@ public final class BillingConnectors {
      * the row's fence) into {@value #TABLE}; records the database refuses go to the rejected topic (its dead-letter
      * queue, with Connect's context headers).
      */
-    public static LocalStack.Connector fencedSink() {
-        return new LocalStack.Connector(SINK_CONNECTOR, BillingConnectors::fencedSinkConfig);
+    public static Connector fencedSink() {
+        return new Connector(SINK_CONNECTOR, BillingConnectors::fencedSinkConfig);
     }
 
     /**
      * {@value #UNFENCED_CONNECTOR}: the same sink reading the input topic with {@code fence.guard.enabled=false}
      * into {@value #UNFENCED_TABLE}, dead-lettering to {@value #UNFENCED_DLQ}.
      */
-    public static LocalStack.Connector unfencedControl() {
-        return new LocalStack.Connector(UNFENCED_CONNECTOR, stack -> {
+    public static Connector unfencedControl() {
+        return new Connector(UNFENCED_CONNECTOR, stack -> {
             Map<String, String> control = fencedSinkConfig(stack);
             control.put("topics", FenceTopics.INPUT);
             control.put("table.name", UNFENCED_TABLE);

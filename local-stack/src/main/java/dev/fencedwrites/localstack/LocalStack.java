@@ -12,18 +12,13 @@ import dev.fencedwrites.services.Log4j2Config;
 import dev.fencedwrites.services.PostgresServer;
 import dev.fencedwrites.services.SchemaRegistryServer;
 import dev.fencedwrites.services.Service;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -33,7 +28,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -73,68 +67,6 @@ public final class LocalStack implements AutoCloseable {
     private Runnable restartConnect;
     private ConnectWorker.MetricsAgent connectMetrics;
 
-    /**
-     * A connector the Connect worker runs: its name and its configuration, built once Kafka, etcd, the
-     * schema registry and PostgreSQL are ready (so it can name their addresses through the stack's getters).
-     *
-     * @param name   the connector's name ({@code name} in its configuration)
-     * @param config the connector's configuration, given the stack whose services are ready (not yet Connect)
-     */
-    public record Connector(String name, Function<LocalStack, Map<String, String>> config) {
-        public Connector {
-            Objects.requireNonNull(name, "name");
-            Objects.requireNonNull(config, "config");
-        }
-    }
-
-    /** What to start: see {@link LocalStack#builder(Path)}. */
-    public static final class Builder {
-        private final Path dir;
-        private final List<Connector> connectors = new ArrayList<>();
-        private Consumer<String> progress = line -> { };
-
-        private Builder(Path dir) {
-            this.dir = Objects.requireNonNull(dir, "dir");
-        }
-
-        /** Also runs connector {@code name} with the configuration {@code config} builds (see {@link Connector}). */
-        public Builder connector(String name, Function<LocalStack, Map<String, String>> config) {
-            return connector(new Connector(name, config));
-        }
-
-        /** Also runs {@code connector}. */
-        public Builder connector(Connector connector) {
-            connectors.add(Objects.requireNonNull(connector, "connector"));
-            return this;
-        }
-
-        /** Also runs every connector of {@code set}, in order. */
-        public Builder connectors(List<Connector> set) {
-            set.forEach(this::connector);
-            return this;
-        }
-
-        /** Receives one line per step (default: none). */
-        public Builder progress(Consumer<String> progress) {
-            this.progress = Objects.requireNonNull(progress, "progress");
-            return this;
-        }
-
-        /**
-         * Starts every service and returns once all are ready (the Connect worker once every connector's tasks run).
-         *
-         * @throws IllegalArgumentException if two connectors have the same name
-         * @throws Exception                if a service fails to start; those already started are stopped
-         */
-        public LocalStack start() throws Exception {
-            if (connectors.stream().map(Connector::name).distinct().count() != connectors.size()) {
-                throw new IllegalArgumentException("connector names must be distinct, got "
-                        + connectors.stream().map(Connector::name).toList());
-            }
-            return LocalStack.start(dir, List.copyOf(connectors), progress);
-        }
-    }
-
     private LocalStack(Path dir, List<Connector> connectors) {
         this.dir = dir;
         this.connectors = connectors;
@@ -143,11 +75,11 @@ public final class LocalStack implements AutoCloseable {
     /**
      * A stack in {@code dir} (where data and logs go; created if missing) that runs no connector unless told.
      */
-    public static Builder builder(Path dir) {
-        return new Builder(dir);
+    public static LocalStackBuilder builder(Path dir) {
+        return new LocalStackBuilder(dir);
     }
 
-    private static LocalStack start(Path dir, List<Connector> connectors, Consumer<String> progress) throws Exception {
+    static LocalStack start(Path dir, List<Connector> connectors, Consumer<String> progress) throws Exception {
         Files.createDirectories(dir);
         LocalStack stack = new LocalStack(dir, connectors);
         stack.onExit = new Thread(() -> {
@@ -165,7 +97,7 @@ public final class LocalStack implements AutoCloseable {
     }
 
     private void startAll(Consumer<String> progress) throws Exception {
-        Properties locations = locations();
+        Properties locations = StackLocations.load();
         Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
@@ -245,26 +177,6 @@ public final class LocalStack implements AutoCloseable {
             configs.put(connector.name(), new LinkedHashMap<>(connector.config().apply(this)));
         }
         return configs;
-    }
-
-    private static Properties locations() {
-        Properties props = new Properties();
-        try (InputStream in = LocalStack.class.getResourceAsStream("locations.properties")) {
-            if (in != null) {
-                props.load(in);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        // The environment overrides where the build put things.
-        Map.of("connect.plugin.path", "FENCE_CONNECT_PLUGIN_PATH",
-                "jmx.exporter.agent", "FENCE_JMX_EXPORTER_AGENT", "jmx.exporter.config", "FENCE_JMX_EXPORTER_CONFIG").forEach((property, variable) -> {
-            String value = System.getenv(variable);
-            if (value != null) {
-                props.setProperty(property, value);
-            }
-        });
-        return props;
     }
 
     /**
