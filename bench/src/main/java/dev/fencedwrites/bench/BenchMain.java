@@ -1,10 +1,10 @@
 package dev.fencedwrites.bench;
 
-import dev.fencedwrites.localstack.internal.ChildProcess;
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.ChildProcess;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.Log4j2Config;
+import dev.fencedwrites.services.Service;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -151,7 +151,7 @@ public final class BenchMain implements Callable<Integer> {
             }
             if (only.contains(Part.enforcer)) {
                 progress.accept("Kafka: starting a local broker");
-                try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "WARN"))) {
+                try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"))) {
                     EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress);
                     figures.addAll(quick ? enforcer.throughput(new int[] {100, 1024}, new int[] {1_000, 20_000}, 20_000, 1)
                             : enforcer.throughput(new int[] {100, 1024}, new int[] {10_000, 1_000_000}, 1_000_000, 2));
@@ -161,7 +161,7 @@ public final class BenchMain implements Callable<Integer> {
             if (only.contains(Part.verification)) {
                 progress.accept("verification: starting etcd and a local Kafka broker");
                 try (Service etcd = EtcdNode.start(dir.resolve("etcd-verification"));
-                     Service kafka = KafkaBroker.start(dir.resolve("kafka-verification"), PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "WARN"));
+                     Service kafka = KafkaBroker.start(dir.resolve("kafka-verification"), Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"));
                      io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(etcd.address()).build()) {
                     EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress, etcd.address());
                     VerificationBench verification = new VerificationBench(enforcer, client, progress);

@@ -1,10 +1,11 @@
 package dev.fencedwrites.demo;
 
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.localstack.internal.Await;
-import dev.fencedwrites.localstack.internal.ChildProcess;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.Jvm;
+import dev.fencedwrites.services.Await;
+import dev.fencedwrites.services.ChildProcess;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.Jvm;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import java.io.IOException;
@@ -96,9 +97,9 @@ public final class BillingScenario {
                     throw new IllegalStateException(WORKER_B + " failed" + b.tail());
                 }
             }
-            Await.until("B's row in " + LocalStack.TABLE, STEP_TIMEOUT, null,
-                    () -> row(LocalStack.TABLE).map(r -> r.fenceToken() == tokenB).orElse(false));
-            timeline.at("sink", LocalStack.TABLE + " row " + CUSTOMER + " now holds B's summary, fence " + tokenB);
+            Await.until("B's row in " + BillingConnectors.TABLE, STEP_TIMEOUT, null,
+                    () -> row(BillingConnectors.TABLE).map(r -> r.fenceToken() == tokenB).orElse(false));
+            timeline.at("sink", BillingConnectors.TABLE + " row " + CUSTOMER + " now holds B's summary, fence " + tokenB);
             if (!resumeBeforeBWrites) {
                 resume(a);
             }
@@ -119,14 +120,14 @@ public final class BillingScenario {
             SummaryRow unfenced = null;
             if (!resumeBeforeBWrites) {
                 try {
-                    Await.until("A's stale write in " + LocalStack.UNFENCED_TABLE, Duration.ofSeconds(30), null,
-                            () -> row(LocalStack.UNFENCED_TABLE).map(r -> WORKER_A.equals(r.computedBy())).orElse(false));
+                    Await.until("A's stale write in " + BillingConnectors.UNFENCED_TABLE, Duration.ofSeconds(30), null,
+                            () -> row(BillingConnectors.UNFENCED_TABLE).map(r -> WORKER_A.equals(r.computedBy())).orElse(false));
                 } catch (IllegalStateException e) {
                     timeline.at("demo", "the unguarded control table did not show A's write: " + e.getMessage());
                 }
-                unfenced = row(LocalStack.UNFENCED_TABLE).orElse(null);
+                unfenced = row(BillingConnectors.UNFENCED_TABLE).orElse(null);
             }
-            return new ScenarioResult(tokenA, tokenB, reason, stage, highest, row(LocalStack.TABLE).orElse(null), unfenced, staleCounter());
+            return new ScenarioResult(tokenA, tokenB, reason, stage, highest, row(BillingConnectors.TABLE).orElse(null), unfenced, staleCounter());
         }
     }
 

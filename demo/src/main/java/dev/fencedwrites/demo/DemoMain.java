@@ -1,5 +1,6 @@
 package dev.fencedwrites.demo;
 
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,17 +54,18 @@ public final class DemoMain implements Callable<Integer> {
         timeline.line("fenced-writes demo: can a paused worker overwrite good data?");
         timeline.line("Starting the local stack (logs in " + stackDir + ") ...");
         ScenarioResult result;
-        try (LocalStack stack = LocalStack.start(stackDir, true, line -> timeline.line("  " + line))) {
+        try (LocalStack stack = LocalStack.builder(stackDir).connectors(BillingConnectors.set(true))
+                .progress(line -> timeline.line("  " + line)).start()) {
             writeEnv(stack);
             timeline.line("");
             result = new BillingScenario(stack, timeline, ttlSeconds).run();
             timeline.line("");
             timeline.line("Result");
-            timeline.line("  " + LocalStack.TABLE + " row " + BillingScenario.CUSTOMER + ":  " + result.fencedRow());
+            timeline.line("  " + BillingConnectors.TABLE + " row " + BillingScenario.CUSTOMER + ":  " + result.fencedRow());
             timeline.line("  rejected record for " + BillingScenario.WORKER_A + ":  reason=" + result.rejectedReason() + " stage=" + result.rejectedStage()
                     + " highest=" + result.rejectedHighest() + " token=" + result.tokenA());
             timeline.line("  enforcer counter:  fenced_writes_total{reason=\"STALE_TOKEN\"} = " + (long) result.staleCounter());
-            timeline.line("  without fencing (" + LocalStack.UNFENCED_TABLE + ": enforcer bypassed, guard off):  " + result.unfencedRow());
+            timeline.line("  without fencing (" + BillingConnectors.UNFENCED_TABLE + ": enforcer bypassed, guard off):  " + result.unfencedRow());
             if (result.unfencedRow() != null && BillingScenario.WORKER_A.equals(result.unfencedRow().computedBy())) {
                 timeline.line("    -> there the stale write won: B's correct summary was overwritten by A's.");
             }

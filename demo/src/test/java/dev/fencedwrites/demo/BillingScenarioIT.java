@@ -4,9 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
 import dev.fencedwrites.contract.FenceHeaders;
@@ -59,7 +60,8 @@ class BillingScenarioIT {
 
     @BeforeAll
     static void startStack() throws Exception {
-        stack = LocalStack.start(dir, true, line -> System.out.println("[stack] " + line));
+        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(true))
+                .progress(line -> System.out.println("[stack] " + line)).start();
     }
 
     @AfterAll
@@ -110,8 +112,8 @@ class BillingScenarioIT {
         publish(FenceTopics.INPUT, customer, summary(customer, 10_000, "worker-A"), held.get(0), 1);
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-            assertThat(computedBy(LocalStack.UNFENCED_TABLE, customer)).isEqualTo("worker-A");
-            assertThat(computedBy(LocalStack.TABLE, customer)).isEqualTo("worker-B");
+            assertThat(computedBy(BillingConnectors.UNFENCED_TABLE, customer)).isEqualTo("worker-A");
+            assertThat(computedBy(BillingConnectors.TABLE, customer)).isEqualTo("worker-B");
         });
     }
 
@@ -133,7 +135,7 @@ class BillingScenarioIT {
             assertThat(header(record, FenceHeaders.SOURCE_TOPIC)).isEqualTo(FenceTopics.ACCEPTED);
             assertThat(record.value()).isEqualTo(stale);
         });
-        assertThat(computedBy(LocalStack.TABLE, customer)).isEqualTo("holder");
+        assertThat(computedBy(BillingConnectors.TABLE, customer)).isEqualTo("holder");
     }
 
     /**
@@ -152,11 +154,11 @@ class BillingScenarioIT {
         long between = old.token() + 1; // old's release (a revoke) is a revision of its own, so next's token is at least old's + 2
         assertThat(between).isLessThan(next.token());
         publish(FenceTopics.INPUT, customer, summary(customer, 500, "old-holder"), old, 1);
-        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(computedBy(LocalStack.TABLE, customer)).isEqualTo("old-holder"));
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(computedBy(BillingConnectors.TABLE, customer)).isEqualTo("old-holder"));
 
         publishMarker(FenceTopics.INPUT, customer, next);
         await("the marker raised the row's fence, its data unchanged").atMost(Duration.ofSeconds(60))
-                .untilAsserted(() -> assertThat(fenceOf(LocalStack.TABLE, customer)).isEqualTo(next.token() + ".0 old-holder"));
+                .untilAsserted(() -> assertThat(fenceOf(BillingConnectors.TABLE, customer)).isEqualTo(next.token() + ".0 old-holder"));
         byte[] stale = serializer().serialize(FenceTopics.ACCEPTED, summary(customer, 600, "stale-writer"));
         publishRaw(FenceTopics.ACCEPTED, customer, stale, between, 1);
 
@@ -168,7 +170,7 @@ class BillingScenarioIT {
             assertThat(header(rejected.get(0), FenceHeaders.REJECTED_HIGHEST)).isEqualTo(next.token() + ".0");
             assertThat(rejected.get(0).value()).isEqualTo(stale);
         });
-        assertThat(fenceOf(LocalStack.TABLE, customer)).isEqualTo(next.token() + ".0 old-holder");
+        assertThat(fenceOf(BillingConnectors.TABLE, customer)).isEqualTo(next.token() + ".0 old-holder");
         assertThat(read(FenceTopics.MARKERS, customer)).singleElement()
                 .satisfies(marker -> assertThat(header(marker, FenceHeaders.MARKER_TARGET_TOPIC)).isEqualTo(FenceTopics.ACCEPTED));
     }
@@ -213,7 +215,7 @@ class BillingScenarioIT {
         });
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
              PreparedStatement statement = connection.prepareStatement("SELECT count(*), min(fence_token), max(fence_token), min(amount_minor) FROM "
-                     + LocalStack.TABLE + " WHERE resource_key LIKE ?")) {
+                     + BillingConnectors.TABLE + " WHERE resource_key LIKE ?")) {
             statement.setString(1, prefix + "%");
             try (ResultSet rows = statement.executeQuery()) {
                 assertThat(rows.next()).isTrue();
@@ -274,7 +276,7 @@ class BillingScenarioIT {
         String before = "customer-evolve-" + UUID.randomUUID();
         String after = "customer-evolve-" + UUID.randomUUID();
         publish(FenceTopics.ACCEPTED, before, summary(before, 1_111, "v1"), 3, 1);
-        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(computedBy(LocalStack.TABLE, before)).isEqualTo("v1"));
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(computedBy(BillingConnectors.TABLE, before)).isEqualTo("v1"));
 
         org.apache.avro.Schema v1 = BillingSummary.getClassSchema();
         org.apache.avro.SchemaBuilder.FieldAssembler<org.apache.avro.Schema> fields = org.apache.avro.SchemaBuilder.record(v1.getName())
@@ -294,7 +296,7 @@ class BillingScenarioIT {
 
         await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
             try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
-                 PreparedStatement statement = connection.prepareStatement("SELECT resource_key, invoice_note, amount_minor FROM " + LocalStack.TABLE
+                 PreparedStatement statement = connection.prepareStatement("SELECT resource_key, invoice_note, amount_minor FROM " + BillingConnectors.TABLE
                          + " WHERE resource_key IN (?, ?) ORDER BY amount_minor")) {
                 statement.setString(1, before);
                 statement.setString(2, after);

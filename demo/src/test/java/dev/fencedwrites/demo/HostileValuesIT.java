@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
@@ -101,7 +102,8 @@ class HostileValuesIT {
 
     @BeforeAll
     static void startStack() throws Exception {
-        stack = LocalStack.start(dir, false, line -> System.out.println("[stack] " + line));
+        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
+                .progress(line -> System.out.println("[stack] " + line)).start();
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
         register(registry, "string", "{\"type\":\"record\",\"name\":\"HostileString\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"}]}");
         register(registry, "bytes", "{\"type\":\"record\",\"name\":\"HostileBytes\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"b\",\"type\":\"bytes\"}]}");
@@ -164,7 +166,7 @@ class HostileValuesIT {
     @Test
     @Order(1)
     void theBytesSinkDeadLettersEveryHostileValueAsMalformedAndWritesTheGoodOnes() throws Exception {
-        assertDeadLetteredAndGoodRowsWritten("stack", hostileValues(false), LocalStack.SINK_CONNECTOR, LocalStack.TABLE, false);
+        assertDeadLetteredAndGoodRowsWritten("stack", hostileValues(false), BillingConnectors.SINK_CONNECTOR, BillingConnectors.TABLE, false);
     }
 
     /**

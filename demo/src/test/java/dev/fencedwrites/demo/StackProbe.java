@@ -2,6 +2,7 @@ package dev.fencedwrites.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.contract.FenceHeaders;
 import java.net.URI;
@@ -94,7 +95,7 @@ final class StackProbe {
     /** The fenced table's row of {@code key} as {@code "<fence_token>.<fence_seq> <computed_by>"}, or {@code null} when there is none. */
     String row(String key) throws Exception {
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
-             PreparedStatement statement = connection.prepareStatement("SELECT fence_token, fence_seq, computed_by FROM " + LocalStack.TABLE
+             PreparedStatement statement = connection.prepareStatement("SELECT fence_token, fence_seq, computed_by FROM " + BillingConnectors.TABLE
                      + " WHERE resource_key = ?")) {
             statement.setString(1, key);
             try (ResultSet rows = statement.executeQuery()) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.etcd.LockKeys;
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
@@ -66,7 +67,8 @@ class TokenVerificationIT {
 
     @BeforeAll
     static void startStack() throws Exception {
-        stack = LocalStack.start(dir, false, line -> System.out.println("[stack] " + line));
+        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
+                .progress(line -> System.out.println("[stack] " + line)).start();
         probe = new StackProbe(stack);
     }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.sink.FencedJdbcSinkConfig;
@@ -167,7 +168,7 @@ class ComposeStackTest {
                 .containsEntry("topics", FenceTopics.ACCEPTED + "," + FenceTopics.MARKERS)
                 .containsEntry("errors.tolerance", "all")
                 .containsEntry("errors.deadletterqueue.topic.name", FenceTopics.REJECTED)
-                .containsEntry(FencedJdbcSinkConfig.TABLE_NAME, LocalStack.TABLE);
+                .containsEntry(FencedJdbcSinkConfig.TABLE_NAME, BillingConnectors.TABLE);
         // Every key that is not Connect's own belongs to the sink, and the sink accepts the values.
         Set<String> sinkKeys = FencedJdbcSinkConfig.DEFINITION.names();
         props.keySet().stream().filter(key -> !key.startsWith("errors.") && !Set.of("connector.class", "tasks.max", "topics").contains(key))
@@ -186,7 +187,7 @@ class ComposeStackTest {
 
         JsonNode register = services.path("connect-register");
         String command = register.path("command").toString();
-        assertThat(command).contains("PUT").contains("http://connect:8083/connectors/" + LocalStack.SINK_CONNECTOR + "/config")
+        assertThat(command).contains("PUT").contains("http://connect:8083/connectors/" + BillingConnectors.SINK_CONNECTOR + "/config")
                 .contains("@" + StackFiles.mountTarget(register, "./connect/billing-summary-sink.json").orElseThrow());
     }
 

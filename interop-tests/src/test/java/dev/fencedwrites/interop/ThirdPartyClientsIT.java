@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencedwrites.etcd.LockKeys;
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
@@ -80,7 +81,8 @@ class ThirdPartyClientsIT {
     @BeforeAll
     static void startStack() throws Exception {
         ExternalCommand.checkInstalled();
-        stack = LocalStack.start(dir.resolve("stack"), false, line -> System.out.println("[stack] " + line));
+        stack = LocalStack.builder(dir.resolve("stack")).connectors(BillingConnectors.set(false))
+                .progress(line -> System.out.println("[stack] " + line)).start();
         registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
     }
 
@@ -713,13 +715,13 @@ class ThirdPartyClientsIT {
         Map<String, Map<String, Object>> rows = new HashMap<>();
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl())) {
             boolean exists;
-            try (ResultSet tables = connection.getMetaData().getTables(null, null, LocalStack.TABLE, null)) {
+            try (ResultSet tables = connection.getMetaData().getTables(null, null, BillingConnectors.TABLE, null)) {
                 exists = tables.next();
             }
             if (!exists) {
                 return rows;
             }
-            try (PreparedStatement statement = connection.prepareStatement("SELECT * FROM " + LocalStack.TABLE + " WHERE resource_key LIKE ?")) {
+            try (PreparedStatement statement = connection.prepareStatement("SELECT * FROM " + BillingConnectors.TABLE + " WHERE resource_key LIKE ?")) {
                 statement.setString(1, prefix.replace("_", "\\_").replace("%", "\\%") + "%");
                 try (ResultSet result = statement.executeQuery()) {
                     while (result.next()) {

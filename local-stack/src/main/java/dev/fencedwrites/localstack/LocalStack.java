@@ -1,20 +1,17 @@
 package dev.fencedwrites.localstack;
 
-import dev.fencedwrites.localstack.internal.ChildProcess;
-import dev.fencedwrites.localstack.internal.ConnectWorker;
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.FreePorts;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PostgresServer;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.SchemaRegistryServer;
-import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.contract.NewTopics;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
+import dev.fencedwrites.services.ChildProcess;
+import dev.fencedwrites.services.ConnectWorker;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.FreePorts;
+import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.Log4j2Config;
+import dev.fencedwrites.services.PostgresServer;
+import dev.fencedwrites.services.SchemaRegistryServer;
+import dev.fencedwrites.services.Service;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -37,26 +35,29 @@ import org.apache.kafka.clients.admin.NewTopic;
 /**
  * Starts the whole pipeline on loopback as real services, on free ports, in one directory: a Kafka
  * broker (KRaft), etcd, a Confluent-compatible schema registry, PostgreSQL, the fence enforcer,
- * and a Connect worker running the fenced sink into {@value #TABLE}. Each service runs as its own
- * process and is awaited until it really answers. {@link #close()} stops them in reverse order.
+ * and a Connect worker running the connectors the caller names (the billing ones of {@code ./fence up}
+ * and the demo are {@link BillingConnectors}). Each service runs as its own process and is awaited
+ * until it really answers. {@link #close()} stops them in reverse order.
+ *
+ * <pre>{@code
+ * try (LocalStack stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false)).progress(System.err::println).start()) {
+ *     ... stack.kafkaBootstrap(), stack.postgresUrl() ...
+ * }
+ * }</pre>
  *
  * <p>Service logs are in {@link #dir()}, one folder per service.
  */
 public final class LocalStack implements AutoCloseable {
-    /** The table the fenced sink writes to. */
-    public static final String TABLE = "billing_summary";
-    /** The table the unguarded control sink writes to, straight from the input topic. */
-    public static final String UNFENCED_TABLE = "billing_summary_unfenced";
-    /** Name of the fenced sink connector. */
-    public static final String SINK_CONNECTOR = "billing-summary-sink";
-    /** Name of the unguarded control connector. */
-    public static final String UNFENCED_CONNECTOR = "billing-summary-unfenced";
+    /** @deprecated the billing table is the demo's, not the stack's: use {@link BillingConnectors#TABLE}. */
+    @Deprecated
+    public static final String TABLE = BillingConnectors.TABLE;
     /** Partitions of the input, accepted, rejected and markers topics. */
     public static final int PARTITIONS = 3;
 
     private final Path dir;
     private Thread onExit;
-    private final Deque<AutoCloseable> started = new java.util.concurrent.ConcurrentLinkedDeque<>();
+    private final Deque<AutoCloseable> started = new ConcurrentLinkedDeque<>();
+    private final List<Connector> connectors;
     private Service kafka;
     private Service etcd;
     private Service registry;
@@ -66,30 +67,28 @@ public final class LocalStack implements AutoCloseable {
     private Runnable restartConnect;
     private ConnectWorker.MetricsAgent connectMetrics;
 
-    private LocalStack(Path dir) {
+    private LocalStack(Path dir, List<Connector> connectors) {
         this.dir = dir;
+        this.connectors = connectors;
     }
 
     /**
-     * Starts every service and returns once all are ready.
-     *
-     * @param dir             where data and logs go (created if missing)
-     * @param unfencedControl also run {@value #UNFENCED_CONNECTOR}: a sink reading the input topic
-     *                        with the fence guard off, into {@value #UNFENCED_TABLE}, to show what
-     *                        the fence prevents
-     * @param progress        receives one line per step
-     * @throws Exception if a service fails to start; those already started are stopped
+     * A stack in {@code dir} (where data and logs go; created if missing) that runs no connector unless told.
      */
-    public static LocalStack start(Path dir, boolean unfencedControl, Consumer<String> progress) throws Exception {
+    public static LocalStackBuilder builder(Path dir) {
+        return new LocalStackBuilder(dir);
+    }
+
+    static LocalStack start(Path dir, List<Connector> connectors, Consumer<String> progress) throws Exception {
         Files.createDirectories(dir);
-        LocalStack stack = new LocalStack(dir);
+        LocalStack stack = new LocalStack(dir, connectors);
         stack.onExit = new Thread(() -> {
             stack.close();
             stopDescendants();
         }, "local-stack-shutdown");
         Runtime.getRuntime().addShutdownHook(stack.onExit);
         try {
-            stack.startAll(unfencedControl, progress);
+            stack.startAll(progress);
         } catch (Exception | Error e) {
             stack.close();
             throw e;
@@ -97,15 +96,15 @@ public final class LocalStack implements AutoCloseable {
         return stack;
     }
 
-    private void startAll(boolean unfencedControl, Consumer<String> progress) throws Exception {
-        Properties locations = locations();
-        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+    private void startAll(Consumer<String> progress) throws Exception {
+        Properties locations = StackLocations.load();
+        Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
             Future<Service> etcdStart = pool.submit(timed(progress, "etcd", () -> EtcdNode.start(dir.resolve("etcd"))));
             Future<PostgresServer> pgStart = pool.submit(timed(progress, "PostgreSQL", () -> PostgresServer.start(dir.resolve("postgres"))));
             Future<Service> registryStart = pool.submit(timed(progress, "schema registry",
-                    () -> SchemaRegistryServer.start(Path.of(locations.getProperty("apicurio.home")), dir.resolve("schema-registry"))));
+                    () -> SchemaRegistryServer.start(dir.resolve("schema-registry"))));
             Future<Service> kafkaStart = pool.submit(timed(progress, "Kafka broker", () -> KafkaBroker.start(dir.resolve("kafka"), log4j2)));
             etcd = await(etcdStart);
             postgres = await(pgStart);
@@ -117,7 +116,7 @@ public final class LocalStack implements AutoCloseable {
             connectMetrics = new ConnectWorker.MetricsAgent(Path.of(locations.getProperty("jmx.exporter.agent")),
                     Path.of(locations.getProperty("jmx.exporter.config")).normalize(), FreePorts.pick());
             Callable<Service> startConnect = () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.address(),
-                    Path.of(locations.getProperty("connect.plugin.path")), connectors(unfencedControl), connectMetrics);
+                    Path.of(locations.getProperty("connect.plugin.path")), connectorConfigs(), connectMetrics);
             restartConnect = () -> {
                 try {
                     connect = startConnect.call();
@@ -172,50 +171,12 @@ public final class LocalStack implements AutoCloseable {
         }
     }
 
-    private Map<String, Map<String, String>> connectors(boolean unfencedControl) {
-        Map<String, Map<String, String>> connectors = new LinkedHashMap<>();
-        Map<String, String> sink = new LinkedHashMap<>();
-        sink.put("connector.class", "dev.fencedwrites.sink.FencedJdbcSinkConnector");
-        sink.put("tasks.max", "1");
-        // The markers topic too: a winning FENCE marker raises the row's fence (fence at the resource on takeover).
-        sink.put("topics", FenceTopics.ACCEPTED + "," + FenceTopics.MARKERS);
-        sink.put("connection.url", postgres.jdbcUrl());
-        sink.put("schema.registry.url", registry.address());
-        sink.put("table.name", TABLE);
-        sink.put("errors.tolerance", "all");
-        sink.put("errors.deadletterqueue.topic.name", FenceTopics.REJECTED);
-        sink.put("errors.deadletterqueue.topic.replication.factor", "1");
-        sink.put("errors.deadletterqueue.context.headers.enable", "true");
-        connectors.put(SINK_CONNECTOR, sink);
-        if (unfencedControl) {
-            Map<String, String> control = new LinkedHashMap<>(sink);
-            control.put("topics", FenceTopics.INPUT);
-            control.put("table.name", UNFENCED_TABLE);
-            control.put("fence.guard.enabled", "false");
-            control.put("errors.deadletterqueue.topic.name", "fenced-writes-unfenced-dlq");
-            connectors.put(UNFENCED_CONNECTOR, control);
+    private Map<String, Map<String, String>> connectorConfigs() {
+        Map<String, Map<String, String>> configs = new LinkedHashMap<>();
+        for (Connector connector : connectors) {
+            configs.put(connector.name(), new LinkedHashMap<>(connector.config().apply(this)));
         }
-        return connectors;
-    }
-
-    private static Properties locations() {
-        Properties props = new Properties();
-        try (InputStream in = LocalStack.class.getResourceAsStream("locations.properties")) {
-            if (in != null) {
-                props.load(in);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        // The environment overrides where the build put things.
-        Map.of("apicurio.home", "FENCE_APICURIO_HOME", "connect.plugin.path", "FENCE_CONNECT_PLUGIN_PATH",
-                "jmx.exporter.agent", "FENCE_JMX_EXPORTER_AGENT", "jmx.exporter.config", "FENCE_JMX_EXPORTER_CONFIG").forEach((property, variable) -> {
-            String value = System.getenv(variable);
-            if (value != null) {
-                props.setProperty(property, value);
-            }
-        });
-        return props;
+        return configs;
     }
 
     /**
@@ -257,14 +218,17 @@ public final class LocalStack implements AutoCloseable {
         return dir;
     }
 
+    /** Kafka's {@code bootstrap.servers}: {@code 127.0.0.1:PORT}. */
     public String kafkaBootstrap() {
         return kafka.address();
     }
 
+    /** etcd's client URL, {@code http://127.0.0.1:PORT}. */
     public String etcdEndpoints() {
         return etcd.address();
     }
 
+    /** The Confluent-compatible registry's base URL, for {@code schema.registry.url}. */
     public String schemaRegistryUrl() {
         return registry.address();
     }
@@ -274,6 +238,7 @@ public final class LocalStack implements AutoCloseable {
         return postgres.jdbcUrl();
     }
 
+    /** The Connect worker's REST URL. */
     public String connectUrl() {
         return connect.address();
     }
@@ -283,6 +248,7 @@ public final class LocalStack implements AutoCloseable {
         return connectMetrics.url();
     }
 
+    /** The enforcer's HTTP base URL ({@code /health}, {@code /metrics}, {@code /fences/KEY}). */
     public String enforcerUrl() {
         return enforcer.address();
     }

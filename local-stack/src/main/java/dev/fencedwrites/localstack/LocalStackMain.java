@@ -13,13 +13,13 @@ import picocli.CommandLine.Option;
 /** {@code ./fence up}: starts the local stack, prints where each service listens, runs until SIGINT or SIGTERM. */
 @Command(name = "fence up", usageHelpWidth = 130, mixinStandardHelpOptions = true,
         description = {"Starts the whole fenced-writes pipeline on loopback: Kafka (KRaft), etcd, a schema registry, PostgreSQL, "
-                + "the fence enforcer and a Connect worker running the fenced sink into table " + LocalStack.TABLE + ".",
+                + "the fence enforcer and a Connect worker running the fenced sink into table " + BillingConnectors.TABLE + ".",
                 "Once every part is ready it prints KEY=value lines (also written to the env file, ready for `source`) and runs until Ctrl-C or SIGTERM, "
                 + "then stops everything it started. Ports are free ones on 127.0.0.1, picked anew on each start."},
         footer = {"", "Example:", "  ./fence up                  # in one terminal",
                 "  source .fence/stack.env     # in another, then:",
                 "  curl $ENFORCER_URL/metrics",
-                "  psql \"$${POSTGRES_URL#jdbc:}\" -c 'select * from " + LocalStack.TABLE + "'"})
+                "  psql \"$${POSTGRES_URL#jdbc:}\" -c 'select * from " + BillingConnectors.TABLE + "'"})
 public final class LocalStackMain implements Callable<Integer> {
     @Option(names = "--dir", paramLabel = "DIR", description = "Data and log directory (default: a new temporary directory).")
     Path dir;
@@ -28,7 +28,7 @@ public final class LocalStackMain implements Callable<Integer> {
             description = "Where to write the KEY=value lines (default: ${DEFAULT-VALUE}).")
     Path envFile;
 
-    @Option(names = "--unfenced-control", description = "Also run a sink with the fence guard off, from the input topic into " + LocalStack.UNFENCED_TABLE + ".")
+    @Option(names = "--unfenced-control", description = "Also run a sink with the fence guard off, from the input topic into " + BillingConnectors.UNFENCED_TABLE + ".")
     boolean unfencedControl;
 
     public static void main(String[] args) {
@@ -41,7 +41,8 @@ public final class LocalStackMain implements Callable<Integer> {
         System.err.println("[fence up] data and logs in " + stackDir);
         LocalStack stack;
         try {
-            stack = LocalStack.start(stackDir, unfencedControl, line -> System.err.println("[fence up] " + line));
+            stack = LocalStack.builder(stackDir).connectors(BillingConnectors.set(unfencedControl))
+                    .progress(line -> System.err.println("[fence up] " + line)).start();
         } catch (Exception e) {
             System.err.println("[fence up] failed: " + e.getMessage());
             return 1;

@@ -3,14 +3,14 @@ package dev.fencedwrites.localstack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencedwrites.localstack.internal.ChildProcess;
+import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.testing.BillingSummary;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.Jvm;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.Jvm;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -42,7 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
 class FenceUpIT {
     private static final List<String> ENV = List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL", "CONNECT_URL",
             "CONNECT_METRICS_URL", "ENFORCER_URL");
-    private static final String SINK = "connector=\"" + LocalStack.SINK_CONNECTOR + "\"";
+    private static final String SINK = "connector=\"" + BillingConnectors.SINK_CONNECTOR + "\"";
 
     @TempDir
     Path dir;
@@ -68,7 +68,7 @@ class FenceUpIT {
             try (Connection connection = DriverManager.getConnection(env.get("POSTGRES_URL"))) {
                 assertThat(connection.isValid(5)).isTrue();
             }
-            assertThat(Http.get(env.get("CONNECT_URL") + "/connectors/" + LocalStack.SINK_CONNECTOR + "/status").body()).contains("RUNNING");
+            assertThat(Http.get(env.get("CONNECT_URL") + "/connectors/" + BillingConnectors.SINK_CONNECTOR + "/status").body()).contains("RUNNING");
             assertThat(Http.get(env.get("ENFORCER_URL") + "/health").statusCode()).isEqualTo(200);
             sinkMetricsCountWhatTheSinkDid(env);
             keywordNamesLandInAKeywordTable(env);

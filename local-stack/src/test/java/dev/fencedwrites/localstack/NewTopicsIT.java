@@ -3,11 +3,8 @@ package dev.fencedwrites.localstack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.contract.NewTopics;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -19,7 +16,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -28,10 +24,10 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link NewTopics#awaitWritable} against a real broker: an idempotent producer that writes the
@@ -41,33 +37,19 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>Control: {@code -Dnewtopics.control=true} skips the wait, which on a loaded machine lets a
  * round lose records (the producer reports the expired batch).
  */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class NewTopicsIT {
     private static final int ROUNDS = 10;
     private static final int PARTITIONS = 6;
     private static final int RECORDS = 3000;
 
-    @TempDir
-    static Path dir;
-    private static Service kafka;
+    @RegisterExtension
+    static final KafkaBrokerExtension kafka = new KafkaBrokerExtension();
     private static Admin admin;
 
     @BeforeAll
-    static void start() throws Exception {
-        Path log4j2 = dir.resolve("log4j2.properties");
-        Files.writeString(log4j2, "rootLogger.level=WARN\nrootLogger.appenderRef.f.ref=F\nappender.f.type=File\nappender.f.name=F\n"
-                + "appender.f.fileName=" + dir.resolve("broker.log") + "\nappender.f.layout.type=PatternLayout\n");
-        kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
-        admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address()));
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (admin != null) {
-            admin.close();
-        }
-        if (kafka != null) {
-            kafka.close();
-        }
+    static void connect() {
+        admin = kafka.admin();
     }
 
     @Test
@@ -113,7 +95,7 @@ class NewTopicsIT {
 
     private static Properties producerProperties() {
         Properties props = new Properties();
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         // Many small requests in flight per partition from the first millisecond: the shape that meets the race.

@@ -4,38 +4,32 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.fencedwrites.localstack.internal.SchemaRegistryServer;
-import dev.fencedwrites.localstack.internal.Service;
 import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.testing.SchemaRegistryExtension;
 import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RegisteredSchema;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.avro.SchemaRegistryException;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.common.errors.SerializationException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The registry client and Avro serde with Confluent's settings against the REAL registry the stack
@@ -47,29 +41,12 @@ class SchemaRegistryClientIT {
     private static final String DEAD = "http://127.0.0.1:1";
     private static final String SUMMARY_NAME = BillingSummary.getClassSchema().getFullName();
 
-    @TempDir
-    static Path dir;
-    private static Service registry;
-
-    @BeforeAll
-    static void startRegistry() throws Exception {
-        Properties locations = new Properties();
-        try (InputStream in = LocalStack.class.getResourceAsStream("locations.properties")) {
-            locations.load(in);
-        }
-        registry = SchemaRegistryServer.start(Path.of(locations.getProperty("apicurio.home")), dir.resolve("schema-registry"));
-    }
-
-    @AfterAll
-    static void stopRegistry() {
-        if (registry != null) {
-            registry.close();
-        }
-    }
+    @RegisterExtension
+    static final SchemaRegistryExtension registry = new SchemaRegistryExtension();
 
     private static Map<String, Object> settings(Object... pairs) {
         Map<String, Object> map = new HashMap<>();
-        map.put(AvroSerdeConfig.SCHEMA_REGISTRY_URL, registry.address());
+        map.put(AvroSerdeConfig.SCHEMA_REGISTRY_URL, registry.url());
         for (int i = 0; i < pairs.length; i += 2) {
             map.put((String) pairs[i], pairs[i + 1]);
         }
@@ -78,7 +55,7 @@ class SchemaRegistryClientIT {
 
     /** The registry's subjects, read with a plain HTTP GET, not through the client under test. */
     private static List<String> subjects() throws Exception {
-        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(registry.address() + "/subjects")).build(),
+        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(registry.url() + "/subjects")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(200);
         return List.of(new ObjectMapper().readValue(response.body(), String[].class));
@@ -87,13 +64,13 @@ class SchemaRegistryClientIT {
     @Test
     void severalUrlsWithTheFirstDeadStillWork() throws Exception {
         AvroSerializer<BillingSummary> serializer = new AvroSerializer<>();
-        serializer.configure(settings(AvroSerdeConfig.SCHEMA_REGISTRY_URL, DEAD + "," + registry.address(), AvroSerdeConfig.MAX_RETRIES, "0"), false);
+        serializer.configure(settings(AvroSerdeConfig.SCHEMA_REGISTRY_URL, DEAD + "," + registry.url(), AvroSerdeConfig.MAX_RETRIES, "0"), false);
 
         byte[] bytes = serializer.serialize("failover", summary());
 
         assertThat(subjects()).contains("failover-value");
         AvroDeserializer<BillingSummary> deserializer = new AvroDeserializer<>();
-        deserializer.configure(Map.of(AvroSerdeConfig.SCHEMA_REGISTRY_URL, DEAD + ", " + registry.address(),
+        deserializer.configure(Map.of(AvroSerdeConfig.SCHEMA_REGISTRY_URL, DEAD + ", " + registry.url(),
                 AvroSerdeConfig.SPECIFIC_AVRO_READER, "true"), false);
         assertThat(deserializer.deserialize("failover", bytes)).isEqualTo(summary());
     }

@@ -45,7 +45,8 @@ class SinkBadRecordsIT {
 
     @BeforeAll
     static void startStack() throws Exception {
-        stack = LocalStack.start(dir, false, line -> System.out.println("[stack] " + line));
+        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
+                .progress(line -> System.out.println("[stack] " + line)).start();
         probe = new SinkProbe(stack.kafkaBootstrap(), stack.connectUrl(), stack.postgresUrl(), stack.schemaRegistryUrl());
         values = new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
     }

@@ -2,7 +2,7 @@ package dev.fencedwrites.localstack;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.fencedwrites.localstack.internal.Http;
+import dev.fencedwrites.services.Http;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.NewTopics;
 import java.net.URI;

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * producer-lib's lease metrics. Prometheus names: {@code fence_lease_acquired_total},
@@ -11,8 +12,15 @@ import java.time.Duration;
  * with cause {@code expired} (etcd says the lease is gone), {@code deadline} (no renewal within the TTL
  * on the local monotonic clock) or {@code closed} (the lease client was closed under it), and {@code fence_lease_keepalive_failures_total} (keep-alive requests
  * that failed and were retried: etcd unreachable or without a leader).
+ *
+ * <p>Made by {@link FencingLeaseClient}; public only for {@link #registerAll}.
  */
-final class LeaseMetrics {
+public final class LeaseMetrics {
+    /** The {@code outcome} tag values of {@code fence.lease.acquisition}. */
+    private static final List<String> OUTCOMES = List.of("acquired", "failed");
+    /** The {@code cause} tag values of {@code fence.lease.lost}. */
+    private static final List<String> CAUSES = List.of("expired", "deadline", "closed");
+
     private final MeterRegistry registry;
     private final Counter acquired;
     private final Counter keepAliveFailures;
@@ -23,17 +31,36 @@ final class LeaseMetrics {
         this.keepAliveFailures = Counter.builder("fence.lease.keepalive.failures").description("Keep-alive requests that failed and were retried").register(registry);
     }
 
+    /**
+     * Registers every lease meter, with every tag value it takes, at zero: what a worker exports once each event
+     * has happened, for dashboards and alert rules that must name them (the docker module's dashboard test checks
+     * its queries against these). Registering twice in one registry is harmless.
+     */
+    public static void registerAll(MeterRegistry registry) {
+        new LeaseMetrics(registry);
+        OUTCOMES.forEach(outcome -> acquisition(registry, outcome));
+        CAUSES.forEach(cause -> lost(registry, cause));
+    }
+
+    private static Timer acquisition(MeterRegistry registry, String outcome) {
+        return Timer.builder("fence.lease.acquisition").tag("outcome", outcome).register(registry);
+    }
+
+    private static Counter lost(MeterRegistry registry, String cause) {
+        return Counter.builder("fence.lease.lost").tag("cause", cause).description("Leases lost while held").register(registry);
+    }
+
     void acquired(Duration took) {
         acquired.increment();
-        Timer.builder("fence.lease.acquisition").tag("outcome", "acquired").register(registry).record(took);
+        acquisition(registry, "acquired").record(took);
     }
 
     void failed(Duration took) {
-        Timer.builder("fence.lease.acquisition").tag("outcome", "failed").register(registry).record(took);
+        acquisition(registry, "failed").record(took);
     }
 
     void lost(String cause) {
-        Counter.builder("fence.lease.lost").tag("cause", cause).description("Leases lost while held").register(registry).increment();
+        lost(registry, cause).increment();
     }
 
     void keepAliveFailed() {

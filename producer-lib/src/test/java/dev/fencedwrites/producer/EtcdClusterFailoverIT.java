@@ -4,7 +4,8 @@ import dev.fencedwrites.etcd.EtcdSettings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.localstack.internal.EtcdCluster;
+import dev.fencedwrites.services.EtcdCluster;
+import dev.fencedwrites.testing.EtcdClusterExtension;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.Watch;
@@ -12,7 +13,6 @@ import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.options.WatchOption;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -31,7 +31,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,12 +49,13 @@ class EtcdClusterFailoverIT {
     private static final String RESOURCE = "contended";
     private static final int LEADER_KILLS = 5;
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    final EtcdClusterExtension etcd = EtcdClusterExtension.withMembers(3);
 
     @Test
     void tokensStayMonotonicThroughLeaderKillsAndLossesAreReportedInTime() throws Exception {
-        try (EtcdCluster cluster = EtcdCluster.start(dir, 3); Client observer = Client.builder().endpoints(cluster.endpoints().toArray(String[]::new)).build()) {
+        EtcdCluster cluster = etcd.cluster();
+        try (Client observer = Client.builder().endpoints(cluster.endpoints().toArray(String[]::new)).build()) {
             // Ground truth from etcd itself: when each lock key was deleted, by our release or by etcd.
             Map<Long, Long> keyDeletedAt = new ConcurrentHashMap<>();
             ByteSequence prefix = ByteSequence.from(PREFIX, StandardCharsets.UTF_8);

@@ -6,8 +6,8 @@ import dev.fencedwrites.contract.RejectionReason;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.Service;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

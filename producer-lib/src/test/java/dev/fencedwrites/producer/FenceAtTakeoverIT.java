@@ -6,15 +6,14 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.contract.NewTopics;
+import dev.fencedwrites.testing.EtcdNodeExtension;
+import dev.fencedwrites.testing.KafkaBrokerExtension;
 import io.etcd.jetcd.Client;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
@@ -42,6 +41,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -59,6 +59,10 @@ class FenceAtTakeoverIT {
     private static final Duration TTL = Duration.ofSeconds(2);
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
+    @RegisterExtension
+    static final EtcdNodeExtension etcdNode = new EtcdNodeExtension();
+    @RegisterExtension
+    static final KafkaBrokerExtension kafkaBroker = new KafkaBrokerExtension();
     @TempDir
     static Path dir;
     static Service etcd;
@@ -67,9 +71,9 @@ class FenceAtTakeoverIT {
 
     @BeforeAll
     static void startServices() throws Exception {
-        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
-        etcd = EtcdNode.start(dir.resolve("etcd"));
-        kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
+        Path log4j2 = kafkaBroker.log4j2();
+        etcd = etcdNode.service();
+        kafka = kafkaBroker.service();
         Properties admin = new Properties();
         admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
         try (Admin client = Admin.create(admin)) {
@@ -84,10 +88,8 @@ class FenceAtTakeoverIT {
 
     @AfterAll
     static void stopServices() {
-        for (Service service : new Service[] {enforcer, kafka, etcd}) {
-            if (service != null) {
-                service.close();
-            }
+        if (enforcer != null) {
+            enforcer.close();
         }
     }
 

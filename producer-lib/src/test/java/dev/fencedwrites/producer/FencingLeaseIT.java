@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.Service;
+import dev.fencedwrites.testing.EtcdNodeExtension;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -16,7 +16,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,7 +38,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Needs real services: tokens are etcd revisions, and lock exclusion, lease revocation and expiry under a frozen server are etcd's behaviour, not ours. */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -50,15 +49,15 @@ class FencingLeaseIT {
     private static final Duration RPC = Duration.ofSeconds(10);
     private static final Pattern LEASE_ID = Pattern.compile("\"ID\":\"(\\d+)\"");
 
-    @TempDir
-    static Path dir;
+    @RegisterExtension
+    static final EtcdNodeExtension etcdNode = new EtcdNodeExtension();
     static Service etcd;
     /** Reads etcd directly, independent of the clients under test. */
     static Client reader;
 
     @BeforeAll
     static void startEtcd() throws Exception {
-        etcd = EtcdNode.start(dir.resolve("etcd"));
+        etcd = etcdNode.service();
         reader = Client.builder().endpoints(etcd.address()).build();
     }
 
@@ -66,9 +65,6 @@ class FencingLeaseIT {
     static void stopEtcd() {
         if (reader != null) {
             reader.close();
-        }
-        if (etcd != null) {
-            etcd.close();
         }
     }
 

@@ -2,8 +2,8 @@ package dev.fencedwrites.producer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.Service;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

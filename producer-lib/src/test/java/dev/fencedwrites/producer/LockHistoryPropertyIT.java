@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 import dev.fencedwrites.etcd.LockHistory;
 import dev.fencedwrites.etcd.LockHistory.Outcome;
 import dev.fencedwrites.etcd.LockKeys;
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.Service;
+import dev.fencedwrites.testing.EtcdNodeExtension;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -21,7 +21,6 @@ import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,7 +36,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Needs real services: whether a lease held a lock at a past revision is etcd's MVCC history, so the
@@ -77,8 +76,8 @@ class LockHistoryPropertyIT {
     record Mislabelled(String resource, long namedLease, long attachedLease, long created) {
     }
 
-    @TempDir
-    static Path dir;
+    @RegisterExtension
+    static final EtcdNodeExtension etcdNode = new EtcdNodeExtension();
     static Service etcd;
     /** Reads and watches etcd apart from the clients under test. */
     static Client observer;
@@ -92,7 +91,7 @@ class LockHistoryPropertyIT {
     @BeforeAll
     static void runRandomHistory() throws Exception {
         System.out.println("LockHistoryPropertyIT seed " + SEED + " (replay the history's choices with -Dlockhistory.seed=" + SEED + ")");
-        etcd = EtcdNode.start(dir.resolve("etcd"));
+        etcd = etcdNode.service();
         observer = Client.builder().endpoints(etcd.address()).build();
         history = new LockHistory(observer.getKVClient(), PREFIX, Duration.ofSeconds(10));
         long start = observer.getKVClient().get(bytes("property/start")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
@@ -168,9 +167,6 @@ class LockHistoryPropertyIT {
     static void stopEtcd() {
         if (observer != null) {
             observer.close();
-        }
-        if (etcd != null) {
-            etcd.close();
         }
     }
 

@@ -3,8 +3,8 @@ package dev.fencedwrites.producer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencedwrites.localstack.internal.ChildProcess;
-import dev.fencedwrites.localstack.internal.Jvm;
+import dev.fencedwrites.services.ChildProcess;
+import dev.fencedwrites.services.Jvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.testing.BillingSummary;
 import dev.fencedwrites.testing.FakeSchemaRegistry;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import dev.fencedwrites.testing.PostgresExtension;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -35,6 +35,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -57,7 +58,8 @@ class BadRecordsKeepTheTaskRunningTest {
             .field("customerId", Schema.STRING_SCHEMA).field("amountMinor", Schema.INT64_SCHEMA).field("lineItems", Schema.INT32_SCHEMA)
             .field("computedBy", Schema.STRING_SCHEMA).build();
 
-    private static EmbeddedPostgres postgres;
+    @RegisterExtension
+    static final PostgresExtension postgres = new PostgresExtension();
     private static FakeSchemaRegistry registry;
 
     private final FencedJdbcSinkTask task = new FencedJdbcSinkTask();
@@ -67,14 +69,12 @@ class BadRecordsKeepTheTaskRunningTest {
 
     @BeforeAll
     static void startServices() throws IOException {
-        postgres = EmbeddedPostgres.start();
         registry = FakeSchemaRegistry.serving(1, BillingSummary.getClassSchema().toString());
     }
 
     @AfterAll
     static void stopServices() throws IOException {
         registry.close();
-        postgres.close();
     }
 
     @BeforeEach
@@ -318,7 +318,7 @@ class BadRecordsKeepTheTaskRunningTest {
 
     private static Map<String, String> settings(Map<String, String> overrides) {
         Map<String, String> props = new HashMap<>();
-        props.put(FencedJdbcSinkConfig.CONNECTION_URL, postgres.getJdbcUrl("postgres", "postgres"));
+        props.put(FencedJdbcSinkConfig.CONNECTION_URL, postgres.jdbcUrl());
         props.put(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registry.url());
         props.put(FencedJdbcSinkConfig.TABLE_NAME, FencedJdbcSinkConfig.TOPIC_PLACEHOLDER);
         props.put(FencedJdbcSinkConfig.MAX_RETRIES, "0");
@@ -361,7 +361,7 @@ class BadRecordsKeepTheTaskRunningTest {
     }
 
     private static void execute(String sql) throws SQLException {
-        try (Connection connection = postgres.getPostgresDatabase().getConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = postgres.dataSource().getConnection(); Statement statement = connection.createStatement()) {
             statement.execute(sql);
         }
     }
@@ -369,7 +369,7 @@ class BadRecordsKeepTheTaskRunningTest {
     /** Each row as its columns' text joined with |. */
     private static List<String> query(String sql) throws SQLException {
         List<String> rows = new ArrayList<>();
-        try (Connection connection = postgres.getPostgresDatabase().getConnection(); PreparedStatement statement = connection.prepareStatement(sql);
+        try (Connection connection = postgres.dataSource().getConnection(); PreparedStatement statement = connection.prepareStatement(sql);
              ResultSet result = statement.executeQuery()) {
             int columns = result.getMetaData().getColumnCount();
             while (result.next()) {

@@ -11,7 +11,7 @@ import dev.fencedwrites.testing.BillingSummary;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.InMemorySchemaRegistryClient;
 import dev.fencedwrites.testing.FakeSchemaRegistry;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import dev.fencedwrites.testing.PostgresExtension;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -40,6 +40,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link FencedJdbcSinkTask} as Connect drives it (key {@code StringConverter}, value and header
@@ -54,7 +55,8 @@ class FencedJdbcSinkTaskTest {
     private static final String KEY = "customer-42";
     private static final String UNREACHABLE_REGISTRY = "http://127.0.0.1:1";
 
-    private static EmbeddedPostgres postgres;
+    @RegisterExtension
+    static final PostgresExtension postgres = new PostgresExtension();
     private static FakeSchemaRegistry registry;
 
     private final AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(new InMemorySchemaRegistryClient(SCHEMA_ID), false);
@@ -64,14 +66,12 @@ class FencedJdbcSinkTaskTest {
 
     @BeforeAll
     static void startServices() throws IOException {
-        postgres = EmbeddedPostgres.start();
         registry = FakeSchemaRegistry.serving(SCHEMA_ID, BillingSummary.getClassSchema().toString());
     }
 
     @AfterAll
     static void stopServices() throws IOException {
         registry.close();
-        postgres.close();
     }
 
     @BeforeEach
@@ -176,7 +176,7 @@ class FencedJdbcSinkTaskTest {
     /** Without a dead-letter queue, a record that can never be written fails the task (nothing of the batch is written); a fenced one is only logged. */
     @Test
     void withoutADeadLetterQueueAnUnwritableRecordFailsTheTask() throws SQLException {
-        Map<String, String> props = Map.of(FencedJdbcSinkConfig.CONNECTION_URL, postgres.getJdbcUrl("postgres", "postgres"),
+        Map<String, String> props = Map.of(FencedJdbcSinkConfig.CONNECTION_URL, postgres.jdbcUrl(),
                 FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registry.url(), FencedJdbcSinkConfig.TABLE_NAME, table);
         context = new RecordingSinkTaskContext(props);
         context.reporterConfigured = false;
@@ -197,7 +197,7 @@ class FencedJdbcSinkTaskTest {
     void aLockTimeoutIsRetriedAndTheBatchWrittenAfterwards() throws SQLException {
         startTask(registry.url(), "?options=-c%20lock_timeout=200");
         task.put(List.of(write(KEY, 700, 7, 1, 10)));
-        try (Connection locker = postgres.getPostgresDatabase().getConnection(); var statement = locker.createStatement()) {
+        try (Connection locker = postgres.dataSource().getConnection(); var statement = locker.createStatement()) {
             locker.setAutoCommit(false);
             statement.execute("LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE");
 
@@ -216,7 +216,7 @@ class FencedJdbcSinkTaskTest {
     void aPermanentDatabaseErrorFailsTheTaskWithTheWholeCause() throws SQLException {
         startTask(registry.url());
         task.put(List.of(write(KEY, 700, 7, 1, 10)));
-        try (Connection connection = postgres.getPostgresDatabase().getConnection(); var statement = connection.createStatement()) {
+        try (Connection connection = postgres.dataSource().getConnection(); var statement = connection.createStatement()) {
             statement.execute("ALTER TABLE " + table + " DROP COLUMN currency");
         }
 
@@ -229,7 +229,7 @@ class FencedJdbcSinkTaskTest {
 
     @Test
     void anExistingTableOfTheWrongShapeStopsTheTaskNamingTheMismatch() throws SQLException {
-        try (Connection connection = postgres.getPostgresDatabase().getConnection(); var statement = connection.createStatement()) {
+        try (Connection connection = postgres.dataSource().getConnection(); var statement = connection.createStatement()) {
             statement.execute("CREATE TABLE " + table + " (resource_key TEXT, fence_token TEXT, legacy TEXT NOT NULL)");
         }
 
@@ -243,7 +243,7 @@ class FencedJdbcSinkTaskTest {
     @Test
     void connectorValidationReportsAnUnreachableDatabaseAndAMisfitTable() throws SQLException {
         FencedJdbcSinkConnector connector = new FencedJdbcSinkConnector();
-        Map<String, String> good = Map.of(FencedJdbcSinkConfig.CONNECTION_URL, postgres.getJdbcUrl("postgres", "postgres"),
+        Map<String, String> good = Map.of(FencedJdbcSinkConfig.CONNECTION_URL, postgres.jdbcUrl(),
                 FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registry.url(), FencedJdbcSinkConfig.TABLE_NAME, table);
         assertThat(errors(connector.validate(good))).as("a missing table is fine with auto.create").isEmpty();
 
@@ -262,7 +262,7 @@ class FencedJdbcSinkTaskTest {
         assertThat(errors(connector.validate(noAutoCreate))).singleElement().asString()
                 .contains("table.name: table " + table + " does not exist").contains("set auto.create=true");
 
-        try (Connection connection = postgres.getPostgresDatabase().getConnection(); var statement = connection.createStatement()) {
+        try (Connection connection = postgres.dataSource().getConnection(); var statement = connection.createStatement()) {
             statement.execute("CREATE TABLE " + table + " (resource_key TEXT PRIMARY KEY)");
         }
         assertThat(errors(connector.validate(good))).singleElement().asString().contains("has no column fence_token");
@@ -515,7 +515,7 @@ class FencedJdbcSinkTaskTest {
 
         table = prefix + "_fenced_writes_accepted";
         assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 5, 1L));
-        try (Connection connection = postgres.getPostgresDatabase().getConnection();
+        try (Connection connection = postgres.dataSource().getConnection();
              Statement statement = connection.createStatement();
              ResultSet rs = statement.executeQuery("SELECT to_regclass('" + prefix + "_victim') IS NULL")) {
             rs.next();
@@ -550,7 +550,7 @@ class FencedJdbcSinkTaskTest {
 
     private void startTask(String registryUrl, Map<String, String> overrides) {
         Map<String, String> props = new java.util.HashMap<>(Map.of(
-                FencedJdbcSinkConfig.CONNECTION_URL, postgres.getJdbcUrl("postgres", "postgres"),
+                FencedJdbcSinkConfig.CONNECTION_URL, postgres.jdbcUrl(),
                 FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 FencedJdbcSinkConfig.TABLE_NAME, table,
                 SinkTask.TOPICS_CONFIG, TOPIC + "," + FenceTopics.MARKERS));
@@ -562,7 +562,7 @@ class FencedJdbcSinkTaskTest {
 
     /** @param urlOptions appended to the JDBC URL, e.g. session settings */
     private void startTask(String registryUrl, String urlOptions) {
-        String url = postgres.getJdbcUrl("postgres", "postgres");
+        String url = postgres.jdbcUrl();
         Map<String, String> props = Map.of(
                 FencedJdbcSinkConfig.CONNECTION_URL, urlOptions.isEmpty() ? url : url + "&" + urlOptions.substring(1),
                 FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
@@ -638,7 +638,7 @@ class FencedJdbcSinkTaskTest {
 
     private Optional<Row> row(String key) throws SQLException {
         // The data columns appear with the first record written (auto.evolve), so read them only from a row.
-        try (Connection connection = postgres.getPostgresDatabase().getConnection();
+        try (Connection connection = postgres.dataSource().getConnection();
              PreparedStatement statement = connection.prepareStatement("SELECT to_jsonb(t) FROM " + table + " t WHERE resource_key = ?")) {
             statement.setString(1, key);
             try (ResultSet rs = statement.executeQuery()) {

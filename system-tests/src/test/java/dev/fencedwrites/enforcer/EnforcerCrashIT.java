@@ -2,14 +2,14 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.localstack.internal.Await;
+import dev.fencedwrites.services.Await;
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.Log4j2Config;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.RejectionReason;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,7 +42,7 @@ class EnforcerCrashIT {
 
     @Test
     void everyInputRecordIsDecidedExactlyOnceAcrossThreeKillNineRestarts() throws Exception {
-        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
         try (Service etcd = EtcdNode.start(dir.resolve("etcd")); Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
             Workload.createTopics(kafka.address(), PARTITIONS);
             try (Workload workload = new Workload(kafka.address(), etcd.address(), 200, 42);
@@ -72,7 +72,7 @@ class EnforcerCrashIT {
         settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "2000");
         settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "8192");
         settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), "200");
-        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
         try (Service etcd = EtcdNode.start(dir.resolve("etcd")); Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
             Workload.createTopics(kafka.address(), PARTITIONS);
             try (Workload workload = new Workload(kafka.address(), etcd.address(), 200, 43);

@@ -4,12 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.testing.EtcdNodeExtension;
+import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,6 +33,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -50,6 +50,10 @@ class EnforcerHostileKeyVerificationIT {
     private static final int KEY_BYTES = 400_000;
     private static final Duration DECIDED_WITHIN = Duration.ofSeconds(120);
 
+    @RegisterExtension
+    static final EtcdNodeExtension etcdNode = new EtcdNodeExtension();
+    @RegisterExtension
+    static final KafkaBrokerExtension kafkaBroker = new KafkaBrokerExtension();
     @TempDir
     static Path dir;
     static Service etcd;
@@ -58,9 +62,9 @@ class EnforcerHostileKeyVerificationIT {
 
     @BeforeAll
     static void start() throws Exception {
-        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
-        etcd = EtcdNode.start(dir.resolve("etcd"));
-        kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
+        Path log4j2 = kafkaBroker.log4j2();
+        etcd = etcdNode.service();
+        kafka = kafkaBroker.service();
         enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(), Map.of("input.topic", "hk-in",
                 "accepted.topic", "hk-ok", "rejected.topic", "hk-dlq", "application.id", "hk-enforcer",
                 "topics.create.enable", "true", "topics.create.partitions", "1", EtcdSettings.ENDPOINTS, etcd.address(),
@@ -74,10 +78,8 @@ class EnforcerHostileKeyVerificationIT {
             java.nio.file.Files.readAllLines(enforcer.process().log()).stream().filter(line -> line.contains("etcd") || line.contains("ERROR"))
                     .limit(20).forEach(line -> System.out.println(line.length() > 400 ? line.substring(0, 400) + "..." : line));
         }
-        for (Service service : new Service[] {enforcer, kafka, etcd}) {
-            if (service != null) {
-                service.close();
-            }
+        if (enforcer != null) {
+            enforcer.close();
         }
     }
 

@@ -3,12 +3,11 @@ package dev.fencedwrites.enforcer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,6 +36,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -51,6 +51,8 @@ class EnforcerOversizedRecordIT {
     private static final int HUGE = 2 * 1024 * 1024;
     private static final Duration DECIDED_WITHIN = Duration.ofSeconds(90);
 
+    @RegisterExtension
+    static final KafkaBrokerExtension kafkaBroker = new KafkaBrokerExtension();
     @TempDir
     static Path dir;
     static Path log4j2;
@@ -60,8 +62,8 @@ class EnforcerOversizedRecordIT {
 
     @BeforeAll
     static void start() throws Exception {
-        log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
-        kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
+        log4j2 = kafkaBroker.log4j2();
+        kafka = kafkaBroker.service();
         enforcer = EnforcerProcess.start(dir.resolve("enforcer-big"), log4j2, kafka.address(), Map.of("input.topic", "big-in",
                 "accepted.topic", "big-ok", "rejected.topic", "big-dlq", "application.id", "big-enforcer",
                 "topics.create.enable", "true", "topics.create.partitions", "1"));
@@ -71,9 +73,6 @@ class EnforcerOversizedRecordIT {
     static void stop() {
         if (enforcer != null) {
             enforcer.close();
-        }
-        if (kafka != null) {
-            kafka.close();
         }
     }
 

@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.fencedwrites.localstack.internal.Await;
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.EtcdNode;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.Await;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.Log4j2Config;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.RejectionReason;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
@@ -40,7 +40,7 @@ class EnforcerScaleOutIT {
 
     @Test
     void survivorTakesOverWithoutRegressingAnyDecisionAndEitherInstanceAnswersForEveryKey() throws Exception {
-        Path log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
+        Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
         try (Service etcd = EtcdNode.start(dir.resolve("etcd")); Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
             Workload.createTopics(kafka.address(), PARTITIONS);
             Map<String, String> settings = EnforcerCrashIT.verifying(EnforcerCrashIT.FAST_FAILOVER, etcd);

@@ -4,14 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.localstack.internal.EnforcerProcess;
-import dev.fencedwrites.localstack.internal.FreePorts;
-import dev.fencedwrites.localstack.internal.Http;
-import dev.fencedwrites.localstack.internal.KafkaBroker;
-import dev.fencedwrites.localstack.internal.PropertiesFiles;
-import dev.fencedwrites.localstack.internal.Service;
+import dev.fencedwrites.services.EnforcerProcess;
+import dev.fencedwrites.services.FreePorts;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.services.Service;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.NewTopics;
+import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,10 +34,10 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -47,22 +46,17 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class EnforcerStartupIT {
+    @RegisterExtension
+    static final KafkaBrokerExtension kafkaBroker = new KafkaBrokerExtension();
     @TempDir
     static Path dir;
     static Path log4j2;
     static Service kafka;
 
     @BeforeAll
-    static void startKafka() throws Exception {
-        log4j2 = PropertiesFiles.log4j2(dir.resolve("log4j2.properties"), "INFO");
-        kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2);
-    }
-
-    @AfterAll
-    static void stopKafka() {
-        if (kafka != null) {
-            kafka.close();
-        }
+    static void connectKafka() {
+        log4j2 = kafkaBroker.log4j2();
+        kafka = kafkaBroker.service();
     }
 
     @Test

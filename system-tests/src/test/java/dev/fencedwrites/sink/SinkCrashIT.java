@@ -3,6 +3,7 @@ package dev.fencedwrites.sink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.contract.Decision;
 import dev.fencedwrites.contract.Fence;
@@ -54,14 +55,15 @@ class SinkCrashIT {
     private static final Logger LOG = LoggerFactory.getLogger(SinkCrashIT.class);
     private static final int RECORDS = 50_000;
     private static final int KEYS = 300;
-    private static final String GROUP = "connect-" + LocalStack.SINK_CONNECTOR;
+    private static final String GROUP = "connect-" + BillingConnectors.SINK_CONNECTOR;
 
     @TempDir
     Path dir;
 
     @Test
     void afterAKillMidLoadTheTableEqualsTheRuleAppliedToTheTopicAndNoFenceEverDecreased() throws Exception {
-        try (LocalStack stack = LocalStack.start(dir, false, line -> LOG.info("[stack] {}", line))) {
+        try (LocalStack stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
+                .progress(line -> LOG.info("[stack] {}", line)).start()) {
             installAudit(stack);
             Map<String, Expected> model = new HashMap<>();
             Generator generator = new Generator(new Random(20261129));
@@ -165,7 +167,7 @@ class SinkCrashIT {
                     + " IF NEW.fence_token < OLD.fence_token OR (NEW.fence_token = OLD.fence_token AND NEW.fence_seq < OLD.fence_seq) THEN"
                     + " INSERT INTO fence_audit VALUES (OLD.resource_key, OLD.fence_token, OLD.fence_seq, NEW.fence_token, NEW.fence_seq);"
                     + " END IF; RETURN NEW; END $$");
-            statement.execute("CREATE TRIGGER fence_audit BEFORE UPDATE ON " + LocalStack.TABLE
+            statement.execute("CREATE TRIGGER fence_audit BEFORE UPDATE ON " + BillingConnectors.TABLE
                     + " FOR EACH ROW EXECUTE FUNCTION fence_must_not_decrease()");
         }
     }
@@ -181,7 +183,7 @@ class SinkCrashIT {
     private static Map<String, Expected> readTable(LocalStack stack) throws SQLException {
         Map<String, Expected> table = new HashMap<>();
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl()); Statement statement = connection.createStatement();
-             ResultSet rows = statement.executeQuery("SELECT resource_key, fence_token, fence_seq, amount_minor, deleted FROM " + LocalStack.TABLE
+             ResultSet rows = statement.executeQuery("SELECT resource_key, fence_token, fence_seq, amount_minor, deleted FROM " + BillingConnectors.TABLE
                      + " WHERE resource_key LIKE 'crash-%'")) {
             while (rows.next()) {
                 long seq = rows.getLong(3);

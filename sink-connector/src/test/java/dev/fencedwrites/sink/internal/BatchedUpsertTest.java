@@ -7,8 +7,7 @@ import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.testing.BillingSummary;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
+import dev.fencedwrites.testing.PostgresExtension;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -21,9 +20,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -32,17 +30,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * statements, each record's outcome read back, order within a key kept.
  */
 class BatchedUpsertTest {
-    private static EmbeddedPostgres postgres;
-
-    @BeforeAll
-    static void startPostgres() throws IOException {
-        postgres = EmbeddedPostgres.start();
-    }
-
-    @AfterAll
-    static void stopPostgres() throws IOException {
-        postgres.close();
-    }
+    @RegisterExtension
+    static final PostgresExtension postgres = new PostgresExtension();
 
     /**
      * 500 records over 50 keys, 100 of them stale, interleaved at random with each key's records in
@@ -213,7 +202,7 @@ class BatchedUpsertTest {
     }
 
     private static Connection connect(boolean reWriteBatchedInserts) throws SQLException {
-        Connection connection = DriverManager.getConnection(postgres.getJdbcUrl("postgres", "postgres") + "&reWriteBatchedInserts=" + reWriteBatchedInserts);
+        Connection connection = DriverManager.getConnection(postgres.jdbcUrl() + "&reWriteBatchedInserts=" + reWriteBatchedInserts);
         connection.setAutoCommit(false);
         return connection;
     }

@@ -4,8 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.contract.Fence;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
+import dev.fencedwrites.testing.PostgresExtension;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -23,9 +22,8 @@ import org.apache.kafka.connect.data.SchemaBuilder;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.data.Timestamp;
 import org.apache.kafka.connect.errors.DataException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@link ColumnMapping} and {@link TableStructure}'s create, evolve and check (through {@link RecordTable}) on real PostgreSQL, for record schemas of every kind. */
 class GenericMappingTest {
@@ -45,17 +43,8 @@ class GenericMappingTest {
             .field("shipTo", ADDRESS)
             .build();
 
-    private static EmbeddedPostgres postgres;
-
-    @BeforeAll
-    static void startPostgres() throws IOException {
-        postgres = EmbeddedPostgres.start();
-    }
-
-    @AfterAll
-    static void stopPostgres() throws IOException {
-        postgres.close();
-    }
+    @RegisterExtension
+    static final PostgresExtension postgres = new PostgresExtension();
 
     @Test
     void columnsFollowTheDocumentedRule() {
@@ -160,7 +149,7 @@ class GenericMappingTest {
     }
 
     private static Connection connect() throws SQLException {
-        Connection connection = DriverManager.getConnection(postgres.getJdbcUrl("postgres", "postgres"));
+        Connection connection = DriverManager.getConnection(postgres.jdbcUrl());
         connection.setAutoCommit(false);
         return connection;
     }

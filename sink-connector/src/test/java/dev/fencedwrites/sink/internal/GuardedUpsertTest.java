@@ -8,8 +8,7 @@ import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.testing.BillingSummary;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
+import dev.fencedwrites.testing.PostgresExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,11 +17,10 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.util.List;
 import java.time.OffsetDateTime;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -37,23 +35,14 @@ class GuardedUpsertTest {
     private static final BillingSummary STORED = summary(100, "worker-a", "2026-11-30T10:00:00.123Z");
     private static final BillingSummary INCOMING = summary(200, "worker-b", "2026-11-30T11:00:00.456Z");
 
-    private static EmbeddedPostgres postgres;
+    @RegisterExtension
+    static final PostgresExtension postgres = new PostgresExtension();
     private final RecordTable guarded = new RecordTable(TABLE, true, true, true);
     private Connection connection;
 
-    @BeforeAll
-    static void startPostgres() throws IOException {
-        postgres = EmbeddedPostgres.start();
-    }
-
-    @AfterAll
-    static void stopPostgres() throws IOException {
-        postgres.close();
-    }
-
     @BeforeEach
     void emptyTable() throws SQLException {
-        connection = postgres.getPostgresDatabase().getConnection();
+        connection = postgres.dataSource().getConnection();
         connection.setAutoCommit(true);
         guarded.prepare(connection, BillingStructs.SCHEMA);
         try (Statement statement = connection.createStatement()) {

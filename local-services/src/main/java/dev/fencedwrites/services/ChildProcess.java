@@ -1,0 +1,142 @@
+package dev.fencedwrites.services;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/** A service running as a child process, its stdout and stderr going to a log file. */
+public final class ChildProcess implements AutoCloseable {
+    private final String name;
+    private final Process process;
+    private final Path log;
+
+    private ChildProcess(String name, Process process, Path log) {
+        this.name = name;
+        this.process = process;
+        this.log = log;
+    }
+
+    /**
+     * Starts {@code command} in {@code workDir}, appending its output to {@code log}.
+     *
+     * @throws IllegalStateException if the program cannot be started
+     */
+    public static ChildProcess start(String name, List<String> command, Path workDir, Path log, Map<String, String> env) {
+        ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        builder.environment().putAll(env);
+        try {
+            return new ChildProcess(name, builder.start(), log);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot start " + name + " (" + command.get(0) + "): " + e.getMessage(), e);
+        }
+    }
+
+    /** Runs {@code command} to completion; fails with the log's tail unless it exits 0 within {@code timeout}. */
+    public static void run(String name, List<String> command, Path workDir, Path log, Duration timeout) throws InterruptedException {
+        try (ChildProcess child = start(name, command, workDir, log, Map.of())) {
+            if (!child.process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException(name + " did not finish within " + timeout.toSeconds() + " s" + child.tail());
+            }
+            if (child.process.exitValue() != 0) {
+                throw new IllegalStateException(name + " failed with exit code " + child.process.exitValue() + child.tail());
+            }
+        }
+    }
+
+    /**
+     * Waits until {@code check} passes and returns the ready service; on failure stops the process
+     * and rethrows, so a service that never became ready does not linger.
+     */
+    public Service awaitReady(String address, Duration timeout, Callable<Boolean> check) throws InterruptedException {
+        try {
+            Await.until(name + " at " + address, timeout, this, check);
+        } catch (InterruptedException | RuntimeException e) {
+            close();
+            throw e;
+        }
+        return new Service(this, address);
+    }
+
+    /** The name given at start, used in logs and error messages. */
+    public String name() {
+        return name;
+    }
+
+    /** The operating system's process id. */
+    public long pid() {
+        return process.pid();
+    }
+
+    /** Whether the process is still running. */
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** The file its stdout and stderr are appended to. */
+    public Path log() {
+        return log;
+    }
+
+    /** Sends a signal by name (e.g. {@code STOP}, {@code CONT}, {@code KILL}) with {@code kill(1)}. */
+    public void signal(String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).inheritIO().start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run kill: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while signalling " + name, e);
+        }
+    }
+
+    /** Waits for the process to exit; returns its exit code, or -1 if it is still running after {@code timeout}. */
+    public int waitFor(Duration timeout) throws InterruptedException {
+        return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS) ? process.exitValue() : -1;
+    }
+
+    /** The last lines of the log, prefixed for an error message. */
+    public String tail() {
+        try {
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            List<String> last = lines.subList(Math.max(0, lines.size() - 25), lines.size());
+            return "\n--- last lines of " + log + " ---\n" + String.join("\n", last);
+        } catch (IOException e) {
+            return " (log " + log + " unreadable: " + e.getMessage() + ")";
+        }
+    }
+
+    /** SIGTERM, then SIGKILL if it has not exited within 20 s. */
+    @Override
+    public void close() {
+        terminate(process.toHandle(), Duration.ofSeconds(20));
+    }
+
+    /** Sends {@code process} SIGTERM and, if it has not exited within {@code grace}, SIGKILL. */
+    public static void terminate(ProcessHandle process, Duration grace) {
+        if (!process.isAlive()) {
+            return;
+        }
+        process.destroy();
+        try {
+            process.onExit().get(grace.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            process.destroyForcibly();
+            process.onExit().completeOnTimeout(process, 10, TimeUnit.SECONDS).join();
+        }
+    }
+}

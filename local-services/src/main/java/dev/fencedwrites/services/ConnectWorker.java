@@ -1,0 +1,114 @@
+package dev.fencedwrites.services;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A Kafka Connect standalone worker as a child JVM, loading connector plugins from
+ * {@code plugin.path} with {@code plugin.discovery=service_load}. Keys are strings, values and
+ * headers raw bytes, so records reach the sink and the dead-letter topic byte for byte.
+ */
+public final class ConnectWorker {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private ConnectWorker() {
+    }
+
+    /**
+     * The Prometheus JMX exporter java agent for the worker: its jar, its rules file and the
+     * loopback port it serves {@code /metrics} on.
+     */
+    public record MetricsAgent(Path jar, Path rules, int port) {
+        /** {@code http://127.0.0.1:PORT/metrics}. */
+        public String url() {
+            return "http://127.0.0.1:" + port + "/metrics";
+        }
+
+        String jvmArgument() {
+            for (Path file : List.of(jar, rules)) {
+                if (!Files.isRegularFile(file)) {
+                    throw new IllegalStateException("JMX exporter file " + file + " not found; run the build (mvn package) first");
+                }
+            }
+            return "-javaagent:" + jar + "=127.0.0.1:" + port + ":" + rules;
+        }
+    }
+
+    /**
+     * Starts the worker with {@code connectors} (name → connector config) and waits (up to 150 s) until its
+     * REST API answers and every connector's tasks are RUNNING.
+     *
+     * @param pluginPath a directory whose sub-directories are plugins
+     * @param metrics    the JMX exporter agent to run in the worker, or {@code null} for none
+     * @return the service; its address is the REST URL
+     * @throws IllegalStateException if the plugin directory is missing, a connector's task FAILED (with its trace),
+     *                               or the worker exits or is not ready in time (with its log's tail)
+     */
+    public static Service start(Path dir, Path log4j2, String bootstrap, Path pluginPath, Map<String, Map<String, String>> connectors,
+            MetricsAgent metrics) throws Exception {
+        Files.createDirectories(dir);
+        if (!Files.isDirectory(pluginPath)) {
+            throw new IllegalStateException("Connect plugin directory " + pluginPath + " not found; run the build (mvn package) first");
+        }
+        int port = FreePorts.pick();
+        String url = "http://127.0.0.1:" + port;
+        Map<String, String> worker = new LinkedHashMap<>();
+        worker.put("bootstrap.servers", bootstrap);
+        worker.put("key.converter", "org.apache.kafka.connect.storage.StringConverter");
+        worker.put("value.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+        worker.put("header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+        worker.put("offset.storage.file.filename", dir.resolve("connect.offsets").toString());
+        worker.put("offset.flush.interval.ms", "1000");
+        worker.put("listeners", url);
+        worker.put("plugin.path", pluginPath.toString());
+        worker.put("plugin.discovery", "service_load");
+        worker.put("consumer.auto.offset.reset", "earliest");
+        // Sinks read only what the enforcer committed.
+        worker.put("consumer.isolation.level", "read_committed");
+        List<String> args = new ArrayList<>();
+        args.add(PropertiesFiles.write(dir.resolve("worker.properties"), worker).toString());
+        for (Map.Entry<String, Map<String, String>> connector : connectors.entrySet()) {
+            Map<String, String> config = new LinkedHashMap<>(connector.getValue());
+            config.put("name", connector.getKey());
+            args.add(PropertiesFiles.write(dir.resolve(connector.getKey() + ".properties"), config).toString());
+        }
+        ChildProcess process = ChildProcess.start("connect", Jvm.command(
+                metrics == null ? List.of("-Xmx512m") : List.of("-Xmx512m", metrics.jvmArgument()), log4j2,
+                "org.apache.kafka.connect.cli.ConnectStandalone", args), dir, dir.resolve("connect.log"), Map.of());
+        return process.awaitReady(url, Duration.ofSeconds(150), () -> {
+            if (!Http.ok(url + "/")) {
+                return false;
+            }
+            for (String name : connectors.keySet()) {
+                if (!running(url, name)) {
+                    return false;
+                }
+            }
+            return true;
+        });
+    }
+
+    private static boolean running(String url, String name) throws Exception {
+        HttpResponse<String> response = Http.get(url + "/connectors/" + name + "/status");
+        if (response.statusCode() != 200) {
+            return false;
+        }
+        JsonNode status = JSON.readTree(response.body());
+        JsonNode tasks = status.path("tasks");
+        for (JsonNode task : tasks) {
+            if ("FAILED".equals(task.path("state").asText())) {
+                throw new Await.GiveUp("connector " + name + " task failed: " + task.path("trace").asText());
+            }
+        }
+        return tasks.size() > 0 && "RUNNING".equals(tasks.get(0).path("state").asText());
+    }
+
+}

@@ -1,0 +1,43 @@
+package dev.fencedwrites.services;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The fence enforcer ({@code FenceEnforcerApp}) as a child JVM, ready when {@code /health} says RUNNING. */
+public final class EnforcerProcess {
+    static final String MAIN_CLASS = "dev.fencedwrites.enforcer.FenceEnforcerApp";
+
+    private EnforcerProcess() {
+    }
+
+    /** Starts the enforcer; the service's address is its HTTP base URL. */
+    public static Service start(Path dir, Path log4j2, String bootstrap) throws Exception {
+        return start(dir, log4j2, bootstrap, Map.of());
+    }
+
+    /**
+     * Starts the enforcer with {@code overrides} on top of the local defaults (e.g.
+     * {@code streams.session.timeout.ms}); restarting with the same {@code dir} reuses its state directory.
+     */
+    public static Service start(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides) throws Exception {
+        Files.createDirectories(dir);
+        int port = FreePorts.pick();
+        Map<String, String> config = new LinkedHashMap<>();
+        config.put("bootstrap.servers", bootstrap);
+        config.put("state.dir", dir.resolve("state").toString());
+        config.put("http.host", "127.0.0.1");
+        config.put("http.port", Integer.toString(port));
+        config.put("streams.commit.interval.ms", "100");
+        config.putAll(overrides);
+        Path file = PropertiesFiles.write(dir.resolve("enforcer.properties"), config);
+        ChildProcess process = ChildProcess.start("enforcer", Jvm.command(List.of("-Xmx512m"), log4j2, MAIN_CLASS,
+                List.of("--config", file.toString())), dir, dir.resolve("enforcer.log"), Map.of());
+        String url = "http://127.0.0.1:" + port;
+        return process.awaitReady(url, Duration.ofSeconds(120), () -> Http.ok(url + "/health"));
+    }
+
+}

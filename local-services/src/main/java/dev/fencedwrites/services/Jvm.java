@@ -1,0 +1,47 @@
+package dev.fencedwrites.services;
+
+import java.io.File;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Command lines for child JVMs that run with this JVM's class path. */
+public final class Jvm {
+    private Jvm() {
+    }
+
+    /** The java launcher of the running JVM. */
+    public static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /** This JVM's class path with every entry made absolute, since children run in other directories. */
+    public static String classPath() {
+        StringBuilder path = new StringBuilder();
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            if (!entry.isEmpty()) {
+                path.append(path.length() == 0 ? "" : File.pathSeparator).append(Path.of(entry).toAbsolutePath());
+            }
+        }
+        return path.toString();
+    }
+
+    /**
+     * {@code java <jvmArgs> -cp <this class path> -Dlog4j2.configurationFile=<log4j2> <mainClass> <args>}.
+     *
+     * @param log4j2 a log4j2 properties file for the child, or {@code null}
+     */
+    public static List<String> command(List<String> jvmArgs, Path log4j2, String mainClass, List<String> args) {
+        List<String> command = new ArrayList<>();
+        command.add(java());
+        command.addAll(jvmArgs);
+        command.add("-cp");
+        command.add(classPath());
+        if (log4j2 != null) {
+            command.add("-Dlog4j2.configurationFile=" + log4j2);
+        }
+        command.add(mainClass);
+        command.addAll(args);
+        return command;
+    }
+}

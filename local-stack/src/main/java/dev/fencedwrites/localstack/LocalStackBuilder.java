@@ -1,0 +1,57 @@
+package dev.fencedwrites.localstack;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/** What a {@link LocalStack} starts: see {@link LocalStack#builder(Path)}. */
+public final class LocalStackBuilder {
+    private final Path dir;
+    private final List<Connector> connectors = new ArrayList<>();
+    private Consumer<String> progress = line -> { };
+
+    LocalStackBuilder(Path dir) {
+        this.dir = Objects.requireNonNull(dir, "dir");
+    }
+
+    /** Also runs connector {@code name} with the configuration {@code config} builds (see {@link Connector}). */
+    public LocalStackBuilder connector(String name, Function<LocalStack, Map<String, String>> config) {
+        return connector(new Connector(name, config));
+    }
+
+    /** Also runs {@code connector}. */
+    public LocalStackBuilder connector(Connector connector) {
+        connectors.add(Objects.requireNonNull(connector, "connector"));
+        return this;
+    }
+
+    /** Also runs every connector of {@code set}, in order. */
+    public LocalStackBuilder connectors(List<Connector> set) {
+        set.forEach(this::connector);
+        return this;
+    }
+
+    /** Receives one line per step (default: none). */
+    public LocalStackBuilder progress(Consumer<String> progress) {
+        this.progress = Objects.requireNonNull(progress, "progress");
+        return this;
+    }
+
+    /**
+     * Starts every service and returns once all are ready (the Connect worker once every connector's tasks run).
+     *
+     * @throws IllegalArgumentException if two connectors have the same name
+     * @throws Exception                if a service fails to start; those already started are stopped
+     */
+    public LocalStack start() throws Exception {
+        if (connectors.stream().map(Connector::name).distinct().count() != connectors.size()) {
+            throw new IllegalArgumentException("connector names must be distinct, got "
+                    + connectors.stream().map(Connector::name).toList());
+        }
+        return LocalStack.start(dir, List.copyOf(connectors), progress);
+    }
+}

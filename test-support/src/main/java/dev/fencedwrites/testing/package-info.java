@@ -1,0 +1,12 @@
+/**
+ * Test fixtures, used by every module at test scope only.
+ *
+ * <p>Real services as JUnit 5 extensions over local-services ({@code dev.fencedwrites.services}), registered with
+ * {@code @RegisterExtension} on a static field (one service per test class) or an instance field (one per test):
+ * {@link dev.fencedwrites.testing.EtcdNodeExtension}, {@link dev.fencedwrites.testing.EtcdClusterExtension},
+ * {@link dev.fencedwrites.testing.KafkaBrokerExtension}, {@link dev.fencedwrites.testing.PostgresExtension},
+ * {@link dev.fencedwrites.testing.SchemaRegistryExtension} and {@link dev.fencedwrites.testing.ConnectWorkerExtension}.
+ * Also the sample Avro record {@code BillingSummary} (generated from {@code src/main/avro}) and the one
+ * {@code log4j2-test.properties} on every test class path.
+ */
+package dev.fencedwrites.testing;
