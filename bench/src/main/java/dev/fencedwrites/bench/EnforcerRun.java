@@ -5,7 +5,6 @@ import dev.fencedwrites.bench.EnforcerBench.Throughput;
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
 import dev.fencedwrites.enforcer.TokenVerifier;
-import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -83,7 +82,7 @@ final class EnforcerRun {
         BenchKafka.createTopics(admin, outputs.toArray(String[]::new));
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify);
-        TokenVerifier verifier = verify ? new EtcdTokenVerifier(config.tokenVerification().orElseThrow(), config.tokenVerificationOptions(), meters) : null;
+        TokenVerifier verifier = verify ? TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters) : null;
         KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs, meters, verifier), streamsProperties(config));
         AtomicReference<Throwable> failure = watchFailures(streams);
         try {

@@ -1,8 +1,8 @@
 package dev.fencedwrites.contract;
 
 /**
- * The decision rule, the same in the enforcer and in the sink (source: {@code shared/DESIGN.md},
- * "Decision rule"). Per key the store holds the highest accepted (token, seq):
+ * The decision rule, the same in the enforcer and in the sink (source: the README,
+ * "The decision rule"). Per key the store holds the highest accepted (token, seq):
  *
  * <table>
  *   <caption>incoming vs stored</caption>

@@ -3,7 +3,7 @@ package dev.fencedwrites.contract;
 /**
  * Why a record was not accepted. Written to the {@code fence.rejected.reason} header and used as
  * the {@code reason} tag of the fenced-writes counters. Source: the decision rule in
- * {@code shared/DESIGN.md}.
+ * the README, "The decision rule" and "Reasons the sink adds".
  */
 public enum RejectionReason {
     /** The record's token is lower than the key's stored fence: the writer's lease was superseded. */

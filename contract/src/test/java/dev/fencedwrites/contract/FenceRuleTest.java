@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The decision rule of {@code shared/DESIGN.md}, one table row per rule row. Fences are written {@code token} or {@code token.seq}. */
+/** The decision rule of the README ("The decision rule"), one table row per rule row. Fences are written {@code token} or {@code token.seq}. */
 class FenceRuleTest {
 
     @ParameterizedTest(name = "{0}: stored {1}, incoming {2} -> {3}")

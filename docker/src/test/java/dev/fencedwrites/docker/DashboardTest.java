@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
+import dev.fencedwrites.enforcer.FenceEnforcerConfig;
+import dev.fencedwrites.enforcer.FenceEnforcerTopology;
+import dev.fencedwrites.enforcer.TokenVerifier;
+import dev.fencedwrites.etcd.EtcdSettings;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Files;
@@ -21,6 +24,7 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.apache.kafka.streams.StreamsConfig;
 
 /**
  * Checks the Grafana dashboard and its provisioning: every panel queries the provisioned Prometheus
@@ -241,12 +245,13 @@ class DashboardTest {
 
     private static PrometheusMeterRegistry enforcerRegistry() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        new EnforcerMetrics(registry);
-        // The verifier registers its meters when built; it connects to etcd only when asked (never here).
-        new dev.fencedwrites.enforcer.internal.EtcdTokenVerifier(dev.fencedwrites.etcd.EtcdSettings.builder(List.of("http://127.0.0.1:1")).build(),
-                new dev.fencedwrites.enforcer.internal.EtcdTokenVerifier.Options(dev.fencedwrites.enforcer.internal.EtcdTokenVerifier.CompactedPolicy.REJECT,
-                        java.time.Duration.ofMillis(100), java.time.Duration.ofSeconds(1), 10), registry).close();
-        return registry;
+        // The topology registers the enforcer's meters; the verifier registers its own when built and
+        // connects to etcd only when asked (never here).
+        FenceEnforcerTopology.build("in", "accepted", "rejected", 1, registry);
+        FenceEnforcerConfig config = new FenceEnforcerConfig(Map.of(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1"));
+        try (TokenVerifier verifier = TokenVerifier.etcd(EtcdSettings.builder(List.of("http://127.0.0.1:1")).build(), config, registry)) {
+            return registry;
+        }
     }
 
     private static PrometheusMeterRegistry producerRegistry() {

@@ -1,6 +1,9 @@
 package dev.fencedwrites.enforcer;
 
 import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
+import dev.fencedwrites.etcd.EtcdSettings;
+import io.micrometer.core.instrument.MeterRegistry;
 
 /**
  * Checks a fencing token with the lock service before the enforcer accepts it (issue 14), like
@@ -43,4 +46,20 @@ public interface TokenVerifier extends AutoCloseable {
     /** Releases the connection; a call waiting for the lock service throws. */
     @Override
     void close();
+
+    /**
+     * The verifier the enforcer runs: one range read of etcd's history per new (key, token, lease),
+     * answers cached, with the compacted-revision policy, retry backoff and cache size of
+     * {@code config} ({@code token.verification.*}). Its meters ({@code fence_token_verifications_total}
+     * and the rest, README "Verified tokens") are registered in {@code meters}. Close it to release
+     * its etcd client.
+     *
+     * @param etcd   where and how to reach etcd (endpoints, auth, TLS, lock prefix)
+     * @param config the enforcer's settings; only {@code token.verification.*} is read here
+     * @param meters where the verifier's meters go
+     * @throws IllegalArgumentException when {@code etcd} cannot make a client (a TLS file that cannot be read)
+     */
+    static TokenVerifier etcd(EtcdSettings etcd, FenceEnforcerConfig config, MeterRegistry meters) {
+        return new EtcdTokenVerifier(etcd, config.tokenVerificationOptions(), meters);
+    }
 }

@@ -1,6 +1,7 @@
 package dev.fencedwrites.producer;
 
-import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
+import dev.fencedwrites.enforcer.FenceEnforcerConfig;
+import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.contract.RejectionReason;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -19,6 +20,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.streams.StreamsConfig;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -113,8 +116,9 @@ class EtcdSecurityIT {
      */
     private static void assertVerifies(EtcdSettings.Builder settings, FencingLease lease) {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        try (EtcdTokenVerifier verifier = new EtcdTokenVerifier(settings.build(), new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT,
-                Duration.ofMillis(50), Duration.ofMillis(500), 10), meters)) {
+        FenceEnforcerConfig config = new FenceEnforcerConfig(Map.of(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1",
+                FenceEnforcerConfig.TOKEN_VERIFICATION_COMPACTED_POLICY, "reject"));
+        try (TokenVerifier verifier = TokenVerifier.etcd(settings.build(), config, meters)) {
             byte[] key = lease.resource().getBytes(StandardCharsets.UTF_8);
             assertThat(verifier.verify(key, lease.token(), lease.leaseId()).verified()).isTrue();
             assertThat(verifier.verify(key, lease.token(), lease.leaseId() + 1).rejection()).isEqualTo(RejectionReason.LOCK_NOT_HELD);
