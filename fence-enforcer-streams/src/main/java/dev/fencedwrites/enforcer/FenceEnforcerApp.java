@@ -60,58 +60,93 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             System.err.println("fence-enforcer: invalid configuration: " + e.getMessage());
             return 2;
         }
-        TopicCheck.Topics topics;
-        try {
-            topics = TopicCheck.prepare(config, Duration.ofSeconds(60));
-        } catch (IllegalStateException e) {
-            System.err.println("fence-enforcer: " + e.getMessage());
-            return 2;
-        }
         Properties streamsProperties = config.streamsProperties();
-        // The producer should send the largest record the output topics take, unless told otherwise.
-        if (!streamsProperties.containsKey(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG))
-                && !streamsProperties.containsKey(ProducerConfig.MAX_REQUEST_SIZE_CONFIG)) {
-            streamsProperties.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
-                    Math.max(topics.largestOutput(), TopicCheck.DEFAULT_MAX_REQUEST_SIZE));
-        }
         FenceEnforcerTopology.Limits limits;
         try {
-            limits = topics.limits(streamsProperties);
+            limits = limits(config, streamsProperties);
         } catch (IllegalStateException e) {
             System.err.println("fence-enforcer: " + e.getMessage());
             return 2;
         }
-        LOG.info("largest records written: accepted {} B, rejected {} B, fence changelog {} B (max.message.bytes capped by max.request.size)",
-                limits.acceptedMaxBytes(), limits.rejectedMaxBytes(), limits.storeMaxBytes());
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        // Issue 13: a record Kafka still refuses is logged, counted and replaced by a reference
-        // record on the rejected topic (at_least_once), or stops the thread loudly (see the handler).
-        streamsProperties.putIfAbsent(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, FenceProductionExceptionHandler.class.getName());
-        streamsProperties.put(FenceProductionExceptionHandler.REJECTED_TOPIC_CONFIG, config.rejectedTopic());
-        streamsProperties.put(FenceProductionExceptionHandler.METER_REGISTRY_CONFIG, registry);
+        handleProductionErrors(config, streamsProperties, registry);
         // The HTTP server binds first so that application.server can name its real port (http.port=0 picks one).
         EnforcerHttpServer http = new EnforcerHttpServer(config.getString(FenceEnforcerConfig.HTTP_HOST),
                 config.getInt(FenceEnforcerConfig.HTTP_PORT), registry);
         HostInfo self = config.advertisedServer(http.port());
         streamsProperties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
-        EtcdTokenVerifier verifier = null;
+        TokenVerifier tokens;
+        try {
+            tokens = verifier(config, registry);
+        } catch (IllegalArgumentException e) {
+            System.err.println("fence-enforcer: token verification: " + e.getMessage());
+            http.close();
+            return 2;
+        }
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry, tokens), streamsProperties);
+        CountDownLatch stopped = watch(streams);
+        KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
+        streamsMetrics.bindTo(registry);
+        http.attach(streams, self);
+        Runtime.getRuntime().addShutdownHook(shutdownHook(streams, http, tokens));
+        http.start();
+        LOG.info("fence enforcer: {} -> {} / {} (winning markers -> {}), HTTP on port {}, advertised as {}", config.inputTopic(),
+                config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse("nowhere"), http.port(), self);
+        streams.start();
+        stopped.await();
+        streamsMetrics.close();
+        return streams.state() == KafkaStreams.State.ERROR ? 1 : 0;
+    }
+
+    /**
+     * Checks (or creates) the topics and returns the size limits of what the enforcer writes; sets the
+     * producer's {@code max.request.size} to the largest record the output topics take, unless set.
+     *
+     * @throws IllegalStateException when a topic is missing, too narrow or its size limits cannot be read
+     */
+    private static FenceEnforcerTopology.Limits limits(FenceEnforcerConfig config, Properties streamsProperties) throws Exception {
+        TopicCheck.Topics topics = TopicCheck.prepare(config, Duration.ofSeconds(60));
+        if (!streamsProperties.containsKey(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG))
+                && !streamsProperties.containsKey(ProducerConfig.MAX_REQUEST_SIZE_CONFIG)) {
+            streamsProperties.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
+                    Math.max(topics.largestOutput(), TopicCheck.DEFAULT_MAX_REQUEST_SIZE));
+        }
+        FenceEnforcerTopology.Limits limits = topics.limits(streamsProperties);
+        LOG.info("largest records written: accepted {} B, rejected {} B, fence changelog {} B (max.message.bytes capped by max.request.size)",
+                limits.acceptedMaxBytes(), limits.rejectedMaxBytes(), limits.storeMaxBytes());
+        return limits;
+    }
+
+    /**
+     * Issue 13: a record Kafka still refuses is logged, counted and replaced by a reference record on
+     * the rejected topic (at_least_once), or stops the thread loudly (see the handler).
+     */
+    private static void handleProductionErrors(FenceEnforcerConfig config, Properties streamsProperties, PrometheusMeterRegistry registry) {
+        streamsProperties.putIfAbsent(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, FenceProductionExceptionHandler.class.getName());
+        streamsProperties.put(FenceProductionExceptionHandler.REJECTED_TOPIC_CONFIG, config.rejectedTopic());
+        streamsProperties.put(FenceProductionExceptionHandler.METER_REGISTRY_CONFIG, registry);
+    }
+
+    /**
+     * The token verifier when {@code etcd.endpoints} is set (issue 14), else {@code null} with a warning.
+     *
+     * @throws IllegalArgumentException when the etcd settings cannot make a client
+     */
+    private static TokenVerifier verifier(FenceEnforcerConfig config, PrometheusMeterRegistry registry) {
         Optional<EtcdSettings> etcd = config.tokenVerification();
-        if (etcd.isPresent()) {
-            try {
-                verifier = new EtcdTokenVerifier(etcd.get(), config.tokenVerificationOptions(), registry);
-            } catch (IllegalArgumentException e) {
-                System.err.println("fence-enforcer: token verification: " + e.getMessage());
-                http.close();
-                return 2;
-            }
-            LOG.info("fencing tokens that raise a fence are verified against etcd {} (lock prefix {}, compacted revisions: {}); {}", etcd.get().endpoints(),
-                    etcd.get().lockPrefix(), config.getString(FenceEnforcerConfig.TOKEN_VERIFICATION_COMPACTED_POLICY), verifier.probe(etcd.get()));
-        } else {
+        if (etcd.isEmpty()) {
             LOG.warn("token verification is off: any positive fence.token is believed, so one forged or mistaken token can block a key for good "
                     + "(set {} to turn it on)", EtcdSettings.ENDPOINTS);
+            return null;
         }
-        TokenVerifier tokens = verifier;
-        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry, tokens), streamsProperties);
+        EtcdTokenVerifier verifier = new EtcdTokenVerifier(etcd.get(), config.tokenVerificationOptions(), registry);
+        LOG.info("fencing tokens that raise a fence are verified against etcd {} (lock prefix {}, compacted revisions: {}); {}", etcd.get().endpoints(),
+                etcd.get().lockPrefix(), config.getString(FenceEnforcerConfig.TOKEN_VERIFICATION_COMPACTED_POLICY), verifier.probe(etcd.get()));
+        return verifier;
+    }
+
+    /** Logs state changes; the latch opens when the instance stops (NOT_RUNNING or ERROR). */
+    private static CountDownLatch watch(KafkaStreams streams) {
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((newState, oldState) -> {
             LOG.info("Kafka Streams state {} -> {}", oldState, newState);
@@ -125,10 +160,11 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             LOG.error("unexpected error in a stream thread; shutting this instance down", e);
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
-        KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
-        streamsMetrics.bindTo(registry);
-        http.attach(streams, self);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        return stopped;
+    }
+
+    private static Thread shutdownHook(KafkaStreams streams, EnforcerHttpServer http, TokenVerifier tokens) {
+        return new Thread(() -> {
             LOG.info("shutting down (at most {} s)", SHUTDOWN_TIMEOUT.toSeconds());
             if (tokens != null) {
                 // A stream thread waiting for etcd stops waiting (its record is decided again by whoever owns the task next).
@@ -137,13 +173,6 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             // Leave the group so the other instances take over now, not after the session timeout.
             streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP).withTimeout(SHUTDOWN_TIMEOUT));
             http.close();
-        }, "enforcer-shutdown"));
-        http.start();
-        LOG.info("fence enforcer: {} -> {} / {} (winning markers -> {}), HTTP on port {}, advertised as {}", config.inputTopic(),
-                config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse("nowhere"), http.port(), self);
-        streams.start();
-        stopped.await();
-        streamsMetrics.close();
-        return streams.state() == KafkaStreams.State.ERROR ? 1 : 0;
+        }, "enforcer-shutdown");
     }
 }

@@ -2,7 +2,6 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.enforcer.ReferenceModel.Kind;
 import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
 import dev.fencedwrites.enforcer.TaskSimulation.Output;
 import dev.fencedwrites.contract.FenceHeaders;

@@ -1,7 +1,6 @@
 package dev.fencedwrites.sink;
 
 import dev.fencedwrites.contract.Redaction;
-import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.sink.internal.TableName;
 import java.time.Duration;
 import java.util.Arrays;

@@ -6,7 +6,6 @@ import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.SchemaRegistryClient;
-import dev.fencedwrites.avro.connect.RegistryErrors;
 import io.apicurio.registry.utils.converter.avro.AvroData;
 import io.apicurio.registry.utils.converter.avro.AvroDataConfig;
 import java.util.Map;
