@@ -219,8 +219,8 @@ class ComposeStackTest {
     }
 
     @Test
-    void theReadmesNameEveryServiceAndPort() {
-        String dockerReadme = StackFiles.text(DIR.resolve("README.md"));
+    void theComposeGuideAndTheReadmeNameEveryServiceAndPort() {
+        String dockerReadme = StackFiles.text(DIR.resolve("COMPOSE.md"));
         String mainReadme = StackFiles.text(ROOT.resolve("README.md"));
         Matcher section = Pattern.compile("(?ms)^## Docker\\b.*?(?=^## )").matcher(mainReadme);
         assertThat(section.find()).as("a '## Docker' section in README.md").isTrue();
