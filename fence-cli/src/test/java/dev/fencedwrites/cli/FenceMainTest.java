@@ -44,13 +44,14 @@ class FenceMainTest {
         assertThat(run.out().strip()).isEqualTo("fenced-writes " + pomVersion);
     }
 
+    // A case whose refusal is missing must not start anything long (an accepted `up` would start a whole stack): hence inspect.
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "nope | fence: Unmatched argument at index 0: 'nope'",
         "--nope | fence: Unknown option: '--nope'",
         "demo --ttl-seconds x | fence demo: Invalid value for option '--ttl-seconds'",
-        "up --bootstrap 127.0.0.1:9092 | fence up: Unknown options: '--bootstrap'",
-        "--bootstrap 127.0.0.1:9092 up | fence up: --bootstrap does not apply to fence up",
+        "inspect customer-7 --bootstrap 127.0.0.1:9092 | fence inspect: Unknown options: '--bootstrap'",
+        "--bootstrap 127.0.0.1:9092 inspect customer-7 | fence inspect: --bootstrap does not apply to fence inspect",
         "--etcd http://127.0.0.1:2379 rejected | fence rejected: --etcd does not apply to fence rejected",
         "inspect | fence inspect: Missing required parameter: 'KEY'",
         "consume --since | fence consume: Missing required parameter for option '--since'"})
