@@ -49,11 +49,7 @@ public final class BillingScenario {
     private final Timeline timeline;
     private final long ttlSeconds;
 
-    /**
-     * The scenario on {@code stack}, narrated on {@code timeline}.
-     *
-     * @param ttlSeconds the workers' lease TTL in seconds
-     */
+    /** The scenario on {@code stack}, narrated on {@code timeline}; {@code ttlSeconds} is the workers' lease TTL in seconds. */
     public BillingScenario(LocalStack stack, Timeline timeline, long ttlSeconds) {
         this.stack = stack;
         this.timeline = timeline;
