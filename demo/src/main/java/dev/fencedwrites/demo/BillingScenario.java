@@ -50,14 +50,15 @@ public final class BillingScenario {
     private final Timeline timeline;
     private final long ttlSeconds;
 
-    BillingScenario(LocalStack stack, Timeline timeline, long ttlSeconds) {
+    /** The scenario on {@code stack}, narrated on {@code timeline}; {@code ttlSeconds} is the workers' lease TTL in seconds. */
+    public BillingScenario(LocalStack stack, Timeline timeline, long ttlSeconds) {
         this.stack = stack;
         this.timeline = timeline;
         this.ttlSeconds = ttlSeconds;
     }
 
     /** Runs the demo's scenario: B writes before A resumes. */
-    ScenarioResult run() throws Exception {
+    public ScenarioResult run() throws Exception {
         return run(false);
     }
 

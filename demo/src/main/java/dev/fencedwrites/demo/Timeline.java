@@ -3,11 +3,12 @@ package dev.fencedwrites.demo;
 import java.io.PrintStream;
 
 /** Prints timestamped demo lines: {@code [ 2.3s] actor     what happened}. */
-final class Timeline {
+public final class Timeline {
     private final PrintStream out;
     private final long startNanos = System.nanoTime();
 
-    Timeline(PrintStream out) {
+    /** Lines go to {@code out}, timed from now. */
+    public Timeline(PrintStream out) {
         this.out = out;
     }
 
@@ -16,7 +17,8 @@ final class Timeline {
         out.flush();
     }
 
-    void line(String text) {
+    /** Prints {@code text} as it is. */
+    public void line(String text) {
         out.println(text);
         out.flush();
     }

@@ -48,9 +48,6 @@ import org.apache.kafka.clients.admin.NewTopic;
  * <p>Service logs are in {@link #dir()}, one folder per service.
  */
 public final class LocalStack implements AutoCloseable {
-    /** @deprecated the billing table is the demo's, not the stack's: use {@link BillingConnectors#TABLE}. */
-    @Deprecated
-    public static final String TABLE = BillingConnectors.TABLE;
     /** Partitions of the input, accepted, rejected and markers topics. */
     public static final int PARTITIONS = 3;
 

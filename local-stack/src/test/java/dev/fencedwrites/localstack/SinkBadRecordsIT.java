@@ -6,6 +6,15 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.localstack.SinkProbe.DeadLetter;
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.testing.BillingSummary;
+import java.time.Instant;
+import java.util.Properties;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import java.nio.charset.StandardCharsets;
@@ -202,5 +211,87 @@ class SinkBadRecordsIT {
         record.put("lineItems", lineItems);
         record.put("computedBy", computedBy);
         return record;
+    }
+
+    private static final String SINK = "connector=\"" + BillingConnectors.SINK_CONNECTOR + "\"";
+
+    /**
+     * Two records straight onto the accepted topic (around the enforcer, as a misrouted producer
+     * would): the sink writes the first and fences the stale second itself, and its Prometheus
+     * series on the Connect worker count exactly that (moved from FenceUpIT, which now tests {@code fence up} in fence-cli).
+     */
+    @Test
+    void sinkMetricsCountWhatTheSinkDid() throws Exception {
+        Map<String, String> env = stack.env();
+        assertThat(scrape(env, "fence_sink_rows_written_total{" + SINK + ",task=\"0\"}")).isZero();
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.get("KAFKA_BOOTSTRAP"));
+        AvroSerializer<BillingSummary> values = new AvroSerializer<>(new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)), false);
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+            for (long token : new long[] {9, 3}) {
+                BillingSummary summary = new BillingSummary("metrics-probe", "2026-11", 100 * token, "EUR", 1, Instant.now(), "fence-up-it");
+                ProducerRecord<String, byte[]> record = new ProducerRecord<>(FenceTopics.ACCEPTED, "metrics-probe", values.serialize(FenceTopics.ACCEPTED, summary));
+                record.headers().add(FenceHeaders.TOKEN, FenceHeaders.encode(token)).add(FenceHeaders.SEQ, FenceHeaders.encode(1));
+                producer.send(record).get(30, TimeUnit.SECONDS);
+            }
+        }
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            assertThat(scrape(env, "fence_sink_rows_written_total{" + SINK + ",task=\"0\"}")).isEqualTo(1.0);
+            assertThat(scrape(env, "fence_sink_records_fenced_total{" + SINK + ",reason=\"STALE_TOKEN\",task=\"0\"}")).isEqualTo(1.0);
+        });
+        assertThat(scrape(env, "fence_sink_records_fenced_total{" + SINK + ",reason=\"DUPLICATE\",task=\"0\"}")).isZero();
+    }
+
+    /**
+     * Issue 13: a user-defined Avro type whose field names are SQL keywords, on a topic named
+     * {@code order}, through a second connector created on the stack's Connect worker with
+     * {@code table.name=${topic}}: the rows land in table "order" with the right values (a stale write
+     * beside them is fenced), and the task stays RUNNING.
+     */
+    @Test
+    void keywordNamesLandInAKeywordTable() throws Exception {
+        Map<String, String> env = stack.env();
+        org.apache.avro.Schema keywords = new org.apache.avro.Schema.Parser().parse("""
+                {"type": "record", "name": "KeywordOrder", "namespace": "dev.fencedwrites.it", "fields": [
+                  {"name": "order", "type": "string"}, {"name": "user", "type": "string"}, {"name": "group", "type": ["null", "string"]},
+                  {"name": "offset", "type": "long"}, {"name": "limit", "type": "int"}, {"name": "from", "type": "string"},
+                  {"name": "select", "type": "boolean"}, {"name": "whereTo", "type": "string"}]}""");
+        SinkProbe probe = new SinkProbe(env.get("KAFKA_BOOTSTRAP"), env.get("CONNECT_URL"), env.get("POSTGRES_URL"), env.get("SCHEMA_REGISTRY_URL"));
+        probe.createTopics("order", "order-dlq");
+        probe.createSink("order-sink", "order", "order-dlq", Map.of());
+        AvroSerializer<org.apache.avro.generic.GenericRecord> values = new AvroSerializer<>(
+                new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)), false);
+        try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
+            Object[][] rows = {{"o-1", "first", 9L}, {"o-2", "second", 9L}, {"o-1", "stale", 3L}};
+            for (Object[] row : rows) {
+                org.apache.avro.generic.GenericRecord value = new org.apache.avro.generic.GenericData.Record(keywords);
+                value.put("order", row[1]);
+                value.put("user", "user-" + row[1]);
+                value.put("group", "g");
+                value.put("offset", 40L);
+                value.put("limit", 5);
+                value.put("from", "warehouse");
+                value.put("select", true);
+                value.put("whereTo", "dock");
+                probe.send(producer, "order", ((String) row[0]).getBytes(java.nio.charset.StandardCharsets.UTF_8), values.serialize("order", value),
+                        FenceHeaders.TOKEN, row[2].toString(), FenceHeaders.SEQ, "1");
+            }
+        }
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            assertThat(probe.rows("SELECT resource_key, \"order\", \"user\", \"group\", \"offset\", \"limit\", \"from\", \"select\"::text, where_to,"
+                    + " fence_token FROM \"order\" ORDER BY 1"))
+                    .containsExactly("o-1|first|user-first|g|40|5|warehouse|true|dock|9", "o-2|second|user-second|g|40|5|warehouse|true|dock|9");
+            assertThat(probe.deadLetters("order-dlq")).extracting(SinkProbe.DeadLetter::reason).containsExactly("STALE_TOKEN");
+        });
+        assertThat(probe.taskState("order-sink")).isEqualTo("RUNNING");
+    }
+
+    /** The value of one series (labels in the exporter's order, sorted by name) on the Connect worker's Prometheus endpoint; fails if it is not there. */
+    private static double scrape(Map<String, String> env, String series) throws Exception {
+        String body = Http.get(env.get("CONNECT_METRICS_URL")).body();
+        return body.lines().filter(line -> line.startsWith(series + " ")).findFirst()
+                .map(line -> Double.parseDouble(line.substring(series.length() + 1).trim()))
+                .orElseThrow(() -> new AssertionError("no series " + series + " on " + env.get("CONNECT_METRICS_URL") + "; fence_sink lines: "
+                        + body.lines().filter(l -> l.startsWith("fence_sink")).toList()));
     }
 }

@@ -1,4 +1,4 @@
-package dev.fencedwrites.demo;
+package dev.fencedwrites.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -11,11 +11,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The class path {@code ./fence} runs with ({@code demo/target/classes} and the packaged
+ * The class path {@code ./fence} runs with ({@code fence-cli/target/classes} and the packaged
  * {@code target/classpath.txt}, runtime scope) must hold every main class that {@code ./fence}
  * and the stack's child JVMs start, linked and initialized. The integration tests run on the test
  * class path, so without this a dependency that exists only there (a test-scoped override of a
@@ -24,11 +26,28 @@ import org.junit.jupiter.params.provider.ValueSource;
 class FenceClasspathIT {
     @ParameterizedTest
     @ValueSource(strings = {
-        "dev.fencedwrites.demo.DemoMain", "dev.fencedwrites.demo.BillingWorker", "dev.fencedwrites.localstack.LocalStackMain",
-        "dev.fencedwrites.demo.RejectedCommand", "dev.fencedwrites.demo.ConsumeCommand", "dev.fencedwrites.demo.ProduceCommand",
-        "dev.fencedwrites.demo.InspectCommand",
+        "dev.fencedwrites.cli.FenceMain", "dev.fencedwrites.demo.BillingWorker",
         "dev.fencedwrites.enforcer.FenceEnforcerApp", "org.apache.kafka.connect.cli.ConnectStandalone", "kafka.Kafka", "kafka.tools.StorageTool"})
     void everyMainClassLinksOnTheRuntimeClassPath(String mainClass) throws Exception {
+        try (URLClassLoader runtime = runtimeClassPath()) {
+            assertThatCode(() -> {
+                Class<?> main = Class.forName(mainClass, true, runtime);
+                main.getMethod("main", String[].class);
+            }).as("%s on ./fence's class path", mainClass).doesNotThrowAnyException();
+        }
+    }
+
+    @Test
+    void everySubcommandOfFenceMainIsBuiltOnTheRuntimeClassPath() throws Exception {
+        try (URLClassLoader runtime = runtimeClassPath()) {
+            Object line = Class.forName("dev.fencedwrites.cli.FenceMain", true, runtime).getMethod("commandLine").invoke(null);
+            Object subcommands = line.getClass().getMethod("getSubcommands").invoke(line);
+            assertThat(((Map<?, ?>) subcommands).keySet().stream().map(String::valueOf).toList()).as("fence's subcommands, instantiated from ./fence's class path")
+                    .containsExactlyInAnyOrder("demo", "up", "enforcer", "rejected", "consume", "produce", "inspect", "help");
+        }
+    }
+
+    private static URLClassLoader runtimeClassPath() throws Exception {
         Path target = Path.of("target");
         Path classpathFile = target.resolve("classpath.txt");
         assertThat(classpathFile).as("written by the package phase").exists();
@@ -37,11 +56,6 @@ class FenceClasspathIT {
         for (String entry : Files.readString(classpathFile, StandardCharsets.UTF_8).trim().split(File.pathSeparator)) {
             urls.add(Path.of(entry).toUri().toURL());
         }
-        try (URLClassLoader runtime = new URLClassLoader(urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader())) {
-            assertThatCode(() -> {
-                Class<?> main = Class.forName(mainClass, true, runtime);
-                main.getMethod("main", String[].class);
-            }).as("%s on ./fence's class path", mainClass).doesNotThrowAnyException();
-        }
+        return new URLClassLoader(urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader());
     }
 }

@@ -1,4 +1,4 @@
-package dev.fencedwrites.demo;
+package dev.fencedwrites.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,7 +8,7 @@ import picocli.CommandLine;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** Wrong options and arguments: one line naming the problem, exit status 1, no usage dump; no service is needed to get there. */
+/** Wrong options and arguments: one line naming the problem, exit status 2 (issue 15: one usage-error code), no usage dump; no service is needed. */
 class CliTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
@@ -16,21 +16,15 @@ class CliTest {
         "produce | customer-7 --amount abc | Invalid value for option '--amount': 'abc' is not a long",
         "inspect | customer-7 --nope | Unknown option: '--nope'",
         "rejected | --since | Missing required parameter for option '--since'",
-        "consume | extra | Unmatched argument at index 0: 'extra'"})
-    void aParameterErrorIsOneLineAndExitOne(String command, String args, String message) {
-        Object target = switch (command) {
-            case "produce" -> new ProduceCommand();
-            case "inspect" -> new InspectCommand();
-            case "rejected" -> new RejectedCommand();
-            default -> new ConsumeCommand();
-        };
+        "consume | extra | Unmatched argument at index 1: 'extra'"})
+    void aParameterErrorIsOneLineAndExitTwo(String command, String args, String message) {
         StringWriter err = new StringWriter();
-        CommandLine line = Cli.commandLine("fence " + command, target);
+        CommandLine line = FenceMain.commandLine();
         line.setErr(new PrintWriter(err));
 
-        int exit = line.execute(args.split(" "));
+        int exit = line.execute((command + " " + args).split(" "));
 
-        assertThat(exit).isEqualTo(1);
+        assertThat(exit).isEqualTo(2);
         assertThat(err.toString().strip()).doesNotContain("\n")
                 .startsWith("fence " + command + ": " + message).endsWith("(see ./fence " + command + " --help)");
     }

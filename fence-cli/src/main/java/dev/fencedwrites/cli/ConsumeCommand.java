@@ -1,4 +1,4 @@
-package dev.fencedwrites.demo;
+package dev.fencedwrites.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -15,15 +15,15 @@ import java.util.concurrent.Callable;
 import org.apache.avro.generic.GenericData;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code ./fence consume}: the accepted topic decoded to JSON, one record per line. */
-@Command(name = "fence consume", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
+/** {@code fence consume}: the accepted topic decoded to JSON, one record per line. */
+@Command(name = "consume", header = "Print the accepted topic decoded to JSON, one record per line.", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
         description = {"Reads the accepted topic (what the enforcer let through) and prints one JSON object per record:",
                 "time, key, partition, offset, its fence token and seq, and the value decoded from Avro (null for a delete).", ""},
         footer = {"", "Examples:",
@@ -36,8 +36,6 @@ import picocli.CommandLine.Spec;
 public final class ConsumeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    @Option(names = "--schema-registry", paramLabel = "URL", description = "Schema registry URL (default: SCHEMA_REGISTRY_URL from the environment or the env file).")
-    String registry;
     @Option(names = "--topic", defaultValue = FenceTopics.ACCEPTED, description = "The topic to read (default: ${DEFAULT-VALUE}).")
     String topic;
 
@@ -45,15 +43,13 @@ public final class ConsumeCommand implements Callable<Integer> {
     ReaderOptions reader;
     @Spec
     CommandSpec spec;
-
-    public static void main(String[] args) {
-        System.exit(Cli.commandLine("fence consume", new ConsumeCommand()).execute(args));
-    }
+    @ParentCommand
+    FenceMain fence;
 
     @Override
     public Integer call() {
-        return reader.print("fence consume", topic, spec, err -> {
-            String registryUrl = reader.setting("SCHEMA_REGISTRY_URL", "--schema-registry", registry, err);
+        return reader.print("fence consume", topic, fence.stack(), spec, err -> {
+            String registryUrl = fence.stack().schemaRegistry(reader.follow, err);
             AvroDeserializer<Object> values = new AvroDeserializer<>(new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), null);
             return record -> json(record, values);
         });

@@ -1,4 +1,4 @@
-package dev.fencedwrites.demo;
+package dev.fencedwrites.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

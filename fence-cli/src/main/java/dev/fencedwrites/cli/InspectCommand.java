@@ -1,8 +1,9 @@
-package dev.fencedwrites.demo;
+package dev.fencedwrites.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.contract.Fence;
 import java.io.IOException;
@@ -22,18 +23,18 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code ./fence inspect KEY}: the key's fence in the enforcer's state store beside its row in the
+ * {@code fence inspect KEY}: the key's fence in the enforcer's state store beside its row in the
  * sink's table, and what the difference means.
  */
-@Command(name = "fence inspect", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "inspect", header = "The key's fence in the enforcer's state store beside its row in PostgreSQL.", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
         description = {"Shows one key's fence as the enforcer holds it (its state store, asked through GET /fences/KEY on any instance)",
                 "beside the key's row in the sink's table (fence_token, fence_seq, deleted, updated_at and the data columns), and says",
                 "whether the two are in step.", ""},
@@ -51,7 +52,7 @@ public final class InspectCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "KEY", description = "The record key, e.g. customer-42.")
     String key;
-    @Option(names = "--table", defaultValue = LocalStack.TABLE, description = "The sink's table (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--table", defaultValue = BillingConnectors.TABLE, description = "The sink's table (default: ${DEFAULT-VALUE}).")
     String table;
     @Option(names = "--json", description = "One JSON object instead of text.")
     boolean json;
@@ -59,10 +60,10 @@ public final class InspectCommand implements Callable<Integer> {
     String enforcerUrl;
     @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "The sink's database (default: POSTGRES_URL from the environment or the env file).")
     String postgresUrl;
-    @picocli.CommandLine.Mixin
-    EnvFileOption env;
     @Spec
     CommandSpec spec;
+    @ParentCommand
+    FenceMain fence;
 
     /** The enforcer's answer: its fence for the key ({@code null}: none) and the instance that served it. */
     record EnforcerView(Fence fence, String servedBy) {
@@ -70,10 +71,6 @@ public final class InspectCommand implements Callable<Integer> {
 
     /** The key's row: its fence ({@code null}: no row), whether it is a delete, and the whole row as JSON. */
     record RowView(Fence fence, boolean deleted, ObjectNode row) {
-    }
-
-    public static void main(String[] args) {
-        System.exit(Cli.commandLine("fence inspect", new InspectCommand()).execute(args));
     }
 
     @Override
@@ -84,8 +81,8 @@ public final class InspectCommand implements Callable<Integer> {
             if (!TABLE_NAME.matcher(table).matches()) {
                 throw new IllegalArgumentException("--table '" + table + "' is not a plain table name");
             }
-            String enforcer = env.setting("ENFORCER_URL", "--enforcer", enforcerUrl, false, err);
-            String postgres = env.setting("POSTGRES_URL", "--postgres", postgresUrl, false, err);
+            String enforcer = fence.stack().setting("ENFORCER_URL", "--enforcer", enforcerUrl, false, err);
+            String postgres = fence.stack().setting("POSTGRES_URL", "--postgres", postgresUrl, false, err);
             EnforcerView enforced = askEnforcer(enforcer, key);
             RowView stored = readRow(postgres, table, key);
             String verdict = verdict(enforced.fence(), stored.fence());

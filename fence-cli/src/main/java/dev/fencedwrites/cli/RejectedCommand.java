@@ -1,4 +1,4 @@
-package dev.fencedwrites.demo;
+package dev.fencedwrites.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.contract.FenceHeaders;
@@ -14,17 +14,17 @@ import java.util.concurrent.Callable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.connect.runtime.errors.DeadLetterQueueReporter;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code ./fence rejected}: what was fenced, one line per record of the rejected topic.
+ * {@code fence rejected}: what was fenced, one line per record of the rejected topic.
  */
-@Command(name = "fence rejected", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "rejected", header = "Print what was fenced: one line per record of the rejected topic.", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
         description = {"Reads the rejected topic and prints one line per fenced record: when, key, its token.seq, the key's fence that refused it,",
                 "the reason, the stage (enforcer or sink), the writer, and where the record came from (topic-partition@offset);",
                 "for a MALFORMED_VALUE, also the error the sink (or Connect) gave.", ""},
@@ -51,14 +51,12 @@ public final class RejectedCommand implements Callable<Integer> {
     ReaderOptions reader;
     @Spec
     CommandSpec spec;
-
-    public static void main(String[] args) {
-        System.exit(Cli.commandLine("fence rejected", new RejectedCommand()).execute(args));
-    }
+    @ParentCommand
+    FenceMain fence;
 
     @Override
     public Integer call() {
-        return reader.print("fence rejected", topic, spec, err -> record -> json ? json(record) : text(record));
+        return reader.print("fence rejected", topic, fence.stack(), spec, err -> record -> json ? json(record) : text(record));
     }
 
     /**

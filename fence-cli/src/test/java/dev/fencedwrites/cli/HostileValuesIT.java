@@ -1,4 +1,4 @@
-package dev.fencedwrites.demo;
+package dev.fencedwrites.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -198,11 +198,11 @@ class HostileValuesIT {
     void fenceConsumePrintsEachHostileValueWithItsErrorAndGoesOn() throws Exception {
         java.io.StringWriter out = new java.io.StringWriter();
         java.io.StringWriter err = new java.io.StringWriter();
-        picocli.CommandLine line = new picocli.CommandLine(new ConsumeCommand());
+        picocli.CommandLine line = FenceMain.commandLine();
         line.setOut(new java.io.PrintWriter(out));
         line.setErr(new java.io.PrintWriter(err));
 
-        int exit = line.execute("--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl());
+        int exit = line.execute("consume", "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl());
 
         assertThat(exit).as(err.toString()).isZero();
         Map<String, JsonNode> byKey = new LinkedHashMap<>();
@@ -228,11 +228,11 @@ class HostileValuesIT {
     void fenceRejectedPrintsEachHostileValueWithItsError() {
         java.io.StringWriter out = new java.io.StringWriter();
         java.io.StringWriter err = new java.io.StringWriter();
-        picocli.CommandLine line = new picocli.CommandLine(new RejectedCommand());
+        picocli.CommandLine line = FenceMain.commandLine();
         line.setOut(new java.io.PrintWriter(out));
         line.setErr(new java.io.PrintWriter(err));
 
-        int exit = line.execute("--bootstrap", stack.kafkaBootstrap());
+        int exit = line.execute("rejected", "--bootstrap", stack.kafkaBootstrap());
 
         assertThat(exit).as(err.toString()).isZero();
         List<String> lines = out.toString().lines().toList();

@@ -1,16 +1,19 @@
-package dev.fencedwrites.demo;
+package dev.fencedwrites.cli;
 
 import dev.fencedwrites.localstack.BillingConnectors;
+import dev.fencedwrites.demo.BillingScenario;
+import dev.fencedwrites.demo.ScenarioResult;
+import dev.fencedwrites.demo.Timeline;
 import dev.fencedwrites.localstack.LocalStack;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 
-/** {@code ./fence demo}: a paused worker's stale write, fenced, on real services. */
-@Command(name = "fence demo", usageHelpWidth = 130, mixinStandardHelpOptions = true,
+/** {@code fence demo}: a paused worker's stale write, fenced, on real services (the scenario is the demo module's {@link BillingScenario}). */
+@Command(name = "demo", header = "Run the billing scenario on a fresh local stack: a paused worker's stale write, fenced.", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = {"Runs the billing scenario on a fresh local stack: worker A takes the lease for customer-42 and is frozen "
                 + "with a real SIGSTOP past its TTL; worker B takes over with a higher fencing token and writes; A resumes and "
                 + "writes its stale summary.",
@@ -22,33 +25,22 @@ import picocli.CommandLine.Option;
                 "  ./fence rejected --follow          in another terminal: the stale write as the enforcer rejects it",
                 "", "While it runs it writes .fence/demo.env (KAFKA_BOOTSTRAP ...), which ./fence rejected, consume, produce and inspect read;",
                 "the file is removed when the demo ends."})
-public final class DemoMain implements Callable<Integer> {
+public final class DemoCommand implements Callable<Integer> {
+    /** Where the demo writes its stack's settings while it runs, unless {@code --env-file} says otherwise. */
+    static final Path DEFAULT_ENV_FILE = Path.of(".fence/demo.env");
+
     @Option(names = "--ttl-seconds", defaultValue = "5", description = "Lease TTL of the workers in seconds (default: ${DEFAULT-VALUE}).")
     long ttlSeconds;
 
     @Option(names = "--dir", paramLabel = "DIR", description = "Data and log directory (default: a new temporary directory).")
     Path dir;
-    @Option(names = "--env-file", paramLabel = "FILE", defaultValue = ".fence/demo.env",
-            description = "Where the demo stack's KEY=value settings go while it runs, for `./fence rejected` (default: ${DEFAULT-VALUE}); removed at the end.")
-    Path envFile;
 
-    /** The stack's settings for `./fence rejected` (which reads this file when `./fence up` is not running). */
-    private void writeEnv(LocalStack stack) throws java.io.IOException {
-        StringBuilder lines = new StringBuilder();
-        stack.env().forEach((key, value) -> lines.append(key).append('=').append(dev.fencedwrites.localstack.LocalStackMain.shellQuoted(value)).append('\n'));
-        Path parent = envFile.toAbsolutePath().getParent();
-        if (parent != null) {
-            Files.createDirectories(parent);
-        }
-        Files.writeString(envFile, lines.toString());
-    }
-
-    public static void main(String[] args) {
-        System.exit(new CommandLine(new DemoMain()).execute(args));
-    }
+    @ParentCommand
+    FenceMain fence;
 
     @Override
     public Integer call() throws Exception {
+        Path envFile = fence.stack().envFileOr(DEFAULT_ENV_FILE);
         Path stackDir = dir != null ? dir : Files.createTempDirectory("fenced-writes-demo-");
         Timeline timeline = new Timeline(System.out);
         timeline.line("fenced-writes demo: can a paused worker overwrite good data?");
@@ -56,7 +48,8 @@ public final class DemoMain implements Callable<Integer> {
         ScenarioResult result;
         try (LocalStack stack = LocalStack.builder(stackDir).connectors(BillingConnectors.set(true))
                 .progress(line -> timeline.line("  " + line)).start()) {
-            writeEnv(stack);
+            // The stack's settings for fence rejected, consume, produce and inspect (read when ./fence up is not running).
+            EnvFile.write(envFile, EnvFile.lines(stack.env()));
             timeline.line("");
             result = new BillingScenario(stack, timeline, ttlSeconds).run();
             timeline.line("");
@@ -74,11 +67,7 @@ public final class DemoMain implements Callable<Integer> {
             System.err.println("  logs: " + stackDir);
             return 1;
         } finally {
-            try {
-                Files.deleteIfExists(envFile);
-            } catch (java.io.IOException e) {
-                // best effort: a stale file names ports nothing listens on
-            }
+            EnvFile.deleteQuietly(envFile);
         }
         timeline.line("");
         if (result.fenced()) {

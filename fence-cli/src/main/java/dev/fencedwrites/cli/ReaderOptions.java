@@ -1,4 +1,4 @@
-package dev.fencedwrites.demo;
+package dev.fencedwrites.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -11,14 +11,10 @@ import picocli.CommandLine.Option;
 
 /** The options the topic-reading operator commands share ({@code ./fence rejected}, {@code ./fence consume}). */
 final class ReaderOptions {
-    @Option(names = "--bootstrap", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers (default: KAFKA_BOOTSTRAP from the environment or the env file).")
-    String bootstrap;
     @Option(names = "--since", paramLabel = "DURATION", description = "Only records newer than this, e.g. 90s, 15m, 2h, 1d (default: from the beginning).")
     String since;
     @Option(names = {"-f", "--follow"}, description = "Keep reading new records until Ctrl-C.")
     boolean follow;
-    @picocli.CommandLine.Mixin
-    EnvFileOption env;
 
     /** Makes the line printer for each record, once the settings are known; may read more settings. */
     @FunctionalInterface
@@ -27,20 +23,20 @@ final class ReaderOptions {
     }
 
     /**
-     * The operator commands' common run: reads {@code topic} with these options and prints one line
-     * per record.
+     * The operator commands' common run: reads {@code topic} with these options and the shared {@code stack} options
+     * ({@code --bootstrap}, {@code --env-file}) and prints one line per record.
      *
      * @return 0 when done (or stopped with Ctrl-C); 1 after printing {@code "<command>: <reason>"} on one line
      */
-    int print(String command, String topic, CommandSpec spec, Printer printer) {
+    int print(String command, String topic, StackOptions stack, CommandSpec spec, Printer printer) {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         try {
             Duration window = since == null ? null : TopicReader.parseDuration("--since", since);
             while (true) {
-                String servers = setting("KAFKA_BOOTSTRAP", "--bootstrap", bootstrap, err);
+                String servers = stack.bootstrap(follow, err);
                 Function<ConsumerRecord<String, byte[]>, String> line = printer.open(err);
-                StackSettings.Source source = follow && bootstrap == null && env.file == null ? StackSettings.Source.current() : null;
+                StackSettings.Source source = follow && stack.bootstrap == null && !stack.hasEnvFile() ? StackSettings.Source.current() : null;
                 boolean stackGone = TopicReader.read(servers, topic, window, follow, record -> out.println(line.apply(record)), out::flush,
                         () -> source == null || source.unchanged());
                 if (!stackGone) {
@@ -55,10 +51,5 @@ final class ReaderOptions {
             err.flush();
             return 1;
         }
-    }
-
-    /** {@code explicit} when given, else the setting from the environment or the stack's env file (see {@link StackSettings}). */
-    String setting(String name, String option, String explicit, PrintWriter err) throws IOException {
-        return env.setting(name, option, explicit, follow, err);
     }
 }

@@ -1,0 +1,45 @@
+package dev.fencedwrites.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code fence enforcer} hands every argument to the enforcer's own main, so its help and exit status are the enforcer's.
+ * Each case runs {@code FenceMain} in a child JVM, since the enforcer's main ends its JVM with {@code System.exit}.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class EnforcerCommandTest {
+    private record Run(int exit, String output) {
+    }
+
+    private static Run fence(String... args) throws Exception {
+        List<String> command = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), FenceMain.class.getName()));
+        command.addAll(List.of(args));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        return new Run(process.waitFor(), output);
+    }
+
+    @Test
+    void helpIsTheEnforcersOwn() throws Exception {
+        Run run = fence("enforcer", "--help");
+
+        assertThat(run.exit()).as(run.output()).isZero();
+        assertThat(run.output()).contains("Usage: fence-enforcer", "--config=FILE");
+    }
+
+    @Test
+    void anUnreadableConfigurationExitsWithTheEnforcersStatusTwo() throws Exception {
+        Run run = fence("enforcer", "--config", "target/no-such-enforcer.properties");
+
+        assertThat(run.exit()).as(run.output()).isEqualTo(2);
+        assertThat(run.output()).contains("fence-enforcer: invalid configuration: cannot read enforcer configuration target/no-such-enforcer.properties");
+    }
+}

@@ -1,0 +1,120 @@
+package dev.fencedwrites.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.w3c.dom.Document;
+import picocli.CommandLine;
+
+/** The one {@code fence} entry point (issue 15): its subcommands, version, shared options and exit codes; no service is needed. */
+class FenceMainTest {
+    private record Run(int exit, String out, String err) {
+    }
+
+    private static Run fence(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine line = FenceMain.commandLine();
+        line.setOut(new PrintWriter(out));
+        line.setErr(new PrintWriter(err));
+        int exit = line.execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--version", "demo --version", "up --version", "enforcer --version", "rejected --version", "consume --version",
+        "produce --version", "inspect --version"})
+    void everyCommandAnswersVersionWithThePomsVersion(String args) throws Exception {
+        Document pom = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(Path.of("pom.xml").toFile());
+        String pomVersion = pom.getElementsByTagName("parent").item(0).getChildNodes().getLength() > 0
+                ? ((org.w3c.dom.Element) pom.getElementsByTagName("parent").item(0)).getElementsByTagName("version").item(0).getTextContent()
+                : null;
+
+        Run run = fence(args.split(" "));
+
+        assertThat(pomVersion).as("fence-cli's pom.xml names its version in <parent>").isNotBlank();
+        assertThat(run.exit()).isZero();
+        assertThat(run.out().strip()).isEqualTo("fenced-writes " + pomVersion);
+    }
+
+    // A case whose refusal is missing must not start anything long (an accepted `up` would start a whole stack): hence inspect.
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "nope | fence: Unmatched argument at index 0: 'nope'",
+        "--nope | fence: Unknown option: '--nope'",
+        "demo --ttl-seconds x | fence demo: Invalid value for option '--ttl-seconds'",
+        "inspect customer-7 --bootstrap 127.0.0.1:9092 | fence inspect: Unknown options: '--bootstrap'",
+        "--bootstrap 127.0.0.1:9092 inspect customer-7 | fence inspect: --bootstrap does not apply to fence inspect",
+        "--etcd http://127.0.0.1:2379 rejected | fence rejected: --etcd does not apply to fence rejected",
+        "inspect | fence inspect: Missing required parameter: 'KEY'",
+        "consume --since | fence consume: Missing required parameter for option '--since'"})
+    void everyUsageErrorIsOneLineAndExitsTwo(String args, String message) {
+        Run run = fence(args.split(" "));
+
+        assertThat(run.exit()).isEqualTo(FenceMain.USAGE_ERROR).isEqualTo(2);
+        assertThat(run.err().strip()).doesNotContain("\n").startsWith(message).endsWith("--help)");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"inspect customer-7 --env-file %s", "--env-file %s inspect customer-7"})
+    void aSharedOptionWorksBeforeOrAfterItsSubcommandAndARuntimeFailureExitsOne(String args) {
+        String missing = Path.of("target", "no-such-stack.env").toString();
+
+        Run run = fence(String.format(args, missing).split(" "));
+
+        assertThat(run.exit()).isEqualTo(1);
+        assertThat(run.err().strip()).isEqualTo("fence inspect: " + missing + " does not exist; start the stack with ./fence up, or pass --enforcer");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"produce customer-7 --bootstrap b:1 --etcd http://e:2 --schema-registry http://r:3 --env-file x.env",
+        "--bootstrap b:1 --etcd http://e:2 --schema-registry http://r:3 --env-file x.env produce customer-7"})
+    void theSharedOptionsLandOnTheRootCommandWhereverTheyAreGiven(String args) {
+        CommandLine line = FenceMain.commandLine();
+
+        line.parseArgs(args.split(" "));
+
+        StackOptions stack = ((FenceMain) line.getCommand()).stack();
+        assertThat(stack.bootstrap).isEqualTo("b:1");
+        assertThat(stack.etcd).isEqualTo("http://e:2");
+        assertThat(stack.registry).isEqualTo("http://r:3");
+        assertThat(stack.envFileOr(null)).isEqualTo(Path.of("x.env"));
+    }
+
+    @Test
+    void theRootHelpListsEverySubcommandAndTheLauncherCommands() {
+        Run run = fence("--help");
+
+        assertThat(run.exit()).isZero();
+        assertThat(run.out()).contains("Usage: fence ", "--env-file", "--bootstrap", "--etcd", "--schema-registry")
+                .containsPattern("(?m)^  demo ").containsPattern("(?m)^  up ").containsPattern("(?m)^  enforcer ")
+                .containsPattern("(?m)^  rejected ").containsPattern("(?m)^  consume ").containsPattern("(?m)^  produce ")
+                .containsPattern("(?m)^  inspect ").containsPattern("(?m)^  test ").containsPattern("(?m)^  bench ");
+    }
+
+    @Test
+    void withoutASubcommandFencePrintsItsUsageAndExitsZero() {
+        Run run = fence();
+
+        assertThat(run.exit()).isZero();
+        assertThat(run.out()).startsWith("Usage: fence ");
+    }
+
+    @Test
+    void upAndDemoWriteTheirEnvFileWhereEnvFileSaysElseTheirOwnDefault() {
+        CommandLine line = FenceMain.commandLine();
+        line.parseArgs("up");
+        assertThat(((FenceMain) line.getCommand()).stack().envFileOr(UpCommand.DEFAULT_ENV_FILE)).isEqualTo(Path.of(".fence/stack.env"));
+
+        CommandLine other = FenceMain.commandLine();
+        other.parseArgs("demo", "--env-file", "mine.env");
+        assertThat(((FenceMain) other.getCommand()).stack().envFileOr(DemoCommand.DEFAULT_ENV_FILE)).isEqualTo(Path.of("mine.env"));
+    }
+}
