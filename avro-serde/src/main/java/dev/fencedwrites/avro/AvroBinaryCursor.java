@@ -60,7 +60,8 @@ final class AvroBinaryCursor {
             throw malformed(what + " length " + length + " is negative", at);
         }
         if (length > end - pos) {
-            throw malformed(what + " of " + length + " bytes, but only " + (end - pos) + " remain (the length lies or the value is truncated)", at);
+            throw malformed(what + " of " + length + " bytes, but only " + (end - pos)
+                    + " remain (the length lies or the value is truncated)", at);
         }
         return (int) length;
     }
@@ -68,7 +69,8 @@ final class AvroBinaryCursor {
     /** Moves past {@code n} bytes; returns where they start. */
     int take(int n, String what) throws MalformedPayload {
         if (n > end - pos) {
-            throw malformed("truncated: the value ends inside a " + what + " (needs " + n + " bytes, " + (end - pos) + " remain)", pos);
+            throw malformed("truncated: the value ends inside a " + what + " (needs " + n + " bytes, " + (end - pos) + " remain)",
+                    pos);
         }
         int at = pos;
         pos += n;

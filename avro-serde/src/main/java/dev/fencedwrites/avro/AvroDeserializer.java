@@ -79,7 +79,8 @@ public class AvroDeserializer<T> implements Deserializer<T> {
         try {
             writer = registry.getById(id);
         } catch (SchemaRegistryException e) {
-            throw new SerializationException("cannot resolve schema id " + id + " of a record on " + topic + ": " + e.getMessage(), e);
+            throw new SerializationException(
+                    "cannot resolve schema id " + id + " of a record on " + topic + ": " + e.getMessage(), e);
         } catch (RuntimeException e) {
             throw new SerializationException("cannot resolve schema id " + id + " of a record on " + topic + ": " + e, e);
         }
@@ -109,8 +110,9 @@ public class AvroDeserializer<T> implements Deserializer<T> {
         if (target == null) {
             Class<?> generated = writer.getType() == Schema.Type.RECORD ? SpecificData.get().getClass(writer) : null;
             if (generated == null) {
-                throw new SerializationException("no generated class " + writer.getFullName() + " on the class path for schema id " + id
-                        + " (" + AvroSerdeConfig.SPECIFIC_AVRO_READER + "=true needs one for every record it reads)");
+                throw new SerializationException(
+                        "no generated class " + writer.getFullName() + " on the class path for schema id " + id
+                                + " (" + AvroSerdeConfig.SPECIFIC_AVRO_READER + "=true needs one for every record it reads)");
             }
             target = SpecificData.get().getSchema(generated);
         }

@@ -96,7 +96,9 @@ final class AvroPayloadCheck {
                 int index = in.readInt("enum index");
                 int symbols = schema.getEnumSymbols().size();
                 if (index < 0 || index >= symbols) {
-                    throw in.malformed("enum index " + index + " is out of range: " + schema.getFullName() + " has " + symbols + " symbols", at);
+                    throw in.malformed(
+                            "enum index " + index + " is out of range: " + schema.getFullName() + " has " + symbols + " symbols",
+                            at);
                 }
             }
             case UNION -> union(schema, depth);
@@ -115,7 +117,8 @@ final class AvroPayloadCheck {
     private void fixed(Schema schema) throws MalformedPayload {
         int size = schema.getFixedSize();
         if (size > in.remaining()) {
-            throw in.malformed("fixed " + schema.getFullName() + " of " + size + " bytes, but only " + in.remaining() + " remain", in.pos());
+            throw in.malformed("fixed " + schema.getFullName() + " of " + size + " bytes, but only " + in.remaining() + " remain",
+                    in.pos());
         }
         LogicalValueCheck.decimal(in, schema.getLogicalType(), in.take(size, "fixed"), size);
     }
@@ -177,7 +180,8 @@ final class AvroPayloadCheck {
             if (empty) {
                 zeroWidthSeen += count;
                 if (zeroWidthSeen > zeroWidthBudget) {
-                    throw in.malformed(zeroWidthSeen + " items that take no bytes (null, empty records, zero-size fixed) in this value: at most "
+                    throw in.malformed(zeroWidthSeen
+                            + " items that take no bytes (null, empty records, zero-size fixed) in this value: at most "
                             + zeroWidthBudget + " (" + ZERO_WIDTH_ALLOWANCE + " plus one per payload byte)", at);
                 }
                 // Every such item is alike; one walk checks its nesting, the rest take no bytes.
@@ -193,7 +197,9 @@ final class AvroPayloadCheck {
                 }
             }
             if (size >= 0 && in.pos() - blockStart != size) {
-                throw in.malformed(kind + " block size says " + size + " bytes, its " + count + " items took " + (in.pos() - blockStart), at);
+                throw in.malformed(
+                        kind + " block size says " + size + " bytes, its " + count + " items took " + (in.pos() - blockStart),
+                        at);
             }
         }
     }

@@ -112,7 +112,10 @@ public class AvroSerializer<T extends GenericContainer> implements Serializer<T>
             }
         } catch (SchemaRegistryException e) {
             throw new SerializationException(e.getMessage()
-                    + (!useLatestVersion && !autoRegister ? " (" + AvroSerdeConfig.AUTO_REGISTER_SCHEMAS + "=false: register it first)" : ""), e);
+                    + (!useLatestVersion && !autoRegister
+                            ? " (" + AvroSerdeConfig.AUTO_REGISTER_SCHEMAS + "=false: register it first)"
+                            : ""),
+                    e);
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream(64);
         out.write(ConfluentWireFormat.MAGIC_BYTE);
@@ -127,7 +130,9 @@ public class AvroSerializer<T extends GenericContainer> implements Serializer<T>
             if (e instanceof SerializationException serialization) {
                 throw serialization;
             }
-            throw new SerializationException("cannot write Avro record of schema " + schema.getFullName() + " for topic " + topic + ": " + e.getMessage(), e);
+            throw new SerializationException(
+                    "cannot write Avro record of schema " + schema.getFullName() + " for topic " + topic + ": " + e.getMessage(),
+                    e);
         }
         return out.toByteArray();
     }
@@ -143,10 +148,13 @@ public class AvroSerializer<T extends GenericContainer> implements Serializer<T>
     }
 
     /** Writes {@code record} in {@code writer} (the subject's latest version), converting by Avro's schema resolution. */
-    private static <T> void writeAs(T record, Schema own, Schema writer, String subject, int id, ByteArrayOutputStream out) throws IOException {
-        SchemaCompatibility.SchemaPairCompatibility compatibility = SchemaCompatibility.checkReaderWriterCompatibility(writer, own);
+    private static <T> void writeAs(T record, Schema own, Schema writer, String subject, int id, ByteArrayOutputStream out)
+            throws IOException {
+        SchemaCompatibility.SchemaPairCompatibility compatibility = SchemaCompatibility.checkReaderWriterCompatibility(writer,
+                own);
         if (compatibility.getType() != SchemaCompatibility.SchemaCompatibilityType.COMPATIBLE) {
-            throw new SerializationException("cannot write a " + own.getFullName() + " record as the latest version of subject '" + subject
+            throw new SerializationException("cannot write a " + own.getFullName() + " record as the latest version of subject '"
+                    + subject
                     + "' (schema id " + id + ", " + AvroSerdeConfig.USE_LATEST_VERSION + "=true): that version cannot read it: "
                     + compatibility.getDescription());
         }

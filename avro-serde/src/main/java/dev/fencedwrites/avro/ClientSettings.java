@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.KeyStoreException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -23,6 +24,7 @@ import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
 
 /**
  * The registry client's settings, parsed and checked from Confluent-named properties (see
@@ -48,8 +50,9 @@ final class ClientSettings {
     final int latestCacheSize;
     final long latestCacheTtlSec;
 
-    private ClientSettings(List<Endpoint> endpoints, SSLContext sslContext, Duration connectTimeout, Duration readTimeout, int maxRetries,
-                           long retriesWaitMs, long retriesMaxWaitMs, int maxSchemasPerSubject, int latestCacheSize, long latestCacheTtlSec) {
+    private ClientSettings(List<Endpoint> endpoints, SSLContext sslContext, Duration connectTimeout, Duration readTimeout,
+            int maxRetries,
+            long retriesWaitMs, long retriesMaxWaitMs, int maxSchemasPerSubject, int latestCacheSize, long latestCacheTtlSec) {
         this.endpoints = List.copyOf(endpoints);
         this.sslContext = sslContext;
         this.connectTimeout = connectTimeout;
@@ -70,23 +73,26 @@ final class ClientSettings {
                     + " (one or more registry base URLs, comma-separated)");
         }
         if (value(configs, BEARER_AUTH_CREDENTIALS_SOURCE) != null) {
-            throw new ConfigException(BEARER_AUTH_CREDENTIALS_SOURCE + " is not supported by the fenced-writes schema registry client;"
-                    + " use HTTP basic auth (" + BASIC_AUTH_CREDENTIALS_SOURCE + "=USER_INFO or URL)");
+            throw new ConfigException(
+                    BEARER_AUTH_CREDENTIALS_SOURCE + " is not supported by the fenced-writes schema registry client;"
+                            + " use HTTP basic auth (" + BASIC_AUTH_CREDENTIALS_SOURCE + "=USER_INFO or URL)");
         }
         String source = string(configs, BASIC_AUTH_CREDENTIALS_SOURCE, "URL").trim().toUpperCase(Locale.ROOT);
         String userInfoHeader = null;
         switch (source) {
-            case "URL" -> { }
+            case "URL" -> {
+            }
             case "USER_INFO" -> {
                 Object info = value(configs, BASIC_AUTH_USER_INFO);
                 if (info == null || info.toString().isEmpty()) {
-                    throw new ConfigException(BASIC_AUTH_CREDENTIALS_SOURCE + "=USER_INFO needs " + BASIC_AUTH_USER_INFO + " (user:password)");
+                    throw new ConfigException(
+                            BASIC_AUTH_CREDENTIALS_SOURCE + "=USER_INFO needs " + BASIC_AUTH_USER_INFO + " (user:password)");
                 }
                 userInfoHeader = basic(info.toString(), BASIC_AUTH_USER_INFO);
             }
             default -> throw new ConfigException(BASIC_AUTH_CREDENTIALS_SOURCE, source,
                     "not supported by the fenced-writes schema registry client; use USER_INFO (with " + BASIC_AUTH_USER_INFO
-                    + "=user:password) or URL (credentials in each URL as https://user:password@host)");
+                            + "=user:password) or URL (credentials in each URL as https://user:password@host)");
         }
         List<Endpoint> endpoints = new ArrayList<>();
         for (String raw : urls.toString().split(",")) {
@@ -106,13 +112,15 @@ final class ClientSettings {
         Duration readTimeout = Duration.ofMillis(value(configs, HTTP_READ_TIMEOUT_MS) != null
                 ? longAtLeast(configs, HTTP_READ_TIMEOUT_MS, 0, 1)
                 : longAtLeast(configs, REQUEST_TIMEOUT_MS, AvroSerdeConfig.DEFAULT_TIMEOUT.toMillis(), 1));
-        Duration connectTimeout = Duration.ofMillis(longAtLeast(configs, HTTP_CONNECT_TIMEOUT_MS, AvroSerdeConfig.DEFAULT_TIMEOUT.toMillis(), 1));
+        Duration connectTimeout = Duration
+                .ofMillis(longAtLeast(configs, HTTP_CONNECT_TIMEOUT_MS, AvroSerdeConfig.DEFAULT_TIMEOUT.toMillis(), 1));
         long wait = longAtLeast(configs, RETRIES_WAIT_MS, 1000, 0);
         long maxWait = longAtLeast(configs, RETRIES_MAX_WAIT_MS, 2000, 0);
         long ttl = longAtLeast(configs, LATEST_CACHE_TTL_SEC, -1, -1);
         return new ClientSettings(endpoints, sslContext(configs), connectTimeout, readTimeout,
                 (int) longAtLeast(configs, MAX_RETRIES, 3, 0), wait, maxWait,
-                (int) longAtLeast(configs, MAX_SCHEMAS_PER_SUBJECT, 1000, 1), (int) longAtLeast(configs, LATEST_CACHE_SIZE, 1000, 1), ttl);
+                (int) longAtLeast(configs, MAX_SCHEMAS_PER_SUBJECT, 1000, 1),
+                (int) longAtLeast(configs, LATEST_CACHE_SIZE, 1000, 1), ttl);
     }
 
     /**
@@ -216,7 +224,8 @@ final class ClientSettings {
         try {
             TrustManagerFactory trust = null;
             if (!blank(trustLocation)) {
-                KeyStore store = load(trustLocation.toString(), SSL_TRUSTSTORE_LOCATION, string(configs, SSL_TRUSTSTORE_TYPE, "JKS"),
+                KeyStore store = load(trustLocation.toString(), SSL_TRUSTSTORE_LOCATION,
+                        string(configs, SSL_TRUSTSTORE_TYPE, "JKS"),
                         password(configs, SSL_TRUSTSTORE_PASSWORD));
                 trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
                 trust.init(store);
@@ -224,13 +233,15 @@ final class ClientSettings {
             KeyManagerFactory keys = null;
             if (!blank(keyLocation)) {
                 char[] storePassword = password(configs, SSL_KEYSTORE_PASSWORD);
-                KeyStore store = load(keyLocation.toString(), SSL_KEYSTORE_LOCATION, string(configs, SSL_KEYSTORE_TYPE, "JKS"), storePassword);
+                KeyStore store = load(keyLocation.toString(), SSL_KEYSTORE_LOCATION, string(configs, SSL_KEYSTORE_TYPE, "JKS"),
+                        storePassword);
                 char[] keyPassword = configs.get(SSL_KEY_PASSWORD) != null ? password(configs, SSL_KEY_PASSWORD) : storePassword;
                 keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
                 try {
                     keys.init(store, keyPassword);
                 } catch (GeneralSecurityException e) {
-                    throw new ConfigException(SSL_KEY_PASSWORD + ": cannot read the private key of " + keyLocation + ": " + e.getMessage());
+                    throw new ConfigException(
+                            SSL_KEY_PASSWORD + ": cannot read the private key of " + keyLocation + ": " + e.getMessage());
                 }
             }
             SSLContext context = SSLContext.getInstance("TLS");
@@ -245,8 +256,9 @@ final class ClientSettings {
         KeyStore store;
         try {
             store = KeyStore.getInstance(type);
-        } catch (java.security.KeyStoreException e) {
-            throw new ConfigException(setting.replace("location", "type"), type, "not a key store type this JVM knows (JKS, PKCS12)");
+        } catch (KeyStoreException e) {
+            throw new ConfigException(setting.replace("location", "type"), type,
+                    "not a key store type this JVM knows (JKS, PKCS12)");
         }
         try (InputStream in = Files.newInputStream(Path.of(location))) {
             store.load(in, password);
@@ -262,7 +274,7 @@ final class ClientSettings {
             return null;
         }
         // Kafka's Password type prints as [hidden]; its value() is the secret.
-        if (value instanceof org.apache.kafka.common.config.types.Password secret) {
+        if (value instanceof Password secret) {
             return secret.value().toCharArray();
         }
         return value.toString().toCharArray();

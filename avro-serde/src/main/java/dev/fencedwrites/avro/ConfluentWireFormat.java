@@ -16,7 +16,8 @@ final class ConfluentWireFormat {
     /** Reads and checks the header, leaving {@code buffer} at the Avro payload; returns the schema id. */
     static int readSchemaId(ByteBuffer buffer) {
         if (buffer.remaining() < HEADER_SIZE) {
-            throw new SerializationException("value of " + buffer.remaining() + " bytes is too short for the Confluent wire format (magic byte + 4-byte schema id)");
+            throw new SerializationException("value of " + buffer.remaining()
+                    + " bytes is too short for the Confluent wire format (magic byte + 4-byte schema id)");
         }
         byte magic = buffer.get();
         if (magic != MAGIC_BYTE) {

@@ -115,7 +115,8 @@ public final class InMemorySchemaRegistryClient implements SchemaRegistryClient 
 
     private void failIfUnreachable() {
         if (unreachable) {
-            throw new SchemaRegistryException("no schema registry URL answered (the in-memory registry is set unreachable)", -1, -1, null);
+            throw new SchemaRegistryException("no schema registry URL answered (the in-memory registry is set unreachable)", -1,
+                    -1, null);
         }
     }
 }

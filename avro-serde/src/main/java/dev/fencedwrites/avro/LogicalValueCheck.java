@@ -24,11 +24,15 @@ final class LogicalValueCheck {
 
     static void longValue(AvroBinaryCursor in, LogicalType logical, long value) throws MalformedPayload {
         if (logical instanceof LogicalTypes.TimeMicros && (value < 0 || value >= DAY_MILLIS * 1_000)) {
-            throw in.malformed("time-micros " + value + " is not a time of day (0 to " + (DAY_MILLIS * 1_000 - 1) + " µs)", in.pos());
+            throw in.malformed("time-micros " + value + " is not a time of day (0 to " + (DAY_MILLIS * 1_000 - 1) + " µs)",
+                    in.pos());
         }
     }
 
-    /** A decimal's unscaled value, big-endian two's complement in {@code length} bytes at {@code at}, must exist and fit its precision. */
+    /**
+     * A decimal's unscaled value, big-endian two's complement in {@code length} bytes at {@code at}, must exist and fit its
+     * precision.
+     */
     static void decimal(AvroBinaryCursor in, LogicalType logical, int at, int length) throws MalformedPayload {
         if (!(logical instanceof LogicalTypes.Decimal decimal)) {
             return;

@@ -54,7 +54,7 @@ final class RegistryTransport {
      */
     JsonNode call(String method, String path, String body, String what, String subject, String version, Integer id) {
         List<ClientSettings.Endpoint> endpoints = settings.endpoints;
-        for (int retry = 0; ; retry++) {
+        for (int retry = 0;; retry++) {
             List<String> failures = new ArrayList<>();
             int lastStatus = -1;
             int lastCode = -1;
@@ -90,12 +90,15 @@ final class RegistryTransport {
                     return json;
                 }
                 int code = json.path("error_code").asInt(-1);
-                throw new SchemaRegistryException("cannot " + what + ": " + describe(status, json, response.body(), subject, version, id)
-                        + " (schema registry at " + endpoint + ")", status, code, null);
+                throw new SchemaRegistryException(
+                        "cannot " + what + ": " + describe(status, json, response.body(), subject, version, id)
+                                + " (schema registry at " + endpoint + ")",
+                        status, code, null);
             }
             if (retry >= settings.maxRetries) {
                 throw new SchemaRegistryException("cannot " + what + ": no schema registry URL answered"
-                        + (settings.maxRetries > 0 ? " after " + (retry + 1) + " tries" : "") + " (" + String.join("; ", failures) + ")",
+                        + (settings.maxRetries > 0 ? " after " + (retry + 1) + " tries" : "") + " (" + String.join("; ", failures)
+                        + ")",
                         lastStatus, lastCode, lastCause);
             }
             try {

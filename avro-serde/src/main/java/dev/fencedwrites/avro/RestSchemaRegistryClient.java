@@ -55,7 +55,8 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
      */
     public RestSchemaRegistryClient(String baseUrl, Duration timeout) {
         this(Map.of(AvroSerdeConfig.SCHEMA_REGISTRY_URL, baseUrl,
-                AvroSerdeConfig.HTTP_CONNECT_TIMEOUT_MS, timeout.toMillis(), AvroSerdeConfig.HTTP_READ_TIMEOUT_MS, timeout.toMillis()));
+                AvroSerdeConfig.HTTP_CONNECT_TIMEOUT_MS, timeout.toMillis(), AvroSerdeConfig.HTTP_READ_TIMEOUT_MS,
+                timeout.toMillis()));
     }
 
     /**
@@ -94,7 +95,10 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         return idUnder(ids, subject, schema, "/subjects/" + encode(subject), "look up", "looking up");
     }
 
-    /** The id of {@code schema} under {@code subject} from {@code ids}, else from a POST to {@code path} (register or look up), remembered both ways. */
+    /**
+     * The id of {@code schema} under {@code subject} from {@code ids}, else from a POST to {@code path} (register or look up),
+     * remembered both ways.
+     */
     private int idUnder(Cache<Schema, Integer> ids, String subject, Schema schema, String path, String verb, String doing) {
         Integer cached = ids.getIfPresent(schema);
         if (cached != null) {
@@ -132,7 +136,8 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         }
         SchemaRegistryException invalid = invalidById.getIfPresent(id);
         if (invalid != null) {
-            throw new SchemaRegistryException(invalid.getMessage(), invalid.httpStatus(), invalid.errorCode(), invalid.getCause());
+            throw new SchemaRegistryException(invalid.getMessage(), invalid.httpStatus(), invalid.errorCode(),
+                    invalid.getCause());
         }
         JsonNode response = transport.call("GET", "/schemas/ids/" + id, null, "fetch schema id " + id, null, null, id);
         Schema schema;
@@ -173,7 +178,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
             inner.cleanUp();
             largest = Math.max(largest, inner.estimatedSize());
         }
-        return new long[] {idsBySubject.estimatedSize(), largest};
+        return new long[]{idsBySubject.estimatedSize(), largest};
     }
 
     private Cache<Schema, Integer> subjectCache(String subject) {
@@ -191,8 +196,10 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     private int requireId(JsonNode response, String what) {
         int id = response.path("id").asInt(-1);
         if (!response.path("id").isInt() || id < 0) {
-            throw new SchemaRegistryException("schema registry at " + transport.currentUrl() + " answered " + what + " without a schema id: "
-                    + response, 200, -1, null);
+            throw new SchemaRegistryException(
+                    "schema registry at " + transport.currentUrl() + " answered " + what + " without a schema id: "
+                            + response,
+                    200, -1, null);
         }
         return id;
     }

@@ -52,10 +52,12 @@ public class SchemaRegistryException extends RuntimeException {
         return switch (errorCode) {
             case SUBJECT_NOT_FOUND -> "subject " + s + " not found";
             case VERSION_NOT_FOUND -> "version " + (version == null ? "?" : version) + " of subject " + s + " not found";
-            case SCHEMA_NOT_FOUND -> id != null ? "schema id " + id + " not found"
+            case SCHEMA_NOT_FOUND -> id != null
+                    ? "schema id " + id + " not found"
                     : "the schema is not registered under subject " + s;
             case INVALID_SCHEMA -> "the registry refused the schema for subject " + s + " as invalid";
-            case INVALID_VERSION -> "version " + (version == null ? "?" : version) + " of subject " + s + " is not a valid version";
+            case INVALID_VERSION ->
+                "version " + (version == null ? "?" : version) + " of subject " + s + " is not a valid version";
             case 50001 -> "the registry's backend store failed";
             case 50002 -> "the registry's operation timed out";
             case 50003 -> "the registry could not forward the request to its leader";
@@ -63,7 +65,8 @@ public class SchemaRegistryException extends RuntimeException {
                 case 409 -> "the schema is incompatible with the versions registered under subject " + s;
                 case 401 -> "the registry refused the credentials (not authenticated; see basic.auth.credentials.source)";
                 case 403 -> "the registry refused access (not authorized)";
-                case 404 -> subject != null ? "not found (subject " + s + (id != null ? ", id " + id : "") + ")"
+                case 404 -> subject != null
+                        ? "not found (subject " + s + (id != null ? ", id " + id : "") + ")"
                         : id != null ? "schema id " + id + " not found" : "not found (is the URL the registry's base URL?)";
                 case 422 -> "the registry refused the request as invalid (subject " + s + ")";
                 default -> httpStatus >= 500 ? "registry server error" : "unexpected answer";

@@ -14,7 +14,9 @@ import org.apache.kafka.common.config.ConfigException;
 public enum SubjectNameStrategy {
     /** {@code <topic>-key} or {@code <topic>-value}: one schema lineage per topic (the default). */
     TOPIC("TopicNameStrategy", "topic"),
-    /** The record's full name, e.g. {@code dev.fencedwrites.testing.BillingSummary}: one lineage per record type, across topics. */
+    /**
+     * The record's full name, e.g. {@code dev.fencedwrites.testing.BillingSummary}: one lineage per record type, across topics.
+     */
     RECORD("RecordNameStrategy", "record"),
     /** {@code <topic>-<record full name>}: one lineage per record type and topic. */
     TOPIC_RECORD("TopicRecordNameStrategy", "topic-record");
@@ -51,8 +53,9 @@ public enum SubjectNameStrategy {
     private String recordName(Schema schema) {
         return switch (schema.getType()) {
             case RECORD, ENUM, FIXED -> schema.getFullName();
-            default -> throw new IllegalArgumentException(confluentClassName() + " needs a named Avro type (record, enum, fixed); got a "
-                    + schema.getType().getName() + " schema");
+            default ->
+                throw new IllegalArgumentException(confluentClassName() + " needs a named Avro type (record, enum, fixed); got a "
+                        + schema.getType().getName() + " schema");
         };
     }
 
@@ -73,7 +76,9 @@ public enum SubjectNameStrategy {
                 return strategy;
             }
         }
-        throw new ConfigException(setting, text, "unknown subject name strategy; supported: topic, record, topic-record, or Confluent's "
-                + TOPIC.confluentClassName() + ", " + RECORD.confluentClassName() + ", " + TOPIC_RECORD.confluentClassName());
+        throw new ConfigException(setting, text,
+                "unknown subject name strategy; supported: topic, record, topic-record, or Confluent's "
+                        + TOPIC.confluentClassName() + ", " + RECORD.confluentClassName() + ", "
+                        + TOPIC_RECORD.confluentClassName());
     }
 }

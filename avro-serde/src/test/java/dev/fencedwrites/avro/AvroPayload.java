@@ -2,6 +2,7 @@ package dev.fencedwrites.avro;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Builds a value in the Confluent wire format byte by byte, so a test can write what no Avro
@@ -41,7 +42,7 @@ final class AvroPayload {
 
     /** An Avro string: its length, then its UTF-8 bytes. */
     AvroPayload string(String text) {
-        byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         varint(bytes.length);
         out.writeBytes(bytes);
         return this;

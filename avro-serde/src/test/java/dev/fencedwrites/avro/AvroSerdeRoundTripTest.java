@@ -68,7 +68,7 @@ class AvroSerdeRoundTripTest {
 
     @Test
     void rejectsValueShorterThanWireFormatHeader() {
-        assertThatThrownBy(() -> specific.deserialize(TOPIC, new byte[] {0, 0, 1}))
+        assertThatThrownBy(() -> specific.deserialize(TOPIC, new byte[]{0, 0, 1}))
                 .isInstanceOf(SerializationException.class)
                 .hasMessageContaining("3 bytes is too short");
     }

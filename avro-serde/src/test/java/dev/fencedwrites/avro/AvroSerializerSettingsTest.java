@@ -24,7 +24,8 @@ class AvroSerializerSettingsTest {
 
     @Test
     void withoutAutoRegisterAnUnregisteredSchemaFailsNamingTheSubject() {
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false, Map.of(AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "false"));
+        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false,
+                Map.of(AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "false"));
 
         assertThatThrownBy(() -> serializer.serialize(TOPIC, summary())).isInstanceOf(SerializationException.class)
                 .hasMessageContaining("'billing-value'").hasMessageContaining("auto.register.schemas=false");
@@ -34,12 +35,14 @@ class AvroSerializerSettingsTest {
     @Test
     void withoutAutoRegisterARegisteredSchemaIsLookedUp() {
         int id = registry.register("billing-value", BillingSummary.getClassSchema());
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false, Map.of(AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false));
+        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false,
+                Map.of(AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false));
 
         byte[] bytes = serializer.serialize(TOPIC, summary());
 
         assertThat(ByteBuffer.wrap(bytes, 1, 4).getInt()).isEqualTo(id);
-        assertThat(new AvroDeserializer<BillingSummary>(registry, BillingSummary.getClassSchema()).deserialize(TOPIC, bytes)).isEqualTo(summary());
+        assertThat(new AvroDeserializer<BillingSummary>(registry, BillingSummary.getClassSchema()).deserialize(TOPIC, bytes))
+                .isEqualTo(summary());
     }
 
     @Test
@@ -66,7 +69,8 @@ class AvroSerializerSettingsTest {
 
     @Test
     void useLatestVersionWritesWithTheLatestSchemaConvertingTheRecord() {
-        Schema v1 = SchemaBuilder.record("Order").namespace("shop").fields().requiredString("id").requiredLong("cents").endRecord();
+        Schema v1 = SchemaBuilder.record("Order").namespace("shop").fields().requiredString("id").requiredLong("cents")
+                .endRecord();
         Schema v2 = SchemaBuilder.record("Order").namespace("shop").fields().requiredLong("cents").requiredString("id")
                 .name("note").type().stringType().stringDefault("none").endRecord();
         registry.register("orders-value", v1);
@@ -90,28 +94,36 @@ class AvroSerializerSettingsTest {
     @Test
     void useLatestVersionRefusesARecordTheLatestVersionCannotRead() {
         Schema own = SchemaBuilder.record("Order").namespace("shop").fields().requiredString("id").endRecord();
-        Schema latest = SchemaBuilder.record("Order").namespace("shop").fields().requiredString("id").requiredLong("cents").endRecord();
+        Schema latest = SchemaBuilder.record("Order").namespace("shop").fields().requiredString("id").requiredLong("cents")
+                .endRecord();
         registry.register("orders-value", latest);
         GenericRecord order = new GenericData.Record(own);
         order.put("id", "o-1");
 
-        assertThatThrownBy(() -> new AvroSerializer<GenericRecord>(registry, false, Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true, AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false))
+        assertThatThrownBy(() -> new AvroSerializer<GenericRecord>(registry, false,
+                Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true, AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false))
                 .serialize("orders", order)).isInstanceOf(SerializationException.class)
                 .hasMessageContaining("latest version of subject 'orders-value'").hasMessageContaining("cents");
     }
 
     @Test
     void useLatestVersionWithoutTheSubjectFailsNamingIt() {
-        assertThatThrownBy(() -> new AvroSerializer<BillingSummary>(registry, false, Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true, AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false))
-                .serialize(TOPIC, summary())).isInstanceOf(SerializationException.class).hasMessageContaining("'billing-value' not found");
+        assertThatThrownBy(() -> new AvroSerializer<BillingSummary>(registry, false,
+                Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true, AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false))
+                .serialize(TOPIC, summary())).isInstanceOf(SerializationException.class)
+                .hasMessageContaining("'billing-value' not found");
     }
 
-    /** As in Confluent's serializer: auto.register.schemas (default true) wins, so use.latest.version alone still registers the record's own schema. */
+    /**
+     * As in Confluent's serializer: auto.register.schemas (default true) wins, so use.latest.version alone still registers the
+     * record's own schema.
+     */
     @Test
     void useLatestVersionAloneStillRegistersTheRecordsOwnSchema() {
         Schema other = SchemaBuilder.record("Other").namespace("shop").fields().requiredString("id").endRecord();
         int otherId = registry.register("billing-value", other);
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false, Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true));
+        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false,
+                Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true));
 
         byte[] bytes = serializer.serialize(TOPIC, summary());
 
@@ -121,9 +133,11 @@ class AvroSerializerSettingsTest {
 
     @Test
     void badSettingsAreConfigErrors() {
-        assertThatThrownBy(() -> new AvroSerializer<BillingSummary>(registry, false, Map.of(AvroSerdeConfig.VALUE_SUBJECT_NAME_STRATEGY, "x.Y")))
+        assertThatThrownBy(() -> new AvroSerializer<BillingSummary>(registry, false,
+                Map.of(AvroSerdeConfig.VALUE_SUBJECT_NAME_STRATEGY, "x.Y")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("value.subject.name.strategy");
-        assertThatThrownBy(() -> new AvroSerializer<BillingSummary>(registry, false, Map.of(AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "no")))
+        assertThatThrownBy(
+                () -> new AvroSerializer<BillingSummary>(registry, false, Map.of(AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "no")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("auto.register.schemas");
         AvroSerializer<BillingSummary> reflective = new AvroSerializer<>();
         assertThatThrownBy(() -> reflective.configure(Map.of(), false)).isInstanceOf(ConfigException.class)
@@ -137,11 +151,13 @@ class AvroSerializerSettingsTest {
                 AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "false"), false);
 
         assertThatThrownBy(() -> serializer.serialize(TOPIC, summary())).isInstanceOf(SerializationException.class)
-                .hasMessageContaining("look up schema").hasMessageContaining("'billing-value'").hasMessageContaining("127.0.0.1:1");
+                .hasMessageContaining("look up schema").hasMessageContaining("'billing-value'")
+                .hasMessageContaining("127.0.0.1:1");
     }
 
     private static BillingSummary summary() {
         return BillingSummary.newBuilder().setCustomerId("customer-42").setBillingPeriod("2026-11").setAmountMinor(123_456L)
-                .setCurrency("EUR").setLineItems(17).setComputedAt(Instant.parse("2026-11-30T23:59:59.123Z")).setComputedBy("worker-a").build();
+                .setCurrency("EUR").setLineItems(17).setComputedAt(Instant.parse("2026-11-30T23:59:59.123Z"))
+                .setComputedBy("worker-a").build();
     }
 }

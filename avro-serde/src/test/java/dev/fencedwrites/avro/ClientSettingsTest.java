@@ -54,7 +54,8 @@ class ClientSettingsTest {
     @Test
     void numbersAsStringsOrNumbersAndPrefixedFormWins() {
         ClientSettings settings = ClientSettings.from(with("http://a:1", "max.retries", "7", "schema.registry.max.retries", 2,
-                "retries.wait.ms", 5L, "retries.max.wait.ms", "50", "max.schemas.per.subject", "3", "schema.registry.request.timeout.ms", "1500",
+                "retries.wait.ms", 5L, "retries.max.wait.ms", "50", "max.schemas.per.subject", "3",
+                "schema.registry.request.timeout.ms", "1500",
                 "http.connect.timeout.ms", 700));
 
         assertThat(settings.maxRetries).isEqualTo(2);
@@ -67,7 +68,8 @@ class ClientSettingsTest {
 
     @Test
     void httpReadTimeoutWinsOverTheOlderRequestTimeoutName() {
-        ClientSettings settings = ClientSettings.from(with("http://a:1", "schema.registry.request.timeout.ms", "1500", "http.read.timeout.ms", "2500"));
+        ClientSettings settings = ClientSettings
+                .from(with("http://a:1", "schema.registry.request.timeout.ms", "1500", "http.read.timeout.ms", "2500"));
 
         assertThat(settings.readTimeout).isEqualTo(Duration.ofMillis(2500));
     }
@@ -75,18 +77,21 @@ class ClientSettingsTest {
     @Test
     void badNumbersAreRefusedNamingTheSetting() {
         assertThatThrownBy(() -> ClientSettings.from(with("http://a:1", "max.retries", "three")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("max.retries").hasMessageContaining("not a whole number");
+                .isInstanceOf(ConfigException.class).hasMessageContaining("max.retries")
+                .hasMessageContaining("not a whole number");
         assertThatThrownBy(() -> ClientSettings.from(with("http://a:1", "max.retries", "-1")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("max.retries").hasMessageContaining("at least 0");
         assertThatThrownBy(() -> ClientSettings.from(with("http://a:1", "max.schemas.per.subject", "0")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("max.schemas.per.subject").hasMessageContaining("at least 1");
+                .isInstanceOf(ConfigException.class).hasMessageContaining("max.schemas.per.subject")
+                .hasMessageContaining("at least 1");
     }
 
     @Test
     void missingOrBadUrlIsRefused() {
         assertThatThrownBy(() -> ClientSettings.from(Map.of())).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("schema.registry.url is required");
-        assertThatThrownBy(() -> ClientSettings.from(with(" , "))).isInstanceOf(ConfigException.class).hasMessageContaining("no URL");
+        assertThatThrownBy(() -> ClientSettings.from(with(" , "))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("no URL");
         assertThatThrownBy(() -> ClientSettings.from(with("http://a:1,ftp://b"))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("ftp://b").hasMessageContaining("expected http://");
         assertThatThrownBy(() -> ClientSettings.from(with("localhost:8081"))).isInstanceOf(ConfigException.class)
@@ -107,23 +112,27 @@ class ClientSettingsTest {
     void userInfoSourceSendsTheSameCredentialsToEveryUrlAndAcceptsThePrefixedName() {
         ClientSettings bare = ClientSettings.from(with("http://a:1,http://b:2", "basic.auth.credentials.source", "USER_INFO",
                 "basic.auth.user.info", "alice:pw"));
-        ClientSettings prefixed = ClientSettings.from(with("http://x:y@a:1", "schema.registry.basic.auth.credentials.source", "user_info",
-                "basic.auth.user.info", "ignored:pw", "schema.registry.basic.auth.user.info", "carol:pw2"));
+        ClientSettings prefixed = ClientSettings
+                .from(with("http://x:y@a:1", "schema.registry.basic.auth.credentials.source", "user_info",
+                        "basic.auth.user.info", "ignored:pw", "schema.registry.basic.auth.user.info", "carol:pw2"));
 
-        assertThat(bare.endpoints).extracting(ClientSettings.Endpoint::authorization).containsExactly(basic("alice:pw"), basic("alice:pw"));
+        assertThat(bare.endpoints).extracting(ClientSettings.Endpoint::authorization).containsExactly(basic("alice:pw"),
+                basic("alice:pw"));
         assertThat(prefixed.endpoints).extracting(ClientSettings.Endpoint::authorization).containsExactly(basic("carol:pw2"));
     }
 
     @Test
     void unsupportedOrIncompleteAuthIsRefusedClearlyWithoutPrintingSecrets() {
         assertThatThrownBy(() -> ClientSettings.from(with("http://a:1", "basic.auth.credentials.source", "SASL_INHERIT")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("basic.auth.credentials.source").hasMessageContaining("SASL_INHERIT")
+                .isInstanceOf(ConfigException.class).hasMessageContaining("basic.auth.credentials.source")
+                .hasMessageContaining("SASL_INHERIT")
                 .hasMessageContaining("not supported").hasMessageContaining("USER_INFO");
         assertThatThrownBy(() -> ClientSettings.from(with("http://a:1", "basic.auth.credentials.source", "USER_INFO")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("needs basic.auth.user.info");
         assertThatThrownBy(() -> ClientSettings.from(with("http://a:1", "basic.auth.credentials.source", "USER_INFO",
                 "basic.auth.user.info", "justapassword")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("user:password").hasMessageNotContaining("justapassword");
+                .isInstanceOf(ConfigException.class).hasMessageContaining("user:password")
+                .hasMessageNotContaining("justapassword");
         assertThatThrownBy(() -> ClientSettings.from(with("http://a:1", "bearer.auth.credentials.source", "STATIC_TOKEN")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("bearer.auth.credentials.source is not supported");
     }
@@ -140,18 +149,22 @@ class ClientSettingsTest {
 
     @Test
     void hostnameVerificationCannotBeTurnedOff() {
-        assertThatThrownBy(() -> ClientSettings.from(with("https://a:1", "schema.registry.ssl.endpoint.identification.algorithm", "")))
+        assertThatThrownBy(
+                () -> ClientSettings.from(with("https://a:1", "schema.registry.ssl.endpoint.identification.algorithm", "")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("only https");
-        assertThat(ClientSettings.from(with("https://a:1", "schema.registry.ssl.endpoint.identification.algorithm", "HTTPS")).sslContext).isNull();
+        assertThat(ClientSettings
+                .from(with("https://a:1", "schema.registry.ssl.endpoint.identification.algorithm", "HTTPS")).sslContext).isNull();
     }
 
     @Test
     void missingTrustStoreIsRefusedNamingTheSetting() {
-        assertThatThrownBy(() -> ClientSettings.from(with("https://a:1", "schema.registry.ssl.truststore.location", "/nonexistent/trust.jks")))
+        assertThatThrownBy(() -> ClientSettings
+                .from(with("https://a:1", "schema.registry.ssl.truststore.location", "/nonexistent/trust.jks")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("schema.registry.ssl.truststore.location")
                 .hasMessageContaining("/nonexistent/trust.jks");
-        assertThatThrownBy(() -> ClientSettings.from(with("https://a:1", "schema.registry.ssl.truststore.location", "/nonexistent/trust.jks",
-                "schema.registry.ssl.truststore.type", "NOPE")))
+        assertThatThrownBy(
+                () -> ClientSettings.from(with("https://a:1", "schema.registry.ssl.truststore.location", "/nonexistent/trust.jks",
+                        "schema.registry.ssl.truststore.type", "NOPE")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("schema.registry.ssl.truststore.type");
     }
 
@@ -161,6 +174,7 @@ class ClientSettingsTest {
         assertThat(ClientSettings.bool(Map.of("auto.register.schemas", true), "auto.register.schemas", false)).isTrue();
         assertThat(ClientSettings.bool(Map.of(), "auto.register.schemas", true)).isTrue();
         assertThatThrownBy(() -> ClientSettings.bool(Map.of("use.latest.version", "yes"), "use.latest.version", false))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("use.latest.version").hasMessageContaining("true or false");
+                .isInstanceOf(ConfigException.class).hasMessageContaining("use.latest.version")
+                .hasMessageContaining("true or false");
     }
 }

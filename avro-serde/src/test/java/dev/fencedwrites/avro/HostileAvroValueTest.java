@@ -3,12 +3,16 @@ package dev.fencedwrites.avro;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import com.sun.management.ThreadMXBean;
 import dev.fencedwrites.testing.BillingSummary;
 import dev.fencedwrites.testing.FakeSchemaRegistry;
 import dev.fencedwrites.testing.FakeSchemaRegistry.Answer;
 import java.lang.management.ManagementFactory;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
+import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.apache.avro.Conversions;
@@ -16,6 +20,7 @@ import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.common.errors.SerializationException;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -35,12 +40,16 @@ class HostileAvroValueTest {
     private final AvroDeserializer<Object> generic = new AvroDeserializer<>(registry, null);
 
     private int id(String fields) {
-        return registry.register(TOPIC + "-value", new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"R\",\"fields\":[" + fields + "]}"));
+        return registry.register(TOPIC + "-value",
+                new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"R\",\"fields\":[" + fields + "]}"));
     }
 
-    /** Deserializes {@code value} expecting a refusal; checks that no more than {@link #ALLOCATION_BOUND} was allocated on the way. */
+    /**
+     * Deserializes {@code value} expecting a refusal; checks that no more than {@link #ALLOCATION_BOUND} was allocated on the
+     * way.
+     */
     private Throwable refusal(byte[] value) {
-        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         long before = threads.getCurrentThreadAllocatedBytes();
         Throwable thrown = catchThrowable(() -> generic.deserialize(TOPIC, value));
         long allocated = threads.getCurrentThreadAllocatedBytes() - before;
@@ -79,7 +88,8 @@ class HostileAvroValueTest {
         int id = id("{\"name\":\"xs\",\"type\":{\"type\":\"array\",\"items\":\"int\"}}");
 
         assertThat(refusal(AvroPayload.withSchemaId(id).varint(2_000_000_000).varint(1).varint(2).varint(0).bytes()))
-                .hasMessageContaining("field xs").hasMessageContaining("2000000000 items").hasMessageContaining("only 3 bytes remain");
+                .hasMessageContaining("field xs").hasMessageContaining("2000000000 items")
+                .hasMessageContaining("only 3 bytes remain");
     }
 
     @Test
@@ -101,7 +111,9 @@ class HostileAvroValueTest {
 
     @Test
     void anArrayOfEmptyRecordsWithAHugeCountIsRefused() {
-        int id = id("{\"name\":\"xs\",\"type\":{\"type\":\"array\",\"items\":{\"type\":\"record\",\"name\":\"Empty\",\"fields\":[]}}}");
+        int id = id(
+                "{\"name\":\"xs\",\"type\":{\"type\":\"array\","
+                        + "\"items\":{\"type\":\"record\",\"name\":\"Empty\",\"fields\":[]}}}");
 
         assertThat(refusal(AvroPayload.withSchemaId(id).varint(2_000_000_000).varint(0).bytes()))
                 .hasMessageContaining("2000000000 items that take no bytes");
@@ -159,7 +171,8 @@ class HostileAvroValueTest {
         int id = id("{\"name\":\"c\",\"type\":{\"type\":\"enum\",\"name\":\"Color\",\"symbols\":[\"RED\",\"GREEN\",\"BLUE\"]}}");
 
         assertThat(refusal(AvroPayload.withSchemaId(id).varint(index).bytes()))
-                .hasMessageContaining("field c").hasMessageContaining("enum index " + index + " is out of range").hasMessageContaining("Color has 3 symbols");
+                .hasMessageContaining("field c").hasMessageContaining("enum index " + index + " is out of range")
+                .hasMessageContaining("Color has 3 symbols");
     }
 
     @ParameterizedTest
@@ -168,7 +181,8 @@ class HostileAvroValueTest {
         int id = id("{\"name\":\"u\",\"type\":[\"null\",\"string\"]}");
 
         assertThat(refusal(AvroPayload.withSchemaId(id).varint(index).string("x").bytes()))
-                .hasMessageContaining("field u").hasMessageContaining("union index " + index + " is out of range").hasMessageContaining("2 branches");
+                .hasMessageContaining("field u").hasMessageContaining("union index " + index + " is out of range")
+                .hasMessageContaining("2 branches");
     }
 
     @Test
@@ -176,9 +190,9 @@ class HostileAvroValueTest {
         int id = id("{\"name\":\"n\",\"type\":\"long\"},{\"name\":\"s\",\"type\":\"string\"}");
         byte[] whole = AvroPayload.withSchemaId(id).varint(42).string("hello").bytes();
 
-        assertThat(refusal(java.util.Arrays.copyOf(whole, whole.length - 1)))
+        assertThat(refusal(Arrays.copyOf(whole, whole.length - 1)))
                 .hasMessageContaining("field s").hasMessageContaining("truncated");
-        assertThat(refusal(java.util.Arrays.copyOf(whole, 5))).hasMessageContaining("field n").hasMessageContaining("truncated");
+        assertThat(refusal(Arrays.copyOf(whole, 5))).hasMessageContaining("field n").hasMessageContaining("truncated");
     }
 
     @Test
@@ -193,7 +207,8 @@ class HostileAvroValueTest {
     void anOverlongVarintIsRefused() {
         int id = id("{\"name\":\"n\",\"type\":\"long\"}");
 
-        assertThat(refusal(AvroPayload.withSchemaId(id).raw(0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01).bytes()))
+        assertThat(refusal(
+                AvroPayload.withSchemaId(id).raw(0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01).bytes()))
                 .hasMessageContaining("field n").hasMessageContaining("malformed long");
     }
 
@@ -209,7 +224,8 @@ class HostileAvroValueTest {
     void aBooleanByteOtherThanZeroOrOneIsRefused() {
         int id = id("{\"name\":\"ok\",\"type\":\"boolean\"}");
 
-        assertThat(refusal(AvroPayload.withSchemaId(id).raw(2).bytes())).hasMessageContaining("field ok").hasMessageContaining("boolean byte 2");
+        assertThat(refusal(AvroPayload.withSchemaId(id).raw(2).bytes())).hasMessageContaining("field ok")
+                .hasMessageContaining("boolean byte 2");
     }
 
     private static final String NODE = "{\"type\":\"record\",\"name\":\"Node\",\"fields\":[{\"name\":\"v\",\"type\":\"int\"},"
@@ -247,19 +263,21 @@ class HostileAvroValueTest {
         assertThat(refusal(linkedList(AvroPayloadCheck.MAX_NESTING + 1))).hasMessageContaining("nested deeper than");
     }
 
-    private static final String DECIMAL = "{\"name\":\"d\",\"type\":{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":4,\"scale\":2}}";
+    private static final String DECIMAL = "{\"name\":\"d\",\"type\":{\"type\":\"bytes\",\"logicalType\":\"decimal\","
+            + "\"precision\":4,\"scale\":2}}";
 
     @Test
     void aDecimalWithNoBytesIsRefused() {
         int id = id(DECIMAL);
 
-        assertThat(refusal(AvroPayload.withSchemaId(id).varint(0).bytes())).hasMessageContaining("field d").hasMessageContaining("decimal(4,2) with no bytes");
+        assertThat(refusal(AvroPayload.withSchemaId(id).varint(0).bytes())).hasMessageContaining("field d")
+                .hasMessageContaining("decimal(4,2) with no bytes");
     }
 
     @Test
     void aDecimalWithMoreDigitsThanItsPrecisionIsRefused() {
         int id = id(DECIMAL);
-        byte[] unscaled = java.math.BigInteger.valueOf(123_456).toByteArray();
+        byte[] unscaled = BigInteger.valueOf(123_456).toByteArray();
 
         assertThat(refusal(AvroPayload.withSchemaId(id).varint(unscaled.length).raw(unsigned(unscaled)).bytes()))
                 .hasMessageContaining("field d").hasMessageContaining("more digits than its precision 4");
@@ -268,9 +286,10 @@ class HostileAvroValueTest {
     @Test
     void aDecimalWithinItsPrecisionDecodes() {
         int id = id(DECIMAL);
-        byte[] unscaled = java.math.BigInteger.valueOf(-9_999).toByteArray();
+        byte[] unscaled = BigInteger.valueOf(-9_999).toByteArray();
 
-        GenericRecord decoded = (GenericRecord) generic.deserialize(TOPIC, AvroPayload.withSchemaId(id).varint(unscaled.length).raw(unsigned(unscaled)).bytes());
+        GenericRecord decoded = (GenericRecord) generic.deserialize(TOPIC,
+                AvroPayload.withSchemaId(id).varint(unscaled.length).raw(unsigned(unscaled)).bytes());
 
         Schema field = decoded.getSchema().getField("d").schema();
         assertThat(new Conversions.DecimalConversion().fromBytes((ByteBuffer) decoded.get("d"), field, field.getLogicalType()))
@@ -289,7 +308,8 @@ class HostileAvroValueTest {
     @Test
     void theSpecificReaderRefusesAWriterSchemaWithNoGeneratedClass() {
         int id = registry.register(TOPIC + "-value", new Schema.Parser().parse(
-                "{\"type\":\"record\",\"name\":\"NoSuchClass\",\"namespace\":\"nowhere\",\"fields\":[{\"name\":\"n\",\"type\":\"int\"}]}"));
+                "{\"type\":\"record\",\"name\":\"NoSuchClass\",\"namespace\":\"nowhere\",\"fields\":[{\"name\":\"n\","
+                        + "\"type\":\"int\"}]}"));
         AvroDeserializer<Object> specific = new AvroDeserializer<>(registry, null);
         specific.configure(Map.of(AvroSerdeConfig.SPECIFIC_AVRO_READER, "true"), false);
 
@@ -304,24 +324,27 @@ class HostileAvroValueTest {
                 + "{\"name\":\"m\",\"type\":{\"type\":\"map\",\"values\":[\"null\",\"string\"]}},"
                 + "{\"name\":\"c\",\"type\":{\"type\":\"enum\",\"name\":\"Color\",\"symbols\":[\"RED\",\"GREEN\"]}},"
                 + "{\"name\":\"f\",\"type\":{\"type\":\"fixed\",\"name\":\"Two\",\"size\":2}},"
-                + "{\"name\":\"ok\",\"type\":\"boolean\"},{\"name\":\"x\",\"type\":\"double\"},{\"name\":\"y\",\"type\":\"float\"},"
+                + "{\"name\":\"ok\",\"type\":\"boolean\"},{\"name\":\"x\",\"type\":\"double\"},{\"name\":\"y\","
+                + "\"type\":\"float\"},"
                 + "{\"name\":\"b\",\"type\":\"bytes\"},{\"name\":\"n\",\"type\":\"null\"}");
         byte[] value = AvroPayload.withSchemaId(id)
-                .varint(-3).varint(3).varint(1).varint(-2).varint(3).varint(0)        // xs: one block of 3 items in 3 bytes
+                .varint(-3).varint(3).varint(1).varint(-2).varint(3).varint(0) // xs: one block of 3 items in 3 bytes
                 .varint(2).string("a").varint(1).string("A").string("b").varint(0).varint(0) // m: {a: "A", b: null}
-                .varint(1)                                                               // c: GREEN
-                .raw(7, 9)                                                               // f
-                .raw(1)                                                                  // ok: true
-                .raw(0, 0, 0, 0, 0, 0, 0xF0, 0x3F)                                       // x: 1.0
-                .raw(0, 0, 0x80, 0x3F)                                                   // y: 1.0f
-                .varint(2).raw(0xCA, 0xFE)                                               // b
+                .varint(1) // c: GREEN
+                .raw(7, 9) // f
+                .raw(1) // ok: true
+                .raw(0, 0, 0, 0, 0, 0, 0xF0, 0x3F) // x: 1.0
+                .raw(0, 0, 0x80, 0x3F) // y: 1.0f
+                .varint(2).raw(0xCA, 0xFE) // b
                 .bytes();
 
         GenericRecord decoded = (GenericRecord) generic.deserialize(TOPIC, value);
 
         assertThat(decoded.get("xs")).asList().containsExactly(1, -2, 3);
-        assertThat(((Map<?, ?>) decoded.get("m")).entrySet()).extracting(e -> e.getKey().toString(), e -> String.valueOf(e.getValue()))
-                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("a", "A"), org.assertj.core.groups.Tuple.tuple("b", "null"));
+        assertThat(((Map<?, ?>) decoded.get("m")).entrySet())
+                .extracting(e -> e.getKey().toString(), e -> String.valueOf(e.getValue()))
+                .containsExactlyInAnyOrder(Tuple.tuple("a", "A"),
+                        Tuple.tuple("b", "null"));
         assertThat(decoded.get("c")).hasToString("GREEN");
         assertThat(((GenericData.Fixed) decoded.get("f")).bytes()).containsExactly(7, 9);
         assertThat(decoded.get("ok")).isEqualTo(true);
@@ -330,15 +353,18 @@ class HostileAvroValueTest {
         assertThat(((ByteBuffer) decoded.get("b")).array()).containsExactly(0xCA, 0xFE);
     }
 
-    /** What the registry serves as the writer schema can be broken too: each case is the serde's exception, naming the schema id. */
+    /**
+     * What the registry serves as the writer schema can be broken too: each case is the serde's exception, naming the schema id.
+     */
     @ParameterizedTest
     @ValueSource(strings = {
-        "{\"schema\":\"{\\\"type\\\":\\\"record\\\",\\\"name\\\":\\\"R\\\",\\\"fields\\\":[{\\\"name\\\":\\\"n\\\",\\\"type\\\":\\\"int\\\",\\\"default\\\":\\\"abc\\\"}]}\"}",
-        "{\"schema\":\"{\\\"type\\\":\\\"object\\\",\\\"properties\\\":{}}\",\"schemaType\":\"JSON\"}",
-        "{\"schema\":\"{\\\"type\\\":\\\"object\\\",\\\"properties\\\":{}}\"}",
-        "{\"schema\":\"syntax = \\\"proto3\\\"; message M {}\",\"schemaType\":\"PROTOBUF\"}",
-        "{\"schema\":\"{not json\"}",
-        "{\"schemaType\":\"AVRO\"}"})
+            "{\"schema\":\"{\\\"type\\\":\\\"record\\\",\\\"name\\\":\\\"R\\\",\\\"fields\\\":[{\\\"name\\\":\\\"n\\\","
+                    + "\\\"type\\\":\\\"int\\\",\\\"default\\\":\\\"abc\\\"}]}\"}",
+            "{\"schema\":\"{\\\"type\\\":\\\"object\\\",\\\"properties\\\":{}}\",\"schemaType\":\"JSON\"}",
+            "{\"schema\":\"{\\\"type\\\":\\\"object\\\",\\\"properties\\\":{}}\"}",
+            "{\"schema\":\"syntax = \\\"proto3\\\"; message M {}\",\"schemaType\":\"PROTOBUF\"}",
+            "{\"schema\":\"{not json\"}",
+            "{\"schemaType\":\"AVRO\"}"})
     void aWriterSchemaTheRegistryServesBrokenIsASerializationException(String answer) throws Exception {
         try (FakeSchemaRegistry scripted = FakeSchemaRegistry.http(r -> Answer.ok(answer))) {
             AvroDeserializer<Object> deserializer = new AvroDeserializer<>(new RestSchemaRegistryClient(
@@ -351,11 +377,14 @@ class HostileAvroValueTest {
 
     @Test
     void theBillingSummaryContractStillRoundTrips() {
-        BillingSummary summary = BillingSummary.newBuilder().setCustomerId("customer-42").setBillingPeriod("2026-11").setAmountMinor(123_456L)
-                .setCurrency("EUR").setLineItems(17).setComputedAt(java.time.Instant.parse("2026-11-30T23:59:59.123Z")).setComputedBy("worker-a").build();
+        BillingSummary summary = BillingSummary.newBuilder().setCustomerId("customer-42").setBillingPeriod("2026-11")
+                .setAmountMinor(123_456L)
+                .setCurrency("EUR").setLineItems(17).setComputedAt(Instant.parse("2026-11-30T23:59:59.123Z"))
+                .setComputedBy("worker-a").build();
         byte[] bytes = new AvroSerializer<BillingSummary>(registry, false).serialize(TOPIC, summary);
 
-        assertThat(new AvroDeserializer<BillingSummary>(registry, BillingSummary.getClassSchema()).deserialize(TOPIC, bytes)).isEqualTo(summary);
+        assertThat(new AvroDeserializer<BillingSummary>(registry, BillingSummary.getClassSchema()).deserialize(TOPIC, bytes))
+                .isEqualTo(summary);
     }
 
     private static int[] unsigned(byte[] bytes) {

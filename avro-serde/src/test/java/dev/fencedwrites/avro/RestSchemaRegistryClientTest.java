@@ -3,6 +3,7 @@ package dev.fencedwrites.avro;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.testing.BillingSummary;
 import dev.fencedwrites.testing.FakeSchemaRegistry;
@@ -47,7 +48,8 @@ class RestSchemaRegistryClientTest {
     void serverErrorsAreRetriedUntilSuccess() throws Exception {
         AtomicInteger calls = new AtomicInteger();
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> calls.incrementAndGet() <= 2
-                ? Answer.error(503, 50003, "leader unknown") : Answer.ok("{\"id\":21}"))) {
+                ? Answer.error(503, 50003, "leader unknown")
+                : Answer.ok("{\"id\":21}"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
 
             assertThat(client.register("billing-value", SUMMARY)).isEqualTo(21);
@@ -58,12 +60,14 @@ class RestSchemaRegistryClientTest {
     @Test
     void retriesAreBoundedAndTheMessageSaysWhatFailedWhere() throws Exception {
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.error(500, 50001, "store down"))) {
-            RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url(), AvroSerdeConfig.MAX_RETRIES, 2));
+            RestSchemaRegistryClient client = new RestSchemaRegistryClient(
+                    settings(registry.url(), AvroSerdeConfig.MAX_RETRIES, 2));
 
             assertThatThrownBy(() -> client.getById(5)).isInstanceOfSatisfying(SchemaRegistryException.class, e -> {
                 assertThat(e.httpStatus()).isEqualTo(500);
                 assertThat(e.errorCode()).isEqualTo(50001);
-            }).hasMessageContaining("cannot fetch schema id 5").hasMessageContaining("after 3 tries").hasMessageContaining(registry.url())
+            }).hasMessageContaining("cannot fetch schema id 5").hasMessageContaining("after 3 tries")
+                    .hasMessageContaining(registry.url())
                     .hasMessageContaining("backend store failed").hasMessageContaining("store down");
             assertThat(registry.count("/schemas/ids/5")).isEqualTo(3);
         }
@@ -72,8 +76,9 @@ class RestSchemaRegistryClientTest {
     @Test
     void backoffWaitsGrowBetweenRetries() throws Exception {
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.error(502, -1, "bad gateway"))) {
-            RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url(), AvroSerdeConfig.MAX_RETRIES, 3,
-                    AvroSerdeConfig.RETRIES_WAIT_MS, 100, AvroSerdeConfig.RETRIES_MAX_WAIT_MS, 200));
+            RestSchemaRegistryClient client = new RestSchemaRegistryClient(
+                    settings(registry.url(), AvroSerdeConfig.MAX_RETRIES, 3,
+                            AvroSerdeConfig.RETRIES_WAIT_MS, 100, AvroSerdeConfig.RETRIES_MAX_WAIT_MS, 200));
             long start = System.nanoTime();
 
             assertThatThrownBy(() -> client.getById(5)).isInstanceOf(SchemaRegistryException.class);
@@ -100,9 +105,11 @@ class RestSchemaRegistryClientTest {
     void deadFirstUrlFailsOverAndTheWorkingOneIsRemembered() throws Exception {
         String schemaJson = "{\"schema\":" + JSON.writeValueAsString(SUMMARY.toString()) + "}";
         try (FakeSchemaRegistry failing = FakeSchemaRegistry.http(r -> Answer.error(503, -1, "unavailable"));
-             FakeSchemaRegistry working = FakeSchemaRegistry.http(r -> Answer.ok(r.path().startsWith("/schemas/ids/") ? schemaJson : "{\"id\":7}"))) {
-            RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(DEAD + "," + failing.url() + "," + working.url(),
-                    AvroSerdeConfig.MAX_RETRIES, 0));
+                FakeSchemaRegistry working = FakeSchemaRegistry
+                        .http(r -> Answer.ok(r.path().startsWith("/schemas/ids/") ? schemaJson : "{\"id\":7}"))) {
+            RestSchemaRegistryClient client = new RestSchemaRegistryClient(
+                    settings(DEAD + "," + failing.url() + "," + working.url(),
+                            AvroSerdeConfig.MAX_RETRIES, 0));
 
             assertThat(client.register("billing-value", SUMMARY)).isEqualTo(7);
             assertThat(failing.received()).hasSize(1);
@@ -114,7 +121,8 @@ class RestSchemaRegistryClientTest {
 
     @Test
     void everyUrlDeadIsAnUnreachableErrorNamingEachUrl() {
-        RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(DEAD + ",http://127.0.0.1:2", AvroSerdeConfig.MAX_RETRIES, 1));
+        RestSchemaRegistryClient client = new RestSchemaRegistryClient(
+                settings(DEAD + ",http://127.0.0.1:2", AvroSerdeConfig.MAX_RETRIES, 1));
 
         assertThatThrownBy(() -> client.lookup("billing-value", SUMMARY)).isInstanceOfSatisfying(SchemaRegistryException.class,
                 e -> assertThat(e.httpStatus()).isEqualTo(-1))
@@ -127,10 +135,12 @@ class RestSchemaRegistryClientTest {
     void userInfoCredentialsAreSentWithEveryRequest() throws Exception {
         String expected = "Basic " + Base64.getEncoder().encodeToString("alice:pw".getBytes(StandardCharsets.UTF_8));
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> expected.equals(r.authorization())
-                ? Answer.ok("{\"id\":3}") : Answer.error(401, 40101, "Unauthorized"))) {
+                ? Answer.ok("{\"id\":3}")
+                : Answer.error(401, 40101, "Unauthorized"))) {
             RestSchemaRegistryClient anonymous = new RestSchemaRegistryClient(settings(registry.url()));
             RestSchemaRegistryClient alice = new RestSchemaRegistryClient(settings(registry.url(),
-                    AvroSerdeConfig.BASIC_AUTH_CREDENTIALS_SOURCE, "USER_INFO", AvroSerdeConfig.BASIC_AUTH_USER_INFO, "alice:pw"));
+                    AvroSerdeConfig.BASIC_AUTH_CREDENTIALS_SOURCE, "USER_INFO", AvroSerdeConfig.BASIC_AUTH_USER_INFO,
+                    "alice:pw"));
 
             assertThatThrownBy(() -> anonymous.register("s", SUMMARY)).isInstanceOfSatisfying(SchemaRegistryException.class,
                     e -> assertThat(e.httpStatus()).isEqualTo(401)).hasMessageContaining("refused the credentials");
@@ -142,7 +152,8 @@ class RestSchemaRegistryClientTest {
     void urlCredentialsAreSentAndNeverShownInMessages() throws Exception {
         String expected = "Basic " + Base64.getEncoder().encodeToString("bob:s3cret".getBytes(StandardCharsets.UTF_8));
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> expected.equals(r.authorization())
-                ? Answer.error(404, 40401, "Subject not found") : Answer.error(401, 40101, "Unauthorized"))) {
+                ? Answer.error(404, 40401, "Subject not found")
+                : Answer.error(401, 40101, "Unauthorized"))) {
             String withCredentials = registry.url().replace("http://", "http://bob:s3cret@");
             RestSchemaRegistryClient bob = new RestSchemaRegistryClient(settings(withCredentials));
 
@@ -155,18 +166,19 @@ class RestSchemaRegistryClientTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "404 | 40401 | latest   | subject 'orders-value' not found",
-        "404 | 40402 | latest   | version latest of subject 'orders-value' not found",
-        "404 | 40403 | lookup   | the schema is not registered under subject 'orders-value'",
-        "404 | 40403 | id       | schema id 77 not found",
-        "409 | 409   | register | incompatible with the versions registered under subject 'orders-value'",
-        "409 | -1    | register | incompatible with the versions registered under subject 'orders-value'",
-        "422 | 42201 | register | refused the schema for subject 'orders-value' as invalid",
-        "422 | 42202 | latest   | version latest of subject 'orders-value' is not a valid version",
-        "403 | 40301 | register | refused access",
-        "404 | -1    | id       | schema id 77 not found",
+            "404 | 40401 | latest   | subject 'orders-value' not found",
+            "404 | 40402 | latest   | version latest of subject 'orders-value' not found",
+            "404 | 40403 | lookup   | the schema is not registered under subject 'orders-value'",
+            "404 | 40403 | id       | schema id 77 not found",
+            "409 | 409   | register | incompatible with the versions registered under subject 'orders-value'",
+            "409 | -1    | register | incompatible with the versions registered under subject 'orders-value'",
+            "422 | 42201 | register | refused the schema for subject 'orders-value' as invalid",
+            "422 | 42202 | latest   | version latest of subject 'orders-value' is not a valid version",
+            "403 | 40301 | register | refused access",
+            "404 | -1    | id       | schema id 77 not found",
     })
-    void registryErrorCodesBecomeMessagesNamingTheSubjectVersionOrId(int status, int code, String call, String meaning) throws Exception {
+    void registryErrorCodesBecomeMessagesNamingTheSubjectVersionOrId(int status, int code, String call, String meaning)
+            throws Exception {
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.error(status, code, "registry says no"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
             Runnable action = switch (call) {
@@ -187,10 +199,12 @@ class RestSchemaRegistryClientTest {
     @Test
     void answersWithoutIdOrWithABadSchemaAreErrors() throws Exception {
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> r.path().startsWith("/schemas/ids/")
-                ? Answer.ok("{\"schema\":\"{not avro\"}") : Answer.ok("{\"version\":1}"))) {
+                ? Answer.ok("{\"schema\":\"{not avro\"}")
+                : Answer.ok("{\"version\":1}"))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
 
-            assertThatThrownBy(() -> client.register("s", SUMMARY)).isInstanceOf(SchemaRegistryException.class).hasMessageContaining("without a schema id");
+            assertThatThrownBy(() -> client.register("s", SUMMARY)).isInstanceOf(SchemaRegistryException.class)
+                    .hasMessageContaining("without a schema id");
             assertThatThrownBy(() -> client.getById(4)).isInstanceOf(SchemaRegistryException.class)
                     .hasMessageContaining("schema id 4 with no valid Avro schema");
         }
@@ -204,14 +218,16 @@ class RestSchemaRegistryClientTest {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
 
             assertThatThrownBy(() -> client.getById(4)).isInstanceOf(SchemaRegistryException.class)
-                    .hasMessageContaining("schema id 4 with no valid Avro schema").hasMessageContaining("Invalid default for field n");
+                    .hasMessageContaining("schema id 4 with no valid Avro schema")
+                    .hasMessageContaining("Invalid default for field n");
         }
     }
 
     @ParameterizedTest
     @CsvSource({"JSON, '{\"type\":\"object\"}'", "PROTOBUF, 'syntax = \"proto3\"; message M {}'"})
     void aSchemaOfAnotherTypeIsRefusedAsNotAvro(String type, String schema) throws Exception {
-        try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.ok(jsonOf(Map.of("schema", schema, "schemaType", type))))) {
+        try (FakeSchemaRegistry registry = FakeSchemaRegistry
+                .http(r -> Answer.ok(jsonOf(Map.of("schema", schema, "schemaType", type))))) {
             RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url()));
 
             assertThatThrownBy(() -> client.getById(4)).isInstanceOf(SchemaRegistryException.class)
@@ -236,7 +252,7 @@ class RestSchemaRegistryClientTest {
     private static String jsonOf(Map<String, String> fields) {
         try {
             return JSON.writeValueAsString(fields);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
     }
@@ -262,7 +278,8 @@ class RestSchemaRegistryClientTest {
             assertThat(latest).isEqualTo(new RegisteredSchema("t", 4, 12, SUMMARY));
             assertThat(registry.received()).extracting(FakeSchemaRegistry.Received::path)
                     .containsExactly("/subjects/s/versions", "/subjects/t/versions/latest");
-            assertThat(registry.received().get(0).body()).isEqualTo(JSON.writeValueAsString(Map.of("schema", SUMMARY.toString())));
+            assertThat(registry.received().get(0).body())
+                    .isEqualTo(JSON.writeValueAsString(Map.of("schema", SUMMARY.toString())));
         }
     }
 
@@ -270,8 +287,10 @@ class RestSchemaRegistryClientTest {
     void cachesAreBoundedByMaxSchemasPerSubject() throws Exception {
         AtomicInteger ids = new AtomicInteger();
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> r.path().startsWith("/schemas/ids/")
-                ? Answer.ok("{\"schema\":\"\\\"string\\\"\"}") : Answer.ok("{\"id\":" + ids.incrementAndGet() + "}"))) {
-            RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings(registry.url(), AvroSerdeConfig.MAX_SCHEMAS_PER_SUBJECT, 3));
+                ? Answer.ok("{\"schema\":\"\\\"string\\\"\"}")
+                : Answer.ok("{\"id\":" + ids.incrementAndGet() + "}"))) {
+            RestSchemaRegistryClient client = new RestSchemaRegistryClient(
+                    settings(registry.url(), AvroSerdeConfig.MAX_SCHEMAS_PER_SUBJECT, 3));
 
             for (int i = 0; i < 10; i++) {
                 Schema schema = SchemaBuilder.record("R" + i).fields().requiredInt("f").endRecord();
@@ -300,7 +319,8 @@ class RestSchemaRegistryClientTest {
     @Test
     void theOlderConstructorTakesSeveralUrlsToo() throws Exception {
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.ok("{\"id\":8}"))) {
-            RestSchemaRegistryClient client = new RestSchemaRegistryClient(DEAD + ", " + registry.url() + "/", Duration.ofSeconds(2));
+            RestSchemaRegistryClient client = new RestSchemaRegistryClient(DEAD + ", " + registry.url() + "/",
+                    Duration.ofSeconds(2));
 
             assertThat(client.register("s", SUMMARY)).isEqualTo(8);
             assertThat(client.urls()).extracting(Object::toString).containsExactly(DEAD, registry.url());

@@ -10,12 +10,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
+import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -35,15 +37,22 @@ class RestSchemaRegistryClientTlsTest {
     @BeforeAll
     static void certificatesAndServer() throws Exception {
         // server and client key pairs (PKCS12); each side trusts the other's certificate (JKS trust stores)
-        keytool("-genkeypair", "-alias", "server", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2", "-dname", "CN=localhost",
-                "-ext", "SAN=ip:127.0.0.1,dns:localhost", "-keystore", "server.p12", "-storetype", "PKCS12", "-storepass", PASSWORD);
-        keytool("-genkeypair", "-alias", "client", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2", "-dname", "CN=registry-client",
+        keytool("-genkeypair", "-alias", "server", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2", "-dname",
+                "CN=localhost",
+                "-ext", "SAN=ip:127.0.0.1,dns:localhost", "-keystore", "server.p12", "-storetype", "PKCS12", "-storepass",
+                PASSWORD);
+        keytool("-genkeypair", "-alias", "client", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2", "-dname",
+                "CN=registry-client",
                 "-keystore", "client.p12", "-storetype", "PKCS12", "-storepass", PASSWORD);
-        keytool("-exportcert", "-alias", "server", "-keystore", "server.p12", "-storepass", PASSWORD, "-rfc", "-file", "server.pem");
-        keytool("-exportcert", "-alias", "client", "-keystore", "client.p12", "-storepass", PASSWORD, "-rfc", "-file", "client.pem");
-        keytool("-importcert", "-noprompt", "-alias", "server", "-file", "server.pem", "-keystore", "client-trust.jks", "-storetype", "JKS",
+        keytool("-exportcert", "-alias", "server", "-keystore", "server.p12", "-storepass", PASSWORD, "-rfc", "-file",
+                "server.pem");
+        keytool("-exportcert", "-alias", "client", "-keystore", "client.p12", "-storepass", PASSWORD, "-rfc", "-file",
+                "client.pem");
+        keytool("-importcert", "-noprompt", "-alias", "server", "-file", "server.pem", "-keystore", "client-trust.jks",
+                "-storetype", "JKS",
                 "-storepass", PASSWORD);
-        keytool("-importcert", "-noprompt", "-alias", "client", "-file", "client.pem", "-keystore", "server-trust.jks", "-storetype", "JKS",
+        keytool("-importcert", "-noprompt", "-alias", "client", "-file", "client.pem", "-keystore", "server-trust.jks",
+                "-storetype", "JKS",
                 "-storepass", PASSWORD);
 
         KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
@@ -81,7 +90,7 @@ class RestSchemaRegistryClientTlsTest {
     }
 
     private static Map<String, Object> tls(boolean withClientCertificate) {
-        Map<String, Object> settings = new java.util.HashMap<>(Map.of(
+        Map<String, Object> settings = new HashMap<>(Map.of(
                 AvroSerdeConfig.SCHEMA_REGISTRY_URL, registry.url(),
                 AvroSerdeConfig.MAX_RETRIES, 0,
                 AvroSerdeConfig.SSL_TRUSTSTORE_LOCATION, dir.resolve("client-trust.jks").toString(),
@@ -124,7 +133,7 @@ class RestSchemaRegistryClientTlsTest {
         settings.put(AvroSerdeConfig.SSL_KEYSTORE_PASSWORD, "wrong");
 
         assertThatThrownBy(() -> new RestSchemaRegistryClient(settings))
-                .isInstanceOf(org.apache.kafka.common.config.ConfigException.class)
+                .isInstanceOf(ConfigException.class)
                 .hasMessageContaining(AvroSerdeConfig.SSL_KEYSTORE_LOCATION).hasMessageContaining("client.p12");
     }
 }

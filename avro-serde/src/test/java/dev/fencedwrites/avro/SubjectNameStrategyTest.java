@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fencedwrites.testing.BillingSummary;
 import org.apache.avro.Schema;
 import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 /** Confluent's three subject name strategies, by any of their names. */
 class SubjectNameStrategyTest {
@@ -16,16 +16,16 @@ class SubjectNameStrategyTest {
 
     @ParameterizedTest
     @CsvSource({
-        "io.confluent.kafka.serializers.subject.TopicNameStrategy, TOPIC",
-        "io.confluent.kafka.serializers.subject.RecordNameStrategy, RECORD",
-        "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy, TOPIC_RECORD",
-        "TopicNameStrategy, TOPIC",
-        "RecordNameStrategy, RECORD",
-        "TopicRecordNameStrategy, TOPIC_RECORD",
-        "topic, TOPIC",
-        "record, RECORD",
-        "topic-record, TOPIC_RECORD",
-        "TOPIC_RECORD, TOPIC_RECORD",
+            "io.confluent.kafka.serializers.subject.TopicNameStrategy, TOPIC",
+            "io.confluent.kafka.serializers.subject.RecordNameStrategy, RECORD",
+            "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy, TOPIC_RECORD",
+            "TopicNameStrategy, TOPIC",
+            "RecordNameStrategy, RECORD",
+            "TopicRecordNameStrategy, TOPIC_RECORD",
+            "topic, TOPIC",
+            "record, RECORD",
+            "topic-record, TOPIC_RECORD",
+            "TOPIC_RECORD, TOPIC_RECORD",
     })
     void acceptsConfluentClassNamesSimpleNamesAndShortNames(String name, SubjectNameStrategy expected) {
         assertThat(SubjectNameStrategy.parse("value.subject.name.strategy", name)).isEqualTo(expected);
@@ -49,7 +49,8 @@ class SubjectNameStrategyTest {
     void subjects() {
         assertThat(SubjectNameStrategy.TOPIC.subject("billing", false, SUMMARY)).isEqualTo("billing-value");
         assertThat(SubjectNameStrategy.TOPIC.subject("billing", true, SUMMARY)).isEqualTo("billing-key");
-        assertThat(SubjectNameStrategy.RECORD.subject("billing", false, SUMMARY)).isEqualTo("dev.fencedwrites.testing.BillingSummary");
+        assertThat(SubjectNameStrategy.RECORD.subject("billing", false, SUMMARY))
+                .isEqualTo("dev.fencedwrites.testing.BillingSummary");
         assertThat(SubjectNameStrategy.TOPIC_RECORD.subject("billing", true, SUMMARY))
                 .isEqualTo("billing-dev.fencedwrites.testing.BillingSummary");
     }
@@ -59,6 +60,7 @@ class SubjectNameStrategyTest {
         Schema array = Schema.createArray(Schema.create(Schema.Type.INT));
         assertThat(SubjectNameStrategy.TOPIC.subject("t", false, array)).isEqualTo("t-value");
         assertThatThrownBy(() -> SubjectNameStrategy.RECORD.subject("t", false, array))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("named Avro type").hasMessageContaining("array");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("named Avro type")
+                .hasMessageContaining("array");
     }
 }

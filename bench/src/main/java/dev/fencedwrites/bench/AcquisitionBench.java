@@ -31,11 +31,12 @@ final class AcquisitionBench {
      * @param contention how long the contended run lasts
      * @param clients    contending clients, each with its own connection
      */
-    static List<Figure> measure(String endpoint, int iterations, Duration contention, int clients, Consumer<String> progress) throws Exception {
+    static List<Figure> measure(String endpoint, int iterations, Duration contention, int clients, Consumer<String> progress)
+            throws Exception {
         double[] puts;
         double[] acquisitions;
         try (Client etcd = Client.builder().endpoints(endpoint).build();
-             FencingLeaseClient leases = new FencingLeaseClient(List.of(endpoint), "fenced-writes/bench/locks/")) {
+                FencingLeaseClient leases = new FencingLeaseClient(List.of(endpoint), "fenced-writes/bench/locks/")) {
             ByteSequence key = ByteSequence.from("fenced-writes/bench/put", StandardCharsets.UTF_8);
             ByteSequence value = ByteSequence.from("x".repeat(64), StandardCharsets.UTF_8);
             int warmup = Math.max(20, iterations / 10);
@@ -61,14 +62,17 @@ final class AcquisitionBench {
             }
         }
         List<Figure> figures = new ArrayList<>();
-        figures.add(new Figure("token acquisition p50 vs raw etcd put p50", percentile(acquisitions, 50), percentile(puts, 50), "ms", "<= 3", false));
-        figures.add(new Figure("token acquisition p99 vs raw etcd put p99", percentile(acquisitions, 99), percentile(puts, 99), "ms", "<= 3", false));
+        figures.add(new Figure("token acquisition p50 vs raw etcd put p50", percentile(acquisitions, 50), percentile(puts, 50),
+                "ms", "<= 3", false));
+        figures.add(new Figure("token acquisition p99 vs raw etcd put p99", percentile(acquisitions, 99), percentile(puts, 99),
+                "ms", "<= 3", false));
         progress.accept("etcd: " + clients + " clients contending for one resource for " + contention.toSeconds() + " s");
         double contended = contended(endpoint, contention, clients);
         // The same acquire-and-release loop with one client: the baseline pays for the release too.
         progress.accept("etcd: one client acquiring and releasing the resource alone for " + contention.toSeconds() + " s");
         double uncontendedRate = contended(endpoint, contention, 1);
-        figures.add(new Figure("acquisitions/s of one resource, " + clients + " contending clients vs one client alone", contended, uncontendedRate,
+        figures.add(new Figure("acquisitions/s of one resource, " + clients + " contending clients vs one client alone",
+                contended, uncontendedRate,
                 "acq/s", "", true));
         return figures;
     }
@@ -84,7 +88,8 @@ final class AcquisitionBench {
                     int acquired = 0;
                     try (FencingLeaseClient leases = new FencingLeaseClient(List.of(endpoint), "fenced-writes/bench/locks/")) {
                         while (System.nanoTime() < deadline) {
-                            try (FencingLease lease = leases.acquire("contended", Duration.ofSeconds(10), Duration.ofSeconds(30))) {
+                            try (FencingLease lease = leases.acquire("contended", Duration.ofSeconds(10),
+                                    Duration.ofSeconds(30))) {
                                 acquired++;
                             }
                         }

@@ -58,7 +58,8 @@ final class BenchKafka {
     /** Deletes a run's topics: {@code topics} and the application's internal ones (changelog). */
     static void deleteTopicsOf(Admin admin, String app, List<String> topics) throws Exception {
         List<String> delete = new ArrayList<>(topics);
-        delete.addAll(admin.listTopics().names().get(30, TimeUnit.SECONDS).stream().filter(t -> t.startsWith(app + "-")).toList());
+        delete.addAll(
+                admin.listTopics().names().get(30, TimeUnit.SECONDS).stream().filter(t -> t.startsWith(app + "-")).toList());
         admin.deleteTopics(delete).all().get(60, TimeUnit.SECONDS);
     }
 
@@ -87,7 +88,8 @@ final class BenchKafka {
             written += end.offset();
         }
         if (written != records) {
-            throw new IllegalStateException(String.format(Locale.ROOT, "%s holds %,d records, expected %,d", topic, written, records));
+            throw new IllegalStateException(
+                    String.format(Locale.ROOT, "%s holds %,d records, expected %,d", topic, written, records));
         }
     }
 

@@ -1,10 +1,12 @@
 package dev.fencedwrites.bench;
 
+import com.sun.management.OperatingSystemMXBean;
 import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.services.EtcdNode;
 import dev.fencedwrites.services.KafkaBroker;
 import dev.fencedwrites.services.Log4j2Config;
 import dev.fencedwrites.services.Service;
+import io.etcd.jetcd.Client;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -15,10 +17,15 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.apache.kafka.common.utils.AppInfoParser;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.Options;
@@ -26,48 +33,77 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code ./fence bench}: each cost of fencing measured beside its unfenced baseline in the same run,
  * printed as one table and written to {@code bench/results/} as Markdown.
  */
-@Command(name = "fence bench", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Measures what fencing costs, each figure beside its unfenced baseline in the same run on this machine, and prints",
-                "one table (figure, baseline, ratio, goal). Also writes it as Markdown with the machine's cores, memory and versions.",
-                "Measured: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",
-                "resource under contention; the sink's guarded upsert against the plain upsert, 0 %% and 20 %% stale; the enforcer's",
-                "throughput against a pass-through Kafka Streams topology (100 B and 1 KB values, 10k and 1M keys, exactly_once_v2 and",
-                "at_least_once) and end-to-end latency p50/p99; the fence state's bytes per key at 1M keys (state store and changelog);",
-                "the enforcer with token verification against etcd on vs off (writes under long leases, one acquisition per key) and",
-                "the etcd reads/s it adds; the decision rule's per-record work (JMH) against a pass-through's.",
-                "Starts its own etcd, Kafka broker and PostgreSQL on loopback; needs about 4 GB of free disk for the full run.", ""},
+@Command(name = "fence bench", usageHelpWidth = 130, mixinStandardHelpOptions = true, sortOptions = false, description = {
+        "Measures what fencing costs, each figure beside its unfenced baseline in the same run on this machine, and prints",
+        "one table (figure, baseline, ratio, goal). Also writes it as Markdown with the machine's cores, memory and versions.",
+        "Measured: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",
+        "resource under contention; the sink's guarded upsert against the plain upsert, 0 %% and 20 %% stale; the enforcer's",
+        "throughput against a pass-through Kafka Streams topology (100 B and 1 KB values, 10k and 1M keys, exactly_once_v2 and",
+        "at_least_once) and end-to-end latency p50/p99; the fence state's bytes per key at 1M keys (state store and changelog);",
+        "the enforcer with token verification against etcd on vs off (writes under long leases, one acquisition per key) and",
+        "the etcd reads/s it adds; the decision rule's per-record work (JMH) against a pass-through's.",
+        "Starts its own etcd, Kafka broker and PostgreSQL on loopback; needs about 4 GB of free disk for the full run.",
+        ""},
         footer = {"", "Examples:",
-                "  ./fence bench --quick     a reduced run (1k and 20k keys, short runs; about two minutes): checks that everything",
+                "  ./fence bench --quick     a reduced run (1k and 20k keys, short runs; about two minutes): checks that "
+                        + "everything",
                 "                            runs; its figures are not comparable to the full run's",
                 "  ./fence bench             the full run (about 12 minutes on 2 cores)",
-                "", "Figures only: nothing here passes or fails on time. Exit status: 0 when every figure was measured (a goal missed",
+                "",
+                "Figures only: nothing here passes or fails on time. Exit status: 0 when every figure was measured "
+                        + "(a goal missed",
                 "is reported, not an error), 1 with a one-line reason when a measurement could not run (the figures measured",
                 "until then are written to bench/results/ as an incomplete run), 2 for a wrong option."})
 public final class BenchMain implements Callable<Integer> {
     /** How each figure is taken, below the table in the Markdown. */
     static final String NOTES = String.join("\n",
             "How the figures are taken:",
-            "- Enforcer throughput: the enforcer's topology and a pass-through topology (input to output, no state) read the same input topic from the beginning, with the enforcer's Kafka Streams settings (one stream thread, 3 partitions, the guarantee's default commit interval: 100 ms for exactly_once_v2, 30 s for at_least_once). Records/s from the first processed record (Kafka Streams' process-total) to the end of close() after the last, which flushes the fence store's cache to RocksDB and the changelog and commits, after a warm-up run of each under each guarantee; the enforcer must have accepted every record. The full run measures each topology twice, in the order A B B A, and gives the mean; the progress lines on stderr show each run. Every write is in order, so the enforcer accepts all of them: the figure is the cost of the check and of the fence state.",
-            "- End-to-end latency: records produced at a fixed rate while the topology runs; the time each is read (read_committed) from the accepted (or pass-through output) topic minus its produce timestamp; the first second is left out.",
-            "- Fence state: after the enforcer's exactly_once_v2 run at the most keys, the size of the store's RocksDB files (after close) and of the changelog's log segments on the broker, divided by the key count. The changelog is not compacted yet.",
-            "- Acquisition: FencingLeaseClient.acquire (lease grant + lock) against one etcd put, interleaved; the release is not timed. Contention: 4 clients each acquiring and releasing one resource in a loop, against one client doing the same alone.",
-            "- Token verification (issue 14): the enforcer with token verification on (etcd.endpoints set, the enforcer's defaults) and off over the same input, exactly_once_v2, runs in the order off, on, on, off, each figure the mean of two. Every token is real: before the timed part each key's lock is taken in etcd with one transaction (put the lock key under a lease, read the oldest key under the lock; the revision is the token), all keys under one long lease. Writes under long leases: each key's token is read from etcd once, the later writes at its fence are compared with the lease the fence store keeps. One acquisition per key: one write per key, so every record's token is verified with one etcd range read. etcd reads/s: the verifier's fence_token_verification_etcd_reads_total over the same timed part. The run fails unless every record was accepted and etcd was read exactly once per key.",
-            "- Sink: the same batches written with the guarded upsert and with a plain upsert, in the order plain, guarded, guarded, plain.") + "\n";
+            "- Enforcer throughput: the enforcer's topology and a pass-through topology (input to output, no state) read the "
+                    + "same input topic from the beginning, with the enforcer's Kafka Streams settings (one stream thread, 3 "
+                    + "partitions, the guarantee's default commit interval: 100 ms for exactly_once_v2, 30 s for "
+                    + "at_least_once). Records/s from the first processed record (Kafka Streams' process-total) to the end of "
+                    + "close() after the last, which flushes the fence store's cache to RocksDB and the changelog and commits, "
+                    + "after a warm-up run of each under each guarantee; the enforcer must have accepted every record. The full "
+                    + "run measures each topology twice, in the order A B B A, and gives the mean; the progress lines on stderr "
+                    + "show each run. Every write is in order, so the enforcer accepts all of them: the figure is the cost of "
+                    + "the check and of the fence state.",
+            "- End-to-end latency: records produced at a fixed rate while the topology runs; the time each is read "
+                    + "(read_committed) from the accepted (or pass-through output) topic minus its produce timestamp; the first "
+                    + "second is left out.",
+            "- Fence state: after the enforcer's exactly_once_v2 run at the most keys, the size of the store's RocksDB files "
+                    + "(after close) and of the changelog's log segments on the broker, divided by the key count. The changelog "
+                    + "is not compacted yet.",
+            "- Acquisition: FencingLeaseClient.acquire (lease grant + lock) against one etcd put, interleaved; the release is "
+                    + "not timed. Contention: 4 clients each acquiring and releasing one resource in a loop, against one client "
+                    + "doing the same alone.",
+            "- Token verification (issue 14): the enforcer with token verification on (etcd.endpoints set, the enforcer's "
+                    + "defaults) and off over the same input, exactly_once_v2, runs in the order off, on, on, off, each figure "
+                    + "the mean of two. Every token is real: before the timed part each key's lock is taken in etcd with one "
+                    + "transaction (put the lock key under a lease, read the oldest key under the lock; the revision is the "
+                    + "token), all keys under one long lease. Writes under long leases: each key's token is read from etcd "
+                    + "once, the later writes at its fence are compared with the lease the fence store keeps. One acquisition "
+                    + "per key: one write per key, so every record's token is verified with one etcd range read. etcd reads/s: "
+                    + "the verifier's fence_token_verification_etcd_reads_total over the same timed part. The run fails unless "
+                    + "every record was accepted and etcd was read exactly once per key.",
+            "- Sink: the same batches written with the guarded upsert and with a plain upsert, in the order plain, guarded, "
+                    + "guarded, plain.")
+            + "\n";
 
     @Option(names = "--quick", description = "A reduced run: fewer operations and shorter JMH iterations, same figures.")
     boolean quick;
-    @Option(names = "--only", split = ",", paramLabel = "PART",
-            description = "Run only these parts, comma-separated: ${COMPLETION-CANDIDATES} (default: all). The Markdown then holds only their figures.")
-    java.util.EnumSet<Part> only = java.util.EnumSet.allOf(Part.class);
-    @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", description = "Where the Markdown goes (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--only", split = ",", paramLabel = "PART", description = "Run only these parts, comma-separated: "
+            + "${COMPLETION-CANDIDATES} (default: all). The Markdown then holds only their figures.")
+    EnumSet<Part> only = EnumSet.allOf(Part.class);
+    @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", description = "Where the Markdown goes "
+            + "(default: ${DEFAULT-VALUE}).")
     Path out;
     @Spec
     CommandSpec spec;
@@ -105,7 +141,8 @@ public final class BenchMain implements Callable<Integer> {
             err.println("fence bench: " + e.getMessage());
             if (!figures.isEmpty()) {
                 try {
-                    err.println("fence bench: the figures measured until then are in " + write(table(figures), log, e.getMessage()));
+                    err.println(
+                            "fence bench: the figures measured until then are in " + write(table(figures), log, e.getMessage()));
                 } catch (IOException writeError) {
                     err.println("fence bench: could not write them: " + writeError.getMessage());
                 }
@@ -121,7 +158,7 @@ public final class BenchMain implements Callable<Integer> {
     }
 
     /** Measures the parts in {@link #only} into {@code figures}, which keeps what was measured when a later part fails. */
-    void measureAll(List<Figure> figures, java.util.function.Consumer<String> progress) throws Exception {
+    void measureAll(List<Figure> figures, Consumer<String> progress) throws Exception {
         Path dir = Files.createTempDirectory("fence-bench");
         // On Ctrl-C too: stop the etcd, Kafka and PostgreSQL child processes, then remove their
         // files (the full run leaves gigabytes of Kafka logs here).
@@ -137,33 +174,34 @@ public final class BenchMain implements Callable<Integer> {
         try {
             if (only.contains(Part.acquisition)) {
                 try (Service etcd = EtcdNode.start(dir.resolve("etcd"))) {
-                    figures.addAll(AcquisitionBench.measure(etcd.address(), quick ? 100 : 1000, Duration.ofSeconds(quick ? 5 : 30), 4, progress));
+                    figures.addAll(AcquisitionBench.measure(etcd.address(), quick ? 100 : 1000,
+                            Duration.ofSeconds(quick ? 5 : 30), 4, progress));
                 }
             }
             if (only.contains(Part.sink)) {
-                int rows = quick ? 20_000 : 200_000;
-                int keys = quick ? 2_000 : 10_000;
-                progress.accept("sink: " + rows + " rows over " + keys + " keys, batches of 500, guarded and plain, on embedded PostgreSQL");
-                for (GuardedUpsertBenchmark.Result result : GuardedUpsertBenchmark.measure(rows, keys, 500, new int[] {0, 20})) {
-                    figures.add(new Figure(String.format(Locale.ROOT, "sink guarded upsert vs plain upsert, %d %% stale", result.stalePercent()),
-                            result.guardedRowsPerSecond(), result.plainRowsPerSecond(), "rows/s", ">= 0.9", true));
-                }
+                figures.addAll(sink(progress));
             }
             if (only.contains(Part.enforcer)) {
                 progress.accept("Kafka: starting a local broker");
-                try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"))) {
+                try (Service kafka = KafkaBroker.start(dir.resolve("kafka"),
+                        Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"))) {
                     EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress);
-                    figures.addAll(quick ? enforcer.throughput(new int[] {100, 1024}, new int[] {1_000, 20_000}, 20_000, 1)
-                            : enforcer.throughput(new int[] {100, 1024}, new int[] {10_000, 1_000_000}, 1_000_000, 2));
-                    figures.addAll(quick ? enforcer.latency(500, Duration.ofSeconds(4)) : enforcer.latency(1000, Duration.ofSeconds(20)));
+                    figures.addAll(quick
+                            ? enforcer.throughput(new int[]{100, 1024}, new int[]{1_000, 20_000}, 20_000, 1)
+                            : enforcer.throughput(new int[]{100, 1024}, new int[]{10_000, 1_000_000}, 1_000_000, 2));
+                    figures.addAll(quick
+                            ? enforcer.latency(500, Duration.ofSeconds(4))
+                            : enforcer.latency(1000, Duration.ofSeconds(20)));
                 }
             }
             if (only.contains(Part.verification)) {
                 progress.accept("verification: starting etcd and a local Kafka broker");
                 try (Service etcd = EtcdNode.start(dir.resolve("etcd-verification"));
-                     Service kafka = KafkaBroker.start(dir.resolve("kafka-verification"), Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"));
-                     io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(etcd.address()).build()) {
-                    EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress, etcd.address());
+                        Service kafka = KafkaBroker.start(dir.resolve("kafka-verification"),
+                                Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"));
+                        Client client = Client.builder().endpoints(etcd.address()).build()) {
+                    EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress,
+                            etcd.address());
                     VerificationBench verification = new VerificationBench(enforcer, client, progress);
                     figures.addAll(quick ? verification.measure(1_000, 20, 5_000) : verification.measure(10_000, 100, 50_000));
                 }
@@ -179,10 +217,25 @@ public final class BenchMain implements Callable<Integer> {
         }
     }
 
+    /** The sink's guarded upsert against the plain one, 0 % and 20 % stale, on embedded PostgreSQL. */
+    private List<Figure> sink(Consumer<String> progress) throws Exception {
+        List<Figure> figures = new ArrayList<>();
+        int rows = quick ? 20_000 : 200_000;
+        int keys = quick ? 2_000 : 10_000;
+        progress.accept("sink: " + rows + " rows over " + keys
+                + " keys, batches of 500, guarded and plain, on embedded PostgreSQL");
+        for (GuardedUpsertBenchmark.Result result : GuardedUpsertBenchmark.measure(rows, keys, 500, new int[]{0, 20})) {
+            figures.add(new Figure(
+                    String.format(Locale.ROOT, "sink guarded upsert vs plain upsert, %d %% stale", result.stalePercent()),
+                    result.guardedRowsPerSecond(), result.plainRowsPerSecond(), "rows/s", ">= 0.9", true));
+        }
+        return figures;
+    }
+
     /** Removes the run's etcd, Kafka and Kafka Streams files (the full run leaves gigabytes). */
     private static void deleteRecursively(Path dir) throws IOException {
-        try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(path);
             }
         }
@@ -210,7 +263,8 @@ public final class BenchMain implements Callable<Integer> {
         if (Double.isNaN(decide) || Double.isNaN(passThrough)) {
             throw new IllegalStateException("JMH did not report both DecisionRuleBenchmark methods");
         }
-        return new Figure("decision rule per record (JMH): parse + decide + raise vs header read + store", decide, passThrough, "ns", "", false);
+        return new Figure("decision rule per record (JMH): parse + decide + raise vs header read + store", decide, passThrough,
+                "ns", "", false);
     }
 
     static String table(List<Figure> figures) {
@@ -218,8 +272,10 @@ public final class BenchMain implements Callable<Integer> {
         text.append("| measure | fenced | baseline | unit | ratio | goal | met |\n|---|---:|---:|---|---:|---|---|\n");
         for (Figure figure : figures) {
             Boolean met = figure.met();
-            text.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", figure.measure(), number(figure.fenced()),
-                    number(figure.baseline()), figure.unit(), Double.isNaN(figure.ratio()) ? "-" : String.format(Locale.ROOT, "%.2f", figure.ratio()),
+            text.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", figure.measure(),
+                    number(figure.fenced()),
+                    number(figure.baseline()), figure.unit(),
+                    Double.isNaN(figure.ratio()) ? "-" : String.format(Locale.ROOT, "%.2f", figure.ratio()),
                     figure.goal().isEmpty() ? "-" : figure.goal(),
                     met == null ? "-" : met ? "yes" : "NO"));
         }
@@ -242,15 +298,20 @@ public final class BenchMain implements Callable<Integer> {
         ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
         Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "")
                 + (failure != null ? "-incomplete" : "") + ".md");
-        long memory = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
-        String markdown = "# fenced-writes bench, " + now.format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 16) + " UTC" + (quick ? " (--quick)" : "") + "\n\n"
+        long memory = ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getTotalMemorySize();
+        String markdown = "# fenced-writes bench, " + now.format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 16) + " UTC"
+                + (quick ? " (--quick)" : "") + "\n\n"
                 + (failure != null ? "**Incomplete: the run stopped with: " + failure + "**\n\n" : "")
                 + table + "\n"
-                + "Ratios are fenced / baseline (for latencies, lower is better); a goal is met when the ratio as printed meets it. "
-                + "Runs vary: on a shared or small machine by 10 % or more, and the exactly_once_v2 pass-through by up to a factor of two between "
+                + "Ratios are fenced / baseline (for latencies, lower is better); a goal is met when the ratio as printed meets "
+                + "it. "
+                + "Runs vary: on a shared or small machine by 10 % or more, and the exactly_once_v2 pass-through by up to a "
+                + "factor of two between "
                 + "its two runs; the log below shows each run.\n\n"
                 + "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, " + memory / (1L << 30) + " GiB, "
-                + System.getProperty("os.name") + " " + System.getProperty("os.arch") + "; Java " + System.getProperty("java.version") + "; "
+                + System.getProperty("os.name") + " " + System.getProperty("os.arch") + "; Java "
+                + System.getProperty("java.version") + "; "
                 + versions() + "\n\nReproduce: `./fence bench" + (quick ? " --quick" : "") + "`.\n\n" + NOTES
                 + "\nThe run, as it went (each throughput run's own figure):\n\n```\n" + String.join("\n", log) + "\n```\n";
         Files.writeString(file, markdown);
@@ -264,7 +325,8 @@ public final class BenchMain implements Callable<Integer> {
         String etcd;
         try {
             Process process = new ProcessBuilder(EtcdNode.binary().toString(), "--version").redirectErrorStream(true).start();
-            etcd = new String(process.getInputStream().readAllBytes()).lines().findFirst().orElse("etcd ?").replace("etcd Version: ", "etcd ");
+            etcd = new String(process.getInputStream().readAllBytes()).lines().findFirst().orElse("etcd ?")
+                    .replace("etcd Version: ", "etcd ");
             process.waitFor();
         } catch (IOException | RuntimeException e) {
             etcd = "etcd ?";
@@ -272,7 +334,7 @@ public final class BenchMain implements Callable<Integer> {
             Thread.currentThread().interrupt();
             etcd = "etcd ?";
         }
-        return etcd + "; Kafka " + org.apache.kafka.common.utils.AppInfoParser.getVersion()
+        return etcd + "; Kafka " + AppInfoParser.getVersion()
                 + "; PostgreSQL, jetcd and JMH at the versions the parent pom pins";
     }
 }

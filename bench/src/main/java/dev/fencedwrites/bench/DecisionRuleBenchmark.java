@@ -9,6 +9,7 @@ import dev.fencedwrites.contract.HeaderLookup;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -42,7 +43,7 @@ public class DecisionRuleBenchmark {
     @Setup(Level.Trial)
     public void records() {
         long[] token = new long[KEYS];
-        java.util.Random random = new java.util.Random(7);
+        Random random = new Random(7);
         for (int i = 0; i < RECORDS; i++) {
             int key = random.nextInt(KEYS);
             long t = random.nextInt(4) == 0 && token[key] > 1 ? token[key] - 1 : ++token[key];

@@ -49,7 +49,10 @@ final class EnforcerBench {
         this(bootstrap, stateDir, progress, null);
     }
 
-    /** @param etcdEndpoint the etcd endpoint the enforcer verifies tokens against when a run asks for verification, or {@code null} */
+    /**
+     * @param etcdEndpoint the etcd endpoint the enforcer verifies tokens against when a run asks for verification, or {@code
+     * null}
+     */
     EnforcerBench(String bootstrap, Path stateDir, Consumer<String> progress, String etcdEndpoint) {
         this.kafka = new BenchKafka(bootstrap);
         this.runs = new EnforcerRun(kafka, stateDir, progress, etcdEndpoint);
@@ -91,15 +94,19 @@ final class EnforcerBench {
                     }
                     int run = 0;
                     for (String guarantee : GUARANTEES) {
-                        boolean measureState = keys == largest && valueBytes == valueSizes[0] && guarantee.equals(StreamsConfig.EXACTLY_ONCE_V2);
+                        boolean measureState = keys == largest && valueBytes == valueSizes[0]
+                                && guarantee.equals(StreamsConfig.EXACTLY_ONCE_V2);
                         // Runs in the order A B B A (repeats 2) or A B, A alternating between pass-through and enforcer,
                         // so drift on a busy machine does not always favour one; each figure is the mean of its runs.
                         Kind first = run++ % 2 == 0 ? Kind.PASS_THROUGH : Kind.ENFORCER;
-                        Measured measured = measure(admin, input, records, keys, guarantee, first, repeats, measureState && stateSize == null);
+                        Measured measured = measure(admin, input, records, keys, guarantee, first, repeats,
+                                measureState && stateSize == null);
                         stateSize = measured.stateSize() != null ? measured.stateSize() : stateSize;
                         Map<Kind, Double> rates = measured.rates();
-                        figures.add(new Figure(String.format(Locale.ROOT, "enforcer vs pass-through throughput, %s values, %s keys, %s",
-                                valueBytes >= 1024 ? valueBytes / 1024 + " KB" : valueBytes + " B", count(keys), guarantee),
+                        figures.add(new Figure(
+                                String.format(Locale.ROOT, "enforcer vs pass-through throughput, %s values, %s keys, %s",
+                                        valueBytes >= 1024 ? valueBytes / 1024 + " KB" : valueBytes + " B", count(keys),
+                                        guarantee),
                                 rates.get(Kind.ENFORCER), rates.get(Kind.PASS_THROUGH), "records/s", ">= 0.95", true));
                     }
                     admin.deleteTopics(List.of(input)).all().get(60, TimeUnit.SECONDS);
@@ -133,7 +140,8 @@ final class EnforcerBench {
 
     /** A short run of each topology under each guarantee, not counted, so no figure pays for the JIT and class loading. */
     private void warmUp(Admin admin, String input, int warmUp) throws Exception {
-        progress.accept(String.format(Locale.ROOT, "enforcer:   warm-up, %,d records through each topology under each guarantee (not counted)", warmUp));
+        progress.accept(String.format(Locale.ROOT,
+                "enforcer:   warm-up, %,d records through each topology under each guarantee (not counted)", warmUp));
         for (String guarantee : GUARANTEES) {
             for (Kind kind : Kind.values()) {
                 runToEnd(admin, kind, input, warmUp, false, 0, guarantee, false);
@@ -172,7 +180,8 @@ final class EnforcerBench {
     }
 
     /** See {@link EnforcerRun#runToEnd}. */
-    Throughput runToEnd(Admin admin, Kind kind, String input, int records, boolean whole, int stateKeys, String guarantee, boolean verify)
+    Throughput runToEnd(Admin admin, Kind kind, String input, int records, boolean whole, int stateKeys, String guarantee,
+            boolean verify)
             throws Exception {
         return runs.runToEnd(admin, kind, input, records, whole, stateKeys, guarantee, verify);
     }
@@ -205,7 +214,8 @@ final class EnforcerBench {
         headers.add(FenceHeaders.SEQ, FenceHeaders.encode(write % 4 + 1L));
         headers.add(FenceHeaders.LEASE, FenceHeaders.encode(7_587_869_054_862_721_000L + key));
         headers.add(FenceHeaders.WRITER, FenceHeaders.encode("bench-worker-" + key % 16));
-        return new ProducerRecord<>(topic, null, null, String.format(Locale.ROOT, "customer-%07d", key).getBytes(StandardCharsets.UTF_8), value, headers);
+        return new ProducerRecord<>(topic, null, null,
+                String.format(Locale.ROOT, "customer-%07d", key).getBytes(StandardCharsets.UTF_8), value, headers);
     }
 
     Admin admin() {

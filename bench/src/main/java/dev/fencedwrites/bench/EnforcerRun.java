@@ -75,7 +75,8 @@ final class EnforcerRun {
      * enforcer's own verifier and defaults ({@code etcd.endpoints} set, the rest unset), and the
      * result carries its etcd range reads per second over the timed part.
      */
-    Throughput runToEnd(Admin admin, Kind kind, String input, int records, boolean whole, int stateKeys, String guarantee, boolean verify)
+    Throughput runToEnd(Admin admin, Kind kind, String input, int records, boolean whole, int stateKeys, String guarantee,
+            boolean verify)
             throws Exception {
         String app = "bench-" + (kind == Kind.ENFORCER ? "enforcer" : "pass-through") + "-" + BenchKafka.shortId();
         List<String> outputs = outputs(kind, app);
@@ -97,7 +98,8 @@ final class EnforcerRun {
                 expectAllAccepted(meters, records, input);
             }
             Figure[] stateSize = stateKeys > 0 ? stateSize(admin, app, stateKeys) : null;
-            // Reads from the first record on: the ones before (at most the first poll's) are not in the rate either, so this slightly overstates.
+            // Reads from the first record on: the ones before (at most the first poll's) are not in the rate either, so this
+            // slightly overstates.
             double reads = verify ? meters.get("fence.token.verification.etcd.reads").counter().count() : 0;
             double etcdReads = verify ? meters.get("fence.token.verification.etcd.reads").counter().count() : 0;
             return new Throughput(rate, stateSize, reads / seconds, etcdReads);
@@ -116,8 +118,12 @@ final class EnforcerRun {
     private record Processed(long firstAt, double firstCount, double count) {
     }
 
-    /** Waits until {@code streams} has processed {@code records} records; fails on a stream-thread failure or 120 s without progress. */
-    private static Processed awaitProcessed(KafkaStreams streams, AtomicReference<Throwable> failure, Kind kind, int records, String input)
+    /**
+     * Waits until {@code streams} has processed {@code records} records; fails on a stream-thread failure or 120 s without
+     * progress.
+     */
+    private static Processed awaitProcessed(KafkaStreams streams, AtomicReference<Throwable> failure, Kind kind, int records,
+            String input)
             throws InterruptedException {
         long firstAt = 0;
         double firstCount = 0;
@@ -137,7 +143,8 @@ final class EnforcerRun {
                 }
                 processed = now;
             } else if (at - lastProgressAt > NO_PROGRESS.toNanos()) {
-                throw new IllegalStateException(String.format(Locale.ROOT, "%s processed %,.0f of %,d records of %s and then nothing for %d s (state %s)",
+                throw new IllegalStateException(String.format(Locale.ROOT,
+                        "%s processed %,.0f of %,d records of %s and then nothing for %d s (state %s)",
                         EnforcerBench.describe(kind), processed, records, input, NO_PROGRESS.toSeconds(), streams.state()));
             }
             Thread.sleep(2);
@@ -151,7 +158,8 @@ final class EnforcerRun {
         double rejected = meters.find("fenced.writes").counters().stream().mapToDouble(Counter::count).sum();
         if (accepted != records || rejected != 0) {
             throw new IllegalStateException(String.format(Locale.ROOT,
-                    "the enforcer accepted %,.0f and rejected %,.0f of the %,d records of %s; the input is all in order, so it should accept all of them",
+                    "the enforcer accepted %,.0f and rejected %,.0f of the %,d records of %s; the input is all in order, so it "
+                            + "should accept all of them",
                     accepted, rejected, records, input));
         }
     }
@@ -174,13 +182,15 @@ final class EnforcerRun {
     private Figure[] stateSize(Admin admin, String app, int keys) throws Exception {
         long store;
         try (Stream<Path> files = Files.walk(stateDir.resolve(app))) {
-            store = files.filter(Files::isRegularFile).filter(f -> f.toString().contains("/rocksdb/" + FenceEnforcerTopology.STORE + "/"))
+            store = files.filter(Files::isRegularFile)
+                    .filter(f -> f.toString().contains("/rocksdb/" + FenceEnforcerTopology.STORE + "/"))
                     .mapToLong(EnforcerRun::size).sum();
         }
         String changelog = app + "-" + FenceEnforcerTopology.STORE + "-changelog";
         int broker = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).iterator().next().id();
         long log = 0;
-        for (LogDirDescription dir : admin.describeLogDirs(List.of(broker)).allDescriptions().get(30, TimeUnit.SECONDS).get(broker).values()) {
+        for (LogDirDescription dir : admin.describeLogDirs(List.of(broker)).allDescriptions().get(30, TimeUnit.SECONDS)
+                .get(broker).values()) {
             for (Map.Entry<TopicPartition, ReplicaInfo> replica : dir.replicaInfos().entrySet()) {
                 if (replica.getKey().topic().equals(changelog)) {
                     log += replica.getValue().size();
@@ -188,13 +198,17 @@ final class EnforcerRun {
             }
         }
         if (store == 0 || log == 0) {
-            throw new IllegalStateException("the enforcer's state is empty after " + keys + " keys: store " + store + " B, changelog " + log + " B");
+            throw new IllegalStateException(
+                    "the enforcer's state is empty after " + keys + " keys: store " + store + " B, changelog " + log + " B");
         }
-        progress.accept(String.format(Locale.ROOT, "enforcer:   fence state at %,d keys: store %,d B, changelog %,d B", keys, store, log));
-        return new Figure[] {
-                new Figure("fence state per key at " + EnforcerBench.count(keys) + " keys: state store (RocksDB files)", (double) store / keys, Double.NaN,
+        progress.accept(String.format(Locale.ROOT, "enforcer:   fence state at %,d keys: store %,d B, changelog %,d B", keys,
+                store, log));
+        return new Figure[]{
+                new Figure("fence state per key at " + EnforcerBench.count(keys) + " keys: state store (RocksDB files)",
+                        (double) store / keys, Double.NaN,
                         "B/key", "", false),
-                new Figure("fence state per key at " + EnforcerBench.count(keys) + " keys: changelog topic (log on disk)", (double) log / keys, Double.NaN,
+                new Figure("fence state per key at " + EnforcerBench.count(keys) + " keys: changelog topic (log on disk)",
+                        (double) log / keys, Double.NaN,
                         "B/key", "", false)};
     }
 
@@ -204,10 +218,13 @@ final class EnforcerRun {
     }
 
     /** The enforcer's counters go to {@code meters}, a Prometheus registry as in the enforcer itself. */
-    static Topology topology(Kind kind, String input, List<String> outputs, PrometheusMeterRegistry meters, TokenVerifier verifier) {
+    static Topology topology(Kind kind, String input, List<String> outputs, PrometheusMeterRegistry meters,
+            TokenVerifier verifier) {
         if (kind == Kind.ENFORCER) {
             return FenceEnforcerTopology.build(input, outputs.get(0), outputs.get(1), null,
-                    new FenceEnforcerTopology.Limits(EnforcerBench.PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), meters, verifier);
+                    new FenceEnforcerTopology.Limits(EnforcerBench.PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES,
+                            MAX_MESSAGE_BYTES),
+                    meters, verifier);
         }
         Topology topology = new Topology();
         topology.addSource("input", new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);

@@ -16,7 +16,10 @@ public record Figure(String measure, double fenced, double baseline, String unit
         return fenced / baseline;
     }
 
-    /** Whether the ratio, rounded to two decimals as printed, meets the goal; {@code null} when there is none. Goals are {@code >= x} or {@code <= x}. */
+    /**
+     * Whether the ratio, rounded to two decimals as printed, meets the goal; {@code null} when there is none. Goals are {@code >=
+     * x} or {@code <= x}.
+     */
     public Boolean met() {
         if (goal.isEmpty()) {
             return null;

@@ -45,9 +45,10 @@ public final class GuardedUpsertBenchmark {
         int rows = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
         int keys = args.length > 1 ? Integer.parseInt(args[1]) : 10_000;
         int batch = args.length > 2 ? Integer.parseInt(args[2]) : 500;
-        System.out.printf("guarded upsert, %d rows over %d keys, batches of %d, one transaction per batch, %d cores%n", rows, keys, batch,
+        System.out.printf("guarded upsert, %d rows over %d keys, batches of %d, one transaction per batch, %d cores%n", rows,
+                keys, batch,
                 Runtime.getRuntime().availableProcessors());
-        for (Result result : measure(rows, keys, batch, new int[] {0, 20})) {
+        for (Result result : measure(rows, keys, batch, new int[]{0, 20})) {
             System.out.printf("stale %2d %%: unguarded %,8.0f rows/s   guarded %,8.0f rows/s   ratio %.2f%n",
                     result.stalePercent(), result.plainRowsPerSecond(), result.guardedRowsPerSecond(), result.ratio());
         }
@@ -93,7 +94,8 @@ public final class GuardedUpsertBenchmark {
             int key = random.nextInt(keys);
             long t = random.nextInt(100) < stalePercent && token[key] > 1 ? token[key] - 1 : ++token[key];
             Struct value = new Struct(SCHEMA).put("customerId", "customer-" + key).put("billingPeriod", "2026-11")
-                    .put("amountMinor", (long) i).put("currency", "EUR").put("lineItems", 3).put("computedAt", at).put("computedBy", "bench");
+                    .put("amountMinor", (long) i).put("currency", "EUR").put("lineItems", 3).put("computedAt", at)
+                    .put("computedBy", "bench");
             data.add(new FencedValue("customer-" + key, value, new Fence(t, 1)));
         }
         return data;

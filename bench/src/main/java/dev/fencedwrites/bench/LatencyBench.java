@@ -44,18 +44,20 @@ final class LatencyBench {
         List<Figure> figures = new ArrayList<>();
         try (Admin admin = kafka.admin()) {
             int run = 0;
-            for (String guarantee : new String[] {StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE}) {
+            for (String guarantee : new String[]{StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE}) {
                 Kind first = run++ % 2 == 0 ? Kind.PASS_THROUGH : Kind.ENFORCER;
                 Kind second = first == Kind.ENFORCER ? Kind.PASS_THROUGH : Kind.ENFORCER;
                 Map<Kind, double[]> latencies = new HashMap<>();
-                for (Kind kind : new Kind[] {first, second}) {
+                for (Kind kind : new Kind[]{first, second}) {
                     progress.accept(String.format(Locale.ROOT, "enforcer: end-to-end latency, %s, %s: %d records/s for %d s",
                             EnforcerBench.describe(kind), guarantee, ratePerSecond, duration.toSeconds()));
                     latencies.put(kind, latencyRun(admin, kind, guarantee, ratePerSecond, duration));
                 }
-                for (int p : new int[] {50, 99}) {
-                    figures.add(new Figure("end-to-end latency p" + p + ", produce to output topic, enforcer vs pass-through, " + guarantee,
-                            AcquisitionBench.percentile(latencies.get(Kind.ENFORCER), p), AcquisitionBench.percentile(latencies.get(Kind.PASS_THROUGH), p),
+                for (int p : new int[]{50, 99}) {
+                    figures.add(new Figure(
+                            "end-to-end latency p" + p + ", produce to output topic, enforcer vs pass-through, " + guarantee,
+                            AcquisitionBench.percentile(latencies.get(Kind.ENFORCER), p),
+                            AcquisitionBench.percentile(latencies.get(Kind.PASS_THROUGH), p),
                             "ms", "", false));
                 }
             }
@@ -82,7 +84,7 @@ final class LatencyBench {
         });
         List<Double> samples = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(kafka.consumerProperties());
-             KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(kafka.producerProperties(0))) {
+                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(kafka.producerProperties(0))) {
             List<TopicPartition> partitions = new ArrayList<>();
             for (int p = 0; p < EnforcerBench.PARTITIONS; p++) {
                 partitions.add(new TopicPartition(outputs.get(0), p));
@@ -92,7 +94,8 @@ final class LatencyBench {
             partitions.forEach(consumer::position);
             streams.start();
             if (!running.await(60, TimeUnit.SECONDS)) {
-                throw new IllegalStateException(EnforcerBench.describe(kind) + " did not reach RUNNING in 60 s (state " + streams.state() + ")");
+                throw new IllegalStateException(
+                        EnforcerBench.describe(kind) + " did not reach RUNNING in 60 s (state " + streams.state() + ")");
             }
             int total = (int) (ratePerSecond * duration.toSeconds());
             long warmUpEnds = System.currentTimeMillis() + 1000;
@@ -101,8 +104,9 @@ final class LatencyBench {
             int received = receive(consumer, failure, kind, total, warmUpEnds, duration, samples);
             sender.join(TimeUnit.SECONDS.toMillis(30));
             if (received < total) {
-                throw new IllegalStateException(String.format(Locale.ROOT, "%s: only %d of %d records reached %s within 90 s of the last produce",
-                        EnforcerBench.describe(kind), received, total, outputs.get(0)));
+                throw new IllegalStateException(
+                        String.format(Locale.ROOT, "%s: only %d of %d records reached %s within 90 s of the last produce",
+                                EnforcerBench.describe(kind), received, total, outputs.get(0)));
             }
         } finally {
             streams.close(Duration.ofSeconds(60));
@@ -136,7 +140,8 @@ final class LatencyBench {
      * Reads up to {@code total} records within the run's duration plus 90 s, sampling the latency of those produced after
      * {@code warmUpEnds}; returns how many were read.
      */
-    private static int receive(KafkaConsumer<byte[], byte[]> consumer, AtomicReference<Throwable> failure, Kind kind, int total, long warmUpEnds,
+    private static int receive(KafkaConsumer<byte[], byte[]> consumer, AtomicReference<Throwable> failure, Kind kind, int total,
+            long warmUpEnds,
             Duration duration, List<Double> samples) {
         int received = 0;
         long deadline = System.nanoTime() + duration.toNanos() + TimeUnit.SECONDS.toNanos(90);

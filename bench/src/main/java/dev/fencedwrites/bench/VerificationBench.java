@@ -2,8 +2,8 @@ package dev.fencedwrites.bench;
 
 import dev.fencedwrites.bench.EnforcerBench.Kind;
 import dev.fencedwrites.bench.EnforcerBench.Throughput;
-import dev.fencedwrites.etcd.LockKeys;
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.etcd.LockKeys;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -68,9 +68,11 @@ final class VerificationBench {
      */
     List<Figure> measure(int longLeaseKeys, int writesPerToken, int acquiredKeys) throws Exception {
         List<Figure> figures = new ArrayList<>();
-        String longLeases = String.format(Locale.ROOT, "writes under long leases (%s keys, %d writes per token)", EnforcerBench.count(longLeaseKeys),
+        String longLeases = String.format(Locale.ROOT, "writes under long leases (%s keys, %d writes per token)",
+                EnforcerBench.count(longLeaseKeys),
                 writesPerToken);
-        String perKey = String.format(Locale.ROOT, "one acquisition per key (%s keys, one write each)", EnforcerBench.count(acquiredKeys));
+        String perKey = String.format(Locale.ROOT, "one acquisition per key (%s keys, one write each)",
+                EnforcerBench.count(acquiredKeys));
         try (Admin admin = enforcer.admin()) {
             figures.addAll(shape(admin, longLeases, "bench-long-", longLeaseKeys, writesPerToken));
             figures.addAll(shape(admin, perKey, "bench-acquired-", acquiredKeys, 1));
@@ -79,34 +81,43 @@ final class VerificationBench {
     }
 
     private List<Figure> shape(Admin admin, String name, String keyPrefix, int keys, int writesPerKey) throws Exception {
-        progress.accept(String.format(Locale.ROOT, "verification: taking %,d locks in etcd (one transaction each) for %s", keys, name));
+        progress.accept(
+                String.format(Locale.ROOT, "verification: taking %,d locks in etcd (one transaction each) for %s", keys, name));
         List<Lock> locks = takeLocks(keyPrefix, keys);
         int records = keys * writesPerKey;
         String input = "bench.verify." + keyPrefix + keys + "." + EnforcerBench.shortId();
         EnforcerBench.createTopics(admin, input);
-        progress.accept(String.format(Locale.ROOT, "verification: producing %,d records over %,d keys to %s", records, keys, input));
+        progress.accept(
+                String.format(Locale.ROOT, "verification: producing %,d records over %,d keys to %s", records, keys, input));
         byte[] value = new byte[100];
         enforcer.produce(admin, input, records, i -> record(input, locks.get(i % keys), i / keys + 1L, value));
         // Off, on, on, off: drift on a busy machine does not favour one side.
         Map<Boolean, Double> rates = new HashMap<>();
         double reads = 0;
-        for (boolean verify : new boolean[] {false, true, true, false}) {
+        for (boolean verify : new boolean[]{false, true, true, false}) {
             Throughput run = enforcer.runToEnd(admin, Kind.ENFORCER, input, records, true, 0, GUARANTEE, verify);
             rates.merge(verify, run.recordsPerSecond() / 2, Double::sum);
             if (verify) {
                 if (run.etcdReads() != keys) {
-                    throw new IllegalStateException(String.format(Locale.ROOT, "the enforcer read etcd %,.0f times over %,d keys of %s; each key's one "
-                            + "real token should be read once, every other write at its fence compared with the stored lease", run.etcdReads(), keys, input));
+                    throw new IllegalStateException(String.format(Locale.ROOT,
+                            "the enforcer read etcd %,.0f times over %,d keys of %s; each key's one "
+                                    + "real token should be read once, every other write at its fence compared with the stored "
+                                    + "lease",
+                            run.etcdReads(), keys, input));
                 }
                 reads += run.etcdReadsPerSecond() / 2;
             }
-            progress.accept(String.format(Locale.ROOT, "verification:   enforcer, verification %s, %s: %,.0f records/s%s", verify ? "on" : "off", GUARANTEE,
-                    run.recordsPerSecond(), verify ? String.format(Locale.ROOT, ", %,.0f etcd reads/s", run.etcdReadsPerSecond()) : ""));
+            progress.accept(String.format(Locale.ROOT, "verification:   enforcer, verification %s, %s: %,.0f records/s%s",
+                    verify ? "on" : "off", GUARANTEE,
+                    run.recordsPerSecond(),
+                    verify ? String.format(Locale.ROOT, ", %,.0f etcd reads/s", run.etcdReadsPerSecond()) : ""));
         }
         admin.deleteTopics(List.of(input)).all().get(60, TimeUnit.SECONDS);
         return List.of(
-                new Figure("enforcer with vs without token verification, " + name + ", " + GUARANTEE, rates.get(true), rates.get(false), "records/s", "", false),
-                new Figure("etcd reads/s of token verification, " + name + ", " + GUARANTEE, reads, Double.NaN, "reads/s", "", false));
+                new Figure("enforcer with vs without token verification, " + name + ", " + GUARANTEE, rates.get(true),
+                        rates.get(false), "records/s", "", false),
+                new Figure("etcd reads/s of token verification, " + name + ", " + GUARANTEE, reads, Double.NaN, "reads/s", "",
+                        false));
     }
 
     /** One lease, and for each key one transaction that puts its lock key and finds it the oldest; the revision is the token. */
@@ -123,11 +134,14 @@ final class VerificationBench {
             inFlight.acquire();
             pending.add(etcd.getKVClient().txn()
                     .If(new Cmp(lockKey, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                    .Then(Op.put(lockKey, ByteSequence.EMPTY, PutOption.builder().withLeaseId(leaseId).build()), Op.get(lockDir, oldest))
+                    .Then(Op.put(lockKey, ByteSequence.EMPTY, PutOption.builder().withLeaseId(leaseId).build()),
+                            Op.get(lockDir, oldest))
                     .commit()
                     .whenComplete((response, error) -> inFlight.release())
                     .thenApply(response -> {
-                        List<KeyValue> first = response.getGetResponses().isEmpty() ? List.of() : response.getGetResponses().get(0).getKvs();
+                        List<KeyValue> first = response.getGetResponses().isEmpty()
+                                ? List.of()
+                                : response.getGetResponses().get(0).getKvs();
                         if (!response.isSucceeded() || first.isEmpty() || !first.get(0).getKey().equals(lockKey)) {
                             throw new IllegalStateException("the bench's lock on " + lockDir + " was not free");
                         }

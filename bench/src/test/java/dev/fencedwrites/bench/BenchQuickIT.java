@@ -71,7 +71,8 @@ class BenchQuickIT {
                 "end-to-end latency p99, produce to output topic, enforcer vs pass-through, exactly_once_v2",
                 "end-to-end latency p50, produce to output topic, enforcer vs pass-through, at_least_once",
                 "end-to-end latency p99, produce to output topic, enforcer vs pass-through, at_least_once",
-                "enforcer with vs without token verification, writes under long leases (1k keys, 20 writes per token), exactly_once_v2",
+                "enforcer with vs without token verification, writes under long leases (1k keys, 20 writes per token), "
+                        + "exactly_once_v2",
                 "enforcer with vs without token verification, one acquisition per key (5k keys, one write each), exactly_once_v2",
                 "etcd reads/s of token verification, writes under long leases (1k keys, 20 writes per token), exactly_once_v2",
                 "etcd reads/s of token verification, one acquisition per key (5k keys, one write each), exactly_once_v2",
@@ -79,9 +80,12 @@ class BenchQuickIT {
         for (String row : rows) {
             String[] cells = row.split("\\|");
             // The fence state and the etcd reads have no baseline, so no ratio either: those cells are "-".
-            int[] columns = cells[1].startsWith(" fence state") || cells[1].startsWith(" etcd reads") ? new int[] {2} : new int[] {2, 3, 5};
+            int[] columns = cells[1].startsWith(" fence state") || cells[1].startsWith(" etcd reads")
+                    ? new int[]{2}
+                    : new int[]{2, 3, 5};
             for (int column : columns) {
-                assertThat(Double.parseDouble(cells[column].trim().replace(",", ""))).as("%s, column %d", cells[1], column).isPositive().isFinite();
+                assertThat(Double.parseDouble(cells[column].trim().replace(",", ""))).as("%s, column %d", cells[1], column)
+                        .isPositive().isFinite();
             }
         }
         assertThat(out.resolve("latest-quick.md")).exists();

@@ -40,7 +40,9 @@ public record Fence(long token, long seq) {
         }
         int dot = text.indexOf('.');
         try {
-            return dot < 0 ? of(Long.parseLong(text)) : new Fence(Long.parseLong(text.substring(0, dot)), Long.parseLong(text.substring(dot + 1)));
+            return dot < 0
+                    ? of(Long.parseLong(text))
+                    : new Fence(Long.parseLong(text.substring(0, dot)), Long.parseLong(text.substring(dot + 1)));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a fence (token or token.seq): '" + text + "'", e);
         }

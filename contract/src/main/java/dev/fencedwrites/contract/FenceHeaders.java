@@ -31,7 +31,10 @@ public final class FenceHeaders {
      * record would not fit the rejected topic; read the original at the source offset.
      */
     public static final String REJECTED_VALUE_OMITTED = "fence.rejected.value.omitted";
-    /** The prefix of every header a rejection adds ({@code fence.rejected.reason}, {@code .stage}, ...); a record with one was rejected already. */
+    /**
+     * The prefix of every header a rejection adds ({@code fence.rejected.reason}, {@code .stage}, ...); a record with one was
+     * rejected already.
+     */
     public static final String REJECTED_PREFIX = "fence.rejected.";
     /**
      * Added with value {@code N} when {@code N} of the record's own headers were left out of its

@@ -50,38 +50,44 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
             return Parsed.invalid(RejectionReason.MISSING_TOKEN, "no " + FenceHeaders.TOKEN + " header");
         }
         if (tokens.size() > 1) {
-            return Parsed.invalid(RejectionReason.MALFORMED_TOKEN, tokens.size() + " " + FenceHeaders.TOKEN + " headers, expected one");
+            return Parsed.invalid(RejectionReason.MALFORMED_TOKEN,
+                    tokens.size() + " " + FenceHeaders.TOKEN + " headers, expected one");
         }
         String tokenText = FenceHeaders.decode(tokens.get(0));
         long token = parseDecimal(tokenText);
         if (token <= 0) {
-            return Parsed.invalid(RejectionReason.MALFORMED_TOKEN, FenceHeaders.TOKEN + " '" + tokenText + "' is not a positive long");
+            return Parsed.invalid(RejectionReason.MALFORMED_TOKEN,
+                    FenceHeaders.TOKEN + " '" + tokenText + "' is not a positive long");
         }
         String lease = last(headers, FenceHeaders.LEASE);
         if (parseDecimal(lease) == token) {
             // The classic mistake: the etcd lease id sent as the token. Lease ids are large
             // (near 2^62), so accepting one would raise the key's fence past every real revision.
-            return Parsed.invalid(RejectionReason.LEASE_AS_TOKEN, FenceHeaders.TOKEN + " " + token + " equals " + FenceHeaders.LEASE
-                    + ": that is the etcd lease id; send the revision at which the lock was found held");
+            return Parsed.invalid(RejectionReason.LEASE_AS_TOKEN,
+                    FenceHeaders.TOKEN + " " + token + " equals " + FenceHeaders.LEASE
+                            + ": that is the etcd lease id; send the revision at which the lock was found held");
         }
 
         long seq = Fence.NO_SEQ;
         List<byte[]> seqs = headers.values(FenceHeaders.SEQ);
         if (seqs.size() > 1) {
-            return Parsed.invalid(RejectionReason.MALFORMED_SEQ, seqs.size() + " " + FenceHeaders.SEQ + " headers, expected at most one");
+            return Parsed.invalid(RejectionReason.MALFORMED_SEQ,
+                    seqs.size() + " " + FenceHeaders.SEQ + " headers, expected at most one");
         }
         if (seqs.size() == 1) {
             String seqText = FenceHeaders.decode(seqs.get(0));
             seq = parseDecimal(seqText);
             if (seq < 0) {
-                return Parsed.invalid(RejectionReason.MALFORMED_SEQ, FenceHeaders.SEQ + " '" + seqText + "' is not a non-negative long");
+                return Parsed.invalid(RejectionReason.MALFORMED_SEQ,
+                        FenceHeaders.SEQ + " '" + seqText + "' is not a non-negative long");
             }
         }
 
         FenceOp op = FenceOp.WRITE;
         List<byte[]> ops = headers.values(FenceHeaders.OP);
         if (ops.size() > 1) {
-            return Parsed.invalid(RejectionReason.UNKNOWN_OP, ops.size() + " " + FenceHeaders.OP + " headers, expected at most one");
+            return Parsed.invalid(RejectionReason.UNKNOWN_OP,
+                    ops.size() + " " + FenceHeaders.OP + " headers, expected at most one");
         }
         if (ops.size() == 1) {
             String opText = FenceHeaders.decode(ops.get(0));

@@ -51,7 +51,8 @@ public final class NewTopics {
             long leftMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
             String step = "describeTopics (an unknown topic is retried until the wait ends)";
             try {
-                Map<String, TopicDescription> described = admin.describeTopics(topics).allTopicNames().get(leftMs, TimeUnit.MILLISECONDS);
+                Map<String, TopicDescription> described = admin.describeTopics(topics).allTopicNames().get(leftMs,
+                        TimeUnit.MILLISECONDS);
                 Map<TopicPartition, OffsetSpec> partitions = new HashMap<>();
                 String leaderless = null;
                 for (TopicDescription topic : described.values()) {
@@ -78,7 +79,8 @@ public final class NewTopics {
                 last = step + " did not complete" + ("no answer yet".equals(last) ? "" : "; before that: " + last);
             }
             if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_BACKOFF_MS) > deadline) {
-                throw new TimeoutException("the partitions of " + topics + " had no leader serving them within " + timeout.toMillis() + " ms: " + last);
+                throw new TimeoutException("the partitions of " + topics + " had no leader serving them within "
+                        + timeout.toMillis() + " ms: " + last);
             }
             Thread.sleep(RETRY_BACKOFF_MS);
         }

@@ -22,7 +22,10 @@ public enum RejectionReason {
     UNKNOWN_OP,
     /** A {@code FENCE} marker with a non-null value: markers raise the fence and carry no data. */
     INVALID_MARKER,
-    /** A value the sink cannot decode (not the Confluent wire format, unknown schema id, bad Avro) or the database refuses (e.g. a NUL character in text). Sink only. */
+    /**
+     * A value the sink cannot decode (not the Confluent wire format, unknown schema id, bad Avro) or the database refuses (e.g. a
+     * NUL character in text). Sink only.
+     */
     MALFORMED_VALUE,
     /**
      * The record is not on the partition Kafka's default partitioner (murmur2 of the serialized
@@ -111,8 +114,10 @@ public enum RejectionReason {
      */
     public boolean enforcerOnly() {
         return switch (this) {
-            case WRONG_PARTITION, TOO_LARGE, KEY_TOO_LARGE, PRODUCE_FAILED, FUTURE_TOKEN, LOCK_NOT_HELD, MISSING_LEASE, MALFORMED_LEASE,
-                    UNVERIFIABLE_TOKEN -> true;
+            case WRONG_PARTITION, TOO_LARGE, KEY_TOO_LARGE, PRODUCE_FAILED, FUTURE_TOKEN, LOCK_NOT_HELD, MISSING_LEASE,
+                    MALFORMED_LEASE,
+                    UNVERIFIABLE_TOKEN ->
+                true;
             default -> false;
         };
     }

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The decision rule of the README ("The decision rule"), one table row per rule row. Fences are written {@code token} or {@code token.seq}. */
+/**
+ * The decision rule of the README ("The decision rule"), one table row per rule row. Fences are written {@code token} or {@code
+ * token.seq}.
+ */
 class FenceRuleTest {
 
     @ParameterizedTest(name = "{0}: stored {1}, incoming {2} -> {3}")
@@ -29,7 +32,8 @@ class FenceRuleTest {
     void decidesPerDecisionRule(String rule, String stored, String incoming, String expected) {
         Decision decision = FenceRule.decide(fence(stored), fence(incoming));
 
-        assertThat(decision).isEqualTo(expected.equals("ACCEPT") ? Decision.accept() : Decision.reject(RejectionReason.valueOf(expected)));
+        assertThat(decision)
+                .isEqualTo(expected.equals("ACCEPT") ? Decision.accept() : Decision.reject(RejectionReason.valueOf(expected)));
     }
 
     /** {@code none}, {@code token} or {@code token.seq}: the form of {@link Fence#toString()}. */
@@ -38,6 +42,8 @@ class FenceRuleTest {
             return null;
         }
         int dot = text.indexOf('.');
-        return dot < 0 ? Fence.of(Long.parseLong(text)) : new Fence(Long.parseLong(text.substring(0, dot)), Long.parseLong(text.substring(dot + 1)));
+        return dot < 0
+                ? Fence.of(Long.parseLong(text))
+                : new Fence(Long.parseLong(text.substring(0, dot)), Long.parseLong(text.substring(dot + 1)));
     }
 }

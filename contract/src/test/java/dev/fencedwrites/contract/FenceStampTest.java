@@ -25,7 +25,8 @@ class FenceStampTest {
 
     @Test
     void parsesFenceMarkerWithSeqZero() {
-        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "42", FenceHeaders.SEQ, "0", FenceHeaders.OP, "FENCE")));
+        FenceStamp.Parsed parsed = FenceStamp
+                .parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "42", FenceHeaders.SEQ, "0", FenceHeaders.OP, "FENCE")));
 
         assertThat(parsed.stamp().op()).isEqualTo(FenceOp.FENCE);
         assertThat(parsed.stamp().fence()).isEqualTo(new Fence(42, 0));
@@ -56,7 +57,8 @@ class FenceStampTest {
     }
 
     @ParameterizedTest(name = "token \"{0}\"")
-    @ValueSource(strings = {"", "abc", "12x", " 5", "0", "-0", "-5", "+5", "1.5", "9223372036854775808", "\u0666\u0660", "\uff19"})
+    @ValueSource(strings = {"", "abc", "12x", " 5", "0", "-0", "-5", "+5", "1.5", "9223372036854775808", "\u0666\u0660",
+            "\uff19"})
     void rejectsTokenThatIsNotAPositiveLongAsMalformedToken(String token) {
         FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, token)));
 
@@ -92,7 +94,8 @@ class FenceStampTest {
 
     @Test
     void rejectsTwoSeqHeadersAsMalformedSeq() {
-        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1", FenceHeaders.SEQ, "2")));
+        FenceStamp.Parsed parsed = FenceStamp
+                .parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1", FenceHeaders.SEQ, "2")));
 
         assertThat(parsed.rejection()).isEqualTo(RejectionReason.MALFORMED_SEQ);
     }
@@ -120,7 +123,8 @@ class FenceStampTest {
     @ParameterizedTest(name = "lease \"{0}\"")
     @ValueSource(strings = {"7587869054862721234", "42x", "", "0042"})
     void acceptsTokenThatDiffersFromTheLeaseId(String lease) {
-        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "41", FenceHeaders.LEASE, lease)));
+        FenceStamp.Parsed parsed = FenceStamp
+                .parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "41", FenceHeaders.LEASE, lease)));
 
         assertThat(parsed.valid()).isTrue();
         assertThat(parsed.stamp().lease()).isEqualTo(lease);
@@ -129,7 +133,8 @@ class FenceStampTest {
     /** The rule reads the lease as the contract writes it: decimal, the last header when repeated. */
     @Test
     void comparesTheTokenWithTheLastLeaseHeader() {
-        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "42", FenceHeaders.LEASE, "7", FenceHeaders.LEASE, "42")));
+        FenceStamp.Parsed parsed = FenceStamp
+                .parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "42", FenceHeaders.LEASE, "7", FenceHeaders.LEASE, "42")));
 
         assertThat(parsed.rejection()).isEqualTo(RejectionReason.LEASE_AS_TOKEN);
     }

@@ -14,12 +14,12 @@ class RedactionTest {
 
     @ParameterizedTest(name = "{0} -> {1}")
     @CsvSource(delimiter = '|', value = {
-        // the registry client's rule, kept: user info up to the last '@', even with '@' or '/' in it
-        "https://bob:pw@c:3/x | https://***@c:3/x",
-        "http://alice:p@ss@registry:8081 | http://***@registry:8081",
-        "http://alice:pa/ss@registry:8081 | http://***@registry:8081",
-        "http://registry:8081/x | http://registry:8081/x",
-        "ftp://bob:pw@c | ftp://***@c",
+            // the registry client's rule, kept: user info up to the last '@', even with '@' or '/' in it
+            "https://bob:pw@c:3/x | https://***@c:3/x",
+            "http://alice:p@ss@registry:8081 | http://***@registry:8081",
+            "http://alice:pa/ss@registry:8081 | http://***@registry:8081",
+            "http://registry:8081/x | http://registry:8081/x",
+            "ftp://bob:pw@c | ftp://***@c",
     })
     void hidesTheUserInfoOfAUrl(String url, String shown) {
         assertThat(Redaction.url(url)).isEqualTo(shown);
@@ -27,15 +27,15 @@ class RedactionTest {
 
     @ParameterizedTest(name = "{0} -> {1}")
     @CsvSource(delimiter = '|', value = {
-        // the sink's rule, kept: any case, value up to '&' or ';'
-        "jdbc:postgresql://127.0.0.1/db?user=sink&password=db-s3cret&ssl=true"
-                + " | jdbc:postgresql://127.0.0.1/db?user=sink&password=***&ssl=true",
-        "jdbc:postgresql://h/db?PASSWORD=x&ssl=true | jdbc:postgresql://h/db?PASSWORD=***&ssl=true",
-        "jdbc:sqlserver://h;user=u;password=x;db=y | jdbc:sqlserver://h;user=u;password=***;db=y",
-        // the demo's rule, kept: value up to '&' or the end
-        "jdbc:postgresql://localhost:5432/fenced?user=fenced&password=fenced"
-                + " | jdbc:postgresql://localhost:5432/fenced?user=fenced&password=***",
-        "jdbc:postgresql://localhost:5432/fenced | jdbc:postgresql://localhost:5432/fenced",
+            // the sink's rule, kept: any case, value up to '&' or ';'
+            "jdbc:postgresql://127.0.0.1/db?user=sink&password=db-s3cret&ssl=true"
+                    + " | jdbc:postgresql://127.0.0.1/db?user=sink&password=***&ssl=true",
+            "jdbc:postgresql://h/db?PASSWORD=x&ssl=true | jdbc:postgresql://h/db?PASSWORD=***&ssl=true",
+            "jdbc:sqlserver://h;user=u;password=x;db=y | jdbc:sqlserver://h;user=u;password=***;db=y",
+            // the demo's rule, kept: value up to '&' or the end
+            "jdbc:postgresql://localhost:5432/fenced?user=fenced&password=fenced"
+                    + " | jdbc:postgresql://localhost:5432/fenced?user=fenced&password=***",
+            "jdbc:postgresql://localhost:5432/fenced | jdbc:postgresql://localhost:5432/fenced",
     })
     void hidesPasswordParameters(String url, String shown) {
         assertThat(Redaction.url(url)).isEqualTo(shown);

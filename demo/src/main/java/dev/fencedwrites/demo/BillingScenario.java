@@ -1,13 +1,13 @@
 package dev.fencedwrites.demo;
 
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.services.Await;
 import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Jvm;
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.FenceTopics;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,6 +18,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,6 +27,7 @@ import java.util.Properties;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -44,7 +47,8 @@ public final class BillingScenario {
     public static final String WORKER_A = "worker-A";
     public static final String WORKER_B = "worker-B";
     private static final Duration STEP_TIMEOUT = Duration.ofSeconds(90);
-    private static final Pattern STALE_COUNTER = Pattern.compile("^fenced_writes_total\\{[^}]*reason=\"STALE_TOKEN\"[^}]*} ([0-9.E+-]+)$", Pattern.MULTILINE);
+    private static final Pattern STALE_COUNTER = Pattern
+            .compile("^fenced_writes_total\\{[^}]*reason=\"STALE_TOKEN\"[^}]*} ([0-9.E+-]+)$", Pattern.MULTILINE);
 
     private final LocalStack stack;
     private final Timeline timeline;
@@ -79,8 +83,9 @@ public final class BillingScenario {
                     + ") and queued the write with token " + tokenA);
             awaitEvent(a, "freezing");
             awaitStopped(a);
-            timeline.at("demo", "SIGSTOP " + WORKER_A + " (pid " + a.pid() + ") before the write left the process: a stop-the-world pause;"
-                    + " its lease keeps ticking");
+            timeline.at("demo",
+                    "SIGSTOP " + WORKER_A + " (pid " + a.pid() + ") before the write left the process: a stop-the-world pause;"
+                            + " its lease keeps ticking");
 
             long tokenB;
             try (ChildProcess b = worker(dir, WORKER_B, 12_550, 5, resumeBeforeBWrites ? 8_000 : 300, false)) {
@@ -93,7 +98,8 @@ public final class BillingScenario {
                     resume(a);
                 }
                 Map<String, String> sent = awaitEvent(b, "sent");
-                timeline.at(WORKER_B, "wrote its summary (125.50 EUR, 5 line items) to partition " + sent.get("partition") + " offset " + sent.get("offset"));
+                timeline.at(WORKER_B, "wrote its summary (125.50 EUR, 5 line items) to partition " + sent.get("partition")
+                        + " offset " + sent.get("offset"));
                 if (b.waitFor(STEP_TIMEOUT) != 0) {
                     throw new IllegalStateException(WORKER_B + " failed" + b.tail());
                 }
@@ -108,28 +114,35 @@ public final class BillingScenario {
                 throw new IllegalStateException(WORKER_A + " failed" + a.tail());
             }
 
-            Optional<ConsumerRecord<String, byte[]>> rejected = findRejected(tokenA);
-            String reason = rejected.map(r -> header(r, FenceHeaders.REJECTED_REASON)).orElse(null);
-            String stage = rejected.map(r -> header(r, FenceHeaders.REJECTED_STAGE)).orElse(null);
-            String highest = rejected.map(r -> header(r, FenceHeaders.REJECTED_HIGHEST)).orElse(null);
-            if (rejected.isPresent()) {
-                timeline.at(stage, "REJECTED " + WORKER_A + "'s write: " + reason + " (token " + tokenA + " < the key's fence " + highest
-                        + ", written token.seq)");
-            } else {
-                timeline.at("demo", "no rejected record found for " + WORKER_A + "'s write; " + whereWasIt(tokenA));
-            }
-            SummaryRow unfenced = null;
-            if (!resumeBeforeBWrites) {
-                try {
-                    Await.until("A's stale write in " + BillingConnectors.UNFENCED_TABLE, Duration.ofSeconds(30), null,
-                            () -> row(BillingConnectors.UNFENCED_TABLE).map(r -> WORKER_A.equals(r.computedBy())).orElse(false));
-                } catch (IllegalStateException e) {
-                    timeline.at("demo", "the unguarded control table did not show A's write: " + e.getMessage());
-                }
-                unfenced = row(BillingConnectors.UNFENCED_TABLE).orElse(null);
-            }
-            return new ScenarioResult(tokenA, tokenB, reason, stage, highest, row(BillingConnectors.TABLE).orElse(null), unfenced, staleCounter());
+            return outcome(tokenA, tokenB, resumeBeforeBWrites);
         }
+    }
+
+    /** What became of A's write: its rejection on the rejected topic, the rows, and the unguarded control's row. */
+    private ScenarioResult outcome(long tokenA, long tokenB, boolean resumeBeforeBWrites) throws Exception {
+        Optional<ConsumerRecord<String, byte[]>> rejected = findRejected(tokenA);
+        String reason = rejected.map(r -> header(r, FenceHeaders.REJECTED_REASON)).orElse(null);
+        String stage = rejected.map(r -> header(r, FenceHeaders.REJECTED_STAGE)).orElse(null);
+        String highest = rejected.map(r -> header(r, FenceHeaders.REJECTED_HIGHEST)).orElse(null);
+        if (rejected.isPresent()) {
+            timeline.at(stage,
+                    "REJECTED " + WORKER_A + "'s write: " + reason + " (token " + tokenA + " < the key's fence " + highest
+                            + ", written token.seq)");
+        } else {
+            timeline.at("demo", "no rejected record found for " + WORKER_A + "'s write; " + whereWasIt(tokenA));
+        }
+        SummaryRow unfenced = null;
+        if (!resumeBeforeBWrites) {
+            try {
+                Await.until("A's stale write in " + BillingConnectors.UNFENCED_TABLE, Duration.ofSeconds(30), null,
+                        () -> row(BillingConnectors.UNFENCED_TABLE).map(r -> WORKER_A.equals(r.computedBy())).orElse(false));
+            } catch (IllegalStateException e) {
+                timeline.at("demo", "the unguarded control table did not show A's write: " + e.getMessage());
+            }
+            unfenced = row(BillingConnectors.UNFENCED_TABLE).orElse(null);
+        }
+        return new ScenarioResult(tokenA, tokenB, reason, stage, highest, row(BillingConnectors.TABLE).orElse(null), unfenced,
+                staleCounter());
     }
 
     /** SIGCONT for A: its queued write leaves the process. */
@@ -150,10 +163,14 @@ public final class BillingScenario {
         });
     }
 
-    private ChildProcess worker(Path dir, String name, long amountMinor, int lineItems, long computeMs, boolean freezeAfterQueue) {
-        List<String> args = new java.util.ArrayList<>(List.of("--name", name, "--resource", CUSTOMER, "--ttl-seconds", Long.toString(ttlSeconds),
-                "--compute-ms", Long.toString(computeMs), "--amount-minor", Long.toString(amountMinor), "--line-items", Integer.toString(lineItems),
-                "--etcd", stack.etcdEndpoints(), "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl()));
+    private ChildProcess worker(Path dir, String name, long amountMinor, int lineItems, long computeMs,
+            boolean freezeAfterQueue) {
+        List<String> args = new ArrayList<>(
+                List.of("--name", name, "--resource", CUSTOMER, "--ttl-seconds", Long.toString(ttlSeconds),
+                        "--compute-ms", Long.toString(computeMs), "--amount-minor", Long.toString(amountMinor), "--line-items",
+                        Integer.toString(lineItems),
+                        "--etcd", stack.etcdEndpoints(), "--bootstrap", stack.kafkaBootstrap(), "--schema-registry",
+                        stack.schemaRegistryUrl()));
         if (freezeAfterQueue) {
             args.addAll(List.of("--linger-ms", "60000", "--freeze-after-queue"));
         }
@@ -177,7 +194,7 @@ public final class BillingScenario {
             }
             return false;
         });
-        Map<String, String> fields = new java.util.HashMap<>();
+        Map<String, String> fields = new HashMap<>();
         for (String pair : found[0].trim().split(" ")) {
             int eq = pair.indexOf('=');
             if (eq > 0) {
@@ -190,8 +207,9 @@ public final class BillingScenario {
     /** Reads the row for {@value #CUSTOMER}; empty when the table or row does not exist yet. */
     Optional<SummaryRow> row(String table) throws SQLException {
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
-             PreparedStatement statement = connection.prepareStatement(
-                     "SELECT computed_by, amount_minor, line_items, fence_token, fence_seq FROM " + table + " WHERE resource_key = ?")) {
+                PreparedStatement statement = connection.prepareStatement(
+                        "SELECT computed_by, amount_minor, line_items, fence_token, fence_seq FROM " + table
+                                + " WHERE resource_key = ?")) {
             statement.setString(1, CUSTOMER);
             try (ResultSet rows = statement.executeQuery()) {
                 if (!rows.next()) {
@@ -221,7 +239,8 @@ public final class BillingScenario {
             while (System.nanoTime() < deadline) {
                 for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
                     if (CUSTOMER.equals(record.key())) {
-                        found.append(' ').append(record.topic()).append('@').append(record.offset()).append('=').append(header(record, FenceHeaders.TOKEN))
+                        found.append(' ').append(record.topic()).append('@').append(record.offset()).append('=')
+                                .append(header(record, FenceHeaders.TOKEN))
                                 .append('.').append(header(record, FenceHeaders.SEQ));
                     }
                 }
@@ -233,12 +252,14 @@ public final class BillingScenario {
         try {
             counters = Http.get(stack.enforcerUrl() + "/metrics").body().lines()
                     .filter(line -> (line.startsWith("fenced_writes_total") || line.startsWith("fence_token_verifications_total")
-                            || line.startsWith("accepted_writes_total") || line.startsWith("fence_markers_accepted_total")) && !line.endsWith(" 0.0"))
-                    .collect(java.util.stream.Collectors.joining(", "));
+                            || line.startsWith("accepted_writes_total") || line.startsWith("fence_markers_accepted_total"))
+                            && !line.endsWith(" 0.0"))
+                    .collect(Collectors.joining(", "));
         } catch (IOException | InterruptedException e) {
             counters = "enforcer metrics unavailable: " + e.getMessage();
         }
-        return "token " + token + "; " + CUSTOMER + " on the accepted and markers topics:" + (found.length() == 0 ? " nothing" : found)
+        return "token " + token + "; " + CUSTOMER + " on the accepted and markers topics:"
+                + (found.length() == 0 ? " nothing" : found)
                 + "; enforcer counters: " + counters;
     }
 

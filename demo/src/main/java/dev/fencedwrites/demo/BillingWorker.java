@@ -1,13 +1,12 @@
 package dev.fencedwrites.demo;
 
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
 import dev.fencedwrites.producer.LeaseLostException;
-import dev.fencedwrites.contract.FenceTopics;
-import dev.fencedwrites.demo.BillingSummary;
-import dev.fencedwrites.avro.AvroSerializer;
-import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,8 +28,8 @@ import picocli.CommandLine.Option;
  * its fencing token; the send refuses if the lease is already lost.
  * Prints one {@code EVENT <name> key=value ...} line per step on stdout for the demo to follow.
  */
-@Command(name = "billing-worker", mixinStandardHelpOptions = true,
-        description = "Acquires the lease for a customer, computes its billing summary and publishes it under the fencing token.")
+@Command(name = "billing-worker", mixinStandardHelpOptions = true, description = "Acquires the lease for a customer, computes "
+        + "its billing summary and publishes it under the fencing token.")
 public final class BillingWorker implements Callable<Integer> {
     @Option(names = "--name", required = true, description = "Worker identity (fence.writer).")
     String name;
@@ -50,9 +49,11 @@ public final class BillingWorker implements Callable<Integer> {
     String bootstrap;
     @Option(names = "--schema-registry", required = true, description = "Schema registry URL.")
     String registry;
-    @Option(names = "--linger-ms", defaultValue = "0", description = "The producer's linger.ms: how long a queued write may wait in this process.")
+    @Option(names = "--linger-ms", defaultValue = "0", description = "The producer's linger.ms: how long a queued write may "
+            + "wait in this process.")
     long lingerMs;
-    @Option(names = "--freeze-after-queue", description = "Freeze this JVM with SIGSTOP right after its write is queued, before it leaves the "
+    @Option(names = "--freeze-after-queue", description = "Freeze this JVM with SIGSTOP right after its write is queued, before "
+            + "it leaves the "
             + "process (use with a long --linger-ms): the worst moment for a pause. Resume it with SIGCONT.")
     boolean freezeAfterQueue;
 
@@ -62,15 +63,19 @@ public final class BillingWorker implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.CLIENT_ID_CONFIG, name,
+        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.CLIENT_ID_CONFIG,
+                name,
                 ProducerConfig.LINGER_MS_CONFIG, lingerMs);
         try (FencingLeaseClient leases = new FencingLeaseClient(List.of(etcd.split(",")), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
-             FencedProducer<BillingSummary> producer = FencedProducer.create(kafka,
-                     new AvroSerializer<>(new RestSchemaRegistryClient(registry, Duration.ofSeconds(10)), false), FenceTopics.INPUT, name)) {
+                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka,
+                        new AvroSerializer<>(new RestSchemaRegistryClient(registry, Duration.ofSeconds(10)), false),
+                        FenceTopics.INPUT, name)) {
             event("acquiring", "resource=" + resource);
             // acquire() also publishes the FENCE marker that raises the key's fence to this token at once.
-            try (FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(ttlSeconds), Duration.ofSeconds(60))) {
-                event("acquired", "token=" + lease.token() + " lease=" + Long.toHexString(lease.leaseId()) + " ttl=" + lease.ttl().toSeconds());
+            try (FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(ttlSeconds),
+                    Duration.ofSeconds(60))) {
+                event("acquired", "token=" + lease.token() + " lease=" + Long.toHexString(lease.leaseId()) + " ttl="
+                        + lease.ttl().toSeconds());
                 event("computing", "ms=" + computeMs);
                 Thread.sleep(computeMs);
                 BillingSummary summary = BillingSummary.newBuilder()

@@ -13,7 +13,7 @@ package dev.fencedwrites.demo;
  * @param staleCounter    the enforcer's {@code fenced_writes_total{reason="STALE_TOKEN"}}
  */
 public record ScenarioResult(long tokenA, long tokenB, String rejectedReason, String rejectedStage, String rejectedHighest,
-                             SummaryRow fencedRow, SummaryRow unfencedRow, double staleCounter) {
+        SummaryRow fencedRow, SummaryRow unfencedRow, double staleCounter) {
     /** The outcome the demo promises: A's stale write rejected with STALE_TOKEN and B's data in the row. */
     public boolean fenced() {
         return tokenB > tokenA && "STALE_TOKEN".equals(rejectedReason) && fencedRow != null

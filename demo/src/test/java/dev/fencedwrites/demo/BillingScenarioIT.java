@@ -4,43 +4,54 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencedwrites.localstack.BillingConnectors;
-import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.services.EtcdNode;
-import dev.fencedwrites.services.Service;
-import dev.fencedwrites.producer.FencingLease;
-import dev.fencedwrites.producer.FencingLeaseClient;
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.FenceTopics;
-import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.avro.SchemaRegistryException;
+import dev.fencedwrites.avro.connect.AvroConverter;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.localstack.BillingConnectors;
+import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.producer.FencingLease;
+import dev.fencedwrites.producer.FencingLeaseClient;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.generic.GenericRecordBuilder;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.connect.data.SchemaAndValue;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.data.Timestamp;
+import org.apache.kafka.connect.errors.DataException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -99,7 +110,8 @@ class BillingScenarioIT {
         assertThat(result.tokenB()).isGreaterThan(result.tokenA());
         assertThat(result.rejectedReason()).isEqualTo("STALE_TOKEN");
         assertThat(result.rejectedStage()).isEqualTo(FenceHeaders.STAGE_ENFORCER);
-        assertThat(result.rejectedHighest()).as("the fence was B's marker (seq 0): B had not written").isEqualTo(result.tokenB() + ".0");
+        assertThat(result.rejectedHighest()).as("the fence was B's marker (seq 0): B had not written")
+                .isEqualTo(result.tokenB() + ".0");
         assertThat(result.fencedRow().computedBy()).isEqualTo(BillingScenario.WORKER_B);
     }
 
@@ -151,14 +163,17 @@ class BillingScenarioIT {
         List<Lock> held = locks(customer, 2);
         Lock old = held.get(0);
         Lock next = held.get(1);
-        long between = old.token() + 1; // old's release (a revoke) is a revision of its own, so next's token is at least old's + 2
+        // old's release (a revoke) is a revision of its own, so next's token is at least old's + 2
+        long between = old.token() + 1;
         assertThat(between).isLessThan(next.token());
         publish(FenceTopics.INPUT, customer, summary(customer, 500, "old-holder"), old, 1);
-        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(computedBy(BillingConnectors.TABLE, customer)).isEqualTo("old-holder"));
+        await().atMost(Duration.ofSeconds(60))
+                .untilAsserted(() -> assertThat(computedBy(BillingConnectors.TABLE, customer)).isEqualTo("old-holder"));
 
         publishMarker(FenceTopics.INPUT, customer, next);
         await("the marker raised the row's fence, its data unchanged").atMost(Duration.ofSeconds(60))
-                .untilAsserted(() -> assertThat(fenceOf(BillingConnectors.TABLE, customer)).isEqualTo(next.token() + ".0 old-holder"));
+                .untilAsserted(
+                        () -> assertThat(fenceOf(BillingConnectors.TABLE, customer)).isEqualTo(next.token() + ".0 old-holder"));
         byte[] stale = serializer().serialize(FenceTopics.ACCEPTED, summary(customer, 600, "stale-writer"));
         publishRaw(FenceTopics.ACCEPTED, customer, stale, between, 1);
 
@@ -172,7 +187,8 @@ class BillingScenarioIT {
         });
         assertThat(fenceOf(BillingConnectors.TABLE, customer)).isEqualTo(next.token() + ".0 old-holder");
         assertThat(read(FenceTopics.MARKERS, customer)).singleElement()
-                .satisfies(marker -> assertThat(header(marker, FenceHeaders.MARKER_TARGET_TOPIC)).isEqualTo(FenceTopics.ACCEPTED));
+                .satisfies(
+                        marker -> assertThat(header(marker, FenceHeaders.MARKER_TARGET_TOPIC)).isEqualTo(FenceTopics.ACCEPTED));
     }
 
     /**
@@ -184,12 +200,14 @@ class BillingScenarioIT {
     void sinkAppliesFourHundredAndDeadLettersTheHundredStaleOfFiveHundred() throws Exception {
         String prefix = "batch-" + UUID.randomUUID().toString().substring(0, 8) + "-";
         long[] tokens = {1, 2, 1, 3, 4, 2, 5, 6, 7, 8}; // per key; the 3rd and 6th are stale
-        java.util.Random random = new java.util.Random(20261129);
+        Random random = new Random(20261129);
         int[] next = new int[50];
         AvroSerializer<BillingSummary> serializer = serializer();
-        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(), ProducerConfig.LINGER_MS_CONFIG, 50);
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ProducerConfig.LINGER_MS_CONFIG, 50);
         int sent = 0;
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(),
+                new ByteArraySerializer())) {
             while (sent < 500) {
                 int key = random.nextInt(50);
                 if (next[key] < tokens.length) {
@@ -214,8 +232,9 @@ class BillingScenarioIT {
             });
         });
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
-             PreparedStatement statement = connection.prepareStatement("SELECT count(*), min(fence_token), max(fence_token), min(amount_minor) FROM "
-                     + BillingConnectors.TABLE + " WHERE resource_key LIKE ?")) {
+                PreparedStatement statement = connection
+                        .prepareStatement("SELECT count(*), min(fence_token), max(fence_token), min(amount_minor) FROM "
+                                + BillingConnectors.TABLE + " WHERE resource_key LIKE ?")) {
             statement.setString(1, prefix + "%");
             try (ResultSet rows = statement.executeQuery()) {
                 assertThat(rows.next()).isTrue();
@@ -239,32 +258,37 @@ class BillingScenarioIT {
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
         BillingSummary summary = summary("customer-converter", 4_321, "converter-test");
         byte[] bytes = new AvroSerializer<BillingSummary>(registry, false).serialize(topic, summary);
-        dev.fencedwrites.avro.connect.AvroConverter converter = new dev.fencedwrites.avro.connect.AvroConverter();
+        AvroConverter converter = new AvroConverter();
         converter.configure(Map.of("schema.registry.url", stack.schemaRegistryUrl()), false);
 
-        org.apache.kafka.connect.data.SchemaAndValue decoded = converter.toConnectData(topic, bytes);
-        org.apache.kafka.connect.data.Struct struct = (org.apache.kafka.connect.data.Struct) decoded.value();
+        SchemaAndValue decoded = converter.toConnectData(topic, bytes);
+        Struct struct = (Struct) decoded.value();
         assertThat(struct.getString("customerId")).isEqualTo("customer-converter");
         assertThat(struct.getInt64("amountMinor")).isEqualTo(4_321L);
         assertThat(struct.getInt32("lineItems")).isEqualTo(1);
-        assertThat(decoded.schema().field("computedAt").schema().name()).isEqualTo(org.apache.kafka.connect.data.Timestamp.LOGICAL_NAME);
-        assertThat(((java.util.Date) struct.get("computedAt")).toInstant()).isEqualTo(summary.getComputedAt());
+        assertThat(decoded.schema().field("computedAt").schema().name())
+                .isEqualTo(Timestamp.LOGICAL_NAME);
+        assertThat(((Date) struct.get("computedAt")).toInstant()).isEqualTo(summary.getComputedAt());
 
         byte[] back = converter.fromConnectData(topic, decoded.schema(), struct);
-        assertThat(new AvroDeserializer<BillingSummary>(registry, BillingSummary.getClassSchema()).deserialize(topic, back)).isEqualTo(summary);
-        assertThat(converter.toConnectData(topic, null)).isEqualTo(org.apache.kafka.connect.data.SchemaAndValue.NULL);
+        assertThat(new AvroDeserializer<BillingSummary>(registry, BillingSummary.getClassSchema()).deserialize(topic, back))
+                .isEqualTo(summary);
+        assertThat(converter.toConnectData(topic, null)).isEqualTo(SchemaAndValue.NULL);
 
-        org.apache.avro.Schema evolved = org.apache.avro.SchemaBuilder.record("BillingSummary").namespace("dev.fencedwrites.contract.billing").fields()
+        Schema evolved = SchemaBuilder.record("BillingSummary")
+                .namespace("dev.fencedwrites.contract.billing").fields()
                 .requiredString("customerId").optionalString("note").endRecord();
-        org.apache.avro.generic.GenericRecord v2 = new org.apache.avro.generic.GenericRecordBuilder(evolved)
+        GenericRecord v2 = new GenericRecordBuilder(evolved)
                 .set("customerId", "customer-v2").set("note", "late fee waived").build();
-        org.apache.kafka.connect.data.Struct v2Struct = (org.apache.kafka.connect.data.Struct) converter.toConnectData(topic + "-v2",
-                new AvroSerializer<org.apache.avro.generic.GenericRecord>(registry, false).serialize(topic + "-v2", v2)).value();
+        Struct v2Struct = (Struct) converter
+                .toConnectData(topic + "-v2",
+                        new AvroSerializer<GenericRecord>(registry, false).serialize(topic + "-v2", v2))
+                .value();
         assertThat(v2Struct.getString("note")).isEqualTo("late fee waived");
         assertThat(v2Struct.schema().field("note").schema().isOptional()).isTrue();
 
-        assertThatThrownBy(() -> converter.toConnectData(topic, "plain text".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
-                .isInstanceOf(org.apache.kafka.connect.errors.DataException.class);
+        assertThatThrownBy(() -> converter.toConnectData(topic, "plain text".getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(DataException.class);
     }
 
     /**
@@ -276,28 +300,34 @@ class BillingScenarioIT {
         String before = "customer-evolve-" + UUID.randomUUID();
         String after = "customer-evolve-" + UUID.randomUUID();
         publish(FenceTopics.ACCEPTED, before, summary(before, 1_111, "v1"), 3, 1);
-        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(computedBy(BillingConnectors.TABLE, before)).isEqualTo("v1"));
+        await().atMost(Duration.ofSeconds(60))
+                .untilAsserted(() -> assertThat(computedBy(BillingConnectors.TABLE, before)).isEqualTo("v1"));
 
-        org.apache.avro.Schema v1 = BillingSummary.getClassSchema();
-        org.apache.avro.SchemaBuilder.FieldAssembler<org.apache.avro.Schema> fields = org.apache.avro.SchemaBuilder.record(v1.getName())
+        Schema v1 = BillingSummary.getClassSchema();
+        SchemaBuilder.FieldAssembler<Schema> fields = SchemaBuilder
+                .record(v1.getName())
                 .namespace(v1.getNamespace()).fields();
-        for (org.apache.avro.Schema.Field field : v1.getFields()) {
+        for (Schema.Field field : v1.getFields()) {
             fields = fields.name(field.name()).type(field.schema()).noDefault();
         }
-        org.apache.avro.Schema v2 = fields.optionalString("invoiceNote").endRecord();
-        org.apache.avro.generic.GenericRecordBuilder record = new org.apache.avro.generic.GenericRecordBuilder(v2);
+        Schema v2 = fields.optionalString("invoiceNote").endRecord();
+        GenericRecordBuilder record = new GenericRecordBuilder(v2);
         BillingSummary values = summary(after, 2_222, "v2");
-        for (org.apache.avro.Schema.Field field : v1.getFields()) {
-            record.set(field.name(), field.name().equals("computedAt") ? values.getComputedAt().toEpochMilli() : values.get(field.name()));
+        for (Schema.Field field : v1.getFields()) {
+            record.set(field.name(),
+                    field.name().equals("computedAt") ? values.getComputedAt().toEpochMilli() : values.get(field.name()));
         }
-        byte[] bytes = new AvroSerializer<org.apache.avro.generic.GenericRecord>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(),
-                Duration.ofSeconds(10)), false).serialize(FenceTopics.ACCEPTED, record.set("invoiceNote", "late fee waived").build());
+        byte[] bytes = new AvroSerializer<GenericRecord>(
+                new RestSchemaRegistryClient(stack.schemaRegistryUrl(),
+                        Duration.ofSeconds(10)),
+                false).serialize(FenceTopics.ACCEPTED, record.set("invoiceNote", "late fee waived").build());
         publishRaw(FenceTopics.ACCEPTED, after, bytes, 3, 1);
 
         await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
             try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
-                 PreparedStatement statement = connection.prepareStatement("SELECT resource_key, invoice_note, amount_minor FROM " + BillingConnectors.TABLE
-                         + " WHERE resource_key IN (?, ?) ORDER BY amount_minor")) {
+                    PreparedStatement statement = connection
+                            .prepareStatement("SELECT resource_key, invoice_note, amount_minor FROM " + BillingConnectors.TABLE
+                                    + " WHERE resource_key IN (?, ?) ORDER BY amount_minor")) {
                 statement.setString(1, before);
                 statement.setString(2, after);
                 try (ResultSet rows = statement.executeQuery()) {
@@ -320,7 +350,8 @@ class BillingScenarioIT {
 
         byte[] bytes = new AvroSerializer<BillingSummary>(registry, false).serialize("serde-topic", summary);
         RestSchemaRegistryClient fresh = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
-        BillingSummary decoded = new AvroDeserializer<BillingSummary>(fresh, BillingSummary.getClassSchema()).deserialize("serde-topic", bytes);
+        BillingSummary decoded = new AvroDeserializer<BillingSummary>(fresh, BillingSummary.getClassSchema())
+                .deserialize("serde-topic", bytes);
 
         assertThat(bytes[0]).isZero();
         assertThat(decoded).isEqualTo(summary);
@@ -330,7 +361,8 @@ class BillingScenarioIT {
 
     private static BillingSummary summary(String customer, long amountMinor, String computedBy) {
         return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-11").setAmountMinor(amountMinor)
-                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-11-29T10:00:00Z")).setComputedBy(computedBy).build();
+                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-11-29T10:00:00Z")).setComputedBy(computedBy)
+                .build();
     }
 
     private static AvroSerializer<BillingSummary> serializer() {
@@ -344,7 +376,8 @@ class BillingScenarioIT {
     /** {@code count} acquisitions of {@code key}'s lock, one after the other (each released before the next), in token order. */
     private static List<Lock> locks(String key, int count) throws Exception {
         List<Lock> held = new ArrayList<>();
-        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), FencingLeaseClient.DEFAULT_LOCK_PREFIX)) {
+        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()),
+                FencingLeaseClient.DEFAULT_LOCK_PREFIX)) {
             for (int i = 0; i < count; i++) {
                 try (FencingLease lease = leases.acquire(key, Duration.ofSeconds(30), Duration.ofSeconds(30))) {
                     held.add(new Lock(lease.token(), lease.leaseId()));
@@ -373,7 +406,8 @@ class BillingScenarioIT {
     /** Publishes with {@code fence.token}, {@code fence.seq} and, when {@code lease} is positive, {@code fence.lease}. */
     private static void publishRaw(String topic, String key, byte[] value, long token, long seq, long lease) throws Exception {
         Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(),
+                new ByteArraySerializer())) {
             RecordHeaders headers = new RecordHeaders();
             headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
             headers.add(FenceHeaders.SEQ, FenceHeaders.encode(seq));
@@ -387,7 +421,8 @@ class BillingScenarioIT {
     /** A FENCE marker (seq 0, null value), as producer-lib publishes at acquisition. */
     private static void publishMarker(String topic, String key, Lock lock) throws Exception {
         Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(),
+                new ByteArraySerializer())) {
             RecordHeaders headers = new RecordHeaders();
             headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(lock.token()));
             headers.add(FenceHeaders.LEASE, FenceHeaders.encode(lock.lease()));
@@ -400,7 +435,8 @@ class BillingScenarioIT {
     /** The row's fence and writer as {@code token.seq computed_by}, or {@code null} without a row. */
     private static String fenceOf(String table, String key) throws Exception {
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
-             PreparedStatement statement = connection.prepareStatement("SELECT fence_token, fence_seq, computed_by FROM " + table + " WHERE resource_key = ?")) {
+                PreparedStatement statement = connection.prepareStatement(
+                        "SELECT fence_token, fence_seq, computed_by FROM " + table + " WHERE resource_key = ?")) {
             statement.setString(1, key);
             try (ResultSet rows = statement.executeQuery()) {
                 return rows.next() ? rows.getLong(1) + "." + rows.getLong(2) + " " + rows.getString(3) : null;
@@ -423,9 +459,10 @@ class BillingScenarioIT {
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         List<ConsumerRecord<String, byte[]>> found = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+                new ByteArrayDeserializer())) {
             var partitions = consumer.partitionsFor(topic).stream()
-                    .map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition())).toList();
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             var end = consumer.endOffsets(partitions);
@@ -446,8 +483,10 @@ class BillingScenarioIT {
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<ConsumerRecord<String, byte[]>> found = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
-            var partitions = consumer.partitionsFor(topic).stream().map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition())).toList();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            var partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             var end = consumer.endOffsets(partitions);
@@ -469,12 +508,13 @@ class BillingScenarioIT {
 
     private static String computedBy(String table, String key) throws Exception {
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
-             PreparedStatement statement = connection.prepareStatement("SELECT computed_by FROM " + table + " WHERE resource_key = ?")) {
+                PreparedStatement statement = connection
+                        .prepareStatement("SELECT computed_by FROM " + table + " WHERE resource_key = ?")) {
             statement.setString(1, key);
             try (ResultSet rows = statement.executeQuery()) {
                 return rows.next() ? rows.getString(1) : null;
             }
-        } catch (java.sql.SQLException e) {
+        } catch (SQLException e) {
             if ("42703".equals(e.getSQLState())) {
                 return null; // the sink adds the data columns with the first record it writes
             }

@@ -4,17 +4,16 @@ import static dev.fencedwrites.demo.StackProbe.header;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceOp;
+import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.FenceOp;
-import dev.fencedwrites.contract.FenceTopics;
-import dev.fencedwrites.demo.BillingSummary;
-import dev.fencedwrites.avro.AvroSerializer;
-import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,7 +25,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -80,7 +78,8 @@ class EtcdPauseIT {
      * One record sent while etcd is frozen.
      *
      * @param id       unique, sent as {@code fence.writer}
-     * @param outcome  where it must end: {@code accepted}, {@code marker} (raises the fence, on the markers topic) or a rejection reason
+     * @param outcome  where it must end: {@code accepted}, {@code marker} (raises the fence, on the markers topic) or a rejection
+     * reason
      */
     private record Sent(String id, String key, long token, long seq, long lease, FenceOp op, String outcome) {
     }
@@ -89,9 +88,11 @@ class EtcdPauseIT {
     void whileEtcdIsFrozenNoNewTokenIsAcceptedAndAfterItResumesEveryWriteIsDecidedOnce() throws Exception {
         String prefix = "pause-" + UUID.randomUUID().toString().substring(0, 8) + "-";
         List<Sent> sent = new ArrayList<>();
-        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
-             FencedProducer<BillingSummary> producer = FencedProducer.create(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap()),
-                     serializer(), FenceTopics.INPUT, "verified-holder", true, new SimpleMeterRegistry())) {
+        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()),
+                FencingLeaseClient.DEFAULT_LOCK_PREFIX);
+                FencedProducer<BillingSummary> producer = FencedProducer.create(
+                        Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap()),
+                        serializer(), FenceTopics.INPUT, "verified-holder", true, new SimpleMeterRegistry())) {
             // Keys whose fence is already verified: their holders write at the fence, which needs no etcd.
             List<FencingLease> verified = new ArrayList<>();
             for (int i = 0; i < VERIFIED_KEYS; i++) {
@@ -119,23 +120,28 @@ class EtcdPauseIT {
                 for (int i = 0; i < Math.max(VERIFIED_KEYS, NEW_KEYS); i++) {
                     if (i < VERIFIED_KEYS) {
                         FencingLease lease = verified.get(i);
-                        sent.add(new Sent("at-fence-" + i, lease.resource(), lease.token(), 2, lease.leaseId(), FenceOp.WRITE, "accepted"));
+                        sent.add(new Sent("at-fence-" + i, lease.resource(), lease.token(), 2, lease.leaseId(), FenceOp.WRITE,
+                                "accepted"));
                     }
                     if (i < NEW_KEYS) {
                         FencingLease lease = fresh.get(i);
                         if (i % 2 == 0) {
-                            sent.add(new Sent("new-marker-" + i, lease.resource(), lease.token(), 0, lease.leaseId(), FenceOp.FENCE, "marker"));
+                            sent.add(new Sent("new-marker-" + i, lease.resource(), lease.token(), 0, lease.leaseId(),
+                                    FenceOp.FENCE, "marker"));
                         }
-                        sent.add(new Sent("new-write-" + i, lease.resource(), lease.token(), 1, lease.leaseId(), FenceOp.WRITE, "accepted"));
+                        sent.add(new Sent("new-write-" + i, lease.resource(), lease.token(), 1, lease.leaseId(), FenceOp.WRITE,
+                                "accepted"));
                     }
                     if (i == 1) {
                         // A real token, but of another lease's lock.
-                        sent.add(new Sent("forged", forged.resource(), forged.token(), 1, bystander.leaseId(), FenceOp.WRITE, "LOCK_NOT_HELD"));
+                        sent.add(new Sent("forged", forged.resource(), forged.token(), 1, bystander.leaseId(), FenceOp.WRITE,
+                                "LOCK_NOT_HELD"));
                     }
                 }
                 send(sent);
                 long frozenAt = System.nanoTime();
-                List<String> newKeys = sent.stream().filter(s -> !s.id().startsWith("at-fence")).map(Sent::key).distinct().toList();
+                List<String> newKeys = sent.stream().filter(s -> !s.id().startsWith("at-fence")).map(Sent::key).distinct()
+                        .toList();
                 await("nothing with a new token is accepted while etcd is frozen").during(PAUSE).atMost(PAUSE.plusSeconds(30))
                         .pollInterval(Duration.ofSeconds(2)).untilAsserted(() -> {
                             assertThat(probe.read(FenceTopics.ACCEPTED, newKeys::contains)).isEmpty();
@@ -143,9 +149,11 @@ class EtcdPauseIT {
                         });
                 assertThat(probe.metric("fence_token_verification_waiting", null, null)).as("a stream thread waits for etcd")
                         .isGreaterThanOrEqualTo(1.0);
-                assertThat(probe.metric("fence_token_verification_etcd_errors_total", null, null)).as("etcd reads that got no answer")
+                assertThat(probe.metric("fence_token_verification_etcd_errors_total", null, null))
+                        .as("etcd reads that got no answer")
                         .isGreaterThan(errorsBefore);
-                List<String> acceptedWhileFrozen = probe.read(FenceTopics.ACCEPTED, k -> k.startsWith(prefix + "verified-")).stream()
+                List<String> acceptedWhileFrozen = probe.read(FenceTopics.ACCEPTED, k -> k.startsWith(prefix + "verified-"))
+                        .stream()
                         .map(r -> header(r, FenceHeaders.WRITER)).filter(writer -> writer.startsWith("at-fence")).toList();
                 System.out.printf("[pause] etcd frozen for %.1f s; at-fence writes accepted meanwhile: %s; etcd errors: %.0f%n",
                         (System.nanoTime() - frozenAt) / 1e9, acceptedWhileFrozen,
@@ -158,20 +166,24 @@ class EtcdPauseIT {
                 }
             }
 
-            Map<String, String> expected = sent.stream().collect(Collectors.toMap(Sent::id, Sent::outcome, (x, y) -> x, LinkedHashMap::new));
-            await("every record decided exactly once").atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofSeconds(2)).untilAsserted(() -> {
-                List<String> outcomes = new ArrayList<>();
-                probe.read(FenceTopics.ACCEPTED, k -> k.startsWith(prefix)).stream()
-                        .filter(r -> !"verified-holder".equals(header(r, FenceHeaders.WRITER)))
-                        .forEach(r -> outcomes.add(header(r, FenceHeaders.WRITER) + "=accepted"));
-                probe.read(FenceTopics.MARKERS, k -> k.startsWith(prefix)).stream()
-                        .filter(r -> !"verified-holder".equals(header(r, FenceHeaders.WRITER)))
-                        .forEach(r -> outcomes.add(header(r, FenceHeaders.WRITER) + "=marker"));
-                probe.read(FenceTopics.REJECTED, k -> k.startsWith(prefix))
-                        .forEach(r -> outcomes.add(header(r, FenceHeaders.WRITER) + "=" + header(r, FenceHeaders.REJECTED_REASON)));
-                assertThat(outcomes).as("each record in exactly one place, none lost, none twice")
-                        .containsExactlyInAnyOrderElementsOf(expected.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
-            });
+            Map<String, String> expected = sent.stream()
+                    .collect(Collectors.toMap(Sent::id, Sent::outcome, (x, y) -> x, LinkedHashMap::new));
+            await("every record decided exactly once").atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofSeconds(2))
+                    .untilAsserted(() -> {
+                        List<String> outcomes = new ArrayList<>();
+                        probe.read(FenceTopics.ACCEPTED, k -> k.startsWith(prefix)).stream()
+                                .filter(r -> !"verified-holder".equals(header(r, FenceHeaders.WRITER)))
+                                .forEach(r -> outcomes.add(header(r, FenceHeaders.WRITER) + "=accepted"));
+                        probe.read(FenceTopics.MARKERS, k -> k.startsWith(prefix)).stream()
+                                .filter(r -> !"verified-holder".equals(header(r, FenceHeaders.WRITER)))
+                                .forEach(r -> outcomes.add(header(r, FenceHeaders.WRITER) + "=marker"));
+                        probe.read(FenceTopics.REJECTED, k -> k.startsWith(prefix))
+                                .forEach(r -> outcomes
+                                        .add(header(r, FenceHeaders.WRITER) + "=" + header(r, FenceHeaders.REJECTED_REASON)));
+                        assertThat(outcomes).as("each record in exactly one place, none lost, none twice")
+                                .containsExactlyInAnyOrderElementsOf(
+                                        expected.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
+                    });
             for (FencingLease lease : fresh) {
                 assertThat(probe.fence(lease.resource())).isEqualTo(lease.token() + ".1");
             }
@@ -180,9 +192,11 @@ class EtcdPauseIT {
             }
             assertThat(probe.fence(forged.resource())).isEqualTo("none");
             assertThat(probe.health()).isEqualTo("RUNNING");
-            // What the enforcer did meanwhile, for the record: its waits for etcd, and how Kafka Streams handled the aborted transaction.
+            // What the enforcer did meanwhile, for the record: its waits for etcd, and how Kafka Streams handled the aborted
+            // transaction.
             Files.readString(stack.dir().resolve("enforcer").resolve("enforcer.log")).lines()
-                    .filter(line -> line.contains("EtcdTokenVerifier") || line.contains("Exception:") || line.contains("State transition")
+                    .filter(line -> line.contains("EtcdTokenVerifier") || line.contains("Exception:")
+                            || line.contains("State transition")
                             || line.contains("rebalance") || line.contains("Migrated"))
                     .forEach(line -> System.out.println("[enforcer] " + line));
         }
@@ -190,7 +204,8 @@ class EtcdPauseIT {
 
     private static void send(List<Sent> records) throws Exception {
         AvroSerializer<BillingSummary> serializer = serializer();
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap()),
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
+                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap()),
                 new StringSerializer(), new ByteArraySerializer())) {
             for (Sent record : records) {
                 RecordHeaders headers = new RecordHeaders();
@@ -199,9 +214,11 @@ class EtcdPauseIT {
                 headers.add(FenceHeaders.OP, FenceHeaders.encode(record.op().name()));
                 headers.add(FenceHeaders.LEASE, FenceHeaders.encode(record.lease()));
                 headers.add(FenceHeaders.WRITER, FenceHeaders.encode(record.id()));
-                byte[] value = record.op() == FenceOp.FENCE ? null
+                byte[] value = record.op() == FenceOp.FENCE
+                        ? null
                         : serializer.serialize(FenceTopics.INPUT, TokenVerificationIT.summary(record.key(), 200, record.id()));
-                producer.send(new ProducerRecord<>(FenceTopics.INPUT, null, record.key(), value, headers)).get(30, TimeUnit.SECONDS);
+                producer.send(new ProducerRecord<>(FenceTopics.INPUT, null, record.key(), value, headers)).get(30,
+                        TimeUnit.SECONDS);
             }
         }
     }

@@ -2,9 +2,9 @@ package dev.fencedwrites.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.contract.FenceHeaders;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -28,7 +28,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
-/** What the pipeline on a {@link LocalStack} shows from outside: committed topic records, the enforcer's fences and counters, the table's rows. */
+/**
+ * What the pipeline on a {@link LocalStack} shows from outside: committed topic records, the enforcer's fences and counters, the
+ * table's rows.
+ */
 final class StackProbe {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
@@ -39,14 +42,19 @@ final class StackProbe {
         this.stack = stack;
     }
 
-    /** Every committed record of {@code topic} whose key passes {@code keys}, read from the beginning to the end offsets (read_committed). */
+    /**
+     * Every committed record of {@code topic} whose key passes {@code keys}, read from the beginning to the end offsets
+     * (read_committed).
+     */
     List<ConsumerRecord<String, byte[]>> read(String topic, Predicate<String> keys) {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<ConsumerRecord<String, byte[]>> found = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
@@ -61,7 +69,10 @@ final class StackProbe {
         return found;
     }
 
-    /** The enforcer's fence of {@code key} as {@code token.seq} ({@code token} without a seq), or {@code "none"} when it has none (404). */
+    /**
+     * The enforcer's fence of {@code key} as {@code token.seq} ({@code token} without a seq), or {@code "none"} when it has none
+     * (404).
+     */
     String fence(String key) throws Exception {
         HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(stack.enforcerUrl() + "/fences/"
                 + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20"))).timeout(Duration.ofSeconds(30)).build(),
@@ -76,9 +87,13 @@ final class StackProbe {
         return body.path("token").asText() + (body.path("seq").isNull() ? "" : "." + body.path("seq").asText());
     }
 
-    /** The sum of the enforcer's Prometheus samples of {@code name} carrying the label {@code label="value"} (any, with a null label); 0 when there is none. */
+    /**
+     * The sum of the enforcer's Prometheus samples of {@code name} carrying the label {@code label="value"} (any, with a null
+     * label); 0 when there is none.
+     */
     double metric(String name, String label, String value) throws Exception {
-        String body = HTTP.send(HttpRequest.newBuilder(URI.create(stack.enforcerUrl() + "/metrics")).timeout(Duration.ofSeconds(30)).build(),
+        String body = HTTP.send(
+                HttpRequest.newBuilder(URI.create(stack.enforcerUrl() + "/metrics")).timeout(Duration.ofSeconds(30)).build(),
                 HttpResponse.BodyHandlers.ofString()).body();
         String tag = label == null ? "" : label + "=\"" + value + "\"";
         return body.lines().filter(line -> (line.startsWith(name + "{") || line.startsWith(name + " ")) && line.contains(tag))
@@ -87,16 +102,21 @@ final class StackProbe {
 
     /** The enforcer's health: {@code RUNNING}, or the Kafka Streams state it reports. */
     String health() throws Exception {
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(stack.enforcerUrl() + "/health")).timeout(Duration.ofSeconds(30)).build(),
+        HttpResponse<String> response = HTTP.send(
+                HttpRequest.newBuilder(URI.create(stack.enforcerUrl() + "/health")).timeout(Duration.ofSeconds(30)).build(),
                 HttpResponse.BodyHandlers.ofString());
         return JSON.readTree(response.body()).path("state").asText();
     }
 
-    /** The fenced table's row of {@code key} as {@code "<fence_token>.<fence_seq> <computed_by>"}, or {@code null} when there is none. */
+    /**
+     * The fenced table's row of {@code key} as {@code "<fence_token>.<fence_seq> <computed_by>"}, or {@code null} when there is
+     * none.
+     */
     String row(String key) throws Exception {
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
-             PreparedStatement statement = connection.prepareStatement("SELECT fence_token, fence_seq, computed_by FROM " + BillingConnectors.TABLE
-                     + " WHERE resource_key = ?")) {
+                PreparedStatement statement = connection
+                        .prepareStatement("SELECT fence_token, fence_seq, computed_by FROM " + BillingConnectors.TABLE
+                                + " WHERE resource_key = ?")) {
             statement.setString(1, key);
             try (ResultSet rows = statement.executeQuery()) {
                 return rows.next() ? rows.getLong(1) + "." + rows.getLong(2) + " " + rows.getString(3) : null;

@@ -4,23 +4,23 @@ import static dev.fencedwrites.demo.StackProbe.header;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceOp;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.etcd.LockKeys;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.FenceOp;
-import dev.fencedwrites.contract.FenceTopics;
-import dev.fencedwrites.contract.RejectionReason;
-import dev.fencedwrites.demo.BillingSummary;
-import dev.fencedwrites.avro.AvroSerializer;
-import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -98,9 +98,12 @@ class TokenVerificationIT {
         String other = key + "-other";
         String fresh = key + "-fresh";
         Map<String, Double> before = counters();
-        try (FencingLeaseClient leasesA = leaseClient(); FencingLeaseClient leasesB = leaseClient(); FencingLeaseClient leasesC = leaseClient();
-             Client etcd = Client.builder().endpoints(stack.etcdEndpoints()).build();
-             FencedProducer<BillingSummary> producerA = producer("worker-A"); FencedProducer<BillingSummary> producerB = producer("worker-B")) {
+        try (FencingLeaseClient leasesA = leaseClient();
+                FencingLeaseClient leasesB = leaseClient();
+                FencingLeaseClient leasesC = leaseClient();
+                Client etcd = Client.builder().endpoints(stack.etcdEndpoints()).build();
+                FencedProducer<BillingSummary> producerA = producer("worker-A");
+                FencedProducer<BillingSummary> producerB = producer("worker-B")) {
             FencingLease a = producerA.acquire(leasesA, key, TTL, TIMEOUT);
             producerA.sendAndWait(a, summary(key, 100, "worker-A"));
             String fenceA = a.token() + ".1";
@@ -116,7 +119,8 @@ class TokenVerificationIT {
             FencingLease aFresh = leasesA.acquire(fresh, TTL, TIMEOUT);
             long idleLease = etcd.getLeaseClient().grant(60).get(30, TimeUnit.SECONDS).getID();
             CompletableFuture<FencingLease> waitingB = leasesB.acquireAsync(key, TTL);
-            KeyValue waiter = await("B's lock key queued behind A's").atMost(TIMEOUT).until(() -> lockKeys(etcd, key), keys -> keys.size() == 2).get(1);
+            KeyValue waiter = await("B's lock key queued behind A's").atMost(TIMEOUT)
+                    .until(() -> lockKeys(etcd, key), keys -> keys.size() == 2).get(1);
             long leaseB = waiter.getLease();
             long queuedAt = waiter.getCreateRevision();
             assertThat(c.token()).isGreaterThan(a.token());
@@ -127,36 +131,52 @@ class TokenVerificationIT {
                 String p = op.name().toLowerCase() + "-";
                 forgeries.addAll(List.of(
                         new Forgery(p + "max-token", key, Long.MAX_VALUE, List.of(lease(a)), op, RejectionReason.FUTURE_TOKEN),
-                        new Forgery(p + "max-token-other-lease", key, Long.MAX_VALUE, List.of(lease(c)), op, RejectionReason.FUTURE_TOKEN),
-                        new Forgery(p + "lease-as-token-same-lease", key, a.leaseId(), List.of(lease(a)), op, RejectionReason.LEASE_AS_TOKEN),
-                        new Forgery(p + "lease-as-token-other-lease", key, a.leaseId(), List.of(lease(c)), op, RejectionReason.FUTURE_TOKEN),
-                        new Forgery(p + "lease-as-token-no-lease", key, a.leaseId(), List.of(), op, RejectionReason.MISSING_LEASE),
-                        new Forgery(p + "other-resources-lock", key, c.token(), List.of(lease(c)), op, RejectionReason.LOCK_NOT_HELD),
-                        new Forgery(p + "real-revision-idle-lease", key, c.token(), List.of(Long.toString(idleLease)), op, RejectionReason.LOCK_NOT_HELD),
-                        new Forgery(p + "queued-waiters-revision", key, queuedAt, List.of(Long.toString(leaseB)), op, RejectionReason.LOCK_NOT_HELD),
-                        new Forgery(p + "holders-token-other-lease", fresh, aFresh.token(), List.of(lease(c)), op, RejectionReason.LOCK_NOT_HELD),
+                        new Forgery(p + "max-token-other-lease", key, Long.MAX_VALUE, List.of(lease(c)), op,
+                                RejectionReason.FUTURE_TOKEN),
+                        new Forgery(p + "lease-as-token-same-lease", key, a.leaseId(), List.of(lease(a)), op,
+                                RejectionReason.LEASE_AS_TOKEN),
+                        new Forgery(p + "lease-as-token-other-lease", key, a.leaseId(), List.of(lease(c)), op,
+                                RejectionReason.FUTURE_TOKEN),
+                        new Forgery(p + "lease-as-token-no-lease", key, a.leaseId(), List.of(), op,
+                                RejectionReason.MISSING_LEASE),
+                        new Forgery(p + "other-resources-lock", key, c.token(), List.of(lease(c)), op,
+                                RejectionReason.LOCK_NOT_HELD),
+                        new Forgery(p + "real-revision-idle-lease", key, c.token(), List.of(Long.toString(idleLease)), op,
+                                RejectionReason.LOCK_NOT_HELD),
+                        new Forgery(p + "queued-waiters-revision", key, queuedAt, List.of(Long.toString(leaseB)), op,
+                                RejectionReason.LOCK_NOT_HELD),
+                        new Forgery(p + "holders-token-other-lease", fresh, aFresh.token(), List.of(lease(c)), op,
+                                RejectionReason.LOCK_NOT_HELD),
                         new Forgery(p + "holders-token-idle-lease", fresh, aFresh.token(), List.of(Long.toString(idleLease)), op,
                                 RejectionReason.LOCK_NOT_HELD),
                         new Forgery(p + "no-lease", key, c.token(), List.of(), op, RejectionReason.MISSING_LEASE),
-                        new Forgery(p + "lease-not-a-number", key, c.token(), List.of("lease-" + a.leaseId()), op, RejectionReason.MALFORMED_LEASE),
-                        new Forgery(p + "negative-lease", key, c.token(), List.of("-" + a.leaseId()), op, RejectionReason.MALFORMED_LEASE),
-                        new Forgery(p + "two-leases", key, c.token(), List.of(lease(c), lease(c)), op, RejectionReason.MALFORMED_LEASE)));
+                        new Forgery(p + "lease-not-a-number", key, c.token(), List.of("lease-" + a.leaseId()), op,
+                                RejectionReason.MALFORMED_LEASE),
+                        new Forgery(p + "negative-lease", key, c.token(), List.of("-" + a.leaseId()), op,
+                                RejectionReason.MALFORMED_LEASE),
+                        new Forgery(p + "two-leases", key, c.token(), List.of(lease(c), lease(c)), op,
+                                RejectionReason.MALFORMED_LEASE)));
             }
             send(forgeries);
 
-            Map<String, String> expected = forgeries.stream().collect(Collectors.toMap(Forgery::name, f -> f.expected().name(), (x, y) -> x, LinkedHashMap::new));
+            Map<String, String> expected = forgeries.stream()
+                    .collect(Collectors.toMap(Forgery::name, f -> f.expected().name(), (x, y) -> x, LinkedHashMap::new));
             await("every forgery rejected").atMost(DECIDED).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
-                List<ConsumerRecord<String, byte[]>> rejected = probe.read(FenceTopics.REJECTED, k -> k.equals(key) || k.equals(fresh));
-                assertThat(rejected.stream().collect(Collectors.toMap(r -> header(r, FenceHeaders.WRITER), r -> header(r, FenceHeaders.REJECTED_REASON))))
+                List<ConsumerRecord<String, byte[]>> rejected = probe.read(FenceTopics.REJECTED,
+                        k -> k.equals(key) || k.equals(fresh));
+                assertThat(rejected.stream().collect(
+                        Collectors.toMap(r -> header(r, FenceHeaders.WRITER), r -> header(r, FenceHeaders.REJECTED_REASON))))
                         .as("forgery -> rejection reason").containsExactlyInAnyOrderEntriesOf(expected);
             });
             assertThat(probe.fence(key)).as("the key's fence did not move").isEqualTo(fenceA);
             assertThat(probe.fence(fresh)).as("no forged token raised the fresh key's first fence").isEqualTo("none");
             assertThat(probe.row(key)).as("the row is still A's").isEqualTo(rowA);
             assertThat(probe.row(fresh)).isNull();
-            assertThat(probe.read(FenceTopics.ACCEPTED, k -> k.equals(key) || k.equals(fresh))).extracting(r -> header(r, FenceHeaders.WRITER))
+            assertThat(probe.read(FenceTopics.ACCEPTED, k -> k.equals(key) || k.equals(fresh)))
+                    .extracting(r -> header(r, FenceHeaders.WRITER))
                     .as("only A's write was accepted").containsExactly("worker-A");
-            assertThat(probe.read(FenceTopics.MARKERS, k -> k.equals(key) || k.equals(fresh))).extracting(r -> header(r, FenceHeaders.TOKEN))
+            assertThat(probe.read(FenceTopics.MARKERS, k -> k.equals(key) || k.equals(fresh)))
+                    .extracting(r -> header(r, FenceHeaders.TOKEN))
                     .as("no forged marker reached the markers topic").containsExactly(Long.toString(a.token()));
 
             Map<RejectionReason, Long> reasons = new EnumMap<>(RejectionReason.class);
@@ -166,11 +186,16 @@ class TokenVerificationIT {
                 assertThat(after.get(reason.name()) - before.get(reason.name())).as("fenced_writes_total{reason=%s}", reason)
                         .isEqualTo(reasons.get(reason).doubleValue());
             }
-            assertThat(after.get("verified") - before.get("verified")).as("verified: A's marker only; A's write at its fence matched the stored lease").isEqualTo(1.0);
-            assertThat(after.get("lock_not_held") - before.get("lock_not_held")).isEqualTo(reasons.get(RejectionReason.LOCK_NOT_HELD).doubleValue());
-            assertThat(after.get("future_token") - before.get("future_token")).isEqualTo(reasons.get(RejectionReason.FUTURE_TOKEN).doubleValue());
-            assertThat(after.get("cache_hits") - before.get("cache_hits")).as("each forged marker's (key, token, lease) that was read "
-                    + "for its write first; future revisions are not cached").isEqualTo(reasons.get(RejectionReason.LOCK_NOT_HELD) / 2.0);
+            assertThat(after.get("verified") - before.get("verified"))
+                    .as("verified: A's marker only; A's write at its fence matched the stored lease").isEqualTo(1.0);
+            assertThat(after.get("lock_not_held") - before.get("lock_not_held"))
+                    .isEqualTo(reasons.get(RejectionReason.LOCK_NOT_HELD).doubleValue());
+            assertThat(after.get("future_token") - before.get("future_token"))
+                    .isEqualTo(reasons.get(RejectionReason.FUTURE_TOKEN).doubleValue());
+            assertThat(after.get("cache_hits") - before.get("cache_hits"))
+                    .as("each forged marker's (key, token, lease) that was read "
+                            + "for its write first; future revisions are not cached")
+                    .isEqualTo(reasons.get(RejectionReason.LOCK_NOT_HELD) / 2.0);
 
             a.close(); // A releases: its lock key goes with its lease, and B, queued, gets the lock
             FencingLease b = waitingB.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
@@ -181,10 +206,12 @@ class TokenVerificationIT {
                 assertThat(probe.fence(key)).isEqualTo(b.token() + ".1");
                 assertThat(probe.row(key)).isEqualTo(b.token() + ".1 worker-B");
             });
-            assertThat(probe.read(FenceTopics.ACCEPTED, key::equals)).extracting(r -> header(r, FenceHeaders.WRITER)).containsExactly("worker-A", "worker-B");
+            assertThat(probe.read(FenceTopics.ACCEPTED, key::equals)).extracting(r -> header(r, FenceHeaders.WRITER))
+                    .containsExactly("worker-A", "worker-B");
             assertThat(probe.read(FenceTopics.MARKERS, key::equals)).extracting(r -> header(r, FenceHeaders.TOKEN))
                     .containsExactly(Long.toString(a.token()), Long.toString(b.token()));
-            assertThat(counters().get("verified") - before.get("verified")).as("B's marker verified too; B's write matched the stored lease").isEqualTo(2.0);
+            assertThat(counters().get("verified") - before.get("verified"))
+                    .as("B's marker verified too; B's write matched the stored lease").isEqualTo(2.0);
             b.close();
             c.close();
             aFresh.close();
@@ -201,32 +228,39 @@ class TokenVerificationIT {
     void anotherLocksTokenEqualToTheKeysFenceIsRejectedAndTheHolderWritesOn() throws Exception {
         String x = "same-token-x-" + UUID.randomUUID();
         String y = "same-token-y-" + UUID.randomUUID();
-        try (FencingLeaseClient leases = leaseClient(); Client etcd = Client.builder().endpoints(stack.etcdEndpoints()).build();
-             FencedProducer<BillingSummary> producerY = producer("worker-Y")) {
+        try (FencingLeaseClient leases = leaseClient();
+                Client etcd = Client.builder().endpoints(stack.etcdEndpoints()).build();
+                FencedProducer<BillingSummary> producerY = producer("worker-Y")) {
             // One lease holds both locks (the Mutex layout, put by hand); a waiter queues behind each.
             long first = etcd.getLeaseClient().grant(60).get(30, TimeUnit.SECONDS).getID();
             for (String resource : List.of(x, y)) {
-                ByteSequence lockKey = ByteSequence.from(LockKeys.key(FencingLeaseClient.DEFAULT_LOCK_PREFIX, resource.getBytes(StandardCharsets.UTF_8), first),
+                ByteSequence lockKey = ByteSequence.from(
+                        LockKeys.key(FencingLeaseClient.DEFAULT_LOCK_PREFIX, resource.getBytes(StandardCharsets.UTF_8), first),
                         StandardCharsets.UTF_8);
-                etcd.getKVClient().put(lockKey, ByteSequence.EMPTY, io.etcd.jetcd.options.PutOption.builder().withLeaseId(first).build()).get(30, TimeUnit.SECONDS);
+                etcd.getKVClient()
+                        .put(lockKey, ByteSequence.EMPTY, PutOption.builder().withLeaseId(first).build())
+                        .get(30, TimeUnit.SECONDS);
             }
             CompletableFuture<FencingLease> waitingX = leases.acquireAsync(x, TTL);
             CompletableFuture<FencingLease> waitingY = leases.acquireAsync(y, TTL);
-            await("both waiters queued").atMost(TIMEOUT).until(() -> lockKeys(etcd, x).size() == 2 && lockKeys(etcd, y).size() == 2);
+            await("both waiters queued").atMost(TIMEOUT)
+                    .until(() -> lockKeys(etcd, x).size() == 2 && lockKeys(etcd, y).size() == 2);
             etcd.getLeaseClient().revoke(first).get(30, TimeUnit.SECONDS); // deletes both holders' keys in one revision
             FencingLease holderX = waitingX.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
             FencingLease holderY = waitingY.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-            assertThat(holderX.token()).as("both woken by the same delete, found the oldest at the same revision").isEqualTo(holderY.token());
+            assertThat(holderX.token()).as("both woken by the same delete, found the oldest at the same revision")
+                    .isEqualTo(holderY.token());
 
             producerY.sendFence(holderY).get(30, TimeUnit.SECONDS);
             producerY.sendAndWait(holderY, summary(y, 100, "worker-Y"));
             await("Y's holder's write accepted").atMost(DECIDED).ignoreExceptions()
                     .untilAsserted(() -> assertThat(probe.fence(y)).isEqualTo(holderY.token() + ".1"));
 
-            send(List.of(new Forgery("x-holder-on-y", y, holderX.token(), List.of(lease(holderX)), FenceOp.WRITE, RejectionReason.LOCK_NOT_HELD)),
+            send(List.of(new Forgery("x-holder-on-y", y, holderX.token(), List.of(lease(holderX)), FenceOp.WRITE,
+                    RejectionReason.LOCK_NOT_HELD)),
                     Long.MAX_VALUE);
-            await("the borrowed token rejected").atMost(DECIDED).pollInterval(Duration.ofSeconds(1)).untilAsserted(() ->
-                    assertThat(probe.read(FenceTopics.REJECTED, y::equals)).singleElement().satisfies(r -> {
+            await("the borrowed token rejected").atMost(DECIDED).pollInterval(Duration.ofSeconds(1))
+                    .untilAsserted(() -> assertThat(probe.read(FenceTopics.REJECTED, y::equals)).singleElement().satisfies(r -> {
                         assertThat(header(r, FenceHeaders.WRITER)).isEqualTo("x-holder-on-y");
                         assertThat(header(r, FenceHeaders.REJECTED_REASON)).isEqualTo("LOCK_NOT_HELD");
                         assertThat(header(r, FenceHeaders.REJECTED_HIGHEST)).isEqualTo(holderY.token() + ".1");
@@ -249,7 +283,8 @@ class TokenVerificationIT {
     private static List<KeyValue> lockKeys(Client etcd, String resource) throws Exception {
         String prefix = LockKeys.name(FencingLeaseClient.DEFAULT_LOCK_PREFIX, resource) + "/";
         return etcd.getKVClient().get(ByteSequence.from(prefix, StandardCharsets.UTF_8), GetOption.builder().isPrefix(true)
-                .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build()).get(30, TimeUnit.SECONDS).getKvs();
+                .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build())
+                .get(30, TimeUnit.SECONDS).getKvs();
     }
 
     /** Sends each forgery in order with a plain producer (murmur2, Kafka's default partitioner, as the wire contract says). */
@@ -259,9 +294,11 @@ class TokenVerificationIT {
 
     /** {@link #send(List)}, each write with {@code fence.seq} = {@code seq} (or the usual 1 when negative). */
     private static void send(List<Forgery> forgeries, long seq) throws Exception {
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(
+                new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
         Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(),
+                new ByteArraySerializer())) {
             for (Forgery forgery : forgeries) {
                 RecordHeaders headers = new RecordHeaders();
                 headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(forgery.token()));
@@ -269,13 +306,19 @@ class TokenVerificationIT {
                 headers.add(FenceHeaders.OP, FenceHeaders.encode(forgery.op().name()));
                 forgery.leases().forEach(lease -> headers.add(FenceHeaders.LEASE, FenceHeaders.encode(lease)));
                 headers.add(FenceHeaders.WRITER, FenceHeaders.encode(forgery.name()));
-                byte[] value = forgery.op() == FenceOp.FENCE ? null : serializer.serialize(FenceTopics.INPUT, summary(forgery.key(), 666, forgery.name()));
-                producer.send(new ProducerRecord<>(FenceTopics.INPUT, null, forgery.key(), value, headers)).get(30, TimeUnit.SECONDS);
+                byte[] value = forgery.op() == FenceOp.FENCE
+                        ? null
+                        : serializer.serialize(FenceTopics.INPUT, summary(forgery.key(), 666, forgery.name()));
+                producer.send(new ProducerRecord<>(FenceTopics.INPUT, null, forgery.key(), value, headers)).get(30,
+                        TimeUnit.SECONDS);
             }
         }
     }
 
-    /** fenced_writes_total by reason, fence_token_verifications_total by outcome, and the verifier's cache hits, from the enforcer's /metrics. */
+    /**
+     * fenced_writes_total by reason, fence_token_verifications_total by outcome, and the verifier's cache hits, from the
+     * enforcer's /metrics.
+     */
     private static Map<String, Double> counters() throws Exception {
         Map<String, Double> counters = new LinkedHashMap<>();
         for (RejectionReason reason : RejectionReason.values()) {
@@ -293,14 +336,18 @@ class TokenVerificationIT {
     }
 
     private static FencedProducer<BillingSummary> producer(String writer) {
-        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(), ProducerConfig.CLIENT_ID_CONFIG,
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ProducerConfig.CLIENT_ID_CONFIG,
                 writer + "-" + UUID.randomUUID());
-        return FencedProducer.create(config, new AvroSerializer<BillingSummary>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(),
-                Duration.ofSeconds(10)), false), FenceTopics.INPUT, writer, true, new SimpleMeterRegistry());
+        return FencedProducer.create(config,
+                new AvroSerializer<BillingSummary>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(),
+                        Duration.ofSeconds(10)), false),
+                FenceTopics.INPUT, writer, true, new SimpleMeterRegistry());
     }
 
     static BillingSummary summary(String customer, long amountMinor, String computedBy) {
         return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-12").setAmountMinor(amountMinor)
-                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-12-01T10:00:00Z")).setComputedBy(computedBy).build();
+                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-12-01T10:00:00Z")).setComputedBy(computedBy)
+                .build();
     }
 }

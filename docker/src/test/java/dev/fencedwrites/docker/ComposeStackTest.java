@@ -6,13 +6,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
+import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.sink.FencedJdbcSinkConfig;
 import dev.fencedwrites.sink.FencedJdbcSinkConnector;
 import java.io.IOException;
 import java.io.StringReader;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -73,7 +74,8 @@ class ComposeStackTest {
         while (from.find()) {
             froms.add(from.group(1));
         }
-        assertThat(froms).hasSize(2).allSatisfy(image -> assertThat(image).matches("[a-z0-9./-]+:[A-Za-z0-9._-]*\\d[A-Za-z0-9._-]*"));
+        assertThat(froms).hasSize(2)
+                .allSatisfy(image -> assertThat(image).matches("[a-z0-9./-]+:[A-Za-z0-9._-]*\\d[A-Za-z0-9._-]*"));
         assertThat(dockerfile).contains("HEALTHCHECK").contains("/health").contains("dev.fencedwrites.enforcer.FenceEnforcerApp");
     }
 
@@ -82,7 +84,8 @@ class ComposeStackTest {
     void theEnforcerVerifiesTokensAgainstTheStacksEtcd() {
         JsonNode enforcer = services.path("enforcer");
         assertThat(enforcer.path("environment").path("FENCE_ENFORCER_ETCD_ENDPOINTS").asText()).isEqualTo("http://etcd:2379");
-        assertThat(enforcer.path("environment").has("FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE")).as("on by default with endpoints").isFalse();
+        assertThat(enforcer.path("environment").has("FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE"))
+                .as("on by default with endpoints").isFalse();
         assertThat(enforcer.path("depends_on").path("etcd").path("condition").asText()).isEqualTo("service_healthy");
         assertThat(services.path("etcd").path("command").toString()).contains("--advertise-client-urls=http://etcd:2379");
     }
@@ -107,15 +110,16 @@ class ComposeStackTest {
     void dependenciesWaitForHealthyServicesAndFinishedOneShots() {
         Set<String> names = new LinkedHashSet<>(StackFiles.services(compose));
         int conditions = 0;
-        for (Iterator<Map.Entry<String, JsonNode>> it = services.fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = services.fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> entry = it.next();
-            for (Iterator<Map.Entry<String, JsonNode>> deps = entry.getValue().path("depends_on").fields(); deps.hasNext(); ) {
+            for (Iterator<Map.Entry<String, JsonNode>> deps = entry.getValue().path("depends_on").fields(); deps.hasNext();) {
                 Map.Entry<String, JsonNode> dep = deps.next();
                 assertThat(names).as("%s depends on %s", entry.getKey(), dep.getKey()).contains(dep.getKey());
                 JsonNode target = services.path(dep.getKey());
                 String condition = dep.getValue().path("condition").asText();
                 if (target.path("restart").asText().equals("no")) {
-                    assertThat(condition).as("%s -> %s", entry.getKey(), dep.getKey()).isEqualTo("service_completed_successfully");
+                    assertThat(condition).as("%s -> %s", entry.getKey(), dep.getKey())
+                            .isEqualTo("service_completed_successfully");
                 } else {
                     assertThat(condition).as("%s -> %s", entry.getKey(), dep.getKey()).isEqualTo("service_healthy");
                 }
@@ -139,7 +143,7 @@ class ComposeStackTest {
         try (var jars = Files.list(DIR.resolve("target/connect-plugins/fenced-writes-sink"))) {
             assertThat(jars.map(p -> p.getFileName().toString())).anyMatch(name -> name.startsWith("sink-connector-"));
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
         assertThat(DIR.resolve("target/jmx-exporter/jmx_prometheus_javaagent.jar")).isRegularFile();
     }
@@ -170,7 +174,8 @@ class ComposeStackTest {
                 .containsEntry(FencedJdbcSinkConfig.TABLE_NAME, BillingConnectors.TABLE);
         // Every key that is not Connect's own belongs to the sink, and the sink accepts the values.
         Set<String> sinkKeys = FencedJdbcSinkConfig.DEFINITION.names();
-        props.keySet().stream().filter(key -> !key.startsWith("errors.") && !Set.of("connector.class", "tasks.max", "topics").contains(key))
+        props.keySet().stream()
+                .filter(key -> !key.startsWith("errors.") && !Set.of("connector.class", "tasks.max", "topics").contains(key))
                 .forEach(key -> assertThat(sinkKeys).as("sink setting %s", key).contains(key));
         new FencedJdbcSinkConfig(props);
         // The database and the registry are the stack's services, on their container ports.
@@ -186,7 +191,8 @@ class ComposeStackTest {
 
         JsonNode register = services.path("connect-register");
         String command = register.path("command").toString();
-        assertThat(command).contains("PUT").contains("http://connect:8083/connectors/" + BillingConnectors.SINK_CONNECTOR + "/config")
+        assertThat(command).contains("PUT")
+                .contains("http://connect:8083/connectors/" + BillingConnectors.SINK_CONNECTOR + "/config")
                 .contains("@" + StackFiles.mountTarget(register, "./connect/billing-summary-sink.json").orElseThrow());
     }
 
@@ -195,7 +201,8 @@ class ComposeStackTest {
         JsonNode connect = services.path("connect");
         Properties worker = new Properties();
         worker.load(new StringReader(StackFiles.text(DIR.resolve("connect/worker.properties"))));
-        assertThat(worker.getProperty("plugin.path")).isEqualTo(StackFiles.mountTarget(connect, "./target/connect-plugins").orElseThrow());
+        assertThat(worker.getProperty("plugin.path"))
+                .isEqualTo(StackFiles.mountTarget(connect, "./target/connect-plugins").orElseThrow());
         assertThat(worker.getProperty("bootstrap.servers")).isEqualTo(internalKafka());
         assertThat(worker.getProperty("value.converter")).isEqualTo("org.apache.kafka.connect.converters.ByteArrayConverter");
         assertThat(worker.getProperty("consumer.isolation.level")).isEqualTo("read_committed");
@@ -215,7 +222,8 @@ class ComposeStackTest {
                 .forEach(sc -> sc.path("targets").forEach(t -> targets.put(job.path("job_name").asText(), t.asText()))));
         assertThat(targets).containsEntry("fence-enforcer", "enforcer:8090").containsEntry("kafka-connect", "connect:9404");
         assertThat(StackFiles.text(DIR.resolve("enforcer/Dockerfile"))).contains("FENCE_ENFORCER_HTTP_PORT=8090");
-        assertThat(StackFiles.mountTarget(services.path("prometheus"), "./prometheus/prometheus.yml")).contains("/etc/prometheus/prometheus.yml");
+        assertThat(StackFiles.mountTarget(services.path("prometheus"), "./prometheus/prometheus.yml"))
+                .contains("/etc/prometheus/prometheus.yml");
     }
 
     @Test
@@ -228,7 +236,8 @@ class ComposeStackTest {
         StackFiles.publishedPorts(compose).forEach((service, ports) -> {
             for (String text : List.of(dockerReadme, dockerSection)) {
                 assertThat(text).as("README mentions service %s", service).contains("`" + service + "`");
-                ports.forEach(port -> assertThat(text).as("README mentions port %s of %s", port, service).containsPattern("\\b" + port + "\\b"));
+                ports.forEach(port -> assertThat(text).as("README mentions port %s of %s", port, service)
+                        .containsPattern("\\b" + port + "\\b"));
             }
         });
         services.fields().forEachRemaining(e -> assertThat(dockerReadme).contains("`" + e.getKey() + "`")
@@ -262,7 +271,8 @@ class ComposeStackTest {
     }
 
     private static int runHealthcheck(int port, String path) throws Exception {
-        Process process = new ProcessBuilder("bash", DIR.resolve("healthcheck/http-ok.sh").toString(), Integer.toString(port), path)
+        Process process = new ProcessBuilder("bash", DIR.resolve("healthcheck/http-ok.sh").toString(), Integer.toString(port),
+                path)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         assertThat(process.waitFor(20, TimeUnit.SECONDS)).isTrue();
         return process.exitValue();

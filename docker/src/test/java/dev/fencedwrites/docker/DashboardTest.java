@@ -23,8 +23,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.Test;
 import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.Test;
 
 /**
  * Checks the Grafana dashboard and its provisioning: every panel queries the provisioned Prometheus
@@ -89,7 +89,8 @@ class DashboardTest {
                 .anyMatch(e -> e.contains("by (reason)") && e.contains("fence_sink_records_fenced_total"));
         // Producer panels say they need the workers' metrics to be scraped.
         panels().stream().filter(p -> p.toString().contains("fence_lease_") || p.toString().contains("fence_pause_"))
-                .forEach(p -> assertThat(p.path("description").asText()).as(p.path("title").asText()).contains("only when a worker"));
+                .forEach(p -> assertThat(p.path("description").asText()).as(p.path("title").asText())
+                        .contains("only when a worker"));
     }
 
     @Test
@@ -98,7 +99,8 @@ class DashboardTest {
         exported.putAll(scrape(enforcerRegistry()));
         exported.putAll(scrape(producerRegistry()));
         // Sanity: the scrapes are real (a renamed meter would show up here first).
-        assertThat(exported).containsKeys("fenced_writes_total", "accepted_writes_total", "fence_lease_acquired_total", "fence_pause_stall_seconds_count");
+        assertThat(exported).containsKeys("fenced_writes_total", "accepted_writes_total", "fence_lease_acquired_total",
+                "fence_pause_stall_seconds_count");
         List<String> unknown = new ArrayList<>();
         for (String expr : expressions()) {
             for (String name : metricNames(expr)) {
@@ -120,7 +122,8 @@ class DashboardTest {
     @Test
     void everySinkMetricIsOneTheConnectExporterRulesProduce() {
         Path rulesFile = DIR.resolve(ComposeStackTest.JMX_EXPORTER_CONFIG);
-        assumeTrue(Files.exists(rulesFile), "config/connect-jmx-exporter.yml is not there yet (the sink metrics' exporter rules)");
+        assumeTrue(Files.exists(rulesFile),
+                "config/connect-jmx-exporter.yml is not there yet (the sink metrics' exporter rules)");
         List<Pattern> produced = new ArrayList<>();
         Map<Pattern, Set<String>> labelsOf = new HashMap<>();
         for (JsonNode rule : StackFiles.read(StackFiles.YAML, rulesFile).path("rules")) {
@@ -145,7 +148,8 @@ class DashboardTest {
                 sinkNames.add(name);
                 Pattern rule = produced.stream().filter(p -> p.matcher(name).matches()).findFirst().orElse(null);
                 assertThat(rule).as("an exporter rule producing %s (used in %s)", name, expr).isNotNull();
-                labels(expr, name).forEach(label -> assertThat(labelsOf.get(rule)).as("label %s of %s", label, name).contains(label));
+                labels(expr, name)
+                        .forEach(label -> assertThat(labelsOf.get(rule)).as("label %s of %s", label, name).contains(label));
             }
         }
         assertThat(sinkNames).isNotEmpty();
@@ -153,7 +157,8 @@ class DashboardTest {
 
     @Test
     void theMetricNameExtractionFindsNamesAndSkipsFunctionsAndLabels() {
-        assertThat(metricNames("sum by (reason) (rate(fenced_writes_total{stage=\"enforcer\",reason=~\"STALE.*\"}[1m])) / ignoring(x) up"))
+        assertThat(metricNames(
+                "sum by (reason) (rate(fenced_writes_total{stage=\"enforcer\",reason=~\"STALE.*\"}[1m])) / ignoring(x) up"))
                 .containsExactlyInAnyOrder("fenced_writes_total", "up");
         assertThat(labels("sum by (reason, task) (rate(a_total{stage=\"enforcer\"}[5m])) + b", "a_total"))
                 .containsExactlyInAnyOrder("reason", "task", "stage");
@@ -249,7 +254,8 @@ class DashboardTest {
         // connects to etcd only when asked (never here).
         FenceEnforcerTopology.build("in", "accepted", "rejected", 1, registry);
         FenceEnforcerConfig config = new FenceEnforcerConfig(Map.of(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1"));
-        try (TokenVerifier verifier = TokenVerifier.etcd(EtcdSettings.builder(List.of("http://127.0.0.1:1")).build(), config, registry)) {
+        try (TokenVerifier verifier = TokenVerifier.etcd(EtcdSettings.builder(List.of("http://127.0.0.1:1")).build(), config,
+                registry)) {
             return registry;
         }
     }

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -64,7 +65,7 @@ final class StackFiles {
         for (JsonNode volume : service.path("volumes")) {
             String[] parts = volume.asText().split(":");
             if (parts[0].startsWith(".") || parts[0].startsWith("/")) {
-                mounts.add(new String[] {parts[0], parts[1]});
+                mounts.add(new String[]{parts[0], parts[1]});
             }
         }
         return mounts;
@@ -77,8 +78,8 @@ final class StackFiles {
 
     /** Published host ports of all services, e.g. {@code 127.0.0.1:9092:9092} gives 9092. */
     static Map<String, List<Integer>> publishedPorts(JsonNode compose) {
-        Map<String, List<Integer>> ports = new java.util.LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = compose.path("services").fields(); it.hasNext(); ) {
+        Map<String, List<Integer>> ports = new LinkedHashMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = compose.path("services").fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> service = it.next();
             List<Integer> list = new ArrayList<>();
             for (JsonNode port : service.getValue().path("ports")) {

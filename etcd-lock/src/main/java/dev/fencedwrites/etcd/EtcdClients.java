@@ -4,6 +4,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import java.nio.charset.StandardCharsets;
+import javax.net.ssl.SSLException;
 
 /** Builds jetcd clients from {@link EtcdSettings}. */
 public final class EtcdClients {
@@ -34,7 +35,7 @@ public final class EtcdClients {
                         tls.keyManager(settings.tlsCertFile().toFile(), settings.tlsKeyFile().toFile());
                     }
                 });
-            } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+            } catch (SSLException | IllegalArgumentException e) {
                 throw new IllegalArgumentException("cannot use the TLS files of " + settings + ": " + e.getMessage(), e);
             }
         }

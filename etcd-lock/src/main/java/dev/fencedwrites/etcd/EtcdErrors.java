@@ -15,7 +15,8 @@ public final class EtcdErrors {
     public static String describe(Throwable error, EtcdSettings settings) {
         String chain = chain(error);
         if (chain.contains("authentication failed")) {
-            return "etcd refused the credentials of user '" + settings.user() + "' (" + EtcdSettings.USER + ", " + EtcdSettings.PASSWORD + "): " + chain;
+            return "etcd refused the credentials of user '" + settings.user() + "' (" + EtcdSettings.USER + ", "
+                    + EtcdSettings.PASSWORD + "): " + chain;
         }
         if (chain.contains("user name is empty")) {
             return "etcd requires authentication; set " + EtcdSettings.USER + " and " + EtcdSettings.PASSWORD + ": " + chain;
@@ -27,11 +28,13 @@ public final class EtcdErrors {
         if (chain.contains("SSLHandshakeException") || chain.contains("ssl exception") || chain.contains("PKIX")
                 || chain.contains("NotSslRecordException")) {
             return "TLS with etcd failed; check " + EtcdSettings.TLS_CA_FILE + " (the CA of etcd's server certificate), "
-                    + EtcdSettings.TLS_CERT_FILE + "/" + EtcdSettings.TLS_KEY_FILE + " (when etcd requires client certificates) and whether "
+                    + EtcdSettings.TLS_CERT_FILE + "/" + EtcdSettings.TLS_KEY_FILE
+                    + " (when etcd requires client certificates) and whether "
                     + "etcd serves https: " + chain;
         }
         if (chain.contains("First received frame was not SETTINGS") || chain.contains("HTTP status code")) {
-            return "the endpoint does not speak etcd's gRPC API; is " + endpoints(settings) + " etcd's client URL (--advertise-client-urls)?: " + chain;
+            return "the endpoint does not speak etcd's gRPC API; is " + endpoints(settings)
+                    + " etcd's client URL (--advertise-client-urls)?: " + chain;
         }
         ErrorCode code = EtcdExceptionFactory.toEtcdException(error).getErrorCode();
         if (code == ErrorCode.DEADLINE_EXCEEDED) {
@@ -39,7 +42,8 @@ public final class EtcdErrors {
                     + " (is it overloaded, stopped, or without quorum?): " + chain;
         }
         if (code == ErrorCode.UNAVAILABLE) {
-            String tlsHint = settings.tls() ? ", and does it serve TLS as " + EtcdSettings.ENDPOINTS + " and the TLS settings say?"
+            String tlsHint = settings.tls()
+                    ? ", and does it serve TLS as " + EtcdSettings.ENDPOINTS + " and the TLS settings say?"
                     : " (if etcd serves TLS, use https:// endpoints)";
             return "etcd is unreachable: is it running at " + endpoints(settings) + tlsHint + ": " + chain;
         }
@@ -57,7 +61,8 @@ public final class EtcdErrors {
             if (text.length() > 0) {
                 text.append(" <- ");
             }
-            text.append(t.getMessage() == null ? t.getClass().getSimpleName() : t.getClass().getSimpleName() + ": " + t.getMessage());
+            text.append(
+                    t.getMessage() == null ? t.getClass().getSimpleName() : t.getClass().getSimpleName() + ": " + t.getMessage());
         }
         return text.toString();
     }

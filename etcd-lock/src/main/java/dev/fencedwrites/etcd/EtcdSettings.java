@@ -2,6 +2,8 @@ package dev.fencedwrites.etcd;
 
 import java.io.IOException;
 import java.io.Reader;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,7 +18,8 @@ import java.util.Properties;
 import java.util.TreeSet;
 
 /**
- * How the lease client (producer-lib) and the enforcer's token verification reaches etcd: endpoints, credentials, TLS, timeouts and the lock
+ * How the lease client (producer-lib) and the enforcer's token verification reaches etcd: endpoints, credentials, TLS, timeouts
+ * and the lock
  * key prefix. Immutable; build with {@link #builder(List)} or load with {@link #load(Properties, Map)}.
  *
  * <p>Properties (each also settable through the environment variable {@code FENCE_} + the key upper
@@ -24,10 +27,13 @@ import java.util.TreeSet;
  * <ul>
  *   <li>{@code etcd.endpoints}: comma-separated client URLs, {@code http://} or {@code https://}; required</li>
  *   <li>{@code etcd.user}, {@code etcd.password}: etcd authentication (both or neither)</li>
- *   <li>{@code etcd.tls.ca.file}: PEM file of the CA that signed etcd's server certificate; default: the JVM's trust store when an endpoint is {@code https://}</li>
- *   <li>{@code etcd.tls.cert.file}, {@code etcd.tls.key.file}: PEM client certificate and PKCS#8 key, for etcd's {@code --client-cert-auth} (both or neither)</li>
+ *   <li>{@code etcd.tls.ca.file}: PEM file of the CA that signed etcd's server certificate; default: the JVM's trust
+ *       store when an endpoint is {@code https://}</li>
+ * <li>{@code etcd.tls.cert.file}, {@code etcd.tls.key.file}: PEM client certificate and PKCS#8 key, for etcd's {@code
+ * --client-cert-auth} (both or neither)</li>
  *   <li>{@code etcd.connect.timeout.ms}: TCP connect timeout, default 5000</li>
- *   <li>{@code etcd.request.timeout.ms}: bound on each etcd request (grant, read-back, keep-alive, unlock, revoke), default 10000; the lock wait has its own timeout</li>
+ * <li>{@code etcd.request.timeout.ms}: bound on each etcd request (grant, read-back, keep-alive, unlock, revoke), default 10000;
+ * the lock wait has its own timeout</li>
  *   <li>{@code etcd.lock.prefix}: key prefix of the lock keys, default {@value LockKeys#DEFAULT_PREFIX}</li>
  * </ul>
  *
@@ -41,8 +47,9 @@ import java.util.TreeSet;
  * @param requestTimeout bound on each etcd request other than the lock wait, positive
  * @param lockPrefix     key prefix of lock keys
  */
-public record EtcdSettings(List<String> endpoints, String user, String password, Path tlsCaFile, Path tlsCertFile, Path tlsKeyFile,
-                           Duration connectTimeout, Duration requestTimeout, String lockPrefix) {
+public record EtcdSettings(List<String> endpoints, String user, String password, Path tlsCaFile, Path tlsCertFile,
+        Path tlsKeyFile,
+        Duration connectTimeout, Duration requestTimeout, String lockPrefix) {
     public static final String ENDPOINTS = "etcd.endpoints";
     public static final String USER = "etcd.user";
     public static final String PASSWORD = "etcd.password";
@@ -52,7 +59,8 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
     public static final String CONNECT_TIMEOUT_MS = "etcd.connect.timeout.ms";
     public static final String REQUEST_TIMEOUT_MS = "etcd.request.timeout.ms";
     public static final String LOCK_PREFIX = "etcd.lock.prefix";
-    private static final List<String> KEYS = List.of(ENDPOINTS, USER, PASSWORD, TLS_CA_FILE, TLS_CERT_FILE, TLS_KEY_FILE, CONNECT_TIMEOUT_MS,
+    private static final List<String> KEYS = List.of(ENDPOINTS, USER, PASSWORD, TLS_CA_FILE, TLS_CERT_FILE, TLS_KEY_FILE,
+            CONNECT_TIMEOUT_MS,
             REQUEST_TIMEOUT_MS, LOCK_PREFIX);
 
     /**
@@ -61,21 +69,24 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
     public EtcdSettings {
         endpoints = List.copyOf(Objects.requireNonNull(endpoints, "endpoints"));
         if (endpoints.isEmpty()) {
-            throw new IllegalArgumentException(ENDPOINTS + ": at least one etcd endpoint is required, e.g. http://127.0.0.1:2379");
+            throw new IllegalArgumentException(
+                    ENDPOINTS + ": at least one etcd endpoint is required, e.g. http://127.0.0.1:2379");
         }
         for (String endpoint : endpoints) {
             if (!endpoint.startsWith("http://") && !endpoint.startsWith("https://")) {
-                throw new IllegalArgumentException(ENDPOINTS + ": '" + endpoint + "' must be a URL starting with http:// or https://");
+                throw new IllegalArgumentException(
+                        ENDPOINTS + ": '" + endpoint + "' must be a URL starting with http:// or https://");
             }
-            java.net.URI uri;
+            URI uri;
             try {
-                uri = new java.net.URI(endpoint);
-            } catch (java.net.URISyntaxException e) {
+                uri = new URI(endpoint);
+            } catch (URISyntaxException e) {
                 throw new IllegalArgumentException(ENDPOINTS + ": '" + endpoint + "' is not a URL: " + e.getReason());
             }
             if (uri.getHost() == null || uri.getPort() < 0 || endpoint.contains(",")) {
-                throw new IllegalArgumentException(ENDPOINTS + ": '" + endpoint + "' must be one URL with a host and a port, e.g. http://127.0.0.1:2379"
-                        + " (give several endpoints as separate list entries, or comma-separated in the property)");
+                throw new IllegalArgumentException(
+                        ENDPOINTS + ": '" + endpoint + "' must be one URL with a host and a port, e.g. http://127.0.0.1:2379"
+                                + " (give several endpoints as separate list entries, or comma-separated in the property)");
             }
         }
         if ((user == null) != (password == null)) {
@@ -146,11 +157,13 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
             }
         }
         if (list.isEmpty()) {
-            throw new IllegalArgumentException(ENDPOINTS + " (or " + environmentName(ENDPOINTS) + ") is required, e.g. http://127.0.0.1:2379");
+            throw new IllegalArgumentException(
+                    ENDPOINTS + " (or " + environmentName(ENDPOINTS) + ") is required, e.g. http://127.0.0.1:2379");
         }
         return new EtcdSettings(list, blankToNull(merged.getProperty(USER)), blankToNull(merged.getProperty(PASSWORD)),
                 path(merged, TLS_CA_FILE), path(merged, TLS_CERT_FILE), path(merged, TLS_KEY_FILE),
-                millis(merged, CONNECT_TIMEOUT_MS, 5_000), millis(merged, REQUEST_TIMEOUT_MS, 10_000), blankToNull(merged.getProperty(LOCK_PREFIX)));
+                millis(merged, CONNECT_TIMEOUT_MS, 5_000), millis(merged, REQUEST_TIMEOUT_MS, 10_000),
+                blankToNull(merged.getProperty(LOCK_PREFIX)));
     }
 
     /**
@@ -196,7 +209,8 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
     @Override
     public String toString() {
         return "EtcdSettings{endpoints=" + endpoints + ", user=" + user + ", password=" + (password == null ? "none" : "[hidden]")
-                + ", tlsCaFile=" + tlsCaFile + ", tlsCertFile=" + tlsCertFile + ", connectTimeout=" + connectTimeout.toMillis() + " ms"
+                + ", tlsCaFile=" + tlsCaFile + ", tlsCertFile=" + tlsCertFile + ", connectTimeout=" + connectTimeout.toMillis()
+                + " ms"
                 + ", requestTimeout=" + requestTimeout.toMillis() + " ms, lockPrefix=" + lockPrefix + "}";
     }
 
@@ -253,7 +267,8 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
 
         /** @throws IllegalArgumentException naming the setting, when one is invalid */
         public EtcdSettings build() {
-            return new EtcdSettings(endpoints, user, password, tlsCaFile, tlsCertFile, tlsKeyFile, connectTimeout, requestTimeout, lockPrefix);
+            return new EtcdSettings(endpoints, user, password, tlsCaFile, tlsCertFile, tlsKeyFile, connectTimeout, requestTimeout,
+                    lockPrefix);
         }
     }
 }

@@ -52,7 +52,8 @@ public final class LockHistory {
 
     /**
      * @param outcome         the answer
-     * @param holder          with {@link Outcome#NOT_HELD}: the key that held the lock at the token's revision, or {@code null} for nobody
+     * @param holder          with {@link Outcome#NOT_HELD}: the key that held the lock at the token's revision, or {@code null}
+     * for nobody
      * @param holderLease     with {@link Outcome#NOT_HELD} and a holder: its lease id, else 0
      * @param currentRevision etcd's revision when it answered (the response header's), or 0 when unknown
      */
@@ -60,17 +61,23 @@ public final class LockHistory {
         /** A one-line explanation for logs and rejection details. */
         public String describe(String lockName, long token, long leaseId) {
             return switch (outcome) {
-                case HELD -> "lease " + leaseId + " (" + Long.toHexString(leaseId) + ") held " + lockName + " at revision " + token;
+                case HELD ->
+                    "lease " + leaseId + " (" + Long.toHexString(leaseId) + ") held " + lockName + " at revision " + token;
                 case NOT_HELD -> holder == null && currentRevision == 0
                         ? "no lease can have held " + lockName + ": its lock key is longer than " + MAX_LOCK_KEY_BYTES
-                                + " bytes, which no Mutex acquisition fits in one etcd request (--max-request-bytes, 1.5 MiB by default) and no"
+                                + " bytes, which no Mutex acquisition fits in one etcd request (--max-request-bytes, 1.5 MiB by "
+                                + "default) and no"
                                 + " range read fits etcd's gRPC limit; etcd was not asked"
                         : holder == null
-                        ? "nobody held " + lockName + " at revision " + token + " (etcd revision now " + currentRevision + ")"
-                        : "at revision " + token + " " + lockName + " was held by " + holder + " (lease " + holderLease + ", hex "
-                                + Long.toHexString(holderLease) + "), not by lease " + leaseId + " (hex " + Long.toHexString(leaseId) + ")";
+                                ? "nobody held " + lockName + " at revision " + token + " (etcd revision now " + currentRevision
+                                        + ")"
+                                : "at revision " + token + " " + lockName + " was held by " + holder + " (lease " + holderLease
+                                        + ", hex "
+                                        + Long.toHexString(holderLease) + "), not by lease " + leaseId + " (hex "
+                                        + Long.toHexString(leaseId) + ")";
                 case FUTURE -> "revision " + token + " is above etcd's current revision: no lock was ever held at it";
-                case COMPACTED -> "etcd has compacted revision " + token + " away; whether lease " + leaseId + " held " + lockName + " cannot be checked";
+                case COMPACTED -> "etcd has compacted revision " + token + " away; whether lease " + leaseId + " held " + lockName
+                        + " cannot be checked";
             };
         }
     }
@@ -95,11 +102,14 @@ public final class LockHistory {
         return prefix;
     }
 
-    /** Whether lease {@code leaseId}'s lock key for {@code resource} is at most {@link #MAX_LOCK_KEY_BYTES}, so {@link #check} asks etcd. */
+    /**
+     * Whether lease {@code leaseId}'s lock key for {@code resource} is at most {@link #MAX_LOCK_KEY_BYTES}, so {@link #check}
+     * asks etcd.
+     */
     public boolean fits(byte[] resource, long leaseId) {
         // The encoded resource is ASCII: one byte per char.
-        return (long) prefix.getBytes(StandardCharsets.UTF_8).length + LockKeys.encode(resource).length() + 1 + Long.toHexString(leaseId).length()
-                <= MAX_LOCK_KEY_BYTES;
+        return (long) prefix.getBytes(StandardCharsets.UTF_8).length + LockKeys.encode(resource).length() + 1
+                + Long.toHexString(leaseId).length() <= MAX_LOCK_KEY_BYTES;
     }
 
     /**
@@ -139,11 +149,14 @@ public final class LockHistory {
                     if (holder.getKey().equals(expected) && holder.getLease() == leaseId) {
                         return new Verdict(Outcome.HELD, null, 0, current);
                     }
-                    return new Verdict(Outcome.NOT_HELD, holder.getKey().toString(StandardCharsets.UTF_8), holder.getLease(), current);
+                    return new Verdict(Outcome.NOT_HELD, holder.getKey().toString(StandardCharsets.UTF_8), holder.getLease(),
+                            current);
                 });
     }
 
-    /** etcd's "mvcc: required revision is a future revision" and "... has been compacted" (gRPC OUT_OF_RANGE), else {@code null}. */
+    /**
+     * etcd's "mvcc: required revision is a future revision" and "... has been compacted" (gRPC OUT_OF_RANGE), else {@code null}.
+     */
     private static Outcome outOfRange(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
             String message = String.valueOf(t.getMessage());

@@ -48,7 +48,8 @@ public final class LockKeys {
         StringBuilder out = new StringBuilder(resource.length + 8);
         for (byte b : resource) {
             int c = b & 0xff;
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '*' || c == '_') {
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '*'
+                    || c == '_') {
                 out.append((char) c);
             } else if (c == ' ') {
                 out.append('+');

@@ -33,8 +33,9 @@ class EtcdSettingsTest {
         Path file = dir.resolve("worker.properties");
         Files.writeString(file, "etcd.endpoints=http://file:2379\netcd.request.timeout.ms=3000\nother.setting=ignored\n");
 
-        EtcdSettings settings = EtcdSettings.load(file, Map.of("FENCE_ETCD_ENDPOINTS", "https://env:2379", "FENCE_ETCD_LOCK_PREFIX", "mine/",
-                "FENCE_ETCD_USER", "worker", "FENCE_ETCD_PASSWORD", "s3cret"));
+        EtcdSettings settings = EtcdSettings.load(file,
+                Map.of("FENCE_ETCD_ENDPOINTS", "https://env:2379", "FENCE_ETCD_LOCK_PREFIX", "mine/",
+                        "FENCE_ETCD_USER", "worker", "FENCE_ETCD_PASSWORD", "s3cret"));
 
         assertThat(settings.endpoints()).containsExactly("https://env:2379");
         assertThat(settings.requestTimeout()).isEqualTo(Duration.ofSeconds(3));
@@ -52,7 +53,8 @@ class EtcdSettingsTest {
                 .hasMessageContaining("unknown setting etcd.endpoint");
         assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "127.0.0.1:2379"), Map.of()))
                 .hasMessageContaining("must be a URL starting with http:// or https://");
-        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379"), Map.of("FENCE_ETCD_ENDPOINT", "http://b:2379")))
+        assertThatThrownBy(
+                () -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379"), Map.of("FENCE_ETCD_ENDPOINT", "http://b:2379")))
                 .hasMessageContaining("unknown environment variable FENCE_ETCD_ENDPOINT");
         assertThatThrownBy(() -> EtcdSettings.builder(List.of("http://a:2379,http://b:2379")).build())
                 .hasMessageContaining("must be one URL with a host and a port");
@@ -60,9 +62,11 @@ class EtcdSettingsTest {
                 .hasMessageContaining("must be one URL with a host and a port");
         assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.user", "root"), Map.of()))
                 .hasMessageContaining("etcd.user and etcd.password go together");
-        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.request.timeout.ms", "10s"), Map.of()))
+        assertThatThrownBy(
+                () -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.request.timeout.ms", "10s"), Map.of()))
                 .hasMessageContaining("etcd.request.timeout.ms: '10s' is not a whole number of milliseconds");
-        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.tls.ca.file", "/nonexistent/ca.pem"), Map.of()))
+        assertThatThrownBy(() -> EtcdSettings
+                .load(props("etcd.endpoints", "http://a:2379", "etcd.tls.ca.file", "/nonexistent/ca.pem"), Map.of()))
                 .hasMessageContaining("/nonexistent/ca.pem does not exist");
         assertThatThrownBy(() -> EtcdSettings.builder(List.of("http://a:2379")).connectTimeout(Duration.ZERO).build())
                 .hasMessageContaining("etcd.connect.timeout.ms must be positive");

@@ -37,6 +37,6 @@ public final class BuildVersion implements IVersionProvider {
 
     @Override
     public String[] getVersion() {
-        return new String[] {"fenced-writes " + version()};
+        return new String[]{"fenced-writes " + version()};
     }
 }

@@ -3,10 +3,10 @@ package dev.fencedwrites.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,20 +23,27 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code fence consume}: the accepted topic decoded to JSON, one record per line. */
-@Command(name = "consume", header = "Print the accepted topic decoded to JSON, one record per line.", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
-        description = {"Reads the accepted topic (what the enforcer let through) and prints one JSON object per record:",
-                "time, key, partition, offset, its fence token and seq, and the value decoded from Avro (null for a delete).", ""},
+@Command(name = "consume", header = "Print the accepted topic decoded to JSON, one record per line.", usageHelpWidth = 130,
+        mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false, description = {
+                "Reads the accepted topic (what the enforcer let through) and prints one JSON object per record:",
+                "time, key, partition, offset, its fence token and seq, and the value decoded from Avro (null for a delete).",
+                ""},
         footer = {"", "Examples:",
                 "  ./fence consume                          everything accepted so far, then exit",
                 "  ./fence consume --since 5m --follow      the last 5 minutes, then new records until Ctrl-C",
                 "  ./fence consume | jq 'select(.key == \"customer-42\")'",
-                "", "Reads KAFKA_BOOTSTRAP and SCHEMA_REGISTRY_URL from .fence/stack.env (./fence up), else .fence/demo.env (./fence demo),",
-                "unless the options or the environment give them. A value that does not decode is printed with \"value_error\" instead.",
-                "Exit status: 0 when done (or stopped with Ctrl-C), 1 with a one-line reason when Kafka or the topic cannot be read."})
+                "",
+                "Reads KAFKA_BOOTSTRAP and SCHEMA_REGISTRY_URL from .fence/stack.env (./fence up), else .fence/demo.env "
+                        + "(./fence demo),",
+                "unless the options or the environment give them. A value that does not decode is printed with \"value_error\" "
+                        + "instead.",
+                "Exit status: 0 when done (or stopped with Ctrl-C), 1 with a one-line reason when Kafka or the topic cannot be "
+                        + "read."})
 public final class ConsumeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    @Option(names = "--topic", defaultValue = FenceTopics.ACCEPTED, description = "The topic to read (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--topic", defaultValue = FenceTopics.ACCEPTED,
+            description = "The topic to read (default: ${DEFAULT-VALUE}).")
     String topic;
 
     @Mixin
@@ -50,7 +57,8 @@ public final class ConsumeCommand implements Callable<Integer> {
     public Integer call() {
         return reader.print("fence consume", topic, fence.stack(), spec, err -> {
             String registryUrl = fence.stack().schemaRegistry(reader.follow, err);
-            AvroDeserializer<Object> values = new AvroDeserializer<>(new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), null);
+            AvroDeserializer<Object> values = new AvroDeserializer<>(
+                    new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), null);
             return record -> json(record, values);
         });
     }
@@ -67,7 +75,8 @@ public final class ConsumeCommand implements Callable<Integer> {
             object.putNull("value");
         } else {
             try {
-                // Avro's generic data prints as JSON (timestamps as epoch milliseconds; strings, NaN and Infinity quoted at any level).
+                // Avro's generic data prints as JSON (timestamps as epoch milliseconds; strings, NaN and Infinity quoted at any
+                // level).
                 Object decoded = values.deserialize(record.topic(), record.value());
                 JsonNode value = JSON.readTree(GenericData.get().toString(decoded));
                 object.set("value", value);

@@ -70,10 +70,12 @@ final class Decisions implements AutoCloseable {
                     continue;
                 }
                 if (FenceTopics.ACCEPTED.equals(record.topic())) {
-                    out.printf("accepted %s  token=%d.%d  -> %s-%d@%d%n", key, token, seq, record.topic(), record.partition(), record.offset());
+                    out.printf("accepted %s  token=%d.%d  -> %s-%d@%d%n", key, token, seq, record.topic(), record.partition(),
+                            record.offset());
                 } else {
                     anyRejected = true;
-                    out.printf("rejected %s  token=%d.%d  %s  highest=%s  stage=%s%n", key, token, seq, header(record, FenceHeaders.REJECTED_REASON),
+                    out.printf("rejected %s  token=%d.%d  %s  highest=%s  stage=%s%n", key, token, seq,
+                            header(record, FenceHeaders.REJECTED_REASON),
                             header(record, FenceHeaders.REJECTED_HIGHEST), header(record, FenceHeaders.REJECTED_STAGE));
                 }
                 out.flush();

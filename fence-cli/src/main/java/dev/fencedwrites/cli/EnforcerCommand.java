@@ -11,11 +11,13 @@ import picocli.CommandLine.Parameters;
  * {@code fence enforcer}: runs the enforcer's own main ({@link FenceEnforcerApp}) with every argument as given, so its
  * options, help and exit status are the enforcer's (2 for an invalid configuration, 1 when Kafka Streams failed).
  */
-@Command(name = "enforcer", header = "Run a fence enforcer (Kafka Streams) against any Kafka cluster.", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
-        description = {"Runs a fence enforcer (Kafka Streams) against any Kafka cluster, e.g. a second instance beside ./fence up's;",
-                "see README \"Running the enforcer\". Every argument goes to the enforcer as it is: ./fence enforcer --help shows its own",
-                "options (--config FILE)."},
-        footer = {"", "Example:", "  ./fence enforcer --config enforcer.properties"})
+@Command(name = "enforcer", header = "Run a fence enforcer (Kafka Streams) against any Kafka cluster.", usageHelpWidth = 130,
+        mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, description = {
+                "Runs a fence enforcer (Kafka Streams) against any Kafka cluster, e.g. a second instance beside ./fence up's;",
+                "see README \"Running the enforcer\". Every argument goes to the enforcer as it is:",
+                "./fence enforcer --help shows its own options (--config FILE)."},
+        footer = {"", "Example:",
+                "  ./fence enforcer --config enforcer.properties"})
 public final class EnforcerCommand implements Callable<Integer> {
     @Parameters(paramLabel = "ARG", description = "The enforcer's arguments, e.g. --config FILE.")
     List<String> args = new ArrayList<>();

@@ -5,7 +5,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
-/** The KEY=value file {@code fence up} and {@code fence demo} write for the other commands (and for {@code source} in a shell). */
+/**
+ * The KEY=value file {@code fence up} and {@code fence demo} write for the other commands (and for {@code source} in a shell).
+ */
 final class EnvFile {
     private EnvFile() {
     }

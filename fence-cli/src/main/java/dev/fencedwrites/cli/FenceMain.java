@@ -23,18 +23,29 @@ import picocli.CommandLine.Spec;
  * exception, and what {@code ./fence bench} returns), printed as one line; each subcommand documents its own runtime codes.
  */
 @Command(name = "fence", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
-        subcommands = {DemoCommand.class, UpCommand.class, EnforcerCommand.class, RejectedCommand.class, ConsumeCommand.class,
-            ProduceCommand.class, InspectCommand.class, HelpCommand.class},
-        description = "Fencing tokens from etcd, enforced in Kafka Streams and at PostgreSQL by a Connect sink.",
-        footer = {"", "Launcher commands (./fence runs them itself, not through this class):",
-                "  test     Install what the tests need (etcd, openssl, kcat, Node.js and the interop tests' npm packages,",
-                "           docker-compose), check docker/compose.yaml, then run every unit and integration test (mvn verify);",
+        subcommands = {
+                DemoCommand.class, UpCommand.class, EnforcerCommand.class, RejectedCommand.class, ConsumeCommand.class,
+                ProduceCommand.class, InspectCommand.class,
+                HelpCommand.class},
+        description = "Fencing tokens from etcd, enforced in Kafka Streams and at PostgreSQL by a Connect "
+                + "sink.",
+        footer = {
+                "", "Launcher commands (./fence runs them itself, not through this class):",
+                "  test     Install what the tests need (etcd, openssl, kcat, Node.js and the interop tests' npm "
+                        + "packages,",
+                "           docker-compose), check docker/compose.yaml, then run every unit and integration test (mvn "
+                        + "verify);",
                 "           ./fence test --help says more.",
-                "  bench    Measure what fencing costs beside its unfenced baseline; one table, also written to bench/results/;",
+                "  bench    Measure what fencing costs beside its unfenced baseline; one table, also written to "
+                        + "bench/results/;",
                 "           ./fence bench --help says more.",
-                "", "The first run of ./fence downloads dependencies from Maven Central and builds (a few minutes); later runs rebuild",
+                "",
+                "The first run of ./fence downloads dependencies from Maven Central and builds (a few minutes); later "
+                        + "runs "
+                        + "rebuild",
                 "only when sources changed. Needs JDK 17+ and Maven 3.8+.",
-                "Exit status: " + FenceMain.USAGE_ERROR + " for a wrong option or argument; otherwise each command's own (see its --help)."})
+                "Exit status: " + FenceMain.USAGE_ERROR
+                        + " for a wrong option or argument; otherwise each command's own (see its --help)."})
 public final class FenceMain implements Callable<Integer> {
     /** The exit status of every usage error: picocli's {@code ExitCode.USAGE}. */
     public static final int USAGE_ERROR = CommandLine.ExitCode.USAGE;

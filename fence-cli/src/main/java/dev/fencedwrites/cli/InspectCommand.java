@@ -3,9 +3,9 @@ package dev.fencedwrites.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.fencedwrites.localstack.BillingConnectors;
-import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.Redaction;
+import dev.fencedwrites.localstack.BillingConnectors;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -21,8 +21,11 @@ import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -34,15 +37,19 @@ import picocli.CommandLine.Spec;
  * {@code fence inspect KEY}: the key's fence in the enforcer's state store beside its row in the
  * sink's table, and what the difference means.
  */
-@Command(name = "inspect", header = "The key's fence in the enforcer's state store beside its row in PostgreSQL.", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
-        description = {"Shows one key's fence as the enforcer holds it (its state store, asked through GET /fences/KEY on any instance)",
-                "beside the key's row in the sink's table (fence_token, fence_seq, deleted, updated_at and the data columns), and says",
+@Command(name = "inspect", header = "The key's fence in the enforcer's state store beside its row in PostgreSQL.",
+        usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
+        description = {
+                "Shows one key's fence as the enforcer holds it (its state store, asked through GET /fences/KEY on any instance)",
+                "beside the key's row in the sink's table (fence_token, fence_seq, deleted, updated_at and the data columns),"
+                        + " and says",
                 "whether the two are in step.", ""},
         footer = {"", "Examples:",
                 "  ./fence inspect customer-42",
                 "  ./fence inspect customer-42 --json | jq .enforcer.fence",
                 "  ./fence inspect customer-42 --table billing_summary_unfenced",
-                "", "Reads ENFORCER_URL and POSTGRES_URL from .fence/stack.env (./fence up), else .fence/demo.env (./fence demo),",
+                "",
+                "Reads ENFORCER_URL and POSTGRES_URL from .fence/stack.env (./fence up), else .fence/demo.env (./fence demo),",
                 "unless the options or the environment give them.",
                 "Exit status: 0 when both sides answered (also when the key has no fence or no row), 1 with a one-line reason",
                 "when the enforcer or the database cannot be asked."})
@@ -52,13 +59,16 @@ public final class InspectCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "KEY", description = "The record key, e.g. customer-42.")
     String key;
-    @Option(names = "--table", defaultValue = BillingConnectors.TABLE, description = "The sink's table (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--table", defaultValue = BillingConnectors.TABLE, description = "The sink's table (default: "
+            + "${DEFAULT-VALUE}).")
     String table;
     @Option(names = "--json", description = "One JSON object instead of text.")
     boolean json;
-    @Option(names = "--enforcer", paramLabel = "URL", description = "Any enforcer instance's HTTP address (default: ENFORCER_URL from the environment or the env file).")
+    @Option(names = "--enforcer", paramLabel = "URL", description = "Any enforcer instance's HTTP address (default: "
+            + "ENFORCER_URL from the environment or the env file).")
     String enforcerUrl;
-    @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "The sink's database (default: POSTGRES_URL from the environment or the env file).")
+    @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "The sink's database (default: POSTGRES_URL from the "
+            + "environment or the env file).")
     String postgresUrl;
     @Spec
     CommandSpec spec;
@@ -101,9 +111,11 @@ public final class InspectCommand implements Callable<Integer> {
                 out.println(object);
             } else {
                 out.printf("key              %s%n", key);
-                out.printf("enforcer fence   %s%n", enforced.fence() == null ? "none (no write or marker accepted for this key)"
+                out.printf("enforcer fence   %s%n", enforced.fence() == null
+                        ? "none (no write or marker accepted for this key)"
                         : enforced.fence() + "   (state store, served by " + enforced.servedBy() + ")");
-                out.printf("database fence   %s%n", stored.fence() == null ? "none (no row in " + table + ")"
+                out.printf("database fence   %s%n", stored.fence() == null
+                        ? "none (no row in " + table + ")"
                         : stored.fence() + (stored.deleted() ? "   (deleted)" : "") + "   (table " + table + ")");
                 if (stored.row() != null) {
                     out.printf("database row     %s%n", stored.row());
@@ -125,13 +137,17 @@ public final class InspectCommand implements Callable<Integer> {
             return "unknown key: no fence in the enforcer and no row";
         }
         if (enforced == null) {
-            return "the row has a fence the enforcer does not know: it was written around the enforcer, or the enforcer's state was reset";
+            return "the row has a fence the enforcer does not know: it was written around the enforcer, or the enforcer's state "
+                    + "was reset";
         }
         if (stored == null) {
-            return "no row: the accepted writes are still on their way to the sink, or the sink dead-lettered them (./fence rejected"
+            return "no row: the accepted writes are still on their way to the sink, or the sink dead-lettered them (./fence "
+                    + "rejected"
                     + " shows them with stage=sink), or only a FENCE marker has been accepted";
         }
-        int order = enforced.token() != stored.token() ? Long.compare(enforced.token(), stored.token()) : Long.compare(enforced.seq(), stored.seq());
+        int order = enforced.token() != stored.token()
+                ? Long.compare(enforced.token(), stored.token())
+                : Long.compare(enforced.seq(), stored.seq());
         if (order == 0) {
             return "in step: the row holds the enforcer's latest accepted write";
         }
@@ -148,7 +164,8 @@ public final class InspectCommand implements Callable<Integer> {
         HttpResponse<String> response;
         try {
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-            response = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+            response = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new IllegalStateException("cannot reach the enforcer at " + base + " (" + e.getClass().getSimpleName()
                     + (e.getMessage() == null ? "" : ": " + e.getMessage()) + "); is ./fence up running?");
@@ -160,7 +177,8 @@ public final class InspectCommand implements Callable<Integer> {
         try {
             body = JSON.readTree(response.body());
         } catch (IOException e) {
-            throw new IllegalStateException("the enforcer at " + base + " answered HTTP " + response.statusCode() + " with no JSON: " + response.body());
+            throw new IllegalStateException(
+                    "the enforcer at " + base + " answered HTTP " + response.statusCode() + " with no JSON: " + response.body());
         }
         String servedBy = body.path("served_by").asText(null);
         if (response.statusCode() == 404) {
@@ -172,20 +190,25 @@ public final class InspectCommand implements Callable<Integer> {
             return new EnforcerView(null, servedBy);
         }
         if (response.statusCode() != 200) {
-            throw new IllegalStateException("the enforcer at " + base + " cannot answer for " + key + " now (HTTP " + response.statusCode() + "): "
-                    + body.path("error").asText(response.body()));
+            throw new IllegalStateException(
+                    "the enforcer at " + base + " cannot answer for " + key + " now (HTTP " + response.statusCode() + "): "
+                            + body.path("error").asText(response.body()));
         }
         JsonNode seq = body.path("seq");
-        Fence fence = seq.isNull() || seq.isMissingNode() ? Fence.of(body.path("token").asLong()) : new Fence(body.path("token").asLong(), seq.asLong());
+        Fence fence = seq.isNull() || seq.isMissingNode()
+                ? Fence.of(body.path("token").asLong())
+                : new Fence(body.path("token").asLong(), seq.asLong());
         return new EnforcerView(fence, servedBy);
     }
 
     private static RowView readRow(String jdbcUrl, String table, String key) throws SQLException {
         if (!jdbcUrl.startsWith("jdbc:postgresql:")) {
-            throw new IllegalArgumentException("'" + withoutPassword(jdbcUrl) + "' is not a PostgreSQL JDBC URL (jdbc:postgresql://HOST:PORT/DB?user=...&password=...)");
+            throw new IllegalArgumentException("'" + withoutPassword(jdbcUrl)
+                    + "' is not a PostgreSQL JDBC URL (jdbc:postgresql://HOST:PORT/DB?user=...&password=...)");
         }
         try (Connection connection = DriverManager.getConnection(jdbcUrl);
-             PreparedStatement select = connection.prepareStatement("SELECT * FROM " + quoted(table) + " WHERE resource_key = ?")) {
+                PreparedStatement select = connection
+                        .prepareStatement("SELECT * FROM " + quoted(table) + " WHERE resource_key = ?")) {
             connection.setReadOnly(true);
             select.setString(1, key);
             try (ResultSet rows = select.executeQuery()) {
@@ -197,7 +220,8 @@ public final class InspectCommand implements Callable<Integer> {
                 for (int i = 1; i <= meta.getColumnCount(); i++) {
                     Object value = rows.getObject(i);
                     if (value instanceof Number || value instanceof Boolean) {
-                        row.set(meta.getColumnName(i), JSON.valueToTree(value)); // numbers and booleans stay JSON numbers and booleans
+                        // numbers and booleans stay JSON numbers and booleans
+                        row.set(meta.getColumnName(i), JSON.valueToTree(value));
                     } else {
                         row.put(meta.getColumnName(i), value == null ? null : value.toString());
                     }
@@ -209,10 +233,12 @@ public final class InspectCommand implements Callable<Integer> {
             }
         } catch (SQLException e) {
             if ("42P01".equals(e.getSQLState())) {
-                throw new IllegalStateException("table " + table + " does not exist in " + withoutPassword(jdbcUrl) + " (the sink creates it with its first write; --table names another)");
+                throw new IllegalStateException("table " + table + " does not exist in " + withoutPassword(jdbcUrl)
+                        + " (the sink creates it with its first write; --table names another)");
             }
             if (e.getSQLState() != null && e.getSQLState().startsWith("08")) {
-                throw new IllegalStateException("cannot reach PostgreSQL at " + withoutPassword(jdbcUrl) + ": " + e.getMessage() + "; is ./fence up running?");
+                throw new IllegalStateException("cannot reach PostgreSQL at " + withoutPassword(jdbcUrl) + ": " + e.getMessage()
+                        + "; is ./fence up running?");
             }
             throw e;
         }
@@ -223,11 +249,11 @@ public final class InspectCommand implements Callable<Integer> {
      * PostgreSQL folds an unquoted name, then quoted, so a table named like a keyword ({@code order}) is read too.
      */
     static String quoted(String table) {
-        return java.util.Arrays.stream(table.split("\\.")).map(part -> '"' + part.toLowerCase(java.util.Locale.ROOT) + '"')
-                .collect(java.util.stream.Collectors.joining("."));
+        return Arrays.stream(table.split("\\.")).map(part -> '"' + part.toLowerCase(Locale.ROOT) + '"')
+                .collect(Collectors.joining("."));
     }
 
     private static String withoutPassword(String jdbcUrl) {
-        return dev.fencedwrites.contract.Redaction.url(jdbcUrl);
+        return Redaction.url(jdbcUrl);
     }
 }

@@ -33,10 +33,15 @@ import picocli.CommandLine.Spec;
  * {@code fence produce KEY}: publishes {@code BillingSummary} writes under an etcd lease with
  * producer-lib, exactly as a worker does, and reports what the enforcer decided for each.
  */
-@Command(name = "produce", header = "Write under KEY's lease, as a worker does, and print the enforcer's decision on each write.", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
-        description = {"Takes the lease on KEY in etcd (its revision is the fencing token), publishes the FENCE marker and then",
-                "one or more BillingSummary writes to the input topic with the token and seq on every record, releases the lease,",
-                "and waits for the enforcer's decision on each write: accepted (with where it landed) or rejected (with the reason).", ""},
+@Command(name = "produce",
+        header = "Write under KEY's lease, as a worker does, and print the enforcer's decision on each write.",
+        usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
+        sortOptions = false, description = {
+                "Takes the lease on KEY in etcd (its revision is the fencing token), publishes the FENCE marker and",
+                "then one or more BillingSummary writes to the input topic with the token and seq on every record,",
+                "releases the lease, and waits for the enforcer's decision on each write: accepted (with where it",
+                "landed) or rejected (with the reason).",
+                ""},
         footer = {"", "Examples:",
                 "  ./fence produce customer-42 --amount 1999                    one write: 19.99 EUR",
                 "  ./fence produce customer-42 --value '{\"amountMinor\": 1999, \"lineItems\": 3}'",
@@ -45,27 +50,33 @@ import picocli.CommandLine.Spec;
                 "", "--value takes the fields of BillingSummary as ./fence consume prints them; fields left out get defaults:",
                 "customerId = KEY, billingPeriod = this month (UTC), currency = EUR, lineItems = 1, computedAt = now,",
                 "computedBy = --writer. amountMinor is required (or --amount).",
-                "Reads KAFKA_BOOTSTRAP, ETCD_ENDPOINTS and SCHEMA_REGISTRY_URL from .fence/stack.env (./fence up), else .fence/demo.env",
+                "Reads KAFKA_BOOTSTRAP, ETCD_ENDPOINTS and SCHEMA_REGISTRY_URL from .fence/stack.env (./fence up), else "
+                        + ".fence/demo.env",
                 "(./fence demo), unless the options or the environment give them.",
-                "Exit status: 0 when every write was accepted, 3 when the enforcer rejected any (each is printed with its reason),",
+                "Exit status: 0 when every write was accepted, 3 when the enforcer rejected any (each is printed with its "
+                        + "reason),",
                 "1 with a one-line reason when a service cannot be reached, the lease cannot be had, or the value is invalid."})
 public final class ProduceCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "KEY", description = "The record key, also the lease's resource, e.g. customer-42.")
     String key;
     @Option(names = "--amount", paramLabel = "MINOR", description = "amountMinor of the summary, in cents.")
     Long amount;
-    @Option(names = "--value", paramLabel = "JSON", description = "The summary as a JSON object (see below); --amount overrides its amountMinor.")
+    @Option(names = "--value", paramLabel = "JSON", description = "The summary as a JSON object (see below); --amount overrides "
+            + "its amountMinor.")
     String value;
     @Option(names = "--delete", description = "Publish a delete (null value) instead of a summary.")
     boolean delete;
-    @Option(names = "--count", defaultValue = "1", description = "Writes to publish under the one lease, seq 1..N (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--count", defaultValue = "1", description = "Writes to publish under the one lease, seq 1..N (default: "
+            + "${DEFAULT-VALUE}).")
     int count;
-    @Option(names = "--ttl", defaultValue = "10s", paramLabel = "DURATION", description = "The lease's TTL, e.g. 10s, 1m (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--ttl", defaultValue = "10s", paramLabel = "DURATION", description = "The lease's TTL, e.g. 10s, 1m "
+            + "(default: ${DEFAULT-VALUE}).")
     String ttl;
-    @Option(names = "--writer", defaultValue = "fence-produce", description = "Writer id in the fence.writer header and computedBy (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--writer", defaultValue = "fence-produce", description = "Writer id in the fence.writer header and "
+            + "computedBy (default: ${DEFAULT-VALUE}).")
     String writer;
-    @Option(names = "--wait", defaultValue = "30s", paramLabel = "DURATION",
-            description = "How long to wait for the enforcer's decisions; 0s does not wait (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--wait", defaultValue = "30s", paramLabel = "DURATION", description = "How long to wait for the enforcer's "
+            + "decisions; 0s does not wait (default: ${DEFAULT-VALUE}).")
     String wait;
     @Spec
     CommandSpec spec;
@@ -81,7 +92,8 @@ public final class ProduceCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--count must be at least 1");
             }
             if (delete == (amount != null || value != null)) {
-                throw new IllegalArgumentException(delete ? "--delete takes no --amount or --value" : "give --amount MINOR or --value JSON (or --delete)");
+                throw new IllegalArgumentException(
+                        delete ? "--delete takes no --amount or --value" : "give --amount MINOR or --value JSON (or --delete)");
             }
             Duration leaseTtl = TopicReader.parseDuration("--ttl", ttl);
             Duration decisionWait = TopicReader.parseDuration("--wait", wait);
@@ -100,8 +112,10 @@ public final class ProduceCommand implements Callable<Integer> {
                 return decisions.await(key, from, sent, decisionWait, wait, out);
             }
         } catch (IllegalArgumentException | IllegalStateException | IOException | KafkaException | LeaseAcquisitionException e) {
-            String cause = e.getCause() == null || e.getCause().getMessage() == null || e.getMessage().contains(e.getCause().getMessage())
-                    ? "" : ": " + e.getCause().getMessage();
+            String cause = e.getCause() == null || e.getCause().getMessage() == null
+                    || e.getMessage().contains(e.getCause().getMessage())
+                            ? ""
+                            : ": " + e.getCause().getMessage();
             err.println("fence produce: " + e.getMessage() + cause);
             err.flush();
             return 1;
@@ -113,12 +127,15 @@ public final class ProduceCommand implements Callable<Integer> {
         }
     }
 
-    private List<Sent> publish(String servers, String endpoints, String registryUrl, BillingSummary summary, Duration leaseTtl, PrintWriter out)
+    private List<Sent> publish(String servers, String endpoints, String registryUrl, BillingSummary summary, Duration leaseTtl,
+            PrintWriter out)
             throws LeaseAcquisitionException, InterruptedException {
-        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers, ProducerConfig.CLIENT_ID_CONFIG, writer,
+        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers, ProducerConfig.CLIENT_ID_CONFIG,
+                writer,
                 ProducerConfig.MAX_BLOCK_MS_CONFIG, 15_000);
         List<Sent> sent = new ArrayList<>();
-        AvroSerializer<BillingSummary> values = new AvroSerializer<>(new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), false);
+        AvroSerializer<BillingSummary> values = new AvroSerializer<>(
+                new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), false);
         if (summary != null) {
             // Register the schema before taking the lease: a registry problem then fails here, before
             // the marker raises the key's fence with no write behind it (and never under the lease).
@@ -128,14 +145,18 @@ public final class ProduceCommand implements Callable<Integer> {
                 throw new IllegalStateException(e.getMessage(), e);
             }
         }
-        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(endpoints.split(",")), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
-             FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, values, FenceTopics.INPUT, writer)) {
+        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(endpoints.split(",")),
+                FencingLeaseClient.DEFAULT_LOCK_PREFIX);
+                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, values, FenceTopics.INPUT, writer)) {
             try (FencingLease lease = producer.acquire(leases, key, leaseTtl, Duration.ofSeconds(30))) {
-                out.printf("lease    %s  token=%d  ttl=%ds  (FENCE marker published: it raises the key's fence to %d.0 unless the fence is already higher)%n",
+                out.printf(
+                        "lease    %s  token=%d  ttl=%ds  (FENCE marker published: it raises the key's fence to %d.0 unless the "
+                                + "fence is already higher)%n",
                         key, lease.token(), leaseTtl.toSeconds(), lease.token());
                 for (long seq = 1; seq <= count; seq++) {
                     RecordMetadata where = producer.sendAndWait(lease, summary);
-                    out.printf("sent     %s  token=%d.%d  -> %s-%d@%d%n", key, lease.token(), seq, where.topic(), where.partition(), where.offset());
+                    out.printf("sent     %s  token=%d.%d  -> %s-%d@%d%n", key, lease.token(), seq, where.topic(),
+                            where.partition(), where.offset());
                     out.flush();
                     sent.add(new Sent(lease.token(), seq, where));
                 }

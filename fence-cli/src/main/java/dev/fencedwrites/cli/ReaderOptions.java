@@ -11,7 +11,8 @@ import picocli.CommandLine.Option;
 
 /** The options the topic-reading operator commands share ({@code ./fence rejected}, {@code ./fence consume}). */
 final class ReaderOptions {
-    @Option(names = "--since", paramLabel = "DURATION", description = "Only records newer than this, e.g. 90s, 15m, 2h, 1d (default: from the beginning).")
+    @Option(names = "--since", paramLabel = "DURATION", description = "Only records newer than this, e.g. 90s, 15m, 2h, 1d "
+            + "(default: from the beginning).")
     String since;
     @Option(names = {"-f", "--follow"}, description = "Keep reading new records until Ctrl-C.")
     boolean follow;
@@ -36,8 +37,11 @@ final class ReaderOptions {
             while (true) {
                 String servers = stack.bootstrap(follow, err);
                 Function<ConsumerRecord<String, byte[]>, String> line = printer.open(err);
-                StackSettings.Source source = follow && stack.bootstrap == null && !stack.hasEnvFile() ? StackSettings.Source.current() : null;
-                boolean stackGone = TopicReader.read(servers, topic, window, follow, record -> out.println(line.apply(record)), out::flush,
+                StackSettings.Source source = follow && stack.bootstrap == null && !stack.hasEnvFile()
+                        ? StackSettings.Source.current()
+                        : null;
+                boolean stackGone = TopicReader.read(servers, topic, window, follow, record -> out.println(line.apply(record)),
+                        out::flush,
                         () -> source == null || source.unchanged());
                 if (!stackGone) {
                     return 0;

@@ -7,6 +7,7 @@ import dev.fencedwrites.contract.RejectionReason;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,17 +25,23 @@ import picocli.CommandLine.Spec;
 /**
  * {@code fence rejected}: what was fenced, one line per record of the rejected topic.
  */
-@Command(name = "rejected", header = "Print what was fenced: one line per record of the rejected topic.", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
-        description = {"Reads the rejected topic and prints one line per fenced record: when, key, its token.seq, the key's fence that refused it,",
+@Command(name = "rejected", header = "Print what was fenced: one line per record of the rejected topic.", usageHelpWidth = 130,
+        mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false, description = {
+                "Reads the rejected topic and prints one line per fenced record: when, key, its token.seq,"
+                        + " the key's fence that refused "
+                        + "it,",
                 "the reason, the stage (enforcer or sink), the writer, and where the record came from (topic-partition@offset);",
                 "for a MALFORMED_VALUE, also the error the sink (or Connect) gave.", ""},
         footer = {"", "Examples:",
                 "  ./fence rejected                       everything rejected so far, then exit",
                 "  ./fence rejected --since 15m --follow  the last 15 minutes, then new rejections as they come (Ctrl-C to stop)",
                 "  ./fence rejected --json | jq .reason   one JSON object per line, for scripts",
-                "", "Reads KAFKA_BOOTSTRAP from .fence/stack.env (written by ./fence up), else .fence/demo.env (written by ./fence demo while it runs),",
+                "",
+                "Reads KAFKA_BOOTSTRAP from .fence/stack.env (written by ./fence up), else .fence/demo.env (written by ./fence "
+                        + "demo while it runs),",
                 "unless --bootstrap or the environment gives it. With --follow it waits for either file to appear.",
-                "Exit status: 0 when done (or stopped with Ctrl-C), 1 with a one-line reason when Kafka or the topic cannot be read."})
+                "Exit status: 0 when done (or stopped with Ctrl-C), 1 with a one-line reason when Kafka or the topic cannot be "
+                        + "read."})
 public final class RejectedCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Longest error text on a line of the text output; {@code --json} has it whole. */
@@ -42,7 +49,8 @@ public final class RejectedCommand implements Callable<Integer> {
     /** Characters of a key shown on a text line; a longer key is cut and its size shown. */
     static final int KEY_WIDTH = 80;
 
-    @Option(names = "--topic", defaultValue = FenceTopics.REJECTED, description = "The rejected topic (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--topic", defaultValue = FenceTopics.REJECTED, description = "The rejected topic (default: "
+            + "${DEFAULT-VALUE}).")
     String topic;
     @Option(names = "--json", description = "One JSON object per line instead of text.")
     boolean json;
@@ -60,8 +68,10 @@ public final class RejectedCommand implements Callable<Integer> {
     }
 
     /**
-     * {@code 2026-11-29T14:00:01.123Z  customer-42  token=2.1  highest=4.1  STALE_TOKEN  stage=enforcer  writer=worker-A  source=fenced-writes-0@3};
-     * a record without a {@code fence.rejected.reason} or with {@code MALFORMED_VALUE} ends with {@code error=} and Connect's exception
+     * {@code 2026-11-29T14:00:01.123Z  customer-42  token=2.1  highest=4.1  STALE_TOKEN  stage=enforcer  writer=worker-A
+     * source=fenced-writes-0@3};
+     * a record without a {@code fence.rejected.reason} or with {@code MALFORMED_VALUE} ends with {@code error=} and Connect's
+     * exception
      * message on one line, at most {@value #ERROR_WIDTH} characters.
      */
     static String text(ConsumerRecord<String, byte[]> record) {
@@ -69,7 +79,8 @@ public final class RejectedCommand implements Callable<Integer> {
         String token = f.get("token") == null ? "-" : f.get("token") + (f.get("seq") == null ? "" : "." + f.get("seq"));
         String line = String.join("  ", f.get("time"), keyText(record), "token=" + token, "highest=" + orDash(f.get("highest")),
                 orDash(f.get("reason")), "stage=" + orDash(f.get("stage")), "writer=" + orDash(f.get("writer")),
-                "source=" + orDash(f.get("source_topic")) + "-" + orDash(f.get("source_partition")) + "@" + orDash(f.get("source_offset")));
+                "source=" + orDash(f.get("source_topic")) + "-" + orDash(f.get("source_partition")) + "@"
+                        + orDash(f.get("source_offset")));
         String omitted = omitted(record);
         if (omitted != null) {
             line += "  omitted=" + omitted;
@@ -93,14 +104,15 @@ public final class RejectedCommand implements Callable<Integer> {
             return "(key omitted, " + orDash(header(record, FenceHeaders.SOURCE_KEY_BYTES)) + " bytes)";
         }
         if (key != null && key.length() > KEY_WIDTH) {
-            return key.substring(0, KEY_WIDTH) + "...(" + key.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + " bytes)";
+            return key.substring(0, KEY_WIDTH) + "...(" + key.getBytes(StandardCharsets.UTF_8).length
+                    + " bytes)";
         }
         return String.valueOf(key);
     }
 
     /** What a reduced rejected copy left out (issue 13), e.g. {@code value,headers(3),key}; {@code null} when nothing. */
     static String omitted(ConsumerRecord<String, byte[]> record) {
-        List<String> parts = new java.util.ArrayList<>();
+        List<String> parts = new ArrayList<>();
         if ("true".equals(header(record, FenceHeaders.REJECTED_VALUE_OMITTED))) {
             parts.add("value");
         }
@@ -138,10 +150,12 @@ public final class RejectedCommand implements Callable<Integer> {
         f.put("reason", header(record, FenceHeaders.REJECTED_REASON));
         f.put("stage", header(record, FenceHeaders.REJECTED_STAGE));
         f.put("writer", header(record, FenceHeaders.WRITER));
-        // A record Connect dead-lettered itself (e.g. a value its converter could not decode) may lack some fence.source.* headers;
+        // A record Connect dead-lettered itself (e.g. a value its converter could not decode) may lack some fence.source.*
+        // headers;
         // Connect's own context headers (errors.deadletterqueue.context.headers.enable=true) say the same.
         f.put("source_topic", header(record, FenceHeaders.SOURCE_TOPIC, DeadLetterQueueReporter.ERROR_HEADER_ORIG_TOPIC));
-        f.put("source_partition", header(record, FenceHeaders.SOURCE_PARTITION, DeadLetterQueueReporter.ERROR_HEADER_ORIG_PARTITION));
+        f.put("source_partition",
+                header(record, FenceHeaders.SOURCE_PARTITION, DeadLetterQueueReporter.ERROR_HEADER_ORIG_PARTITION));
         f.put("source_offset", header(record, FenceHeaders.SOURCE_OFFSET, DeadLetterQueueReporter.ERROR_HEADER_ORIG_OFFSET));
         f.put("error", header(record, DeadLetterQueueReporter.ERROR_HEADER_EXCEPTION_MESSAGE));
         return f;

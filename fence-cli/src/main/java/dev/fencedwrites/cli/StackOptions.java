@@ -20,18 +20,18 @@ public final class StackOptions {
     static final String SCHEMA_REGISTRY = "--schema-registry";
     static final Set<String> NAMES = Set.of(ENV_FILE, BOOTSTRAP, ETCD, SCHEMA_REGISTRY);
 
-    @Option(names = ENV_FILE, paramLabel = "FILE", scope = ScopeType.INHERIT,
-            description = "The stack's KEY=value settings: where up and demo write them while they run (default: .fence/stack.env for up,"
-                    + " .fence/demo.env for demo), where the other commands read them (default: .fence/stack.env, else .fence/demo.env).")
+    @Option(names = ENV_FILE, paramLabel = "FILE", scope = ScopeType.INHERIT, description = "The stack's KEY=value settings: "
+            + "where up and demo write them while they run (default: .fence/stack.env for up,"
+            + " .fence/demo.env for demo), where the other commands read them (default: .fence/stack.env, else .fence/demo.env).")
     Path file;
-    @Option(names = BOOTSTRAP, paramLabel = "HOST:PORT", scope = ScopeType.INHERIT,
-            description = "Kafka bootstrap servers (default: KAFKA_BOOTSTRAP from the environment or the env file).")
+    @Option(names = BOOTSTRAP, paramLabel = "HOST:PORT", scope = ScopeType.INHERIT, description = "Kafka bootstrap servers "
+            + "(default: KAFKA_BOOTSTRAP from the environment or the env file).")
     String bootstrap;
-    @Option(names = ETCD, paramLabel = "URLS", scope = ScopeType.INHERIT,
-            description = "etcd endpoints, comma-separated (default: ETCD_ENDPOINTS from the environment or the env file).")
+    @Option(names = ETCD, paramLabel = "URLS", scope = ScopeType.INHERIT, description = "etcd endpoints, comma-separated "
+            + "(default: ETCD_ENDPOINTS from the environment or the env file).")
     String etcd;
-    @Option(names = SCHEMA_REGISTRY, paramLabel = "URL", scope = ScopeType.INHERIT,
-            description = "Schema registry URL (default: SCHEMA_REGISTRY_URL from the environment or the env file).")
+    @Option(names = SCHEMA_REGISTRY, paramLabel = "URL", scope = ScopeType.INHERIT, description = "Schema registry URL "
+            + "(default: SCHEMA_REGISTRY_URL from the environment or the env file).")
     String registry;
 
     /** The env file given with {@code --env-file}, else {@code fallback}: where {@code up} and {@code demo} write theirs. */

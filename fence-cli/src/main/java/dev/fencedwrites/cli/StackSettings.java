@@ -41,7 +41,8 @@ final class StackSettings {
                 }
             }
             if (file == null) {
-                throw new IllegalStateException("no " + name + ": start the stack with ./fence up (it writes .fence/stack.env), or pass " + option);
+                throw new IllegalStateException(
+                        "no " + name + ": start the stack with ./fence up (it writes .fence/stack.env), or pass " + option);
             }
         } else if (!Files.isRegularFile(file)) {
             throw new IllegalStateException(file + " does not exist; start the stack with ./fence up, or pass " + option);

@@ -12,7 +12,10 @@ import java.util.Iterator;
 import java.util.Map;
 import org.apache.avro.Schema;
 
-/** {@code fence produce --value JSON}: a {@code BillingSummary} from JSON fields over the defaults, with a reason for every bad field. */
+/**
+ * {@code fence produce --value JSON}: a {@code BillingSummary} from JSON fields over the defaults, with a reason for every bad
+ * field.
+ */
 final class SummaryJson {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -37,10 +40,11 @@ final class SummaryJson {
                 throw new IllegalArgumentException("--value is not JSON: " + e.getOriginalMessage());
             }
             if (object == null || !object.isObject()) {
-                throw new IllegalArgumentException("--value must be a JSON object of BillingSummary fields, e.g. {\"amountMinor\": 1999}");
+                throw new IllegalArgumentException(
+                        "--value must be a JSON object of BillingSummary fields, e.g. {\"amountMinor\": 1999}");
             }
             Schema schema = BillingSummary.getClassSchema();
-            for (Iterator<Map.Entry<String, JsonNode>> fields = object.fields(); fields.hasNext(); ) {
+            for (Iterator<Map.Entry<String, JsonNode>> fields = object.fields(); fields.hasNext();) {
                 Map.Entry<String, JsonNode> field = fields.next();
                 String name = field.getKey();
                 JsonNode node = field.getValue();
@@ -59,7 +63,8 @@ final class SummaryJson {
                     }
                     case "lineItems" -> builder.setLineItems((int) integral(name, node, Integer.MIN_VALUE, Integer.MAX_VALUE));
                     case "computedAt" -> builder.setComputedAt(instant(name, node));
-                    default -> throw new IllegalArgumentException("--value field '" + name + "' cannot be set from the command line");
+                    default ->
+                        throw new IllegalArgumentException("--value field '" + name + "' cannot be set from the command line");
                 }
             }
         }
@@ -81,7 +86,8 @@ final class SummaryJson {
 
     private static long integral(String name, JsonNode node, long min, long max) {
         if (!node.isIntegralNumber() || !node.canConvertToLong() || node.asLong() < min || node.asLong() > max) {
-            throw new IllegalArgumentException("--value field '" + name + "' must be a whole number in [" + min + ", " + max + "], got " + node);
+            throw new IllegalArgumentException(
+                    "--value field '" + name + "' must be a whole number in [" + min + ", " + max + "], got " + node);
         }
         return node.asLong();
     }
@@ -98,6 +104,7 @@ final class SummaryJson {
                 // falls through to the error below
             }
         }
-        throw new IllegalArgumentException("--value field '" + name + "' must be epoch milliseconds or an ISO-8601 instant like 2026-11-30T12:00:00Z, got " + node);
+        throw new IllegalArgumentException("--value field '" + name
+                + "' must be epoch milliseconds or an ISO-8601 instant like 2026-11-30T12:00:00Z, got " + node);
     }
 }

@@ -15,6 +15,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -34,38 +35,18 @@ final class TopicReader {
      * @return whether it stopped following because {@code stackUp} turned false
      * @throws IllegalStateException when Kafka cannot be reached within 10 s or the topic does not exist
      */
-    static boolean read(String servers, String topic, Duration window, boolean follow, Consumer<ConsumerRecord<String, byte[]>> handler,
-                        Runnable afterPoll, BooleanSupplier stackUp) {
+    static boolean read(String servers, String topic, Duration window, boolean follow,
+            Consumer<ConsumerRecord<String, byte[]>> handler,
+            Runnable afterPoll, BooleanSupplier stackUp) {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
         props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         AtomicBoolean stopping = new AtomicBoolean();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions;
-            try {
-                var infos = consumer.partitionsFor(topic, Duration.ofSeconds(10));
-                if (infos == null || infos.isEmpty()) {
-                    throw new IllegalStateException("topic " + topic + " does not exist at " + servers);
-                }
-                partitions = infos.stream().map(p -> new TopicPartition(topic, p.partition())).toList();
-            } catch (org.apache.kafka.common.errors.TimeoutException e) {
-                throw new IllegalStateException("cannot reach Kafka at " + servers + " within 10 s (is ./fence up running?)");
-            }
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            if (window != null) {
-                long from = System.currentTimeMillis() - window.toMillis();
-                Map<TopicPartition, Long> query = new HashMap<>();
-                partitions.forEach(p -> query.put(p, from));
-                Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(query);
-                Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-                for (TopicPartition partition : partitions) {
-                    OffsetAndTimestamp at = found.get(partition);
-                    consumer.seek(partition, at == null ? end.get(partition) : at.offset());
-                }
-            }
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = assignFrom(consumer, servers, topic, window);
             Thread main = Thread.currentThread();
             Thread onCtrlC = new Thread(() -> {
                 stopping.set(true);
@@ -99,6 +80,37 @@ final class TopicReader {
         return false;
     }
 
+    /**
+     * Assigns every partition of {@code topic} and seeks to the beginning, or to the first offset at
+     * or after {@code window} back (the end where there is none).
+     */
+    private static List<TopicPartition> assignFrom(KafkaConsumer<String, byte[]> consumer, String servers, String topic,
+            Duration window) {
+        List<TopicPartition> partitions;
+        try {
+            var infos = consumer.partitionsFor(topic, Duration.ofSeconds(10));
+            if (infos == null || infos.isEmpty()) {
+                throw new IllegalStateException("topic " + topic + " does not exist at " + servers);
+            }
+            partitions = infos.stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("cannot reach Kafka at " + servers + " within 10 s (is ./fence up running?)");
+        }
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+        if (window != null) {
+            long from = System.currentTimeMillis() - window.toMillis();
+            Map<TopicPartition, Long> query = new HashMap<>();
+            partitions.forEach(p -> query.put(p, from));
+            Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(query);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+            for (TopicPartition partition : partitions) {
+                OffsetAndTimestamp at = found.get(partition);
+                consumer.seek(partition, at == null ? end.get(partition) : at.offset());
+            }
+        }
+        return partitions;
+    }
 
     /**
      * {@code 90s}, {@code 15m}, {@code 2h}, {@code 1d}, {@code 500ms}.

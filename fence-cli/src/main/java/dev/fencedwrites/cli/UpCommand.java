@@ -11,13 +11,18 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code fence up}: starts the local stack, prints where each service listens, runs until SIGINT or SIGTERM. */
-@Command(name = "up", header = "Start the whole stack on loopback, print where each service listens, run until Ctrl-C.", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
-        description = {"Starts the whole fenced-writes pipeline on loopback: Kafka (KRaft), etcd, a schema registry, PostgreSQL, "
-                + "the fence enforcer and a Connect worker running the fenced sink into table " + BillingConnectors.TABLE + ".",
-                "Once every part is ready it prints KEY=value lines (also written to the env file, ready for `source`) and runs until Ctrl-C or SIGTERM, "
-                + "then stops everything it started. Ports are free ones on 127.0.0.1, picked anew on each start.",
+@Command(name = "up", header = "Start the whole stack on loopback, print where each service listens, run until Ctrl-C.",
+        usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, description = {
+                "Starts the whole fenced-writes pipeline on loopback: Kafka (KRaft), etcd, a schema registry, PostgreSQL, "
+                        + "the fence enforcer and a Connect worker running the fenced sink into table " + BillingConnectors.TABLE
+                        + ".",
+                "Once every part is ready it prints KEY=value lines (also written to the env file,"
+                        + " ready for `source`) and runs until "
+                        + "Ctrl-C or SIGTERM, "
+                        + "then stops everything it started. Ports are free ones on 127.0.0.1, picked anew on each start.",
                 "Exit status: 0 after Ctrl-C or SIGTERM, 1 with a one-line reason when a service does not start."},
-        footer = {"", "Example:", "  ./fence up                  # in one terminal",
+        footer = {"",
+                "Example:", "  ./fence up                  # in one terminal",
                 "  source .fence/stack.env     # in another, then:",
                 "  curl $ENFORCER_URL/metrics",
                 "  psql \"$${POSTGRES_URL#jdbc:}\" -c 'select * from " + BillingConnectors.TABLE + "'"})
@@ -28,7 +33,8 @@ public final class UpCommand implements Callable<Integer> {
     @Option(names = "--dir", paramLabel = "DIR", description = "Data and log directory (default: a new temporary directory).")
     Path dir;
 
-    @Option(names = "--unfenced-control", description = "Also run a sink with the fence guard off, from the input topic into " + BillingConnectors.UNFENCED_TABLE + ".")
+    @Option(names = "--unfenced-control", description = "Also run a sink with the fence guard off, from the input topic into "
+            + BillingConnectors.UNFENCED_TABLE + ".")
     boolean unfencedControl;
 
     @ParentCommand

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -19,8 +20,9 @@ class EnforcerCommandTest {
     }
 
     private static Run fence(String... args) throws Exception {
-        List<String> command = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), FenceMain.class.getName()));
+        List<String> command = new ArrayList<>(
+                List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-cp", System.getProperty("java.class.path"), FenceMain.class.getName()));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -40,6 +42,7 @@ class EnforcerCommandTest {
         Run run = fence("enforcer", "--config", "target/no-such-enforcer.properties");
 
         assertThat(run.exit()).as(run.output()).isEqualTo(2);
-        assertThat(run.output()).contains("fence-enforcer: invalid configuration: cannot read enforcer configuration target/no-such-enforcer.properties");
+        assertThat(run.output()).contains(
+                "fence-enforcer: invalid configuration: cannot read enforcer configuration target/no-such-enforcer.properties");
     }
 }

@@ -26,8 +26,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 class FenceClasspathIT {
     @ParameterizedTest
     @ValueSource(strings = {
-        "dev.fencedwrites.cli.FenceMain", "dev.fencedwrites.demo.BillingWorker",
-        "dev.fencedwrites.enforcer.FenceEnforcerApp", "org.apache.kafka.connect.cli.ConnectStandalone", "kafka.Kafka", "kafka.tools.StorageTool"})
+            "dev.fencedwrites.cli.FenceMain", "dev.fencedwrites.demo.BillingWorker",
+            "dev.fencedwrites.enforcer.FenceEnforcerApp", "org.apache.kafka.connect.cli.ConnectStandalone", "kafka.Kafka",
+            "kafka.tools.StorageTool"})
     void everyMainClassLinksOnTheRuntimeClassPath(String mainClass) throws Exception {
         try (URLClassLoader runtime = runtimeClassPath()) {
             assertThatCode(() -> {
@@ -42,7 +43,8 @@ class FenceClasspathIT {
         try (URLClassLoader runtime = runtimeClassPath()) {
             Object line = Class.forName("dev.fencedwrites.cli.FenceMain", true, runtime).getMethod("commandLine").invoke(null);
             Object subcommands = line.getClass().getMethod("getSubcommands").invoke(line);
-            assertThat(((Map<?, ?>) subcommands).keySet().stream().map(String::valueOf).toList()).as("fence's subcommands, instantiated from ./fence's class path")
+            assertThat(((Map<?, ?>) subcommands).keySet().stream().map(String::valueOf).toList())
+                    .as("fence's subcommands, instantiated from ./fence's class path")
                     .containsExactlyInAnyOrder("demo", "up", "enforcer", "rejected", "consume", "produce", "inspect", "help");
         }
     }

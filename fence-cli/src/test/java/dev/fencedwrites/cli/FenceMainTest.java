@@ -11,9 +11,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.w3c.dom.Document;
+import org.w3c.dom.Element;
 import picocli.CommandLine;
 
-/** The one {@code fence} entry point (issue 15): its subcommands, version, shared options and exit codes; no service is needed. */
+/**
+ * The one {@code fence} entry point (issue 15): its subcommands, version, shared options and exit codes; no service is needed.
+ */
 class FenceMainTest {
     private record Run(int exit, String out, String err) {
     }
@@ -29,12 +32,14 @@ class FenceMainTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"--version", "demo --version", "up --version", "enforcer --version", "rejected --version", "consume --version",
-        "produce --version", "inspect --version"})
+    @ValueSource(strings = {"--version", "demo --version", "up --version", "enforcer --version", "rejected --version",
+            "consume --version",
+            "produce --version", "inspect --version"})
     void everyCommandAnswersVersionWithThePomsVersion(String args) throws Exception {
         Document pom = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(Path.of("pom.xml").toFile());
         String pomVersion = pom.getElementsByTagName("parent").item(0).getChildNodes().getLength() > 0
-                ? ((org.w3c.dom.Element) pom.getElementsByTagName("parent").item(0)).getElementsByTagName("version").item(0).getTextContent()
+                ? ((Element) pom.getElementsByTagName("parent").item(0)).getElementsByTagName("version").item(0)
+                        .getTextContent()
                 : null;
 
         Run run = fence(args.split(" "));
@@ -47,14 +52,14 @@ class FenceMainTest {
     // A case whose refusal is missing must not start anything long (an accepted `up` would start a whole stack): hence inspect.
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "nope | fence: Unmatched argument at index 0: 'nope'",
-        "--nope | fence: Unknown option: '--nope'",
-        "demo --ttl-seconds x | fence demo: Invalid value for option '--ttl-seconds'",
-        "inspect customer-7 --bootstrap 127.0.0.1:9092 | fence inspect: Unknown options: '--bootstrap'",
-        "--bootstrap 127.0.0.1:9092 inspect customer-7 | fence inspect: --bootstrap does not apply to fence inspect",
-        "--etcd http://127.0.0.1:2379 rejected | fence rejected: --etcd does not apply to fence rejected",
-        "inspect | fence inspect: Missing required parameter: 'KEY'",
-        "consume --since | fence consume: Missing required parameter for option '--since'"})
+            "nope | fence: Unmatched argument at index 0: 'nope'",
+            "--nope | fence: Unknown option: '--nope'",
+            "demo --ttl-seconds x | fence demo: Invalid value for option '--ttl-seconds'",
+            "inspect customer-7 --bootstrap 127.0.0.1:9092 | fence inspect: Unknown options: '--bootstrap'",
+            "--bootstrap 127.0.0.1:9092 inspect customer-7 | fence inspect: --bootstrap does not apply to fence inspect",
+            "--etcd http://127.0.0.1:2379 rejected | fence rejected: --etcd does not apply to fence rejected",
+            "inspect | fence inspect: Missing required parameter: 'KEY'",
+            "consume --since | fence consume: Missing required parameter for option '--since'"})
     void everyUsageErrorIsOneLineAndExitsTwo(String args, String message) {
         Run run = fence(args.split(" "));
 
@@ -70,12 +75,13 @@ class FenceMainTest {
         Run run = fence(String.format(args, missing).split(" "));
 
         assertThat(run.exit()).isEqualTo(1);
-        assertThat(run.err().strip()).isEqualTo("fence inspect: " + missing + " does not exist; start the stack with ./fence up, or pass --enforcer");
+        assertThat(run.err().strip())
+                .isEqualTo("fence inspect: " + missing + " does not exist; start the stack with ./fence up, or pass --enforcer");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"produce customer-7 --bootstrap b:1 --etcd http://e:2 --schema-registry http://r:3 --env-file x.env",
-        "--bootstrap b:1 --etcd http://e:2 --schema-registry http://r:3 --env-file x.env produce customer-7"})
+            "--bootstrap b:1 --etcd http://e:2 --schema-registry http://r:3 --env-file x.env produce customer-7"})
     void theSharedOptionsLandOnTheRootCommandWhereverTheyAreGiven(String args) {
         CommandLine line = FenceMain.commandLine();
 
@@ -111,10 +117,12 @@ class FenceMainTest {
     void upAndDemoWriteTheirEnvFileWhereEnvFileSaysElseTheirOwnDefault() {
         CommandLine line = FenceMain.commandLine();
         line.parseArgs("up");
-        assertThat(((FenceMain) line.getCommand()).stack().envFileOr(UpCommand.DEFAULT_ENV_FILE)).isEqualTo(Path.of(".fence/stack.env"));
+        assertThat(((FenceMain) line.getCommand()).stack().envFileOr(UpCommand.DEFAULT_ENV_FILE))
+                .isEqualTo(Path.of(".fence/stack.env"));
 
         CommandLine other = FenceMain.commandLine();
         other.parseArgs("demo", "--env-file", "mine.env");
-        assertThat(((FenceMain) other.getCommand()).stack().envFileOr(DemoCommand.DEFAULT_ENV_FILE)).isEqualTo(Path.of("mine.env"));
+        assertThat(((FenceMain) other.getCommand()).stack().envFileOr(DemoCommand.DEFAULT_ENV_FILE))
+                .isEqualTo(Path.of("mine.env"));
     }
 }

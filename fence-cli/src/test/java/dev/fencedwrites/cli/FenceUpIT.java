@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.localstack.BillingConnectors;
-import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Jvm;
@@ -12,6 +11,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 /** Needs real services: {@code ./fence up} is only useful if every address it prints answers, and nothing outlives SIGTERM. */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class FenceUpIT {
-    private static final List<String> ENV = List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL", "CONNECT_URL",
+    private static final List<String> ENV = List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL",
+            "CONNECT_URL",
             "CONNECT_METRICS_URL", "ENFORCER_URL");
 
     @TempDir
@@ -41,7 +42,8 @@ class FenceUpIT {
     void printsWhereEveryServiceAnswersAndStopsThemOnSigterm() throws Exception {
         Path envFile = dir.resolve("stack.env");
         ChildProcess up = ChildProcess.start("fence up", Jvm.command(List.of(), null, FenceMain.class.getName(),
-                List.of("up", "--dir", dir.resolve("stack").toString(), "--env-file", envFile.toString())), dir, dir.resolve("up.log"), Map.of());
+                List.of("up", "--dir", dir.resolve("stack").toString(), "--env-file", envFile.toString())), dir,
+                dir.resolve("up.log"), Map.of());
         Map<String, String> env;
         try {
             await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(250))
@@ -50,7 +52,8 @@ class FenceUpIT {
             env = sourced(envFile);
             assertThat(env).containsOnlyKeys(ENV);
             assertThat(Files.readString(up.log())).contains(Files.readString(envFile));
-            assertThat(env.get("POSTGRES_URL")).startsWith("jdbc:postgresql://127.0.0.1:").endsWith("?user=postgres&password=postgres");
+            assertThat(env.get("POSTGRES_URL")).startsWith("jdbc:postgresql://127.0.0.1:")
+                    .endsWith("?user=postgres&password=postgres");
 
             assertThat(clusterNodes(env.get("KAFKA_BOOTSTRAP"))).isEqualTo(1);
             assertThat(Http.get(env.get("ETCD_ENDPOINTS") + "/health").body()).contains("\"health\":\"true\"");
@@ -58,7 +61,8 @@ class FenceUpIT {
             try (Connection connection = DriverManager.getConnection(env.get("POSTGRES_URL"))) {
                 assertThat(connection.isValid(5)).isTrue();
             }
-            assertThat(Http.get(env.get("CONNECT_URL") + "/connectors/" + BillingConnectors.SINK_CONNECTOR + "/status").body()).contains("RUNNING");
+            assertThat(Http.get(env.get("CONNECT_URL") + "/connectors/" + BillingConnectors.SINK_CONNECTOR + "/status").body())
+                    .contains("RUNNING");
             assertThat(Http.get(env.get("ENFORCER_URL") + "/health").statusCode()).isEqualTo(200);
         } finally {
             if (up.isAlive()) { // a fence up that died already would hide why behind a failed kill
@@ -69,7 +73,8 @@ class FenceUpIT {
         }
         // 143 = 128 + SIGTERM: the JVM ran its shutdown hooks (which stop the stack) and exited; -1 would mean it hung.
         assertThat(up.waitFor(Duration.ofSeconds(90))).isEqualTo(143);
-        for (String url : List.of(env.get("ETCD_ENDPOINTS"), env.get("SCHEMA_REGISTRY_URL"), env.get("CONNECT_URL"), env.get("CONNECT_METRICS_URL"), env.get("ENFORCER_URL"),
+        for (String url : List.of(env.get("ETCD_ENDPOINTS"), env.get("SCHEMA_REGISTRY_URL"), env.get("CONNECT_URL"),
+                env.get("CONNECT_METRICS_URL"), env.get("ENFORCER_URL"),
                 "tcp://" + env.get("KAFKA_BOOTSTRAP"))) {
             assertThat(listening(URI.create(url))).as("%s still listening after SIGTERM", url).isFalse();
         }
@@ -80,11 +85,13 @@ class FenceUpIT {
     private static Map<String, String> sourced(Path envFile) throws Exception {
         Process bash = new ProcessBuilder("bash", "-c", "set -a; source \"$1\"; env", "bash", envFile.toString())
                 .redirectErrorStream(true).start();
-        List<String> lines = new String(bash.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines().toList();
+        List<String> lines = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines()
+                .toList();
         assertThat(bash.waitFor()).isZero();
         Map<String, String> env = new LinkedHashMap<>();
         for (String name : ENV) {
-            lines.stream().filter(l -> l.startsWith(name + "=")).findFirst().ifPresent(l -> env.put(name, l.substring(name.length() + 1)));
+            lines.stream().filter(l -> l.startsWith(name + "=")).findFirst()
+                    .ifPresent(l -> env.put(name, l.substring(name.length() + 1)));
         }
         return env;
     }

@@ -6,16 +6,18 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
-import dev.fencedwrites.localstack.BillingConnectors;
-import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.contract.NewTopics;
 import dev.fencedwrites.demo.BillingSummary;
-import dev.fencedwrites.avro.AvroSerializer;
-import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.localstack.BillingConnectors;
+import dev.fencedwrites.localstack.LocalStack;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -105,27 +107,42 @@ class HostileValuesIT {
         stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
                 .progress(line -> System.out.println("[stack] " + line)).start();
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
-        register(registry, "string", "{\"type\":\"record\",\"name\":\"HostileString\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"}]}");
-        register(registry, "bytes", "{\"type\":\"record\",\"name\":\"HostileBytes\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"b\",\"type\":\"bytes\"}]}");
-        register(registry, "fixed", "{\"type\":\"record\",\"name\":\"HostileFixed\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"f\",\"type\":"
-                + "{\"type\":\"fixed\",\"name\":\"Huge\",\"size\":2147483000}}]}");
-        register(registry, "ints", "{\"type\":\"record\",\"name\":\"HostileInts\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"xs\",\"type\":"
-                + "{\"type\":\"array\",\"items\":\"int\"}}]}");
-        register(registry, "nulls", "{\"type\":\"record\",\"name\":\"HostileNulls\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"xs\",\"type\":"
-                + "{\"type\":\"array\",\"items\":\"null\"}}]}");
-        register(registry, "map", "{\"type\":\"record\",\"name\":\"HostileMap\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"m\",\"type\":"
-                + "{\"type\":\"map\",\"values\":\"int\"}}]}");
-        register(registry, "enum", "{\"type\":\"record\",\"name\":\"HostileEnum\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"c\",\"type\":"
-                + "{\"type\":\"enum\",\"name\":\"Color\",\"symbols\":[\"RED\",\"GREEN\",\"BLUE\"]}}]}");
-        register(registry, "union", "{\"type\":\"record\",\"name\":\"HostileUnion\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"u\",\"type\":[\"null\",\"string\"]}]}");
-        register(registry, "node", "{\"type\":\"record\",\"name\":\"Node\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"v\",\"type\":\"int\"},"
-                + "{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}");
-        register(registry, "decimal", "{\"type\":\"record\",\"name\":\"HostileDecimal\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"d\",\"type\":"
-                + "{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":4,\"scale\":2}}]}");
-        register(registry, "time", "{\"type\":\"record\",\"name\":\"HostileTime\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"t\",\"type\":"
-                + "{\"type\":\"int\",\"logicalType\":\"time-millis\"}}]}");
-        register(registry, "date", "{\"type\":\"record\",\"name\":\"HostileDate\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"day\",\"type\":"
-                + "{\"type\":\"int\",\"logicalType\":\"date\"}}]}");
+        register(registry, "string",
+                "{\"type\":\"record\",\"name\":\"HostileString\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"s\","
+                        + "\"type\":\"string\"}]}");
+        register(registry, "bytes",
+                "{\"type\":\"record\",\"name\":\"HostileBytes\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"b\","
+                        + "\"type\":\"bytes\"}]}");
+        register(registry, "fixed",
+                "{\"type\":\"record\",\"name\":\"HostileFixed\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"f\",\"type\":"
+                        + "{\"type\":\"fixed\",\"name\":\"Huge\",\"size\":2147483000}}]}");
+        register(registry, "ints",
+                "{\"type\":\"record\",\"name\":\"HostileInts\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"xs\",\"type\":"
+                        + "{\"type\":\"array\",\"items\":\"int\"}}]}");
+        register(registry, "nulls",
+                "{\"type\":\"record\",\"name\":\"HostileNulls\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"xs\",\"type\":"
+                        + "{\"type\":\"array\",\"items\":\"null\"}}]}");
+        register(registry, "map",
+                "{\"type\":\"record\",\"name\":\"HostileMap\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"m\",\"type\":"
+                        + "{\"type\":\"map\",\"values\":\"int\"}}]}");
+        register(registry, "enum",
+                "{\"type\":\"record\",\"name\":\"HostileEnum\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"c\",\"type\":"
+                        + "{\"type\":\"enum\",\"name\":\"Color\",\"symbols\":[\"RED\",\"GREEN\",\"BLUE\"]}}]}");
+        register(registry, "union",
+                "{\"type\":\"record\",\"name\":\"HostileUnion\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"u\","
+                        + "\"type\":[\"null\",\"string\"]}]}");
+        register(registry, "node",
+                "{\"type\":\"record\",\"name\":\"Node\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"v\",\"type\":\"int\"},"
+                        + "{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}");
+        register(registry, "decimal",
+                "{\"type\":\"record\",\"name\":\"HostileDecimal\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"d\",\"type\":"
+                        + "{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":4,\"scale\":2}}]}");
+        register(registry, "time",
+                "{\"type\":\"record\",\"name\":\"HostileTime\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"t\",\"type\":"
+                        + "{\"type\":\"int\",\"logicalType\":\"time-millis\"}}]}");
+        register(registry, "date",
+                "{\"type\":\"record\",\"name\":\"HostileDate\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"day\",\"type\":"
+                        + "{\"type\":\"int\",\"logicalType\":\"date\"}}]}");
         register(registry, "not-a-record", "\"string\"");
         ids.put("json-schema", registerJsonSchema());
         serializer = new AvroSerializer<>(registry, false);
@@ -166,7 +183,8 @@ class HostileValuesIT {
     @Test
     @Order(1)
     void theBytesSinkDeadLettersEveryHostileValueAsMalformedAndWritesTheGoodOnes() throws Exception {
-        assertDeadLetteredAndGoodRowsWritten("stack", hostileValues(false), BillingConnectors.SINK_CONNECTOR, BillingConnectors.TABLE, false);
+        assertDeadLetteredAndGoodRowsWritten("stack", hostileValues(false), BillingConnectors.SINK_CONNECTOR,
+                BillingConnectors.TABLE, false);
     }
 
     /**
@@ -185,7 +203,10 @@ class HostileValuesIT {
         assertThat(header(string, FenceHeaders.SOURCE_TOPIC)).isEqualTo(CONVERTER_TOPIC);
     }
 
-    /** A bytes sink whose registry serves a schema with an invalid default and one that does not parse, besides the real registry's. */
+    /**
+     * A bytes sink whose registry serves a schema with an invalid default and one that does not parse, besides the real
+     * registry's.
+     */
     @Test
     @Order(3)
     void aRegistryServingBrokenSchemasStopsNothing() throws Exception {
@@ -196,11 +217,11 @@ class HostileValuesIT {
     @Test
     @Order(4)
     void fenceConsumePrintsEachHostileValueWithItsErrorAndGoesOn() throws Exception {
-        java.io.StringWriter out = new java.io.StringWriter();
-        java.io.StringWriter err = new java.io.StringWriter();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
         picocli.CommandLine line = FenceMain.commandLine();
-        line.setOut(new java.io.PrintWriter(out));
-        line.setErr(new java.io.PrintWriter(err));
+        line.setOut(new PrintWriter(out));
+        line.setErr(new PrintWriter(err));
 
         int exit = line.execute("consume", "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl());
 
@@ -226,11 +247,11 @@ class HostileValuesIT {
     @Test
     @Order(5)
     void fenceRejectedPrintsEachHostileValueWithItsError() {
-        java.io.StringWriter out = new java.io.StringWriter();
-        java.io.StringWriter err = new java.io.StringWriter();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
         picocli.CommandLine line = FenceMain.commandLine();
-        line.setOut(new java.io.PrintWriter(out));
-        line.setErr(new java.io.PrintWriter(err));
+        line.setOut(new PrintWriter(out));
+        line.setErr(new PrintWriter(err));
 
         int exit = line.execute("rejected", "--bootstrap", stack.kafkaBootstrap());
 
@@ -238,19 +259,22 @@ class HostileValuesIT {
         List<String> lines = out.toString().lines().toList();
         for (String path : List.of("stack", "converter", "proxy")) {
             for (Hostile hostile : hostileValues(!path.equals("stack"))) {
-                assertThat(lines).as(path + "-" + hostile.kind()).filteredOn(text -> text.contains("  " + path + "-" + hostile.kind() + "  "))
+                assertThat(lines).as(path + "-" + hostile.kind())
+                        .filteredOn(text -> text.contains("  " + path + "-" + hostile.kind() + "  "))
                         .singleElement().asString().contains("MALFORMED_VALUE", "stage=sink", "error=")
                         .contains(hostile.error() == null ? "MALFORMED_VALUE" : hostile.error());
             }
         }
     }
 
-    private static void assertDeadLetteredAndGoodRowsWritten(String path, List<Hostile> hostile, String connector, String table, boolean converter)
+    private static void assertDeadLetteredAndGoodRowsWritten(String path, List<Hostile> hostile, String connector, String table,
+            boolean converter)
             throws Exception {
         await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofSeconds(2)).untilAsserted(() -> {
             String state = taskState(connector);
             if (state.startsWith("FAILED")) {
-                throw new IllegalStateException("the sink task of " + connector + " died on a hostile value: " + state); // no waiting out a dead task
+                // no waiting out a dead task
+                throw new IllegalStateException("the sink task of " + connector + " died on a hostile value: " + state);
             }
             List<ConsumerRecord<String, byte[]>> rejected = readAll(FenceTopics.REJECTED);
             for (Hostile h : hostile) {
@@ -276,7 +300,8 @@ class HostileValuesIT {
             }
         });
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
-             PreparedStatement statement = connection.prepareStatement("SELECT count(*) FROM " + table + " WHERE resource_key LIKE ?")) {
+                PreparedStatement statement = connection
+                        .prepareStatement("SELECT count(*) FROM " + table + " WHERE resource_key LIKE ?")) {
             statement.setString(1, path + "-%");
             try (ResultSet rows = statement.executeQuery()) {
                 rows.next();
@@ -288,14 +313,18 @@ class HostileValuesIT {
     /** Every kind of value issue 13 names, as bytes; {@code brokenRegistry} adds the ids only the in-test registry serves. */
     private static List<Hostile> hostileValues(boolean brokenRegistry) {
         List<Hostile> all = new ArrayList<>();
-        all.add(new Hostile("string-2gb", wire("string").varint(2_147_483_000L).raw('a', 'b', 'c').bytes(), "string of 2147483000 bytes"));
+        all.add(new Hostile("string-2gb", wire("string").varint(2_147_483_000L).raw('a', 'b', 'c').bytes(),
+                "string of 2147483000 bytes"));
         all.add(new Hostile("bytes-2gb", wire("bytes").varint(2_000_000_000L).raw(1, 2).bytes(), "bytes of 2000000000 bytes"));
         all.add(new Hostile("fixed-2gb", wire("fixed").raw(1, 2, 3).bytes(), "fixed hostile.Huge of 2147483000 bytes"));
-        all.add(new Hostile("array-count", wire("ints").varint(2_000_000_000L).varint(1).varint(2).varint(0).bytes(), "2000000000 items"));
+        all.add(new Hostile("array-count", wire("ints").varint(2_000_000_000L).varint(1).varint(2).varint(0).bytes(),
+                "2000000000 items"));
         all.add(new Hostile("null-items", wire("nulls").varint(2_000_000_000L).varint(0).bytes(), "items that take no bytes"));
-        all.add(new Hostile("map-count", wire("map").varint(1_500_000_000L).varint(1).raw('k').varint(3).varint(0).bytes(), "1500000000 items"));
+        all.add(new Hostile("map-count", wire("map").varint(1_500_000_000L).varint(1).raw('k').varint(3).varint(0).bytes(),
+                "1500000000 items"));
         all.add(new Hostile("negative-length", wire("string").varint(-1).raw(0, 0).bytes(), "string length -1 is negative"));
-        all.add(new Hostile("negative-count", wire("ints").varint(Long.MIN_VALUE).varint(0).varint(0).bytes(), "block count " + Long.MIN_VALUE));
+        all.add(new Hostile("negative-count", wire("ints").varint(Long.MIN_VALUE).varint(0).varint(0).bytes(),
+                "block count " + Long.MIN_VALUE));
         all.add(new Hostile("enum-index", wire("enum").varint(7).bytes(), "enum index 7 is out of range"));
         all.add(new Hostile("union-index", wire("union").varint(5).varint(1).raw('x').bytes(), "union index 5 is out of range"));
         byte[] good = serializer.serialize(FenceTopics.ACCEPTED, summary("template", 1));
@@ -307,32 +336,41 @@ class HostileValuesIT {
             deep.varint(i).varint(1);
         }
         all.add(new Hostile("deep-nesting", deep.varint(0).varint(0).bytes(), "nested deeper than 100"));
-        all.add(new Hostile("recursive-schema", wire("node").varint(1).varint(1).varint(2).varint(0).bytes(), "recursive record schema", true, true));
+        all.add(new Hostile("recursive-schema", wire("node").varint(1).varint(1).varint(2).varint(0).bytes(),
+                "recursive record schema", true, true));
         all.add(new Hostile("decimal-no-bytes", wire("decimal").varint(0).bytes(), "decimal(4,2) with no bytes"));
-        all.add(new Hostile("decimal-precision", wire("decimal").varint(3).raw(0x01, 0xE2, 0x40).bytes(), "more digits than its precision 4"));
+        all.add(new Hostile("decimal-precision", wire("decimal").varint(3).raw(0x01, 0xE2, 0x40).bytes(),
+                "more digits than its precision 4"));
         all.add(new Hostile("time-of-day", wire("time").varint(90_000_000).bytes(), "is not a time of day"));
         // Any int is an Avro date; PostgreSQL's dates end in 5874897 AD, so the database refuses this one.
         all.add(new Hostile("date-out-of-range", wire("date").varint(Integer.MAX_VALUE).bytes(), "out of range", true, true));
-        all.add(new Hostile("not-a-record", wire("not-a-record").varint(1).raw('x').bytes(), "not a record but a STRING", true, false));
+        all.add(new Hostile("not-a-record", wire("not-a-record").varint(1).raw('x').bytes(), "not a record but a STRING", true,
+                false));
         all.add(new Hostile("unknown-schema-id", new Payload(987_654).varint(1).bytes(), "schema id 987654"));
         all.add(new Hostile("json-schema-id", wire("json-schema").raw('{', '}').bytes(), "JSON schema, not Avro"));
         all.add(new Hostile("not-wire-format", "plain text".getBytes(StandardCharsets.UTF_8), "magic byte"));
         if (brokenRegistry) {
-            all.add(new Hostile("invalid-default", new Payload(INVALID_DEFAULT_ID).varint(1).bytes(), "Invalid default for field n"));
+            all.add(new Hostile("invalid-default", new Payload(INVALID_DEFAULT_ID).varint(1).bytes(),
+                    "Invalid default for field n"));
             all.add(new Hostile("unparsable-schema", new Payload(UNPARSABLE_ID).varint(1).bytes(), "no valid Avro schema"));
         }
         return all;
     }
 
-    /** Good records, then the hostile ones in two halves with a good one between, then a last good one; keys are {@code <path>-<kind>}. */
+    /**
+     * Good records, then the hostile ones in two halves with a good one between, then a last good one; keys are {@code
+     * <path>-<kind>}.
+     */
     private static void send(String topic, String path, List<Hostile> hostile) throws Exception {
         Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(),
+                new ByteArraySerializer())) {
             List<ProducerRecord<String, byte[]>> records = new ArrayList<>();
             records.add(record(topic, path + "-good-0", serializer.serialize(topic, summary(path + "-good-0", GOOD_AMOUNTS[0]))));
             for (int i = 0; i < hostile.size(); i++) {
                 if (i == hostile.size() / 2) {
-                    records.add(record(topic, path + "-good-1", serializer.serialize(topic, summary(path + "-good-1", GOOD_AMOUNTS[1]))));
+                    records.add(record(topic, path + "-good-1",
+                            serializer.serialize(topic, summary(path + "-good-1", GOOD_AMOUNTS[1]))));
                 }
                 records.add(record(topic, path + "-" + hostile.get(i).kind(), hostile.get(i).value()));
             }
@@ -352,18 +390,25 @@ class HostileValuesIT {
 
     private static BillingSummary summary(String customer, long amountMinor) {
         return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-12").setAmountMinor(amountMinor)
-                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-12-01T10:00:00Z")).setComputedBy("hostile-it").build();
+                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-12-01T10:00:00Z"))
+                .setComputedBy("hostile-it").build();
     }
 
     private static void register(RestSchemaRegistryClient registry, String name, String schema) {
         ids.put(name, registry.register("hostile-" + name + "-value", new Schema.Parser().parse(schema)));
     }
 
-    /** A JSON Schema in the real registry: its id is valid, its text is no Avro schema (Avro's parser throws a NullPointerException on it). */
+    /**
+     * A JSON Schema in the real registry: its id is valid, its text is no Avro schema (Avro's parser throws a
+     * NullPointerException on it).
+     */
     private static int registerJsonSchema() throws Exception {
-        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(stack.schemaRegistryUrl() + "/subjects/hostile-json-value/versions"))
+        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest
+                .newBuilder(URI.create(stack.schemaRegistryUrl() + "/subjects/hostile-json-value/versions"))
                 .header("Content-Type", "application/vnd.schemaregistry.v1+json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"schemaType\":\"JSON\",\"schema\":\"{\\\"type\\\":\\\"object\\\",\\\"properties\\\":{\\\"a\\\":{\\\"type\\\":\\\"string\\\"}}}\"}"))
+                .POST(HttpRequest.BodyPublishers.ofString(
+                        "{\"schemaType\":\"JSON\",\"schema\":\"{\\\"type\\\":\\\"object\\\","
+                                + "\\\"properties\\\":{\\\"a\\\":{\\\"type\\\":\\\"string\\\"}}}\"}"))
                 .build(), HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         return JSON.readTree(response.body()).path("id").asInt();
@@ -379,7 +424,8 @@ class HostileValuesIT {
         HttpClient client = HttpClient.newHttpClient();
         Map<String, String> broken = Map.of(
                 "/schemas/ids/" + INVALID_DEFAULT_ID, JSON.writeValueAsString(Map.of("schema",
-                        "{\"type\":\"record\",\"name\":\"BadDefault\",\"fields\":[{\"name\":\"n\",\"type\":\"int\",\"default\":\"abc\"}]}")),
+                        "{\"type\":\"record\",\"name\":\"BadDefault\",\"fields\":[{\"name\":\"n\",\"type\":\"int\","
+                                + "\"default\":\"abc\"}]}")),
                 "/schemas/ids/" + UNPARSABLE_ID, JSON.writeValueAsString(Map.of("schema", "{not json")));
         server.createContext("/", exchange -> {
             String path = exchange.getRequestURI().getRawPath();
@@ -395,7 +441,8 @@ class HostileValuesIT {
                 if (type != null) {
                     forward.header("Content-Type", type);
                 }
-                forward.method(exchange.getRequestMethod(), sent.length == 0 ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(sent));
+                forward.method(exchange.getRequestMethod(),
+                        sent.length == 0 ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(sent));
                 try {
                     HttpResponse<byte[]> answer = client.send(forward.build(), HttpResponse.BodyHandlers.ofByteArray());
                     status = answer.statusCode();
@@ -432,9 +479,12 @@ class HostileValuesIT {
     }
 
     private static void createConnector(String name, Map<String, String> config) throws Exception {
-        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(stack.connectUrl() + "/connectors"))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(Map.of("name", name, "config", config)))).build(),
+        HttpResponse<String> response = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create(stack.connectUrl() + "/connectors"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers
+                                .ofString(JSON.writeValueAsString(Map.of("name", name, "config", config))))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).as(response.body()).isEqualTo(201);
     }
@@ -442,7 +492,8 @@ class HostileValuesIT {
     /** The state of the connector's task 0, with its trace when it failed. */
     private static String taskState(String connector) throws Exception {
         HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                URI.create(stack.connectUrl() + "/connectors/" + connector + "/status")).build(), HttpResponse.BodyHandlers.ofString());
+                URI.create(stack.connectUrl() + "/connectors/" + connector + "/status")).build(),
+                HttpResponse.BodyHandlers.ofString());
         JsonNode task = JSON.readTree(response.body()).path("tasks").path(0);
         String state = task.path("state").asText();
         return "FAILED".equals(state) ? state + ": " + task.path("trace").asText() : state;
@@ -450,7 +501,8 @@ class HostileValuesIT {
 
     private static long amount(String table, String key) throws Exception {
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
-             PreparedStatement statement = connection.prepareStatement("SELECT amount_minor FROM " + table + " WHERE resource_key = ?")) {
+                PreparedStatement statement = connection
+                        .prepareStatement("SELECT amount_minor FROM " + table + " WHERE resource_key = ?")) {
             statement.setString(1, key);
             try (ResultSet rows = statement.executeQuery()) {
                 return rows.next() ? rows.getLong(1) : -1;
@@ -470,8 +522,10 @@ class HostileValuesIT {
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<ConsumerRecord<String, byte[]>> found = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             Map<TopicPartition, Long> end = consumer.endOffsets(partitions);

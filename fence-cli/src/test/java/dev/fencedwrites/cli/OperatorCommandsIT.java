@@ -3,6 +3,7 @@ package dev.fencedwrites.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
@@ -10,10 +11,13 @@ import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.services.EtcdNode;
-import dev.fencedwrites.services.Service;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
+import dev.fencedwrites.services.EtcdNode;
+import dev.fencedwrites.services.Service;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -36,7 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Needs real services: {@code fence rejected}, {@code consume}, {@code produce} and {@code inspect} are only proven against
- * a real broker, etcd lease, enforcer, schema registry and PostgreSQL row (moved here from the demo's BillingScenarioIT, issue 15).
+ * a real broker, etcd lease, enforcer, schema registry and PostgreSQL row (moved here from the demo's BillingScenarioIT, issue
+ * 15).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class OperatorCommandsIT {
@@ -46,7 +51,8 @@ class OperatorCommandsIT {
 
     @BeforeAll
     static void startStack() throws Exception {
-        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false)).progress(line -> System.out.println("[stack] " + line)).start();
+        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
+                .progress(line -> System.out.println("[stack] " + line)).start();
     }
 
     @AfterAll
@@ -56,7 +62,10 @@ class OperatorCommandsIT {
         }
     }
 
-    /** {@code ./fence rejected}: a stale write the enforcer refused shows as one line (and one JSON object) with its reason and fence. */
+    /**
+     * {@code ./fence rejected}: a stale write the enforcer refused shows as one line (and one JSON object) with its reason and
+     * fence.
+     */
     @Test
     void fenceRejectedPrintsWhatWasFenced() throws Exception {
         String customer = "customer-rejected-cmd-" + UUID.randomUUID();
@@ -70,12 +79,13 @@ class OperatorCommandsIT {
             Run text = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "10m");
             assertThat(text.exit()).as(text.err()).isZero();
             assertThat(text.out().lines().filter(line -> line.contains(customer)))
-                    .singleElement().asString().contains("token=" + paused.token() + ".1", "highest=" + holder.token() + ".1", "STALE_TOKEN",
+                    .singleElement().asString().contains("token=" + paused.token() + ".1", "highest=" + holder.token() + ".1",
+                            "STALE_TOKEN",
                             "stage=enforcer", "source=fenced-writes-");
         });
         Run json = rejected("--bootstrap", stack.kafkaBootstrap(), "--json");
         assertThat(json.out().lines().filter(line -> line.contains(customer))).singleElement().satisfies(line -> {
-            var object = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
+            var object = new ObjectMapper().readTree(line);
             assertThat(object.path("reason").asText()).isEqualTo("STALE_TOKEN");
             assertThat(object.path("highest").asText()).isEqualTo(holder.token() + ".1");
             assertThat(object.path("key").asText()).isEqualTo(customer);
@@ -83,33 +93,40 @@ class OperatorCommandsIT {
 
         Run unreachable = rejected("--bootstrap", "127.0.0.1:1");
         assertThat(unreachable.exit()).isEqualTo(1);
-        assertThat(unreachable.err().strip()).startsWith("fence rejected: cannot reach Kafka at 127.0.0.1:1").doesNotContain("\n");
+        assertThat(unreachable.err().strip()).startsWith("fence rejected: cannot reach Kafka at 127.0.0.1:1")
+                .doesNotContain("\n");
         Run badSince = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "yesterday");
         assertThat(badSince.exit()).isEqualTo(1);
         assertThat(badSince.err()).contains("--since 'yesterday' is not a duration");
     }
 
-    /** {@code ./fence consume}: the accepted write decoded field by field, with its fence; a value that does not decode is reported, not fatal. */
+    /**
+     * {@code ./fence consume}: the accepted write decoded field by field, with its fence; a value that does not decode is
+     * reported, not fatal.
+     */
     @Test
     void fenceConsumePrintsAcceptedRecordsDecoded() throws Exception {
         String customer = "customer-consume-cmd-" + UUID.randomUUID();
         Lock lock = locks(customer, 1).get(0);
         publish(FenceTopics.INPUT, customer, summary(customer, 4_242, "consumer-test"), lock, 2);
-        publishRaw(FenceTopics.INPUT, customer + "-raw", "not avro".getBytes(java.nio.charset.StandardCharsets.UTF_8), locks(customer + "-raw", 1).get(0), 1);
+        publishRaw(FenceTopics.INPUT, customer + "-raw", "not avro".getBytes(StandardCharsets.UTF_8),
+                locks(customer + "-raw", 1).get(0), 1);
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-            Run run = command("consume", "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl(), "--since", "10m");
+            Run run = command("consume", "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl(),
+                    "--since", "10m");
             assertThat(run.exit()).as(run.err()).isZero();
-            var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
-            assertThat(run.out().lines().filter(line -> line.contains("\"" + customer + "\""))).singleElement().satisfies(line -> {
-                var object = mapper.readTree(line);
-                assertThat(object.path("token").asText()).isEqualTo(Long.toString(lock.token()));
-                assertThat(object.path("seq").asText()).isEqualTo("2");
-                assertThat(object.path("value").path("amountMinor").asLong()).isEqualTo(4_242);
-                assertThat(object.path("value").path("computedBy").asText()).isEqualTo("consumer-test");
-            });
-            assertThat(run.out().lines().filter(line -> line.contains(customer + "-raw"))).singleElement().satisfies(line ->
-                    assertThat(mapper.readTree(line).path("value_error").asText()).isNotEmpty());
+            var mapper = new ObjectMapper();
+            assertThat(run.out().lines().filter(line -> line.contains("\"" + customer + "\""))).singleElement()
+                    .satisfies(line -> {
+                        var object = mapper.readTree(line);
+                        assertThat(object.path("token").asText()).isEqualTo(Long.toString(lock.token()));
+                        assertThat(object.path("seq").asText()).isEqualTo("2");
+                        assertThat(object.path("value").path("amountMinor").asLong()).isEqualTo(4_242);
+                        assertThat(object.path("value").path("computedBy").asText()).isEqualTo("consumer-test");
+                    });
+            assertThat(run.out().lines().filter(line -> line.contains(customer + "-raw"))).singleElement()
+                    .satisfies(line -> assertThat(mapper.readTree(line).path("value_error").asText()).isNotEmpty());
         });
         Run unreachable = command("consume", "--bootstrap", "127.0.0.1:1", "--schema-registry", stack.schemaRegistryUrl());
         assertThat(unreachable.exit()).isEqualTo(1);
@@ -129,13 +146,15 @@ class OperatorCommandsIT {
         assertThat(produced.exit()).as(produced.out() + produced.err()).isZero();
         String token = produced.out().lines().filter(line -> line.startsWith("lease")).findFirst().orElseThrow()
                 .replaceAll(".*token=(\\d+).*", "$1");
-        assertThat(produced.out()).contains("sent     " + customer + "  token=" + token + ".1", "sent     " + customer + "  token=" + token + ".2",
-                "accepted " + customer + "  token=" + token + ".1  -> fenced-writes-accepted-", "accepted " + customer + "  token=" + token + ".2");
+        assertThat(produced.out()).contains("sent     " + customer + "  token=" + token + ".1",
+                "sent     " + customer + "  token=" + token + ".2",
+                "accepted " + customer + "  token=" + token + ".1  -> fenced-writes-accepted-",
+                "accepted " + customer + "  token=" + token + ".2");
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             Run inspected = inspect(customer, "--json");
             assertThat(inspected.exit()).as(inspected.err()).isZero();
-            var object = new com.fasterxml.jackson.databind.ObjectMapper().readTree(inspected.out());
+            var object = new ObjectMapper().readTree(inspected.out());
             assertThat(object.path("enforcer").path("fence").asText()).isEqualTo(token + ".2");
             assertThat(object.path("database").path("fence").asText()).isEqualTo(token + ".2");
             assertThat(object.path("database").path("row").path("amount_minor").asText()).isEqualTo("1234");
@@ -143,19 +162,24 @@ class OperatorCommandsIT {
             assertThat(object.path("verdict").asText()).startsWith("in step");
         });
         Run text = inspect(customer);
-        assertThat(text.out()).contains("enforcer fence   " + token + ".2", "database fence   " + token + ".2", "verdict          in step");
+        assertThat(text.out()).contains("enforcer fence   " + token + ".2", "database fence   " + token + ".2",
+                "verdict          in step");
 
-        // A forged token far ahead cannot raise the fence (issue 14: verified against etcd), so the next lease's write is accepted.
+        // A forged token far ahead cannot raise the fence (issue 14: verified against etcd), so the next lease's write is
+        // accepted.
         long ahead = Long.parseLong(token) + 1_000_000;
-        publishRaw(FenceTopics.INPUT, customer, serializer().serialize(FenceTopics.INPUT, summary(customer, 9_999, "far-ahead")), ahead, 1, 7_777);
+        publishRaw(FenceTopics.INPUT, customer, serializer().serialize(FenceTopics.INPUT, summary(customer, 9_999, "far-ahead")),
+                ahead, 1, 7_777);
         Run next = produce(customer, "--amount", "2");
         assertThat(next.exit()).as(next.out() + next.err()).isZero();
         assertThat(next.out()).containsPattern("accepted " + customer + "  token=\\d+\\.1");
-        // A writer whose tokens come from another etcd, whose revisions are far behind (as if etcd had been reset under it), is stale.
+        // A writer whose tokens come from another etcd, whose revisions are far behind (as if etcd had been reset under it), is
+        // stale.
         try (Service otherEtcd = EtcdNode.start(dir.resolve("other-etcd"))) {
             Run stale = produceWith(otherEtcd.address(), customer, "--amount", "1");
             assertThat(stale.exit()).as(stale.out() + stale.err()).isEqualTo(3);
-            assertThat(stale.out()).containsPattern("rejected " + customer + "  token=\\d+\\.1  STALE_TOKEN  highest=\\d+\\.1  stage=enforcer");
+            assertThat(stale.out())
+                    .containsPattern("rejected " + customer + "  token=\\d+\\.1  STALE_TOKEN  highest=\\d+\\.1  stage=enforcer");
         }
 
         Run unknown = inspect("customer-never-written-" + UUID.randomUUID());
@@ -164,7 +188,8 @@ class OperatorCommandsIT {
 
         Run noEnforcer = command("inspect", customer, "--enforcer", "http://127.0.0.1:1", "--postgres", stack.postgresUrl());
         assertThat(noEnforcer.exit()).isEqualTo(1);
-        assertThat(noEnforcer.err().strip()).startsWith("fence inspect: cannot reach the enforcer at http://127.0.0.1:1").doesNotContain("\n");
+        assertThat(noEnforcer.err().strip()).startsWith("fence inspect: cannot reach the enforcer at http://127.0.0.1:1")
+                .doesNotContain("\n");
         Run notAnEnforcer = command("inspect", customer, "--enforcer", stack.connectUrl(), "--postgres", stack.postgresUrl());
         assertThat(notAnEnforcer.exit()).as("Connect's REST API answers 404 too, which is not \"no fence\"").isEqualTo(1);
         assertThat(notAnEnforcer.err()).contains("without the enforcer's answer");
@@ -196,11 +221,11 @@ class OperatorCommandsIT {
 
     /** {@code fence <args>} in this JVM, through the one entry point, with its output captured. */
     private static Run fence(String... args) {
-        java.io.StringWriter out = new java.io.StringWriter();
-        java.io.StringWriter err = new java.io.StringWriter();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
         picocli.CommandLine line = FenceMain.commandLine();
-        line.setOut(new java.io.PrintWriter(out));
-        line.setErr(new java.io.PrintWriter(err));
+        line.setOut(new PrintWriter(out));
+        line.setErr(new PrintWriter(err));
         int exit = line.execute(args);
         return new Run(exit, out.toString(), err.toString());
     }
@@ -217,7 +242,8 @@ class OperatorCommandsIT {
 
     private static BillingSummary summary(String customer, long amountMinor, String computedBy) {
         return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-11").setAmountMinor(amountMinor)
-                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-11-29T10:00:00Z")).setComputedBy(computedBy).build();
+                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-11-29T10:00:00Z")).setComputedBy(computedBy)
+                .build();
     }
 
     private static AvroSerializer<BillingSummary> serializer() {
@@ -231,7 +257,8 @@ class OperatorCommandsIT {
     /** {@code count} acquisitions of {@code key}'s lock, one after the other (each released before the next), in token order. */
     private static List<Lock> locks(String key, int count) throws Exception {
         List<Lock> held = new ArrayList<>();
-        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), FencingLeaseClient.DEFAULT_LOCK_PREFIX)) {
+        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()),
+                FencingLeaseClient.DEFAULT_LOCK_PREFIX)) {
             for (int i = 0; i < count; i++) {
                 try (FencingLease lease = leases.acquire(key, Duration.ofSeconds(30), Duration.ofSeconds(30))) {
                     held.add(new Lock(lease.token(), lease.leaseId()));
@@ -252,7 +279,8 @@ class OperatorCommandsIT {
     /** Publishes with {@code fence.token}, {@code fence.seq} and, when {@code lease} is positive, {@code fence.lease}. */
     private static void publishRaw(String topic, String key, byte[] value, long token, long seq, long lease) throws Exception {
         Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(),
+                new ByteArraySerializer())) {
             RecordHeaders headers = new RecordHeaders();
             headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
             headers.add(FenceHeaders.SEQ, FenceHeaders.encode(seq));

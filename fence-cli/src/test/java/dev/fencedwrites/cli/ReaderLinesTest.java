@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.InMemorySchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.util.Optional;
@@ -64,9 +64,10 @@ class ReaderLinesTest {
         headers.add(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode("fenced-writes-accepted"));
         headers.add("__connect.errors.partition", FenceHeaders.encode("2"));
         headers.add("__connect.errors.offset", FenceHeaders.encode("41"));
-        headers.add("__connect.errors.exception.message", FenceHeaders.encode("cannot decode Avro payload with schema id 7:\n field s: string of 2147483000 bytes"));
+        headers.add("__connect.errors.exception.message",
+                FenceHeaders.encode("cannot decode Avro payload with schema id 7:\n field s: string of 2147483000 bytes"));
 
-        String text = RejectedCommand.text(record("k4", new byte[] {0}, headers));
+        String text = RejectedCommand.text(record("k4", new byte[]{0}, headers));
 
         assertThat(text).contains("MALFORMED_VALUE", "stage=sink", "source=fenced-writes-accepted-2@41",
                 "error=cannot decode Avro payload with schema id 7: field s: string of 2147483000 bytes").doesNotContain("\n");
@@ -78,7 +79,8 @@ class ReaderLinesTest {
         headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("MALFORMED_VALUE"));
         headers.add("__connect.errors.exception.message", FenceHeaders.encode("x".repeat(10_000)));
 
-        assertThat(RejectedCommand.text(record("k5", null, headers))).endsWith("error=" + "x".repeat(RejectedCommand.ERROR_WIDTH) + "...");
+        assertThat(RejectedCommand.text(record("k5", null, headers)))
+                .endsWith("error=" + "x".repeat(RejectedCommand.ERROR_WIDTH) + "...");
     }
 
     @Test
@@ -86,7 +88,7 @@ class ReaderLinesTest {
         RecordHeaders headers = new RecordHeaders();
         headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("STALE_TOKEN"));
         headers.add("__connect.errors.exception.message", FenceHeaders.encode("STALE_TOKEN: token 5 < 7"));
-        ConsumerRecord<String, byte[]> record = record("k6", new byte[] {1}, headers);
+        ConsumerRecord<String, byte[]> record = record("k6", new byte[]{1}, headers);
 
         assertThat(RejectedCommand.text(record)).doesNotContain("error=");
         assertThat(JSON.readTree(RejectedCommand.json(record)).path("error").asText()).isEqualTo("STALE_TOKEN: token 5 < 7");
@@ -109,14 +111,16 @@ class ReaderLinesTest {
         String hugeKeyLine = RejectedCommand.text(record("k".repeat(1_000_000), null, withoutValue));
 
         assertThat(referenceLine).contains("(key omitted, 2000000 bytes)", "omitted=value,headers(2),key");
-        assertThat(hugeKeyLine).contains("k".repeat(RejectedCommand.KEY_WIDTH) + "...(1000000 bytes)", "omitted=value").hasSizeLessThan(400);
+        assertThat(hugeKeyLine).contains("k".repeat(RejectedCommand.KEY_WIDTH) + "...(1000000 bytes)", "omitted=value")
+                .hasSizeLessThan(400);
         JsonNode json = JSON.readTree(RejectedCommand.json(record(null, null, reference)));
         assertThat(json.path("omitted").asText()).isEqualTo("value,headers(2),key");
         assertThat(json.path("source_key_bytes").asText()).isEqualTo("2000000");
     }
 
     private static ConsumerRecord<String, byte[]> record(String key, byte[] value, RecordHeaders headers) {
-        return new ConsumerRecord<>("t", 0, 3L, 1_700_000_000_000L, TimestampType.CREATE_TIME, -1, value == null ? -1 : value.length,
+        return new ConsumerRecord<>("t", 0, 3L, 1_700_000_000_000L, TimestampType.CREATE_TIME, -1,
+                value == null ? -1 : value.length,
                 key, value, headers, Optional.empty());
     }
 

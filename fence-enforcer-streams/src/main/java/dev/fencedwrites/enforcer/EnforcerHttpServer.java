@@ -3,8 +3,8 @@ package dev.fencedwrites.enforcer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.fencedwrites.enforcer.internal.StoredFence;
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -53,7 +53,8 @@ final class EnforcerHttpServer implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
         }));
-        server.createContext("/metrics", exchange -> respond(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
+        server.createContext("/metrics",
+                exchange -> respond(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
         server.createContext("/health", exchange -> {
             KafkaStreams.State state = streams == null ? KafkaStreams.State.CREATED : streams.state();
             int status = state == KafkaStreams.State.RUNNING ? 200 : 503;
@@ -85,12 +86,14 @@ final class EnforcerHttpServer implements AutoCloseable {
         try {
             owner = running.queryMetadataForKey(FenceEnforcerTopology.STORE, storeKey, Serdes.Bytes().serializer());
         } catch (RuntimeException e) {
-            respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "not queryable now: " + e.getMessage(),
-                    "state", running.state().name())));
+            respond(exchange, 503, "application/json",
+                    JSON.writeValueAsString(Map.of("key", key, "error", "not queryable now: " + e.getMessage(),
+                            "state", running.state().name())));
             return;
         }
         if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
-            respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "no instance owns this key right now (rebalancing)")));
+            respond(exchange, 503, "application/json",
+                    JSON.writeValueAsString(Map.of("key", key, "error", "no instance owns this key right now (rebalancing)")));
             return;
         }
         if (!owner.activeHost().equals(self) && exchange.getRequestHeaders().getFirst(FORWARDED) == null) {
@@ -100,15 +103,18 @@ final class EnforcerHttpServer implements AutoCloseable {
         Fence fence;
         try {
             ReadOnlyKeyValueStore<Bytes, StoredFence> store = running.store(StoreQueryParameters
-                    .fromNameAndType(FenceEnforcerTopology.STORE, QueryableStoreTypes.<Bytes, StoredFence>keyValueStore()).withPartition(owner.partition()));
+                    .fromNameAndType(FenceEnforcerTopology.STORE, QueryableStoreTypes.<Bytes, StoredFence>keyValueStore())
+                    .withPartition(owner.partition()));
             StoredFence stored = store.get(storeKey);
             fence = stored == null ? null : stored.fence();
         } catch (RuntimeException e) {
-            respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "state store not queryable: " + e.getMessage())));
+            respond(exchange, 503, "application/json",
+                    JSON.writeValueAsString(Map.of("key", key, "error", "state store not queryable: " + e.getMessage())));
             return;
         }
         if (fence == null) {
-            respond(exchange, 404, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "no fence for this key", "served_by", address(self))));
+            respond(exchange, 404, "application/json",
+                    JSON.writeValueAsString(Map.of("key", key, "error", "no fence for this key", "served_by", address(self))));
             return;
         }
         Map<String, Object> body = new LinkedHashMap<>();
@@ -120,14 +126,19 @@ final class EnforcerHttpServer implements AutoCloseable {
     }
 
     private void forward(HttpExchange exchange, HostInfo owner, String key) throws IOException {
-        URI target = URI.create("http://" + owner.host() + ":" + owner.port() + "/fences/" + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20"));
+        URI target = URI.create("http://" + owner.host() + ":" + owner.port() + "/fences/"
+                + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20"));
         try {
-            HttpResponse<String> answer = proxy.send(HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(5)).header(FORWARDED, self.toString()).GET().build(),
+            HttpResponse<String> answer = proxy.send(
+                    HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(5)).header(FORWARDED, self.toString()).GET()
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             respond(exchange, answer.statusCode(), "application/json", answer.body());
         } catch (IOException e) {
-            respond(exchange, 503, "application/json", JSON.writeValueAsString(Map.of("key", key, "error", "the owning instance " + address(owner)
-                    + " did not answer (" + e + "); it may be stopping, and another instance takes over its keys after the rebalance")));
+            respond(exchange, 503, "application/json",
+                    JSON.writeValueAsString(Map.of("key", key, "error", "the owning instance " + address(owner)
+                            + " did not answer (" + e
+                            + "); it may be stopping, and another instance takes over its keys after the rebalance")));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             respond(exchange, 503, "application/json", "{\"error\":\"interrupted\"}");

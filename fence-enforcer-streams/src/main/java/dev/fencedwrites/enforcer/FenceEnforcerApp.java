@@ -3,22 +3,22 @@ package dev.fencedwrites.enforcer;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.enforcer.internal.FenceProductionExceptionHandler;
 import dev.fencedwrites.etcd.EtcdSettings;
-import java.util.Optional;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
-import java.util.Properties;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.state.HostInfo;
 import java.time.Duration;
+import java.util.Optional;
+import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -26,20 +26,28 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** Runs the fence enforcer: loads the configuration, builds the topology, starts Kafka Streams and the HTTP endpoints. */
-@Command(name = "fence-enforcer", mixinStandardHelpOptions = true,
-        description = {"Keeps the highest accepted fencing token per key and routes every input record to the accepted or the rejected topic.",
-                "Settings come from the properties file, then FENCE_ENFORCER_* environment variables (e.g. FENCE_ENFORCER_BOOTSTRAP_SERVERS)."},
-        footer = {"", "Example:", "  fence-enforcer --config enforcer.properties",
+@Command(name = "fence-enforcer", mixinStandardHelpOptions = true, description = {
+        "Keeps the highest accepted fencing token per key and routes every input record to the accepted or the rejected topic.",
+        "Settings come from the properties file, then FENCE_ENFORCER_* environment variables (e.g. "
+                + "FENCE_ENFORCER_BOOTSTRAP_SERVERS)."},
+        footer = {
+                "", "Example:", "  fence-enforcer --config enforcer.properties",
                 "  with enforcer.properties holding:",
                 "    bootstrap.servers=127.0.0.1:9092",
-                "    etcd.endpoints=http://127.0.0.1:2379    (token verification: each token is checked against the etcd the writers lock with)",
-                "", "Without etcd.endpoints the enforcer verifies no token (it warns at start): any positive fence.token is believed."})
+                "    etcd.endpoints=http://127.0.0.1:2379    (token verification: each token is checked against the "
+                        + "etcd the "
+                        + "writers lock with)",
+                "",
+                "Without etcd.endpoints the enforcer verifies no token (it warns at start): any positive fence.token is "
+                        + "believed."})
 public final class FenceEnforcerApp implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerApp.class);
     private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
 
-    @Option(names = {"-c", "--config"}, paramLabel = "FILE",
-            description = "Properties file; every setting is in fence-enforcer-streams/CONFIGURATION.rst (README, \"Running the enforcer\").")
+    @Option(names = {"-c",
+            "--config"}, paramLabel = "FILE",
+            description = "Properties file; every setting is in "
+                    + "fence-enforcer-streams/CONFIGURATION.rst (README, \"Running the enforcer\").")
     Path configFile;
 
     public static void main(String[] args) {
@@ -104,7 +112,8 @@ public final class FenceEnforcerApp implements Callable<Integer> {
      *
      * @throws IllegalStateException when a topic is missing, too narrow or its size limits cannot be read
      */
-    private static FenceEnforcerTopology.Limits limits(FenceEnforcerConfig config, Properties streamsProperties) throws Exception {
+    private static FenceEnforcerTopology.Limits limits(FenceEnforcerConfig config, Properties streamsProperties)
+            throws Exception {
         TopicCheck.Topics topics = TopicCheck.prepare(config, Duration.ofSeconds(60));
         if (!streamsProperties.containsKey(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG))
                 && !streamsProperties.containsKey(ProducerConfig.MAX_REQUEST_SIZE_CONFIG)) {
@@ -112,7 +121,9 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                     Math.max(topics.largestOutput(), TopicCheck.DEFAULT_MAX_REQUEST_SIZE));
         }
         FenceEnforcerTopology.Limits limits = topics.limits(streamsProperties);
-        LOG.info("largest records written: accepted {} B, rejected {} B, fence changelog {} B (max.message.bytes capped by max.request.size)",
+        LOG.info(
+                "largest records written: accepted {} B, rejected {} B, fence changelog {} B (max.message.bytes capped by "
+                        + "max.request.size)",
                 limits.acceptedMaxBytes(), limits.rejectedMaxBytes(), limits.storeMaxBytes());
         return limits;
     }
@@ -121,8 +132,10 @@ public final class FenceEnforcerApp implements Callable<Integer> {
      * Issue 13: a record Kafka still refuses is logged, counted and replaced by a reference record on
      * the rejected topic (at_least_once), or stops the thread loudly (see the handler).
      */
-    private static void handleProductionErrors(FenceEnforcerConfig config, Properties streamsProperties, PrometheusMeterRegistry registry) {
-        streamsProperties.putIfAbsent(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, FenceProductionExceptionHandler.class.getName());
+    private static void handleProductionErrors(FenceEnforcerConfig config, Properties streamsProperties,
+            PrometheusMeterRegistry registry) {
+        streamsProperties.putIfAbsent(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
+                FenceProductionExceptionHandler.class.getName());
         streamsProperties.put(FenceProductionExceptionHandler.REJECTED_TOPIC_CONFIG, config.rejectedTopic());
         streamsProperties.put(FenceProductionExceptionHandler.METER_REGISTRY_CONFIG, registry);
     }
@@ -135,13 +148,18 @@ public final class FenceEnforcerApp implements Callable<Integer> {
     private static TokenVerifier verifier(FenceEnforcerConfig config, PrometheusMeterRegistry registry) {
         Optional<EtcdSettings> etcd = config.tokenVerification();
         if (etcd.isEmpty()) {
-            LOG.warn("token verification is off: any positive fence.token is believed, so one forged or mistaken token can block a key for good "
-                    + "(set {} to turn it on)", EtcdSettings.ENDPOINTS);
+            LOG.warn(
+                    "token verification is off: any positive fence.token is believed, so one forged or mistaken token can block "
+                            + "a key for good "
+                            + "(set {} to turn it on)",
+                    EtcdSettings.ENDPOINTS);
             return null;
         }
         EtcdTokenVerifier verifier = new EtcdTokenVerifier(etcd.get(), config.tokenVerificationOptions(), registry);
-        LOG.info("fencing tokens that raise a fence are verified against etcd {} (lock prefix {}, compacted revisions: {}); {}", etcd.get().endpoints(),
-                etcd.get().lockPrefix(), config.getString(FenceEnforcerConfig.TOKEN_VERIFICATION_COMPACTED_POLICY), verifier.probe(etcd.get()));
+        LOG.info("fencing tokens that raise a fence are verified against etcd {} (lock prefix {}, compacted revisions: {}); {}",
+                etcd.get().endpoints(),
+                etcd.get().lockPrefix(), config.getString(FenceEnforcerConfig.TOKEN_VERIFICATION_COMPACTED_POLICY),
+                verifier.probe(etcd.get()));
         return verifier;
     }
 
@@ -171,7 +189,8 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                 tokens.close();
             }
             // Leave the group so the other instances take over now, not after the session timeout.
-            streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP).withTimeout(SHUTDOWN_TIMEOUT));
+            streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                    .withTimeout(SHUTDOWN_TIMEOUT));
             http.close();
         }, "enforcer-shutdown");
     }

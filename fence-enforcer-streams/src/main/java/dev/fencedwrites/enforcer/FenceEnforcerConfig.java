@@ -2,11 +2,13 @@ package dev.fencedwrites.enforcer;
 
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
-import java.time.Duration;
 import java.io.IOException;
 import java.io.Reader;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -99,19 +101,23 @@ public final class FenceEnforcerConfig extends AbstractConfig {
      * @throws ConfigException naming the problem
      */
     void validate() {
-        if (inputTopic().equals(acceptedTopic()) || inputTopic().equals(rejectedTopic()) || acceptedTopic().equals(rejectedTopic())) {
+        if (inputTopic().equals(acceptedTopic()) || inputTopic().equals(rejectedTopic())
+                || acceptedTopic().equals(rejectedTopic())) {
             throw new ConfigException("input.topic, accepted.topic and rejected.topic must be three different topics, got "
                     + inputTopic() + ", " + acceptedTopic() + ", " + rejectedTopic());
         }
-        if (markersTopic().isPresent() && List.of(inputTopic(), acceptedTopic(), rejectedTopic()).contains(markersTopic().get())) {
-            throw new ConfigException(MARKERS_TOPIC, markersTopic().get(), "must differ from input.topic, accepted.topic and rejected.topic "
-                    + "(a marker's null value would read as a delete there)");
+        if (markersTopic().isPresent()
+                && List.of(inputTopic(), acceptedTopic(), rejectedTopic()).contains(markersTopic().get())) {
+            throw new ConfigException(MARKERS_TOPIC, markersTopic().get(),
+                    "must differ from input.topic, accepted.topic and rejected.topic "
+                            + "(a marker's null value would read as a delete there)");
         }
         new StreamsConfig(streamsProperties());
         tokenVerification();
         if (getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS) < getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)) {
             throw new ConfigException(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS),
-                    "must be at least " + TOKEN_VERIFICATION_RETRY_BACKOFF_MS + " (" + getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS) + ")");
+                    "must be at least " + TOKEN_VERIFICATION_RETRY_BACKOFF_MS + " ("
+                            + getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS) + ")");
         }
     }
 
@@ -136,7 +142,8 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                     .connectTimeout(Duration.ofMillis(getLong(EtcdSettings.CONNECT_TIMEOUT_MS)))
                     .requestTimeout(Duration.ofMillis(getLong(EtcdSettings.REQUEST_TIMEOUT_MS)));
             if (getString(EtcdSettings.USER) != null || getPassword(EtcdSettings.PASSWORD) != null) {
-                builder.credentials(getString(EtcdSettings.USER), getPassword(EtcdSettings.PASSWORD) == null ? null : getPassword(EtcdSettings.PASSWORD).value());
+                builder.credentials(getString(EtcdSettings.USER),
+                        getPassword(EtcdSettings.PASSWORD) == null ? null : getPassword(EtcdSettings.PASSWORD).value());
             }
             if (getString(EtcdSettings.TLS_CA_FILE) != null) {
                 builder.tlsCa(Path.of(getString(EtcdSettings.TLS_CA_FILE)));
@@ -152,8 +159,11 @@ public final class FenceEnforcerConfig extends AbstractConfig {
 
     /** The verifier's policy, backoff and cache size. */
     public EtcdTokenVerifier.Options tokenVerificationOptions() {
-        return new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.valueOf(getString(TOKEN_VERIFICATION_COMPACTED_POLICY).toUpperCase(Locale.ROOT)),
-                Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)), Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS)),
+        return new EtcdTokenVerifier.Options(
+                EtcdTokenVerifier.CompactedPolicy
+                        .valueOf(getString(TOKEN_VERIFICATION_COMPACTED_POLICY).toUpperCase(Locale.ROOT)),
+                Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)),
+                Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS)),
                 getInt(TOKEN_VERIFICATION_CACHE_SIZE));
     }
 
@@ -169,8 +179,8 @@ public final class FenceEnforcerConfig extends AbstractConfig {
             host = getString(HTTP_HOST);
             if ("0.0.0.0".equals(host)) {
                 try {
-                    host = java.net.InetAddress.getLocalHost().getHostName();
-                } catch (java.net.UnknownHostException e) {
+                    host = InetAddress.getLocalHost().getHostName();
+                } catch (UnknownHostException e) {
                     host = "localhost";
                 }
             }
@@ -202,7 +212,8 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, String.join(",", getList(BOOTSTRAP_SERVERS)));
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, getString(APPLICATION_ID));
         String stateDir = getString(STATE_DIR);
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir != null ? stateDir : System.getProperty("java.io.tmpdir") + "/fence-enforcer");
+        props.put(StreamsConfig.STATE_DIR_CONFIG,
+                stateDir != null ? stateDir : System.getProperty("java.io.tmpdir") + "/fence-enforcer");
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, getString(PROCESSING_GUARANTEE));
         props.putAll(originalsWithPrefix(STREAMS_PREFIX));
         return props;

@@ -33,28 +33,38 @@ final class FenceEnforcerConfigDefinition {
     private static ConfigDef kafka(ConfigDef definition) {
         return definition
                 .define(BOOTSTRAP_SERVERS, Type.LIST, ConfigDef.NO_DEFAULT_VALUE, Importance.HIGH,
-                        "Kafka brokers to bootstrap from, host:port, comma-separated.", GROUP_KAFKA, 1, ConfigDef.Width.LONG, "Bootstrap servers")
+                        "Kafka brokers to bootstrap from, host:port, comma-separated.", GROUP_KAFKA, 1, ConfigDef.Width.LONG,
+                        "Bootstrap servers")
                 .define(APPLICATION_ID, Type.STRING, "fence-enforcer", new ConfigDef.NonEmptyString(), Importance.HIGH,
-                        "Kafka Streams application id: consumer group, prefix of internal topics. Instances with the same id share the work.",
+                        "Kafka Streams application id: consumer group, prefix of internal topics. Instances with the same id "
+                                + "share the work.",
                         GROUP_KAFKA, 2, ConfigDef.Width.MEDIUM, "Application id")
                 .define(INPUT_TOPIC, Type.STRING, FenceTopics.INPUT, new ConfigDef.NonEmptyString(), Importance.HIGH,
                         "Topic workers publish fenced writes to.", GROUP_KAFKA, 3, ConfigDef.Width.MEDIUM, "Input topic")
                 .define(ACCEPTED_TOPIC, Type.STRING, FenceTopics.ACCEPTED, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                        "Topic accepted records are forwarded to, byte for byte.", GROUP_KAFKA, 4, ConfigDef.Width.MEDIUM, "Accepted topic")
+                        "Topic accepted records are forwarded to, byte for byte.", GROUP_KAFKA, 4, ConfigDef.Width.MEDIUM,
+                        "Accepted topic")
                 .define(REJECTED_TOPIC, Type.STRING, FenceTopics.REJECTED, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                        "Topic rejected records go to, with fence.rejected.* headers.", GROUP_KAFKA, 5, ConfigDef.Width.MEDIUM, "Rejected topic")
+                        "Topic rejected records go to, with fence.rejected.* headers.", GROUP_KAFKA, 5, ConfigDef.Width.MEDIUM,
+                        "Rejected topic")
                 .define(MARKERS_TOPIC, Type.STRING, FenceTopics.MARKERS, Importance.MEDIUM,
                         "Topic each winning FENCE marker is published to (its key, null value, its fence headers, "
-                        + "fence.marker.target.topic and fence.source.*), for the sink to raise the row's fence at takeover. "
-                        + "Empty: markers only raise the enforcer's fence.", GROUP_KAFKA, 6, ConfigDef.Width.MEDIUM, "Markers topic")
+                                + "fence.marker.target.topic and fence.source.*), for the sink to raise the row's fence at "
+                                + "takeover. "
+                                + "Empty: markers only raise the enforcer's fence.",
+                        GROUP_KAFKA, 6, ConfigDef.Width.MEDIUM, "Markers topic")
                 .define(STATE_DIR, Type.STRING, null, Importance.MEDIUM,
-                        "Directory of the local state store (RocksDB); when unset, fence-enforcer under the JVM's java.io.tmpdir. "
-                        + "The changelog topic restores it when lost.", GROUP_KAFKA, 7, ConfigDef.Width.LONG, "State directory")
+                        "Directory of the local state store (RocksDB); when unset, fence-enforcer under the JVM's "
+                                + "java.io.tmpdir. "
+                                + "The changelog topic restores it when lost.",
+                        GROUP_KAFKA, 7, ConfigDef.Width.LONG, "State directory")
                 .define(PROCESSING_GUARANTEE, Type.STRING, StreamsConfig.EXACTLY_ONCE_V2,
                         ConfigDef.ValidString.in(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE), Importance.MEDIUM,
-                        "exactly_once_v2: each input record's outcome and the fence update commit atomically. at_least_once: after a crash the records "
-                        + "since the last commit are decided again against the fence each met the first time, so an outcome may be written twice but "
-                        + "none is lost and no rejected write is ever accepted (issue 13).",
+                        "exactly_once_v2: each input record's outcome and the fence update commit atomically. at_least_once: "
+                                + "after a crash the records "
+                                + "since the last commit are decided again against the fence each met the first time, so an "
+                                + "outcome may be written twice but "
+                                + "none is lost and no rejected write is ever accepted (issue 13).",
                         GROUP_KAFKA, 8, ConfigDef.Width.SHORT, "Processing guarantee");
     }
 
@@ -63,74 +73,106 @@ final class FenceEnforcerConfigDefinition {
         return definition
                 .define(TOPICS_CREATE_ENABLE, Type.BOOLEAN, false, Importance.MEDIUM,
                         "Create missing topics at start. Off: a missing topic stops the enforcer with a message naming it. "
-                        + "Accepted and rejected topics are created with the input's partition count; the rejected topic with room for the rejection headers.",
+                                + "Accepted and rejected topics are created with the input's partition count; the rejected "
+                                + "topic with room for the rejection headers.",
                         GROUP_TOPICS, 1, ConfigDef.Width.SHORT, "Create topics")
                 .define(TOPICS_CREATE_PARTITIONS, Type.INT, 3, ConfigDef.Range.atLeast(1), Importance.LOW,
-                        "Partitions of the input topic when it is created. Never change it later: keys would move away from their fences.",
+                        "Partitions of the input topic when it is created. Never change it later: keys would move away from "
+                                + "their fences.",
                         GROUP_TOPICS, 2, ConfigDef.Width.SHORT, "Input partitions")
-                .define(TOPICS_CREATE_REPLICATION_FACTOR, Type.SHORT, (short) -1, ConfigDef.Range.between(-1, Short.MAX_VALUE), Importance.LOW,
-                        "Replication factor of created topics; -1 uses the broker's default.", GROUP_TOPICS, 3, ConfigDef.Width.SHORT, "Replication factor");
+                .define(TOPICS_CREATE_REPLICATION_FACTOR, Type.SHORT, (short) -1, ConfigDef.Range.between(-1, Short.MAX_VALUE),
+                        Importance.LOW,
+                        "Replication factor of created topics; -1 uses the broker's default.", GROUP_TOPICS, 3,
+                        ConfigDef.Width.SHORT, "Replication factor");
     }
 
     /** The HTTP endpoints (/metrics, /health, /fences/{key}). */
     private static ConfigDef http(ConfigDef definition) {
         return definition
                 .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW,
-                        "Address the HTTP endpoints (/metrics, /health, /fences/{key}) bind to.", GROUP_HTTP, 1, ConfigDef.Width.MEDIUM, "HTTP host")
+                        "Address the HTTP endpoints (/metrics, /health, /fences/{key}) bind to.", GROUP_HTTP, 1,
+                        ConfigDef.Width.MEDIUM, "HTTP host")
                 .define(HTTP_PORT, Type.INT, 8090, ConfigDef.Range.between(0, 65535), Importance.LOW,
                         "Port of the HTTP endpoints; 0 picks a free port.", GROUP_HTTP, 2, ConfigDef.Width.SHORT, "HTTP port")
                 .define(HTTP_ADVERTISED_HOST, Type.STRING, null, Importance.MEDIUM,
-                        "Host name other instances reach this one's HTTP endpoints at (Kafka Streams application.server, used to answer "
-                        + "/fences/{key} for keys another instance owns). Unset: http.host, or this machine's host name when http.host is 0.0.0.0.",
+                        "Host name other instances reach this one's HTTP endpoints at (Kafka Streams application.server, used "
+                                + "to answer "
+                                + "/fences/{key} for keys another instance owns). Unset: http.host, or this machine's host name "
+                                + "when http.host is 0.0.0.0.",
                         GROUP_HTTP, 3, ConfigDef.Width.MEDIUM, "Advertised HTTP host");
     }
 
     /** Token verification against etcd (issue 14). */
     private static ConfigDef tokenVerification(ConfigDef definition) {
+        definition.define(TOKEN_VERIFICATION_ENABLE, Type.BOOLEAN, null, Importance.HIGH,
+                "Check the fencing token of every record the decision rule would accept against etcd's history (issue "
+                        + "14): at "
+                        + "revision = token, the key's lock (<etcd.lock.prefix><encoded key>/<fence.lease in hex>) must "
+                        + "have been the oldest under "
+                        + "the lock and attached to that lease. Forged, future and borrowed tokens are rejected "
+                        + "(FUTURE_TOKEN, LOCK_NOT_HELD, "
+                        + "MISSING_LEASE, MALFORMED_LEASE, UNVERIFIABLE_TOKEN) instead of blocking the key. A holder's "
+                        + "writes at its fence are "
+                        + "answered from a cache. Unset: on when etcd.endpoints is set. Off: any positive fence.token "
+                        + "is believed.",
+                GROUP_VERIFICATION, 1, ConfigDef.Width.SHORT, "Verify tokens");
+        etcd(definition);
         return definition
-                .define(TOKEN_VERIFICATION_ENABLE, Type.BOOLEAN, null, Importance.HIGH,
-                        "Check the fencing token of every record the decision rule would accept against etcd's history (issue 14): at "
-                        + "revision = token, the key's lock (<etcd.lock.prefix><encoded key>/<fence.lease in hex>) must have been the oldest under "
-                        + "the lock and attached to that lease. Forged, future and borrowed tokens are rejected (FUTURE_TOKEN, LOCK_NOT_HELD, "
-                        + "MISSING_LEASE, MALFORMED_LEASE, UNVERIFIABLE_TOKEN) instead of blocking the key. A holder's writes at its fence are "
-                        + "answered from a cache. Unset: on when etcd.endpoints is set. Off: any positive fence.token is believed.",
-                        GROUP_VERIFICATION, 1, ConfigDef.Width.SHORT, "Verify tokens")
+                .define(TOKEN_VERIFICATION_COMPACTED_POLICY, Type.STRING, "reject", ConfigDef.ValidString.in("reject", "accept"),
+                        Importance.MEDIUM,
+                        "What to do with a token whose revision etcd has compacted away (the history to check is gone). reject: "
+                                + "reject it "
+                                + "UNVERIFIABLE_TOKEN, so nothing raises a fence unverified. accept: let it raise the fence and "
+                                + "count it "
+                                + "(fence_token_verifications_total{outcome=\"compacted_accepted\"}); a compacted revision is "
+                                + "below every token etcd issues "
+                                + "later, so it cannot block later holders, but it may be a made-up token.",
+                        GROUP_VERIFICATION, 11, ConfigDef.Width.SHORT, "Compacted revisions")
+                .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MS, Type.LONG, 100L, ConfigDef.Range.atLeast(1), Importance.LOW,
+                        "First wait before asking etcd again when it did not answer, in milliseconds; doubled after each "
+                                + "failure up to "
+                                + "token.verification.retry.backoff.max.ms. The stream thread waits meanwhile: nothing is "
+                                + "accepted unverified.",
+                        GROUP_VERIFICATION, 12, ConfigDef.Width.SHORT, "Retry backoff")
+                .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
+                        "Longest wait between attempts to reach etcd, in milliseconds.", GROUP_VERIFICATION, 13,
+                        ConfigDef.Width.SHORT, "Retry backoff max")
+                .define(TOKEN_VERIFICATION_CACHE_SIZE, Type.INT, 10_000, ConfigDef.Range.atLeast(0), Importance.LOW,
+                        "Verdicts kept in memory, per (key, token, lease), least recently used first out; etcd's answers about "
+                                + "the past never change.",
+                        GROUP_VERIFICATION, 14, ConfigDef.Width.SHORT, "Verdict cache size");
+    }
+
+    /** Where and how the verifier reaches etcd: producer-lib's setting names (issue 14). */
+    private static void etcd(ConfigDef definition) {
+        definition
                 .define(EtcdSettings.ENDPOINTS, Type.LIST, "", Importance.HIGH,
-                        "etcd client URLs (http:// or https://), comma-separated, of the etcd cluster the writers take their locks from.",
+                        "etcd client URLs (http:// or https://), comma-separated, of the etcd cluster the writers take their "
+                                + "locks from.",
                         GROUP_VERIFICATION, 2, ConfigDef.Width.LONG, "etcd endpoints")
                 .define(EtcdSettings.LOCK_PREFIX, Type.STRING, LockKeys.DEFAULT_PREFIX, Importance.MEDIUM,
-                        "Key prefix of the writers' lock keys (producer-lib's etcd.lock.prefix).", GROUP_VERIFICATION, 3, ConfigDef.Width.MEDIUM, "Lock prefix")
+                        "Key prefix of the writers' lock keys (producer-lib's etcd.lock.prefix).", GROUP_VERIFICATION, 3,
+                        ConfigDef.Width.MEDIUM, "Lock prefix")
                 .define(EtcdSettings.USER, Type.STRING, null, Importance.MEDIUM,
-                        "etcd user (with etcd.password); it needs read access to the lock prefix.", GROUP_VERIFICATION, 4, ConfigDef.Width.MEDIUM, "etcd user")
+                        "etcd user (with etcd.password); it needs read access to the lock prefix.", GROUP_VERIFICATION, 4,
+                        ConfigDef.Width.MEDIUM, "etcd user")
                 .define(EtcdSettings.PASSWORD, Type.PASSWORD, null, Importance.MEDIUM,
                         "Password of etcd.user.", GROUP_VERIFICATION, 5, ConfigDef.Width.MEDIUM, "etcd password")
                 .define(EtcdSettings.TLS_CA_FILE, Type.STRING, null, Importance.MEDIUM,
-                        "PEM file of the CA that signed etcd's server certificate; default: the JVM's trust store when an endpoint is https://.",
+                        "PEM file of the CA that signed etcd's server certificate; default: the JVM's trust store when an "
+                                + "endpoint is https://.",
                         GROUP_VERIFICATION, 6, ConfigDef.Width.LONG, "etcd CA file")
                 .define(EtcdSettings.TLS_CERT_FILE, Type.STRING, null, Importance.MEDIUM,
-                        "PEM client certificate, for etcd's --client-cert-auth (with etcd.tls.key.file).", GROUP_VERIFICATION, 7, ConfigDef.Width.LONG,
+                        "PEM client certificate, for etcd's --client-cert-auth (with etcd.tls.key.file).", GROUP_VERIFICATION, 7,
+                        ConfigDef.Width.LONG,
                         "etcd client certificate")
                 .define(EtcdSettings.TLS_KEY_FILE, Type.STRING, null, Importance.MEDIUM,
                         "PKCS#8 PEM key of etcd.tls.cert.file.", GROUP_VERIFICATION, 8, ConfigDef.Width.LONG, "etcd client key")
                 .define(EtcdSettings.CONNECT_TIMEOUT_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
-                        "TCP connect timeout to etcd, in milliseconds.", GROUP_VERIFICATION, 9, ConfigDef.Width.SHORT, "etcd connect timeout")
+                        "TCP connect timeout to etcd, in milliseconds.", GROUP_VERIFICATION, 9, ConfigDef.Width.SHORT,
+                        "etcd connect timeout")
                 .define(EtcdSettings.REQUEST_TIMEOUT_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
                         "Bound on each etcd read, in milliseconds; a read that times out is retried after the backoff.",
-                        GROUP_VERIFICATION, 10, ConfigDef.Width.SHORT, "etcd request timeout")
-                .define(TOKEN_VERIFICATION_COMPACTED_POLICY, Type.STRING, "reject", ConfigDef.ValidString.in("reject", "accept"), Importance.MEDIUM,
-                        "What to do with a token whose revision etcd has compacted away (the history to check is gone). reject: reject it "
-                        + "UNVERIFIABLE_TOKEN, so nothing raises a fence unverified. accept: let it raise the fence and count it "
-                        + "(fence_token_verifications_total{outcome=\"compacted_accepted\"}); a compacted revision is below every token etcd issues "
-                        + "later, so it cannot block later holders, but it may be a made-up token.",
-                        GROUP_VERIFICATION, 11, ConfigDef.Width.SHORT, "Compacted revisions")
-                .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MS, Type.LONG, 100L, ConfigDef.Range.atLeast(1), Importance.LOW,
-                        "First wait before asking etcd again when it did not answer, in milliseconds; doubled after each failure up to "
-                        + "token.verification.retry.backoff.max.ms. The stream thread waits meanwhile: nothing is accepted unverified.",
-                        GROUP_VERIFICATION, 12, ConfigDef.Width.SHORT, "Retry backoff")
-                .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
-                        "Longest wait between attempts to reach etcd, in milliseconds.", GROUP_VERIFICATION, 13, ConfigDef.Width.SHORT, "Retry backoff max")
-                .define(TOKEN_VERIFICATION_CACHE_SIZE, Type.INT, 10_000, ConfigDef.Range.atLeast(0), Importance.LOW,
-                        "Verdicts kept in memory, per (key, token, lease), least recently used first out; etcd's answers about the past never change.",
-                        GROUP_VERIFICATION, 14, ConfigDef.Width.SHORT, "Verdict cache size");
+                        GROUP_VERIFICATION, 10, ConfigDef.Width.SHORT, "etcd request timeout");
     }
 }

@@ -4,8 +4,8 @@ import dev.fencedwrites.enforcer.internal.CommitSignal;
 import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
 import dev.fencedwrites.enforcer.internal.FenceProcessor;
 import dev.fencedwrites.enforcer.internal.FenceSerde;
-import dev.fencedwrites.enforcer.internal.StoredFence;
 import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
+import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -96,7 +96,8 @@ public final class FenceEnforcerTopology {
      * @param limits   the topics' partition count and size limits
      * @param meters   where the fenced-writes counters are registered
      */
-    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits, MeterRegistry meters) {
+    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
+            MeterRegistry meters) {
         return build(input, accepted, rejected, markers, limits, meters, null);
     }
 
@@ -110,13 +111,16 @@ public final class FenceEnforcerTopology {
      * @param verifier checks the token of every record the rule would accept (issue 14), or {@code null} to believe every token;
      *                 shared by all tasks, so it must be thread-safe
      */
-    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits, MeterRegistry meters,
+    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
+            MeterRegistry meters,
             TokenVerifier verifier) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Topology topology = new Topology();
-        topology.addSource(AutoOffsetReset.earliest(), SOURCE, new LenientTimestampExtractor(), new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
+        topology.addSource(AutoOffsetReset.earliest(), SOURCE, new LenientTimestampExtractor(), new ByteArrayDeserializer(),
+                new ByteArrayDeserializer(), input);
         topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, COMMIT_SIGNAL, ACCEPTED_SINK, REJECTED_SINK,
-                markers == null ? null : new FenceProcessor.MarkerOutput(MARKERS_SINK, accepted), metrics, limits, verifier), SOURCE);
+                markers == null ? null : new FenceProcessor.MarkerOutput(MARKERS_SINK, accepted), metrics, limits, verifier),
+                SOURCE);
         // Cached: gets and puts hit an in-memory cache, and RocksDB and the changelog get one write
         // per key per commit instead of one per record. The processor and /fences/{key} read
         // through the cache. Under exactly_once_v2 the cache is flushed into the transaction
@@ -130,8 +134,10 @@ public final class FenceEnforcerTopology {
         // punctuator). Without the cache the enforcer ran at 0.34 of a pass-through under
         // at_least_once at 10k keys, 0.57 with it (./fence bench; JFR showed a RocksDB put and a
         // changelog send on every record).
-        topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde())
-                .withCachingEnabled(), PROCESSOR);
+        topology.addStateStore(
+                Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde())
+                        .withCachingEnabled(),
+                PROCESSOR);
         topology.addStateStore(CommitSignal.builder(COMMIT_SIGNAL), PROCESSOR);
         topology.addSink(ACCEPTED_SINK, accepted, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
         topology.addSink(REJECTED_SINK, rejected, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
@@ -146,8 +152,12 @@ public final class FenceEnforcerTopology {
         return build(config, limits, meters, null);
     }
 
-    /** Builds the topology for the topics named in {@code config}, with {@code verifier} (or {@code null}) checking raising tokens. */
+    /**
+     * Builds the topology for the topics named in {@code config}, with {@code verifier} (or {@code null}) checking raising
+     * tokens.
+     */
     public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters, TokenVerifier verifier) {
-        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null), limits, meters, verifier);
+        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null),
+                limits, meters, verifier);
     }
 }

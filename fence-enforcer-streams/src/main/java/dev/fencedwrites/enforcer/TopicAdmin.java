@@ -51,7 +51,8 @@ final class TopicAdmin {
     }
 
     /** Creates {@code topic} (one that exists already is fine) and waits until it takes writes. */
-    static void create(Admin admin, NewTopic topic, Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {
+    static void create(Admin admin, NewTopic topic, Duration timeout)
+            throws ExecutionException, InterruptedException, TimeoutException {
         try {
             admin.createTopics(List.of(topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             LOG.info("created topic '{}' with {} partitions", topic.name(), topic.numPartitions());
@@ -60,7 +61,8 @@ final class TopicAdmin {
                 throw e;
             }
         }
-        // Created here or by a racing instance: the stream's first transaction must not meet a partition its leader does not serve yet.
+        // Created here or by a racing instance: the stream's first transaction must not meet a partition its leader does not
+        // serve yet.
         NewTopics.awaitWritable(admin, List.of(topic.name()), timeout);
     }
 
@@ -81,17 +83,21 @@ final class TopicAdmin {
     }
 
     /** Whether {@code topic}'s cleanup.policy includes compact. */
-    static boolean compacted(Admin admin, String topic, Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {
+    static boolean compacted(Admin admin, String topic, Duration timeout)
+            throws ExecutionException, InterruptedException, TimeoutException {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        Config config = admin.describeConfigs(List.of(resource)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(resource);
+        Config config = admin.describeConfigs(List.of(resource)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                .get(resource);
         return config.get(TopicConfig.CLEANUP_POLICY_CONFIG).value().contains(TopicConfig.CLEANUP_POLICY_COMPACT);
     }
 
     /** The message.max.bytes of one broker, which a topic created without max.message.bytes inherits. */
-    static int brokerMessageMaxBytes(Admin admin, Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {
+    static int brokerMessageMaxBytes(Admin admin, Duration timeout)
+            throws ExecutionException, InterruptedException, TimeoutException {
         Collection<Node> nodes = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, nodes.iterator().next().idString());
-        Config brokerConfig = admin.describeConfigs(List.of(broker)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(broker);
+        Config brokerConfig = admin.describeConfigs(List.of(broker)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                .get(broker);
         return Integer.parseInt(brokerConfig.get(BROKER_MESSAGE_MAX_BYTES).value());
     }
 
@@ -121,7 +127,8 @@ final class TopicAdmin {
             }
         }
         Map<String, Integer> max = new LinkedHashMap<>();
-        configs.forEach((resource, config) -> max.put(resource.name(), Integer.parseInt(config.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value())));
+        configs.forEach((resource, config) -> max.put(resource.name(),
+                Integer.parseInt(config.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value())));
         return max;
     }
 }

@@ -68,10 +68,13 @@ final class TopicCheck {
             int rejected = Math.min(rejectedMax, producerMax);
             if (rejected < FenceEnforcerTopology.Limits.MIN_REJECTED_MAX_BYTES) {
                 throw new IllegalStateException("the rejected topic takes records of at most " + rejected + " bytes (its "
-                        + TopicConfig.MAX_MESSAGE_BYTES_CONFIG + " and the producer's " + ProducerConfig.MAX_REQUEST_SIZE_CONFIG + "), fewer than the "
-                        + FenceEnforcerTopology.Limits.MIN_REJECTED_MAX_BYTES + " a reference record of a rejected record needs: raise them");
+                        + TopicConfig.MAX_MESSAGE_BYTES_CONFIG + " and the producer's " + ProducerConfig.MAX_REQUEST_SIZE_CONFIG
+                        + "), fewer than the "
+                        + FenceEnforcerTopology.Limits.MIN_REJECTED_MAX_BYTES
+                        + " a reference record of a rejected record needs: raise them");
             }
-            return new FenceEnforcerTopology.Limits(inputPartitions, Math.min(acceptedMax, producerMax), rejected, Math.min(changelogMax, producerMax));
+            return new FenceEnforcerTopology.Limits(inputPartitions, Math.min(acceptedMax, producerMax), rejected,
+                    Math.min(changelogMax, producerMax));
         }
     }
 
@@ -104,35 +107,43 @@ final class TopicCheck {
             int partitions = found.get(input).partitions().size();
             int inputMax = maxMessageBytes(admin, input, timeout).get(input);
             prepareOutputs(admin, config, found, partitions, inputMax, timeout);
-            Map<String, Integer> maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(), config.rejectedTopic());
+            Map<String, Integer> maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(),
+                    config.rejectedTopic());
             int changelogMax = changelogMaxMessageBytes(admin, config, timeout);
             int rejectedMax = maxBytes.get(config.rejectedTopic());
             int acceptedMax = maxBytes.get(config.acceptedTopic());
             if (compacted(admin, config.rejectedTopic(), timeout)) {
-                throw new IllegalStateException("rejected topic '" + config.rejectedTopic() + "' is compacted (cleanup.policy=compact): it would drop "
-                        + "rejected records and refuses records without a key; use cleanup.policy=delete");
+                throw new IllegalStateException(
+                        "rejected topic '" + config.rejectedTopic() + "' is compacted (cleanup.policy=compact): it would drop "
+                                + "rejected records and refuses records without a key; use cleanup.policy=delete");
             }
             if (config.markersTopic().isPresent()) {
                 // A stored key may come back as a published marker: it must fit the markers topic too.
-                changelogMax = Math.min(changelogMax, prepareMarkers(admin, config, config.markersTopic().get(), partitions, timeout));
+                changelogMax = Math.min(changelogMax,
+                        prepareMarkers(admin, config, config.markersTopic().get(), partitions, timeout));
             }
             warnOfSmallOutputs(config, inputMax, acceptedMax, rejectedMax);
             return new Topics(partitions, acceptedMax, rejectedMax, changelogMax);
         } catch (ExecutionException e) {
             throw new IllegalStateException("cannot check the enforcer's topics: " + e.getCause(), e.getCause());
         } catch (TimeoutException e) {
-            throw new IllegalStateException("Kafka did not answer within " + timeout.toSeconds() + " s while checking the enforcer's topics");
+            throw new IllegalStateException(
+                    "Kafka did not answer within " + timeout.toSeconds() + " s while checking the enforcer's topics");
         }
     }
 
-    /** The input, accepted and rejected topics that exist, by name, once the input topic does (created when missing and allowed). */
+    /**
+     * The input, accepted and rejected topics that exist, by name, once the input topic does (created when missing and allowed).
+     */
     private static Map<String, TopicDescription> prepareInput(Admin admin, FenceEnforcerConfig config, Duration timeout)
             throws ExecutionException, InterruptedException, TimeoutException {
         String input = config.inputTopic();
-        Map<String, TopicDescription> found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()), timeout);
+        Map<String, TopicDescription> found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()),
+                timeout);
         if (!found.containsKey(input)) {
             requireCreate(config, input);
-            create(admin, new NewTopic(input, Optional.of(config.getInt(FenceEnforcerConfig.TOPICS_CREATE_PARTITIONS)), replication(config)), timeout);
+            create(admin, new NewTopic(input, Optional.of(config.getInt(FenceEnforcerConfig.TOPICS_CREATE_PARTITIONS)),
+                    replication(config)), timeout);
             long deadline = System.nanoTime() + timeout.toNanos();
             do {
                 // A topic created a moment ago may not be in every broker's metadata yet.
@@ -140,14 +151,16 @@ final class TopicCheck {
                 found = describe(admin, List.of(input, config.acceptedTopic(), config.rejectedTopic()), timeout);
             } while (!found.containsKey(input) && System.nanoTime() - deadline < 0);
             if (!found.containsKey(input)) {
-                throw new IllegalStateException("created input topic '" + input + "' but it did not appear within " + timeout.toSeconds() + " s");
+                throw new IllegalStateException(
+                        "created input topic '" + input + "' but it did not appear within " + timeout.toSeconds() + " s");
             }
         }
         return found;
     }
 
     /** Creates a missing accepted or rejected topic (when allowed) and checks that each has at least the input's partitions. */
-    private static void prepareOutputs(Admin admin, FenceEnforcerConfig config, Map<String, TopicDescription> found, int partitions, int inputMax,
+    private static void prepareOutputs(Admin admin, FenceEnforcerConfig config, Map<String, TopicDescription> found,
+            int partitions, int inputMax,
             Duration timeout) throws ExecutionException, InterruptedException, TimeoutException {
         for (String output : List.of(config.acceptedTopic(), config.rejectedTopic())) {
             if (!found.containsKey(output)) {
@@ -157,7 +170,8 @@ final class TopicCheck {
                         .configs(Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(max))), timeout);
             } else if (found.get(output).partitions().size() < partitions) {
                 throw new IllegalStateException("topic '" + output + "' has " + found.get(output).partitions().size()
-                        + " partitions, fewer than the input topic '" + config.inputTopic() + "' (" + partitions + "): add partitions to it");
+                        + " partitions, fewer than the input topic '" + config.inputTopic() + "' (" + partitions
+                        + "): add partitions to it");
             }
         }
     }
@@ -165,13 +179,19 @@ final class TopicCheck {
     private static void warnOfSmallOutputs(FenceEnforcerConfig config, int inputMax, int acceptedMax, int rejectedMax) {
         String input = config.inputTopic();
         if (acceptedMax < inputMax) {
-            LOG.warn("accepted topic '{}' takes records up to {} bytes, the input '{}' up to {}: larger valid records will be rejected TOO_LARGE",
+            LOG.warn(
+                    "accepted topic '{}' takes records up to {} bytes, the input '{}' up to {}: larger valid records will be "
+                            + "rejected TOO_LARGE",
                     config.acceptedTopic(), acceptedMax, input, inputMax);
         }
         if (rejectedMax < inputMax + REJECTION_HEADROOM_BYTES) {
-            LOG.warn("rejected topic '{}' takes records up to {} bytes, the input '{}' up to {}: a rejected record near the input's limit "
-                    + "plus its rejection headers would not fit, and its copy would leave out its value (or more). Set {}={} on '{}'.",
-                    config.rejectedTopic(), rejectedMax, input, inputMax, TopicConfig.MAX_MESSAGE_BYTES_CONFIG, inputMax + REJECTION_HEADROOM_BYTES,
+            LOG.warn(
+                    "rejected topic '{}' takes records up to {} bytes, the input '{}' up to {}: a rejected record near the "
+                            + "input's limit "
+                            + "plus its rejection headers would not fit, and its copy would leave out its value (or more). Set "
+                            + "{}={} on '{}'.",
+                    config.rejectedTopic(), rejectedMax, input, inputMax, TopicConfig.MAX_MESSAGE_BYTES_CONFIG,
+                    inputMax + REJECTION_HEADROOM_BYTES,
                     config.rejectedTopic());
         }
     }
@@ -194,9 +214,11 @@ final class TopicCheck {
             }
         }
         if (compacted(admin, markers, timeout)) {
-            throw new IllegalStateException("markers topic '" + markers + "' is compacted (cleanup.policy=compact): markers have null values, "
-                    + "which compaction removes as tombstones; use cleanup.policy=delete, or set " + FenceEnforcerConfig.MARKERS_TOPIC
-                    + " empty to publish no markers");
+            throw new IllegalStateException(
+                    "markers topic '" + markers + "' is compacted (cleanup.policy=compact): markers have null values, "
+                            + "which compaction removes as tombstones; use cleanup.policy=delete, or set "
+                            + FenceEnforcerConfig.MARKERS_TOPIC
+                            + " empty to publish no markers");
         }
         return maxMessageBytes(admin, markers, timeout).get(markers);
     }
@@ -209,7 +231,8 @@ final class TopicCheck {
     private static int changelogMaxMessageBytes(Admin admin, FenceEnforcerConfig config, Duration timeout)
             throws ExecutionException, InterruptedException, TimeoutException {
         // Kafka Streams names a store's changelog <application.id>-<store name>-changelog.
-        String changelog = config.getString(FenceEnforcerConfig.APPLICATION_ID) + "-" + FenceEnforcerTopology.STORE + "-changelog";
+        String changelog = config.getString(FenceEnforcerConfig.APPLICATION_ID) + "-" + FenceEnforcerTopology.STORE
+                + "-changelog";
         if (describe(admin, List.of(changelog), timeout).containsKey(changelog)) {
             return maxMessageBytes(admin, changelog, timeout).get(changelog);
         }
@@ -222,7 +245,8 @@ final class TopicCheck {
 
     private static void requireCreate(FenceEnforcerConfig config, String topic) {
         if (!config.getBoolean(FenceEnforcerConfig.TOPICS_CREATE_ENABLE)) {
-            throw new IllegalStateException("topic '" + topic + "' does not exist: create it (accepted and rejected with at least the input's partitions; "
+            throw new IllegalStateException("topic '" + topic
+                    + "' does not exist: create it (accepted and rejected with at least the input's partitions; "
                     + "markers with cleanup.policy=delete) "
                     + "or set " + FenceEnforcerConfig.TOPICS_CREATE_ENABLE + "=true");
         }

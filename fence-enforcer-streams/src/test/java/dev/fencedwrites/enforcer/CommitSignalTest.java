@@ -2,9 +2,9 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.enforcer.internal.StoredFence;
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -38,18 +38,23 @@ class CommitSignalTest {
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
-        try (TopologyTestDriver driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq", 1, new SimpleMeterRegistry()), props)) {
-            TestInputTopic<byte[], byte[]> input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
+        try (TopologyTestDriver driver = new TopologyTestDriver(
+                FenceEnforcerTopology.build("in", "ok", "dlq", 1, new SimpleMeterRegistry()), props)) {
+            TestInputTopic<byte[], byte[]> input = driver.createInputTopic("in", new ByteArraySerializer(),
+                    new ByteArraySerializer());
             for (int seq = 1; seq <= 3; seq++) {
                 RecordHeaders headers = new RecordHeaders();
                 headers.add(FenceHeaders.TOKEN, "6".getBytes(StandardCharsets.UTF_8));
                 headers.add(FenceHeaders.SEQ, Integer.toString(seq).getBytes(StandardCharsets.UTF_8));
-                input.pipeInput(new TestRecord<>(KEY.getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8), headers));
+                input.pipeInput(
+                        new TestRecord<>(KEY.getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8), headers));
             }
 
-            StoredFence stored = driver.<Bytes, StoredFence>getKeyValueStore(FenceEnforcerTopology.STORE).get(Bytes.wrap(KEY.getBytes(StandardCharsets.UTF_8)));
+            StoredFence stored = driver.<Bytes, StoredFence>getKeyValueStore(FenceEnforcerTopology.STORE)
+                    .get(Bytes.wrap(KEY.getBytes(StandardCharsets.UTF_8)));
 
-            assertThat(stored).isEqualTo(new StoredFence(new Fence(6, 2), 2, List.of(new StoredFence.Accept(2, new Fence(6, 3)))));
+            assertThat(stored)
+                    .isEqualTo(new StoredFence(new Fence(6, 2), 2, List.of(new StoredFence.Accept(2, new Fence(6, 3)))));
         }
     }
 }

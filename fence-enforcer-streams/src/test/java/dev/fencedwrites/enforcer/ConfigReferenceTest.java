@@ -12,7 +12,8 @@ class ConfigReferenceTest {
 
     @Test
     void checkedInReferenceMatchesTheDefinition() {
-        ConfigReference.assertUpToDate(FenceEnforcerConfig.DEFINITION, "FenceEnforcerConfig.DEFINITION", Path.of("CONFIGURATION.rst"),
+        ConfigReference.assertUpToDate(FenceEnforcerConfig.DEFINITION, "FenceEnforcerConfig.DEFINITION",
+                Path.of("CONFIGURATION.rst"),
                 "fence-enforcer-streams", "ConfigReferenceTest");
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
@@ -18,7 +19,8 @@ class FenceEnforcerConfigTest {
 
     @Test
     void environmentOverridesTheFileAndDoubleUnderscoreIsALiteralUnderscore() throws Exception {
-        Path file = Files.writeString(dir.resolve("enforcer.properties"), "bootstrap.servers=file:9092\napplication.id=from-file\n");
+        Path file = Files.writeString(dir.resolve("enforcer.properties"),
+                "bootstrap.servers=file:9092\napplication.id=from-file\n");
 
         FenceEnforcerConfig config = FenceEnforcerConfig.load(file, Map.of(
                 "FENCE_ENFORCER_APPLICATION_ID", "from-env",
@@ -49,7 +51,8 @@ class FenceEnforcerConfigTest {
 
     @Test
     void missingBootstrapServersIsRefused() {
-        assertThatThrownBy(() -> FenceEnforcerConfig.load(null, Map.of())).isInstanceOf(ConfigException.class).hasMessageContaining("bootstrap.servers");
+        assertThatThrownBy(() -> FenceEnforcerConfig.load(null, Map.of())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("bootstrap.servers");
     }
 
     // --- token verification (issue 14) ---
@@ -70,21 +73,24 @@ class FenceEnforcerConfigTest {
 
     @Test
     void tokenVerificationCanBeTurnedOffWithEndpointsSet() {
-        assertThat(load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://127.0.0.1:2379", "FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "false"))
+        assertThat(load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://127.0.0.1:2379",
+                "FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "false"))
                 .tokenVerification()).isEmpty();
     }
 
     @Test
     void tokenVerificationOnWithoutEndpointsIsRefusedNamingBothSettings() {
         assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "true")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.enable").hasMessageContaining("etcd.endpoints");
+                .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.enable")
+                .hasMessageContaining("etcd.endpoints");
     }
 
     @Test
     void invalidEtcdSettingsAreRefusedAtLoadNamingTheSetting() {
         assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "127.0.0.1:2379")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("etcd.endpoints");
-        assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ENFORCER_ETCD_USER", "enforcer")))
+        assertThatThrownBy(
+                () -> load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ENFORCER_ETCD_USER", "enforcer")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("etcd.password");
         assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_COMPACTED_POLICY", "maybe")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.compacted.policy");
@@ -95,15 +101,16 @@ class FenceEnforcerConfigTest {
 
     @Test
     void theEtcdPasswordNeverShowsInTheSettingsText() {
-        FenceEnforcerConfig config = load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ENFORCER_ETCD_USER", "enforcer",
-                "FENCE_ENFORCER_ETCD_PASSWORD", "s3cret-pw"));
+        FenceEnforcerConfig config = load(
+                Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ENFORCER_ETCD_USER", "enforcer",
+                        "FENCE_ENFORCER_ETCD_PASSWORD", "s3cret-pw"));
 
         assertThat(config.tokenVerification().orElseThrow().toString()).doesNotContain("s3cret-pw");
         assertThat(config.tokenVerification().orElseThrow().password()).isEqualTo("s3cret-pw");
     }
 
     private static FenceEnforcerConfig load(Map<String, String> env) {
-        Map<String, String> all = new java.util.HashMap<>(env);
+        Map<String, String> all = new HashMap<>(env);
         all.put("FENCE_ENFORCER_BOOTSTRAP_SERVERS", "k:9092");
         return FenceEnforcerConfig.load(null, all);
     }

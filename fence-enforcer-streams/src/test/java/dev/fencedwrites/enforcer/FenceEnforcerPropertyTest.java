@@ -2,10 +2,10 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.enforcer.ReferenceModel.Kind;
-import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.enforcer.ReferenceModel.Kind;
+import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -40,7 +40,8 @@ class FenceEnforcerPropertyTest {
     Path stateDir;
 
     /** One generated input record and what the generator made wrong with it, if anything. */
-    private record Event(int id, byte[] key, RejectionReason invalid, long token, Long seq, boolean marker, byte[] value, RecordHeaders headers) {
+    private record Event(int id, byte[] key, RejectionReason invalid, long token, Long seq, boolean marker, byte[] value,
+            RecordHeaders headers) {
     }
 
     @Test
@@ -49,10 +50,14 @@ class FenceEnforcerPropertyTest {
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-property-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        try (TopologyTestDriver driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq", 1, new SimpleMeterRegistry()), props)) {
-            TestInputTopic<byte[], byte[]> input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
-            TestOutputTopic<byte[], byte[]> accepted = driver.createOutputTopic("ok", new ByteArrayDeserializer(), new ByteArrayDeserializer());
-            TestOutputTopic<byte[], byte[]> rejected = driver.createOutputTopic("dlq", new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        try (TopologyTestDriver driver = new TopologyTestDriver(
+                FenceEnforcerTopology.build("in", "ok", "dlq", 1, new SimpleMeterRegistry()), props)) {
+            TestInputTopic<byte[], byte[]> input = driver.createInputTopic("in", new ByteArraySerializer(),
+                    new ByteArraySerializer());
+            TestOutputTopic<byte[], byte[]> accepted = driver.createOutputTopic("ok", new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer());
+            TestOutputTopic<byte[], byte[]> rejected = driver.createOutputTopic("dlq", new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer());
             Random random = new Random(SEED);
             int records = 0;
             for (int history = 0; history < HISTORIES; history++) {
@@ -79,12 +84,14 @@ class FenceEnforcerPropertyTest {
                 }
                 for (TestRecord<byte[], byte[]> out : rejected.readRecordsToList()) {
                     RejectionReason reason = RejectionReason.valueOf(text(out, FenceHeaders.REJECTED_REASON));
-                    assertThat(actual.put(id(out), Outcome.rejected(reason))).as("history %d: record %d output twice", history, id(out)).isNull();
+                    assertThat(actual.put(id(out), Outcome.rejected(reason)))
+                            .as("history %d: record %d output twice", history, id(out)).isNull();
                 }
                 for (Map.Entry<Integer, Outcome> entry : expected.entrySet()) {
                     int id = entry.getKey();
                     if (entry.getValue().kind() == Kind.MARKER_ACCEPTED) {
-                        assertThat(actual).as("history %d: winning marker %d must not be forwarded", history, id).doesNotContainKey(id);
+                        assertThat(actual).as("history %d: winning marker %d must not be forwarded", history, id)
+                                .doesNotContainKey(id);
                     } else {
                         assertThat(actual.get(id)).as("history %d, record %d", history, id).isEqualTo(entry.getValue());
                     }
@@ -124,14 +131,14 @@ class FenceEnforcerPropertyTest {
                 seq = 0L;
                 value = random.nextInt(10) == 0 ? value : null;
             } else if (kind < 24) {
-                seq = (long) random.nextInt(nextSeq[h] + 1);           // redelivery or out of order
+                seq = (long) random.nextInt(nextSeq[h] + 1); // redelivery or out of order
             } else if (kind < 30) {
-                seq = null;                                             // a writer without seq
+                seq = null; // a writer without seq
             } else {
                 seq = (long) ++nextSeq[h];
             }
             if (!marker && kind % 10 == 0) {
-                value = null;                                           // a delete
+                value = null; // a delete
             }
             events.add(valid(id, key, tokens[h], seq, marker, value));
         }
@@ -156,22 +163,22 @@ class FenceEnforcerPropertyTest {
         headers.add(ID, utf8(Integer.toString(id)));
         byte[] value = ("bad" + id).getBytes(StandardCharsets.UTF_8);
         switch (random.nextInt(6)) {
-            case 0:
+            case 0 :
                 headers.add(FenceHeaders.TOKEN, utf8("7"));
                 return new Event(id, null, RejectionReason.MISSING_KEY, 0, null, false, value, headers);
-            case 1:
+            case 1 :
                 headers.add(FenceHeaders.TOKEN, utf8("7"));
                 return new Event(id, new byte[0], RejectionReason.MISSING_KEY, 0, null, false, value, headers);
-            case 2:
+            case 2 :
                 return new Event(id, key, RejectionReason.MISSING_TOKEN, 0, null, false, value, headers);
-            case 3:
+            case 3 :
                 headers.add(FenceHeaders.TOKEN, utf8(random.nextBoolean() ? "-3" : "x1"));
                 return new Event(id, key, RejectionReason.MALFORMED_TOKEN, 0, null, false, value, headers);
-            case 4:
+            case 4 :
                 headers.add(FenceHeaders.TOKEN, utf8("7"));
                 headers.add(FenceHeaders.SEQ, utf8("one"));
                 return new Event(id, key, RejectionReason.MALFORMED_SEQ, 0, null, false, value, headers);
-            default:
+            default :
                 headers.add(FenceHeaders.TOKEN, utf8("7"));
                 headers.add(FenceHeaders.OP, utf8("UPSERT"));
                 return new Event(id, key, RejectionReason.UNKNOWN_OP, 0, null, false, value, headers);

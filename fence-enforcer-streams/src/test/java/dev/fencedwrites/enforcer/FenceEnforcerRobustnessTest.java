@@ -3,33 +3,36 @@ package dev.fencedwrites.enforcer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
-import dev.fencedwrites.enforcer.internal.StoredFence;
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
+import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Inputs that must be routed, never allowed to stop the enforcer: invalid timestamps, and records too large for an output topic or the fence store (issue 13). */
+/**
+ * Inputs that must be routed, never allowed to stop the enforcer: invalid timestamps, and records too large for an output topic
+ * or the fence store (issue 13).
+ */
 class FenceEnforcerRobustnessTest {
     private static final int ACCEPTED_MAX = 1_000;
     private static final int REJECTED_MAX = 3_000;
@@ -61,11 +64,15 @@ class FenceEnforcerRobustnessTest {
         driver.close();
     }
 
-    /** TestRecord refuses negative timestamps, so the source's extractor is checked directly; the broker accepts such records from non-Java clients. */
+    /**
+     * TestRecord refuses negative timestamps, so the source's extractor is checked directly; the broker accepts such records from
+     * non-Java clients.
+     */
     @Test
     void recordWithNegativeTimestampGetsThePartitionTimeOrTheClock() {
         LenientTimestampExtractor extractor = new LenientTimestampExtractor();
-        ConsumerRecord<Object, Object> negative = new ConsumerRecord<>("in", 0, 0L, -1L, TimestampType.CREATE_TIME, 1, 1, "k", "v",
+        ConsumerRecord<Object, Object> negative = new ConsumerRecord<>("in", 0, 0L, -1L, TimestampType.CREATE_TIME, 1, 1, "k",
+                "v",
                 new RecordHeaders(), Optional.empty());
         long before = System.currentTimeMillis();
 
@@ -116,7 +123,8 @@ class FenceEnforcerRobustnessTest {
         assertThat(header(reference, FenceHeaders.SOURCE_KEY_BYTES)).isEqualTo("4000");
         assertThat(header(reference, FenceHeaders.REJECTED_KEY_OMITTED)).isEqualTo("true");
         assertThat(header(reference, FenceHeaders.SEQ)).as("a short fencing header is kept").isEqualTo("1");
-        assertThat(accepted.readValuesToList()).extracting(v -> new String(v, StandardCharsets.UTF_8)).containsExactly("before", "after");
+        assertThat(accepted.readValuesToList()).extracting(v -> new String(v, StandardCharsets.UTF_8)).containsExactly("before",
+                "after");
         assertThat(meters.get("rejected.copies.reduced").tag("step", "REFERENCE").counter().count()).isEqualTo(1.0);
     }
 
@@ -133,7 +141,8 @@ class FenceEnforcerRobustnessTest {
         assertThat(copy.headers().lastHeader("junk")).isNull();
         assertThat(header(copy, FenceHeaders.WRITER)).isEqualTo("worker-a");
         assertThat(header(copy, FenceHeaders.REJECTED_HEADERS_OMITTED)).isEqualTo("1");
-        assertThat(header(copy, FenceHeaders.SOURCE_HEADERS_BYTES)).isEqualTo(Integer.toString(FenceHeaders.WRITER.length() + 8 + 4 + 5_000));
+        assertThat(header(copy, FenceHeaders.SOURCE_HEADERS_BYTES))
+                .isEqualTo(Integer.toString(FenceHeaders.WRITER.length() + 8 + 4 + 5_000));
     }
 
     @Test

@@ -16,6 +16,7 @@ import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
@@ -87,9 +88,10 @@ class FenceEnforcerTopologyTest {
     }
 
     private static String keyHashingTo(int partitions, boolean partitionZero) {
-        for (int i = 0; ; i++) {
+        for (int i = 0;; i++) {
             String key = "customer-" + i;
-            boolean zero = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(utf8(key))) % partitions == 0;
+            boolean zero = Utils.toPositive(Utils.murmur2(utf8(key)))
+                    % partitions == 0;
             if (zero == partitionZero) {
                 return key;
             }
@@ -196,7 +198,8 @@ class FenceEnforcerTopologyTest {
     void forwardsAcceptedRecordByteForByte() {
         byte[] key = utf8(KEY);
         byte[] value = {0, 0, 0, 0, 1, (byte) 0xff, 0x10};
-        Headers headers = headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1", FenceHeaders.LEASE, "7587", FenceHeaders.WRITER, "worker-a", "trace", "abc");
+        Headers headers = headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1", FenceHeaders.LEASE, "7587", FenceHeaders.WRITER,
+                "worker-a", "trace", "abc");
 
         input.pipeInput(new TestRecord<>(key, value, headers));
 
@@ -261,7 +264,9 @@ class FenceEnforcerTopologyTest {
         assertThat(markers.isEmpty()).isTrue();
     }
 
-    /** A published marker carries only its fence, short lease and writer, target and source: 2 MB of other headers stay behind. */
+    /**
+     * A published marker carries only its fence, short lease and writer, target and source: 2 MB of other headers stay behind.
+     */
     @Test
     void publishedMarkerCarriesOnlyItsFenceHeaders() {
         pipe(KEY, null, FenceHeaders.TOKEN, "6", FenceHeaders.SEQ, "0", FenceHeaders.OP, "fence", FenceHeaders.WRITER, "worker-1",
@@ -270,12 +275,16 @@ class FenceEnforcerTopologyTest {
         TestRecord<byte[], byte[]> out = markers.readRecord();
         List<String> names = new ArrayList<>();
         out.headers().forEach(header -> names.add(header.key()));
-        assertThat(names).containsExactly(FenceHeaders.TOKEN, FenceHeaders.SEQ, FenceHeaders.OP, FenceHeaders.WRITER, FenceHeaders.MARKER_TARGET_TOPIC,
+        assertThat(names).containsExactly(FenceHeaders.TOKEN, FenceHeaders.SEQ, FenceHeaders.OP, FenceHeaders.WRITER,
+                FenceHeaders.MARKER_TARGET_TOPIC,
                 FenceHeaders.SOURCE_TOPIC, FenceHeaders.SOURCE_PARTITION, FenceHeaders.SOURCE_OFFSET);
         assertThat(header(out, FenceHeaders.OP)).isEqualTo("FENCE");
     }
 
-    /** A rejected copy sent back to the input would carry its old rejection to the accepted topic, where the sink refuses it: the enforcer refuses it first. */
+    /**
+     * A rejected copy sent back to the input would carry its old rejection to the accepted topic, where the sink refuses it: the
+     * enforcer refuses it first.
+     */
     @Test
     void rejectsARecordThatAlreadyCarriesRejectionHeaders() {
         pipe(KEY, "resent", FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1", FenceHeaders.REJECTED_REASON, "TOO_LARGE");
@@ -404,14 +413,14 @@ class FenceEnforcerTopologyTest {
 
     @Test
     void everyInputRecordLandsInExactlyOneOutputTopicExceptWinningMarkers() {
-        write(KEY, "a1", 5, 1);                                    // accepted
-        write(KEY, "a1", 5, 1);                                    // DUPLICATE
-        marker(KEY, 6);                                            // winning marker: no output
-        write(KEY, "a2", 5, 2);                                    // STALE_TOKEN
-        marker(KEY, 4);                                            // losing marker: rejected
-        write(KEY, "b1", 6, 1);                                    // accepted
+        write(KEY, "a1", 5, 1); // accepted
+        write(KEY, "a1", 5, 1); // DUPLICATE
+        marker(KEY, 6); // winning marker: no output
+        write(KEY, "a2", 5, 2); // STALE_TOKEN
+        marker(KEY, 4); // losing marker: rejected
+        write(KEY, "b1", 6, 1); // accepted
         pipe(KEY, null, FenceHeaders.TOKEN, "6", FenceHeaders.SEQ, "2"); // delete: accepted
-        pipe(KEY, "x", FenceHeaders.SEQ, "3");                     // MISSING_TOKEN
+        pipe(KEY, "x", FenceHeaders.SEQ, "3"); // MISSING_TOKEN
         input.pipeInput(new TestRecord<>((byte[]) null, utf8("y"), headers(FenceHeaders.TOKEN, "9"))); // MISSING_KEY
 
         List<String> sourceOffsets = new ArrayList<>();
@@ -456,7 +465,8 @@ class FenceEnforcerTopologyTest {
     /** Issue 13: a lease id sent as the token must not raise the fence, or it would block every real token. */
     @Test
     void leaseIdSentAsTokenIsCountedAndRaisesNoFence() {
-        pipe(KEY, "v", FenceHeaders.TOKEN, "7587869054862721234", FenceHeaders.SEQ, "1", FenceHeaders.LEASE, "7587869054862721234");
+        pipe(KEY, "v", FenceHeaders.TOKEN, "7587869054862721234", FenceHeaders.SEQ, "1", FenceHeaders.LEASE,
+                "7587869054862721234");
         write(KEY, "real", 5, 1);
 
         assertThat(acceptedValues()).containsExactly("real");

@@ -2,10 +2,10 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
-import dev.fencedwrites.enforcer.TaskSimulation.Output;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
+import dev.fencedwrites.enforcer.TaskSimulation.Output;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -80,8 +80,12 @@ class FenceReplayPropertyTest {
         return crashes;
     }
 
-    /** One record of key {@code k}: a new lease, the next write, a stale or repeated write, a marker, a write without seq, or a bad record. */
-    private static void append(TaskSimulation task, ReferenceModel model, Map<Integer, Outcome> expected, Map<Integer, String> keyOf, String key,
+    /**
+     * One record of key {@code k}: a new lease, the next write, a stale or repeated write, a marker, a write without seq, or a
+     * bad record.
+     */
+    private static void append(TaskSimulation task, ReferenceModel model, Map<Integer, Outcome> expected,
+            Map<Integer, String> keyOf, String key,
             int k, long[] token, long[] seq, Random random) {
         RecordHeaders headers = new RecordHeaders();
         int roll = random.nextInt(100);
@@ -125,7 +129,8 @@ class FenceReplayPropertyTest {
         keyOf.put(id, key);
     }
 
-    private static void check(int history, TaskSimulation task, ReferenceModel model, Map<Integer, Outcome> expected, Map<Integer, String> keyOf,
+    private static void check(int history, TaskSimulation task, ReferenceModel model, Map<Integer, Outcome> expected,
+            Map<Integer, String> keyOf,
             List<String> keys) {
         Map<Integer, List<Output>> seen = new HashMap<>();
         Map<String, Set<Integer>> firstAccepted = new HashMap<>();
@@ -151,7 +156,8 @@ class FenceReplayPropertyTest {
             }
         }
         for (String key : keys) {
-            assertThat(List.copyOf(firstAccepted.getOrDefault(key, Set.of()))).as("history %d: first copies of %s's accepts in order", history, key)
+            assertThat(List.copyOf(firstAccepted.getOrDefault(key, Set.of())))
+                    .as("history %d: first copies of %s's accepts in order", history, key)
                     .isEqualTo(expectedAccepted.getOrDefault(key, List.of()));
             String fence = task.live(key) == null ? null : task.live(key).fence().toString();
             assertThat(fence).as("history %d: fence of %s", history, key).isEqualTo(model.fence(key));

@@ -2,16 +2,17 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.enforcer.TaskSimulation.Output;
-import dev.fencedwrites.enforcer.internal.StoredFence;
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.enforcer.TaskSimulation.Output;
+import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.StreamsConfig;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -101,8 +102,9 @@ class FenceReplayTest {
         verified.finish();
 
         assertThat(verified.delivered()).extracting(Output::id, Output::accepted, Output::reason)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple(first, true, null), org.assertj.core.groups.Tuple.tuple(second, true, null),
-                        org.assertj.core.groups.Tuple.tuple(borrowed, false, RejectionReason.LOCK_NOT_HELD));
+                .containsExactly(Tuple.tuple(first, true, null),
+                        Tuple.tuple(second, true, null),
+                        Tuple.tuple(borrowed, false, RejectionReason.LOCK_NOT_HELD));
         assertThat(verifier.asked).containsExactly(KEY + "/6/60");
         assertThat(verified.durable(KEY).lease()).isEqualTo(60);
     }
@@ -228,10 +230,13 @@ class FenceReplayTest {
         assertThat(acceptedIds()).containsExactly(0, next);
     }
 
-    /** The input's offsets went back (group offsets reset, topic recreated): a different record now sits at a remembered offset. */
+    /**
+     * The input's offsets went back (group offsets reset, topic recreated): a different record now sits at a remembered offset.
+     */
     @Test
     void recordAtARememberedOffsetThatIsNotTheRememberedAcceptIsDecidedAgainstTheCurrentFence() {
-        task.seed(KEY, new StoredFence(null, 0, List.of(new StoredFence.Accept(0, new Fence(6, 1)), new StoredFence.Accept(1, new Fence(7, 1)))));
+        task.seed(KEY, new StoredFence(null, 0,
+                List.of(new StoredFence.Accept(0, new Fence(6, 1)), new StoredFence.Accept(1, new Fence(7, 1)))));
         int other = write(KEY, 6, 5);
 
         task.finish();
@@ -248,7 +253,8 @@ class FenceReplayTest {
         write(KEY, 6, 3);
         task.processAll();
 
-        assertThat(task.live(KEY)).isEqualTo(new StoredFence(new Fence(6, 2), 2, List.of(new StoredFence.Accept(2, new Fence(6, 3)))));
+        assertThat(task.live(KEY))
+                .isEqualTo(new StoredFence(new Fence(6, 2), 2, List.of(new StoredFence.Accept(2, new Fence(6, 3)))));
     }
 
     @Test

@@ -10,7 +10,9 @@ import java.util.Map;
  */
 final class ReferenceModel {
     /** What happens to one input record. */
-    enum Kind { ACCEPTED, MARKER_ACCEPTED, REJECTED }
+    enum Kind {
+        ACCEPTED, MARKER_ACCEPTED, REJECTED
+    }
 
     record Outcome(Kind kind, RejectionReason reason) {
         static Outcome accepted() {

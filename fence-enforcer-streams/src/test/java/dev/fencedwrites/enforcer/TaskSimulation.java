@@ -1,12 +1,12 @@
 package dev.fencedwrites.enforcer;
 
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.internal.CommitSignal;
 import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
 import dev.fencedwrites.enforcer.internal.FenceProcessor;
 import dev.fencedwrites.enforcer.internal.FenceSerde;
 import dev.fencedwrites.enforcer.internal.StoredFence;
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.RejectionReason;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -231,7 +231,8 @@ final class TaskSimulation {
         durable.forEach(live::put);
         signal = new CommitSignal(SIGNAL);
         signal.init(context.getStateStoreContext(), signal);
-        processor = new FenceProcessor(STORE, SIGNAL, ACCEPTED, REJECTED, null, metrics, FenceEnforcerTopology.Limits.unbounded(1), verifier);
+        processor = new FenceProcessor(STORE, SIGNAL, ACCEPTED, REJECTED, null, metrics,
+                FenceEnforcerTopology.Limits.unbounded(1), verifier);
         processor.init(context);
         signal.commit(Map.of());
         position = committedOffset;

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * When the enforcer asks its {@link TokenVerifier} (issue 14): for every record the decision rule
- * would accept (a raise or a write at the fence), after every cheaper rule, and what it does with each answer. The verifier here is a
+ * would accept (a raise or a write at the fence), after every cheaper rule, and what it does with each answer. The verifier here
+ * is a
  * table of (key, token, lease) triples; the real check against etcd is proven by the ITs.
  */
 class TokenVerificationTopologyTest {
@@ -45,7 +46,9 @@ class TokenVerificationTopologyTest {
     private TestOutputTopic<byte[], byte[]> rejected;
     private TestOutputTopic<byte[], byte[]> markers;
 
-    /** Verifies what it was told held; answers FUTURE_TOKEN above {@link #current}, else LOCK_NOT_HELD; records every question. */
+    /**
+     * Verifies what it was told held; answers FUTURE_TOKEN above {@link #current}, else LOCK_NOT_HELD; records every question.
+     */
     static final class TableVerifier implements TokenVerifier {
         final Set<String> held = new HashSet<>();
         final List<String> asked = new ArrayList<>();
@@ -76,8 +79,10 @@ class TokenVerificationTopologyTest {
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-enforcer-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq", "marks", FenceEnforcerTopology.Limits.unbounded(1), meters,
-                verifier), props);
+        driver = new TopologyTestDriver(
+                FenceEnforcerTopology.build("in", "ok", "dlq", "marks", FenceEnforcerTopology.Limits.unbounded(1), meters,
+                        verifier),
+                props);
         input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
         accepted = driver.createOutputTopic("ok", new ByteArrayDeserializer(), new ByteArrayDeserializer());
         rejected = driver.createOutputTopic("dlq", new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -205,8 +210,9 @@ class TokenVerificationTopologyTest {
 
     @Test
     void malformedLeasesAreRejectedMalformedLease() {
-        for (String lease : new String[] {"", "-5", "0", "12abc", "99999999999999999999", "٣"}) {
-            input.pipeInput(new TestRecord<>(bytes(KEY), bytes("x"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, lease)));
+        for (String lease : new String[]{"", "-5", "0", "12abc", "99999999999999999999", "٣"}) {
+            input.pipeInput(
+                    new TestRecord<>(bytes(KEY), bytes("x"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, lease)));
         }
         RecordHeaders twoLeases = headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, "7");
         twoLeases.add(FenceHeaders.LEASE, bytes("8"));
@@ -223,7 +229,8 @@ class TokenVerificationTopologyTest {
 
         write(KEY, "stale", 4, 9, LEASE);
         write(KEY, "duplicate", 5, 2, LEASE);
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("same token, no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "3")));
+        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("same token, no lease"),
+                headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "3")));
 
         assertThat(rejectedReasons()).containsExactly("STALE_TOKEN", "DUPLICATE", "MISSING_LEASE");
         assertThat(values(accepted.readRecordsToList())).containsExactly("good");
@@ -232,7 +239,8 @@ class TokenVerificationTopologyTest {
 
     @Test
     void cheaperRulesComeFirstSoAMarkerWithAValueIsRejectedInvalidMarkerUnasked() {
-        RecordHeaders headers = headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, Long.toString(LEASE), FenceHeaders.OP, "FENCE");
+        RecordHeaders headers = headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, Long.toString(LEASE), FenceHeaders.OP,
+                "FENCE");
 
         input.pipeInput(new TestRecord<>(bytes(KEY), bytes("a value"), headers));
 
@@ -249,13 +257,15 @@ class TokenVerificationTopologyTest {
     }
 
     private void write(String key, String value, long token, long seq, long lease) {
-        input.pipeInput(new TestRecord<>(bytes(key), bytes(value), headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ,
-                Long.toString(seq), FenceHeaders.LEASE, Long.toString(lease))));
+        input.pipeInput(
+                new TestRecord<>(bytes(key), bytes(value), headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ,
+                        Long.toString(seq), FenceHeaders.LEASE, Long.toString(lease))));
     }
 
     private void marker(String key, long token, long lease) {
-        input.pipeInput(new TestRecord<>(bytes(key), null, headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ, "0",
-                FenceHeaders.LEASE, Long.toString(lease), FenceHeaders.OP, "FENCE")));
+        input.pipeInput(
+                new TestRecord<>(bytes(key), null, headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ, "0",
+                        FenceHeaders.LEASE, Long.toString(lease), FenceHeaders.OP, "FENCE")));
     }
 
     private List<String> rejectedReasons() {

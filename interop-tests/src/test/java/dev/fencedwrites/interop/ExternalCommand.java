@@ -3,6 +3,7 @@ package dev.fencedwrites.interop;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -15,7 +16,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Runs a third-party program (node with one of the scripts in {@code src/test/node}, or kcat) to
@@ -29,7 +32,9 @@ final class ExternalCommand {
     static Path nodeDir() {
         String dir = System.getProperty("interop.node.dir");
         if (dir == null) {
-            throw new IllegalStateException("system property interop.node.dir is not set: run the interop tests through Maven (mvn verify -pl interop-tests)");
+            throw new IllegalStateException(
+                    "system property interop.node.dir is not set: run the interop tests through Maven (mvn verify -pl "
+                            + "interop-tests)");
         }
         return Path.of(dir);
     }
@@ -42,18 +47,20 @@ final class ExternalCommand {
         Path dir = nodeDir();
         requireOnPath("node", "install Node.js 18 or newer (apt-get install -y nodejs npm), or run ./fence test, which does");
         requireOnPath("kcat", "install Debian's kcat (apt-get install -y kcat), or run ./fence test, which does");
-        requireOnPath("etcdctl", "install Debian's etcd-client (apt-get install -y etcd-client), or run ./fence test, which does");
+        requireOnPath("etcdctl",
+                "install Debian's etcd-client (apt-get install -y etcd-client), or run ./fence test, which does");
         for (String module : List.of("kafkajs", "@confluentinc/schemaregistry", "avsc", "etcd3")) {
             if (!Files.isDirectory(dir.resolve("node_modules").resolve(module))) {
-                throw new IllegalStateException("the npm package " + module + " is not installed in " + dir.resolve("node_modules")
-                        + ": run `npm ci` in " + dir + " (./fence test does)");
+                throw new IllegalStateException(
+                        "the npm package " + module + " is not installed in " + dir.resolve("node_modules")
+                                + ": run `npm ci` in " + dir + " (./fence test does)");
             }
         }
     }
 
     private static void requireOnPath(String program, String fix) {
         String path = System.getenv().getOrDefault("PATH", "");
-        for (String entry : path.split(java.io.File.pathSeparator)) {
+        for (String entry : path.split(File.pathSeparator)) {
             if (!entry.isEmpty() && Files.isExecutable(Path.of(entry, program))) {
                 return;
             }
@@ -61,7 +68,10 @@ final class ExternalCommand {
         throw new IllegalStateException(program + " not found on PATH: " + fix);
     }
 
-    /** Runs {@code node script} in the node directory with {@code env} added and {@code stdin} as input; returns its stdout's JSON lines. */
+    /**
+     * Runs {@code node script} in the node directory with {@code env} added and {@code stdin} as input; returns its stdout's JSON
+     * lines.
+     */
     static List<JsonNode> node(String script, Map<String, String> env, String stdin, Duration timeout) {
         String out = run(List.of("node", script), nodeDir(), env, stdin.getBytes(StandardCharsets.UTF_8), timeout);
         List<JsonNode> lines = new ArrayList<>();
@@ -118,8 +128,9 @@ final class ExternalCommand {
                 process.descendants().forEach(ProcessHandle::destroyForcibly);
                 process.destroyForcibly();
                 process.waitFor(10, TimeUnit.SECONDS);
-                throw new AssertionError(String.join(" ", command) + " did not finish within " + timeout.toSeconds() + " s; stderr:\n"
-                        + text(stderr.getNow(new byte[0])));
+                throw new AssertionError(
+                        String.join(" ", command) + " did not finish within " + timeout.toSeconds() + " s; stderr:\n"
+                                + text(stderr.getNow(new byte[0])));
             }
             String err = text(stderr.get(10, TimeUnit.SECONDS));
             String out = text(stdout.get(10, TimeUnit.SECONDS));
@@ -128,14 +139,15 @@ final class ExternalCommand {
                         + (out.isEmpty() ? "" : "\nstdout:\n" + out));
             }
             if (!err.isBlank()) {
-                System.err.println("[" + command.get(command.size() > 1 && command.get(0).equals("node") ? 1 : 0) + "] " + err.strip());
+                System.err.println(
+                        "[" + command.get(command.size() > 1 && command.get(0).equals("node") ? 1 : 0) + "] " + err.strip());
             }
             return out;
         } catch (InterruptedException e) {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted while running " + String.join(" ", command), e);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             throw new AssertionError("could not read the output of " + String.join(" ", command), e);
         }
     }

@@ -6,18 +6,18 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fencedwrites.avro.AvroDeserializer;
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.etcd.LockKeys;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.testing.BillingSummary;
-import dev.fencedwrites.avro.AvroDeserializer;
-import dev.fencedwrites.avro.AvroSerializer;
-import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +25,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -47,6 +48,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.internals.BuiltInPartitioner;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
@@ -113,14 +115,17 @@ class ThirdPartyClientsIT {
         }
         List<Published> published = new ArrayList<>();
         Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
-        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
-             FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, new AvroSerializer<>(registry, false), FenceTopics.INPUT,
-                     "producer-lib-interop")) {
+        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()),
+                FencingLeaseClient.DEFAULT_LOCK_PREFIX);
+                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, new AvroSerializer<>(registry, false),
+                        FenceTopics.INPUT,
+                        "producer-lib-interop")) {
             for (int c = 0; c < customers.size(); c++) {
                 String customer = customers.get(c);
                 try (FencingLease lease = producer.acquire(leases, customer, Duration.ofSeconds(10), Duration.ofSeconds(30))) {
                     for (int w = 0; w < 2; w++) {
-                        BillingSummary summary = BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-1" + w)
+                        BillingSummary summary = BillingSummary.newBuilder().setCustomerId(customer)
+                                .setBillingPeriod("2026-1" + w)
                                 .setAmountMinor(amounts[c][w]).setCurrency(w == 0 ? "EUR" : "JPY").setLineItems(lineItems[c][w])
                                 .setComputedAt(computedAt[c][w]).setComputedBy("worker ✓ " + c + "/" + w).build();
                         producer.sendAndWait(lease, summary);
@@ -133,7 +138,8 @@ class ThirdPartyClientsIT {
 
         List<JsonNode> decoded = ExternalCommand.node("consume.js", Map.of("KAFKA_BOOTSTRAP", stack.kafkaBootstrap(),
                 "SCHEMA_REGISTRY_URL", stack.schemaRegistryUrl(), "TOPIC", FenceTopics.ACCEPTED, "KEY_PREFIX", prefix,
-                "EXPECT", Integer.toString(published.size()), "TIMEOUT_MS", Long.toString(PIPELINE.toMillis())), "", NODE_TIMEOUT);
+                "EXPECT", Integer.toString(published.size()), "TIMEOUT_MS", Long.toString(PIPELINE.toMillis())), "",
+                NODE_TIMEOUT);
 
         assertThat(decoded).as("what kafkajs read from the accepted topic").hasSize(published.size());
         Map<String, JsonNode> byKeyAndSeq = new HashMap<>();
@@ -157,11 +163,13 @@ class ThirdPartyClientsIT {
                     "computedAt", "computedBy");
             assertThat(value.get("customerId").asText()).isEqualTo(expected.getCustomerId());
             assertThat(value.get("billingPeriod").asText()).isEqualTo(expected.getBillingPeriod());
-            assertThat(value.get("amountMinor").asText()).as("amountMinor, exact as a BigInt").isEqualTo(Long.toString(expected.getAmountMinor()));
+            assertThat(value.get("amountMinor").asText()).as("amountMinor, exact as a BigInt")
+                    .isEqualTo(Long.toString(expected.getAmountMinor()));
             assertThat(value.get("currency").asText()).isEqualTo(expected.getCurrency());
             assertThat(value.get("lineItems").isInt()).isTrue();
             assertThat(value.get("lineItems").asInt()).isEqualTo(expected.getLineItems());
-            assertThat(value.get("computedAt").asLong()).as("computedAt, epoch millis").isEqualTo(expected.getComputedAt().toEpochMilli());
+            assertThat(value.get("computedAt").asLong()).as("computedAt, epoch millis")
+                    .isEqualTo(expected.getComputedAt().toEpochMilli());
             assertThat(value.get("computedBy").asText()).isEqualTo(expected.getComputedBy());
         }
         for (String customer : customers) {
@@ -210,7 +218,8 @@ class ThirdPartyClientsIT {
 
         List<JsonNode> out = produce(steps);
 
-        assertThat(out.get(0).get("registered").asInt()).as("the Confluent client registered the contract's schema under the id this project's client gets")
+        assertThat(out.get(0).get("registered").asInt())
+                .as("the Confluent client registered the contract's schema under the id this project's client gets")
                 .isEqualTo(registry.register(SUBJECT, BillingSummary.getClassSchema()));
         Map<String, JsonNode> acquired = acquisitions(out);
         assertThat(acquired).hasSize(2 + spread.size() + 1);
@@ -220,16 +229,19 @@ class ThirdPartyClientsIT {
         for (JsonNode lock : acquired.values()) {
             String key = lock.get("key").asText();
             assertThat(lock.get("lockKey").asText()).as("the Node.js writer's lock key is LockKeys' layout")
-                    .isEqualTo(LockKeys.key(LockKeys.DEFAULT_PREFIX, key.getBytes(StandardCharsets.UTF_8), lock.get("lease").asLong()));
+                    .isEqualTo(LockKeys.key(LockKeys.DEFAULT_PREFIX, key.getBytes(StandardCharsets.UTF_8),
+                            lock.get("lease").asLong()));
         }
-        List<JsonNode> markers = out.stream().filter(line -> line.has("sent") && line.get("op").asText().equals("FENCE")).toList();
+        List<JsonNode> markers = out.stream().filter(line -> line.has("sent") && line.get("op").asText().equals("FENCE"))
+                .toList();
         assertThat(markers).as("one FENCE marker per acquisition").hasSize(acquired.size());
         List<JsonNode> writes = out.stream().filter(line -> line.has("sent") && line.get("op").asText().equals("WRITE")).toList();
         assertThat(writes).hasSize(records.size());
         AvroDeserializer<BillingSummary> deserializer = new AvroDeserializer<>(registry, BillingSummary.getClassSchema());
         List<byte[]> sentValues = new ArrayList<>();
         for (JsonNode sent : out.stream().filter(line -> line.has("sent")).toList()) {
-            assertThat(sent.get("partition").asInt()).as("kafkajs' partition for %s is the Java client's (murmur2)", sent.get("key").asText())
+            assertThat(sent.get("partition").asInt())
+                    .as("kafkajs' partition for %s is the Java client's (murmur2)", sent.get("key").asText())
                     .isEqualTo(javaPartition(sent.get("key").asText(), LocalStack.PARTITIONS));
         }
         for (int i = 0; i < records.size(); i++) {
@@ -237,7 +249,8 @@ class ThirdPartyClientsIT {
             ObjectNode record = records.get(i);
             String key = record.get("key").asText();
             assertThat(sent.get("key").asText()).isEqualTo(key);
-            assertThat(sent.get("token").asLong()).isEqualTo(acquired.get(record.get("write").asText() + "@" + key).get("token").asLong());
+            assertThat(sent.get("token").asLong())
+                    .isEqualTo(acquired.get(record.get("write").asText() + "@" + key).get("token").asLong());
             byte[] bytes = sent.get("valueBytes").isNull() ? null : Base64.getDecoder().decode(sent.get("valueBytes").asText());
             sentValues.add(bytes);
             if (bytes != null) {
@@ -255,8 +268,10 @@ class ThirdPartyClientsIT {
         // Waits for as many records as expected, then checks them: a surplus fails at once.
         List<ConsumerRecord<String, byte[]>> rejected = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
                 .until(() -> readAll(FenceTopics.REJECTED, prefix), found -> found.size() >= 2);
-        assertThat(rejected).extracting(r -> header(r, FenceHeaders.REJECTED_REASON)).containsExactlyInAnyOrder("STALE_TOKEN", "DUPLICATE");
-        ConsumerRecord<String, byte[]> stale = rejected.stream().filter(r -> header(r, FenceHeaders.REJECTED_REASON).equals("STALE_TOKEN"))
+        assertThat(rejected).extracting(r -> header(r, FenceHeaders.REJECTED_REASON)).containsExactlyInAnyOrder("STALE_TOKEN",
+                "DUPLICATE");
+        ConsumerRecord<String, byte[]> stale = rejected.stream()
+                .filter(r -> header(r, FenceHeaders.REJECTED_REASON).equals("STALE_TOKEN"))
                 .findFirst().orElseThrow();
         assertThat(stale.key()).isEqualTo(contested);
         assertThat(header(stale, FenceHeaders.TOKEN)).isEqualTo(Long.toString(older));
@@ -284,17 +299,20 @@ class ThirdPartyClientsIT {
             Map<String, Map<String, Object>> rows = rows(prefix);
             assertThat(rows).containsOnlyKeys(expectedKeys(contested, spread, deleted));
             Map<String, Object> row = rows.get(contested);
-            assertThat(row).containsEntry("computed_by", "npm-worker-B").containsEntry("amount_minor", 12_550L).containsEntry("line_items", 5)
-                    .containsEntry("customer_id", contested).containsEntry("billing_period", "2026-11").containsEntry("currency", "EUR")
+            assertThat(row).containsEntry("computed_by", "npm-worker-B").containsEntry("amount_minor", 12_550L)
+                    .containsEntry("line_items", 5)
+                    .containsEntry("customer_id", contested).containsEntry("billing_period", "2026-11")
+                    .containsEntry("currency", "EUR")
                     .containsEntry("fence_token", newer).containsEntry("fence_seq", 2L).containsEntry("deleted", false);
-            assertThat(((java.sql.Timestamp) row.get("computed_at")).toInstant()).isEqualTo(Instant.ofEpochMilli(COMPUTED_AT));
+            assertThat(((Timestamp) row.get("computed_at")).toInstant()).isEqualTo(Instant.ofEpochMilli(COMPUTED_AT));
             for (String key : spread) {
                 assertThat(rows.get(key)).containsEntry("amount_minor", (long) (key.hashCode() & 0xffff))
                         .containsEntry("fence_token", acquired.get("npm-worker-B@" + key).get("token").asLong())
                         .containsEntry("fence_seq", 1L).containsEntry("deleted", false);
             }
             assertThat(rows.get(deleted)).as("a delete keeps the fence and clears the data").containsEntry("deleted", true)
-                    .containsEntry("fence_token", acquired.get("npm-worker-B@" + deleted).get("token").asLong()).containsEntry("fence_seq", 2L)
+                    .containsEntry("fence_token", acquired.get("npm-worker-B@" + deleted).get("token").asLong())
+                    .containsEntry("fence_seq", 2L)
                     .containsEntry("amount_minor", null);
         });
     }
@@ -312,7 +330,8 @@ class ThirdPartyClientsIT {
         List<ObjectNode> steps = List.of(acquire("npm-A", key), write("npm-A", key, 1, summaryJson(key, 1_000, 1, "npm-A")),
                 ExternalCommand.JSON.createObjectNode().put("acquire", "npm-B").put("key", key).put("background", true),
                 write("npm-A", key, 2, summaryJson(key, 2_000, 1, "npm-A")), release("npm-A", key),
-                write("npm-B", key, 1, summaryJson(key, 3_000, 1, "npm-B")), write("npm-A", key, 3, summaryJson(key, 9_999, 1, "npm-A")));
+                write("npm-B", key, 1, summaryJson(key, 3_000, 1, "npm-B")),
+                write("npm-A", key, 3, summaryJson(key, 9_999, 1, "npm-A")));
 
         List<JsonNode> out = produce(steps);
 
@@ -323,7 +342,8 @@ class ThirdPartyClientsIT {
         String bKey = LockKeys.key(LockKeys.DEFAULT_PREFIX, key.getBytes(StandardCharsets.UTF_8), b.get("lease").asLong());
         assertThat(a.get("lockKey").asText()).isEqualTo(aKey);
         assertThat(b.get("lockKey").asText()).isEqualTo(bKey);
-        JsonNode queued = out.stream().filter(line -> line.has("queued") && line.get("queued").asText().equals("npm-B")).findFirst().orElseThrow();
+        JsonNode queued = out.stream().filter(line -> line.has("queued") && line.get("queued").asText().equals("npm-B"))
+                .findFirst().orElseThrow();
         assertThat(queued.get("holder").asText()).as("when B's key went in, A's key held the lock").isEqualTo(aKey);
         assertThat(b.get("waitedOn")).extracting(JsonNode::asText).as("B waited for A's key to go").containsExactly(aKey);
         assertThat(out.indexOf(b)).as("B held the lock only after A released it")
@@ -336,15 +356,19 @@ class ThirdPartyClientsIT {
                 .until(() -> readAll(FenceTopics.REJECTED, prefix), found -> !found.isEmpty());
         assertThat(rejected).hasSize(1);
         assertThat(header(rejected.get(0), FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
-        assertThat(header(rejected.get(0), FenceHeaders.TOKEN) + "." + header(rejected.get(0), FenceHeaders.SEQ)).isEqualTo(aToken + ".3");
+        assertThat(header(rejected.get(0), FenceHeaders.TOKEN) + "." + header(rejected.get(0), FenceHeaders.SEQ))
+                .isEqualTo(aToken + ".3");
         assertThat(header(rejected.get(0), FenceHeaders.REJECTED_HIGHEST)).isEqualTo(bToken + ".1");
         List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
                 .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 3);
-        assertThat(accepted).extracting(r -> header(r, FenceHeaders.WRITER) + "@" + header(r, FenceHeaders.TOKEN) + "." + header(r, FenceHeaders.SEQ))
-                .as("A's writes while it held the lock, then B's, in order").containsExactly("npm-A@" + aToken + ".1", "npm-A@" + aToken + ".2",
+        assertThat(accepted).extracting(
+                r -> header(r, FenceHeaders.WRITER) + "@" + header(r, FenceHeaders.TOKEN) + "." + header(r, FenceHeaders.SEQ))
+                .as("A's writes while it held the lock, then B's, in order").containsExactly("npm-A@" + aToken + ".1",
+                        "npm-A@" + aToken + ".2",
                         "npm-B@" + bToken + ".1");
         await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(rows(prefix).get(key))
-                .containsEntry("computed_by", "npm-B").containsEntry("amount_minor", 3_000L).containsEntry("fence_token", bToken));
+                .containsEntry("computed_by", "npm-B").containsEntry("amount_minor", 3_000L)
+                .containsEntry("fence_token", bToken));
     }
 
     /**
@@ -355,8 +379,9 @@ class ThirdPartyClientsIT {
      */
     @Test
     void nodeEncodesResourceNamesExactlyLikeLockKeys() {
-        List<String> names = new ArrayList<>(List.of("", "a", "a b", "a/x", "a/x/", "~user", "*", "a+b", "100%", "%2F", ".-_*", "?&=#:;@",
-                "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"));
+        List<String> names = new ArrayList<>(
+                List.of("", "a", "a b", "a/x", "a/x/", "~user", "*", "a+b", "100%", "%2F", ".-_*", "?&=#:;@",
+                        "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"));
         Random random = new Random(20261214);
         int[] codePoints = "abcXYZ019 /~*+%.-_:?&=#\u0000\u001f\u007fÄöüßéñçΩж漢字🙂𝄞".codePoints().toArray();
         while (names.size() < 2_000) {
@@ -366,7 +391,8 @@ class ThirdPartyClientsIT {
             }
             names.add(name.toString());
         }
-        List<byte[]> bytes = new ArrayList<>(List.of(new byte[] {(byte) 0xff, 0, (byte) 0x80}, new byte[] {(byte) 0xc3}, new byte[] {' ', '/', 'a'}));
+        List<byte[]> bytes = new ArrayList<>(
+                List.of(new byte[]{(byte) 0xff, 0, (byte) 0x80}, new byte[]{(byte) 0xc3}, new byte[]{' ', '/', 'a'}));
         for (int i = 0; i < 200; i++) {
             byte[] raw = new byte[random.nextInt(16)];
             random.nextBytes(raw);
@@ -399,7 +425,8 @@ class ThirdPartyClientsIT {
         assertThat(out.get(0).get("strings").get(names.indexOf("a b")).asText()).isEqualTo("a+b");
         assertThat(out.get(0).get("strings").get(names.indexOf("a/x")).asText()).isEqualTo("a%2Fx");
         assertThat(out.get(0).get("strings").get(names.indexOf("~user")).asText()).isEqualTo("%7Euser");
-        assertThat(out.get(0).get("strings").get(names.indexOf("Zoë-€-𝄞")).asText()).isEqualTo("Zo%C3%AB-%E2%82%AC-%F0%9D%84%9E");
+        assertThat(out.get(0).get("strings").get(names.indexOf("Zoë-€-𝄞")).asText())
+                .isEqualTo("Zo%C3%AB-%E2%82%AC-%F0%9D%84%9E");
         assertThat(out.get(0).get("bytes").get(0).asText()).isEqualTo("%FF%00%80");
     }
 
@@ -424,8 +451,9 @@ class ThirdPartyClientsIT {
         }
         ArrayNode input = ExternalCommand.JSON.createArrayNode();
         keys.forEach(input::add);
-        for (int partitions : new int[] {3, 10}) {
-            List<JsonNode> out = ExternalCommand.node("partition.js", Map.of("PARTITIONS", Integer.toString(partitions)), input.toString(),
+        for (int partitions : new int[]{3, 10}) {
+            List<JsonNode> out = ExternalCommand.node("partition.js", Map.of("PARTITIONS", Integer.toString(partitions)),
+                    input.toString(),
                     NODE_TIMEOUT);
             assertThat(out).hasSize(1);
             Map<String, Integer> mismatches = new LinkedHashMap<>();
@@ -436,7 +464,8 @@ class ThirdPartyClientsIT {
                     mismatches.put(key, picked.asInt());
                 }
             }
-            assertThat(mismatches).as("keys kafkajs puts on another partition than Java's, of %d partitions", partitions).isEmpty();
+            assertThat(mismatches).as("keys kafkajs puts on another partition than Java's, of %d partitions", partitions)
+                    .isEmpty();
         }
     }
 
@@ -461,18 +490,23 @@ class ThirdPartyClientsIT {
         record Sent(String key, long seq, String writer, boolean murmur2, byte[] value) {
         }
         List<Sent> sends = List.of(
-                new Sent(contested, 1, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(contested, 9_900, "kcat-B"))),
-                new Sent(contested, 2, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(contested, 12_550, "kcat-B"))),
-                new Sent(contested, 1, "kcat-A", true, serializer.serialize(FenceTopics.INPUT, summary(contested, 100, "kcat-A"))),
+                new Sent(contested, 1, "kcat-B", true,
+                        serializer.serialize(FenceTopics.INPUT, summary(contested, 9_900, "kcat-B"))),
+                new Sent(contested, 2, "kcat-B", true,
+                        serializer.serialize(FenceTopics.INPUT, summary(contested, 12_550, "kcat-B"))),
+                new Sent(contested, 1, "kcat-A", true,
+                        serializer.serialize(FenceTopics.INPUT, summary(contested, 100, "kcat-A"))),
                 new Sent(other, 1, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(other, 5_000, "kcat-B"))),
-                new Sent(misrouted, 1, "kcat-C", false, serializer.serialize(FenceTopics.INPUT, summary(misrouted, 1, "kcat-C"))));
+                new Sent(misrouted, 1, "kcat-C", false,
+                        serializer.serialize(FenceTopics.INPUT, summary(misrouted, 1, "kcat-C"))));
         Path files = Files.createDirectories(dir.resolve("kcat"));
         List<String> commands = new ArrayList<>();
         for (int i = 0; i < sends.size(); i++) {
             Sent send = sends.get(i);
             Path file = Files.write(files.resolve(i + ".avro"), send.value());
-            List<String> args = new ArrayList<>(List.of("kcat", "-b", stack.kafkaBootstrap(), "-P", "-t", FenceTopics.INPUT, "-k", send.key(),
-                    "-H", FenceHeaders.SEQ + "=" + send.seq(), "-H", FenceHeaders.WRITER + "=" + send.writer()));
+            List<String> args = new ArrayList<>(
+                    List.of("kcat", "-b", stack.kafkaBootstrap(), "-P", "-t", FenceTopics.INPUT, "-k", send.key(),
+                            "-H", FenceHeaders.SEQ + "=" + send.seq(), "-H", FenceHeaders.WRITER + "=" + send.writer()));
             if (send.murmur2()) {
                 args.addAll(List.of("-X", "partitioner=murmur2_random"));
             }
@@ -485,7 +519,8 @@ class ThirdPartyClientsIT {
         // late write with its old token is stale. "other" and the misrouted key are locked by their writers.
         EtcdctlLock a = etcdctlLock(contested, List.of());
         EtcdctlLock b = etcdctlLock(contested, commands.subList(0, 2));
-        ExternalCommand.run(List.of("bash", "-c", "token=" + a.token() + " lease=" + a.lease() + "; " + commands.get(2)), Path.of("."), Map.of(),
+        ExternalCommand.run(List.of("bash", "-c", "token=" + a.token() + " lease=" + a.lease() + "; " + commands.get(2)),
+                Path.of("."), Map.of(),
                 new byte[0], Duration.ofSeconds(60));
         EtcdctlLock otherLock = etcdctlLock(other, commands.subList(3, 4));
         etcdctlLock(misrouted, commands.subList(4, 5));
@@ -499,29 +534,39 @@ class ThirdPartyClientsIT {
         assertThat(rejected).extracting(r -> r.get("key").asText()).containsExactlyInAnyOrder(contested, misrouted);
         JsonNode stale = rejected.stream().filter(r -> r.get("key").asText().equals(contested)).findFirst().orElseThrow();
         Map<String, String> headers = kcatHeaders(stale);
-        assertThat(headers).containsEntry(FenceHeaders.TOKEN, Long.toString(a.token())).containsEntry(FenceHeaders.SEQ, "1").containsEntry(FenceHeaders.WRITER, "kcat-A")
+        assertThat(headers).containsEntry(FenceHeaders.TOKEN, Long.toString(a.token())).containsEntry(FenceHeaders.SEQ, "1")
+                .containsEntry(FenceHeaders.WRITER, "kcat-A")
                 .containsEntry(FenceHeaders.LEASE, Long.toString(a.lease()))
-                .containsEntry(FenceHeaders.REJECTED_REASON, "STALE_TOKEN").containsEntry(FenceHeaders.REJECTED_STAGE, FenceHeaders.STAGE_ENFORCER)
-                .containsEntry(FenceHeaders.REJECTED_HIGHEST, b.token() + ".2").containsEntry(FenceHeaders.SOURCE_TOPIC, FenceTopics.INPUT)
+                .containsEntry(FenceHeaders.REJECTED_REASON, "STALE_TOKEN")
+                .containsEntry(FenceHeaders.REJECTED_STAGE, FenceHeaders.STAGE_ENFORCER)
+                .containsEntry(FenceHeaders.REJECTED_HIGHEST, b.token() + ".2")
+                .containsEntry(FenceHeaders.SOURCE_TOPIC, FenceTopics.INPUT)
                 .containsEntry(FenceHeaders.SOURCE_PARTITION, Integer.toString(javaPartition(contested, LocalStack.PARTITIONS)));
         JsonNode wrong = rejected.stream().filter(r -> r.get("key").asText().equals(misrouted)).findFirst().orElseThrow();
-        assertThat(kcatHeaders(wrong)).containsEntry(FenceHeaders.REJECTED_REASON, "WRONG_PARTITION").containsEntry(FenceHeaders.WRITER, "kcat-C")
+        assertThat(kcatHeaders(wrong)).containsEntry(FenceHeaders.REJECTED_REASON, "WRONG_PARTITION")
+                .containsEntry(FenceHeaders.WRITER, "kcat-C")
                 .containsEntry(FenceHeaders.SOURCE_PARTITION, Integer.toString(crc32Partition(misrouted, LocalStack.PARTITIONS)));
         List<JsonNode> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(2))
                 .until(() -> kcatRead(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 3);
-        assertThat(accepted).extracting(r -> r.get("key").asText() + "@" + kcatHeaders(r).get(FenceHeaders.TOKEN) + "." + kcatHeaders(r).get(FenceHeaders.SEQ)
+        assertThat(accepted)
+                .extracting(r -> r.get("key").asText() + "@" + kcatHeaders(r).get(FenceHeaders.TOKEN) + "."
+                        + kcatHeaders(r).get(FenceHeaders.SEQ)
                         + " by " + kcatHeaders(r).get(FenceHeaders.WRITER))
-                .containsExactlyInAnyOrder(contested + "@" + b.token() + ".1 by kcat-B", contested + "@" + b.token() + ".2 by kcat-B",
+                .containsExactlyInAnyOrder(contested + "@" + b.token() + ".1 by kcat-B",
+                        contested + "@" + b.token() + ".2 by kcat-B",
                         other + "@" + otherLock.token() + ".1 by kcat-B");
-        assertThat(accepted).extracting(r -> kcatHeaders(r).get(FenceHeaders.LEASE)).as("fence.lease, decimal, from etcdctl's lock key")
+        assertThat(accepted).extracting(r -> kcatHeaders(r).get(FenceHeaders.LEASE))
+                .as("fence.lease, decimal, from etcdctl's lock key")
                 .containsExactlyInAnyOrder(Long.toString(b.lease()), Long.toString(b.lease()), Long.toString(otherLock.lease()));
         for (JsonNode record : accepted) {
             assertThat(record.get("partition").asInt()).as("kcat with murmur2_random picks Kafka's partition")
                     .isEqualTo(javaPartition(record.get("key").asText(), LocalStack.PARTITIONS));
         }
-        assertThat(accepted).filteredOn(r -> r.get("key").asText().equals(contested)).extracting(r -> kcatHeaders(r).get(FenceHeaders.SEQ))
+        assertThat(accepted).filteredOn(r -> r.get("key").asText().equals(contested))
+                .extracting(r -> kcatHeaders(r).get(FenceHeaders.SEQ))
                 .containsExactly("1", "2");
-        assertThat(readAll(FenceTopics.ACCEPTED, prefix)).extracting(ConsumerRecord::value).as("the values kcat sent, byte for byte")
+        assertThat(readAll(FenceTopics.ACCEPTED, prefix)).extracting(ConsumerRecord::value)
+                .as("the values kcat sent, byte for byte")
                 .containsExactlyInAnyOrder(sends.get(0).value(), sends.get(1).value(), sends.get(3).value());
 
         await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
@@ -569,7 +614,8 @@ class ThirdPartyClientsIT {
         Map<String, JsonNode> acquired = new LinkedHashMap<>();
         for (JsonNode line : out) {
             if (line.has("acquired")) {
-                assertThat(acquired.put(line.get("acquired").asText() + "@" + line.get("key").asText(), line)).as("one acquisition per holder and key")
+                assertThat(acquired.put(line.get("acquired").asText() + "@" + line.get("key").asText(), line))
+                        .as("one acquisition per holder and key")
                         .isNull();
             }
         }
@@ -577,12 +623,14 @@ class ThirdPartyClientsIT {
     }
 
     private static ObjectNode summaryJson(String customer, long amountMinor, int lineItems, String computedBy) {
-        return ExternalCommand.JSON.createObjectNode().put("customerId", customer).put("billingPeriod", "2026-11").put("amountMinor", amountMinor)
+        return ExternalCommand.JSON.createObjectNode().put("customerId", customer).put("billingPeriod", "2026-11")
+                .put("amountMinor", amountMinor)
                 .put("currency", "EUR").put("lineItems", lineItems).put("computedAt", COMPUTED_AT).put("computedBy", computedBy);
     }
 
     private static BillingSummary summary(String customer, long amountMinor, String computedBy) {
-        return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-11").setAmountMinor(amountMinor).setCurrency("EUR")
+        return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-11").setAmountMinor(amountMinor)
+                .setCurrency("EUR")
                 .setLineItems(1).setComputedAt(Instant.ofEpochMilli(COMPUTED_AT)).setComputedBy(computedBy).build();
     }
 
@@ -607,13 +655,17 @@ class ThirdPartyClientsIT {
      * under {@code etcdctl lock} on {@code key}'s lock, which is released when they are done.
      */
     private static EtcdctlLock etcdctlLock(String key, List<String> commands) {
-        String script = "set -e; echo \"lock $ETCD_LOCK_KEY $ETCD_LOCK_REV\"; token=$ETCD_LOCK_REV; lease=$((16#${ETCD_LOCK_KEY##*/}))"
+        String script = "set -e; echo \"lock $ETCD_LOCK_KEY $ETCD_LOCK_REV\"; token=$ETCD_LOCK_REV; "
+                + "lease=$((16#${ETCD_LOCK_KEY##*/}))"
                 + commands.stream().map(command -> "; " + command).collect(Collectors.joining());
-        String out = ExternalCommand.etcdctlLock(stack.etcdEndpoints(), LockKeys.name(LockKeys.DEFAULT_PREFIX, key), script, Duration.ofSeconds(120));
-        String line = out.lines().filter(l -> l.startsWith("lock ")).findFirst().orElseThrow(() -> new AssertionError("etcdctl lock printed " + out));
+        String out = ExternalCommand.etcdctlLock(stack.etcdEndpoints(), LockKeys.name(LockKeys.DEFAULT_PREFIX, key), script,
+                Duration.ofSeconds(120));
+        String line = out.lines().filter(l -> l.startsWith("lock ")).findFirst()
+                .orElseThrow(() -> new AssertionError("etcdctl lock printed " + out));
         String[] parts = line.split(" ");
         String lockKey = parts[1];
-        return new EtcdctlLock(lockKey, Long.parseUnsignedLong(lockKey.substring(lockKey.lastIndexOf('/') + 1), 16), Long.parseLong(parts[2]));
+        return new EtcdctlLock(lockKey, Long.parseUnsignedLong(lockKey.substring(lockKey.lastIndexOf('/') + 1), 16),
+                Long.parseLong(parts[2]));
     }
 
     /** {@code word} in single quotes for bash. */
@@ -634,7 +686,7 @@ class ThirdPartyClientsIT {
     }
 
     private static String keyWhereCrc32DisagreesWithMurmur2(String prefix) {
-        for (int i = 0; ; i++) {
+        for (int i = 0;; i++) {
             String key = prefix + i;
             if (crc32Partition(key, LocalStack.PARTITIONS) != javaPartition(key, LocalStack.PARTITIONS)) {
                 return key;
@@ -656,8 +708,9 @@ class ThirdPartyClientsIT {
 
     /** Every record of {@code topic} whose key starts with {@code prefix}, read with kcat (JSON envelope, read_committed). */
     private static List<JsonNode> kcatRead(String topic, String prefix) throws Exception {
-        String out = ExternalCommand.kcat(List.of("-b", stack.kafkaBootstrap(), "-C", "-t", topic, "-o", "beginning", "-e", "-J", "-q",
-                "-X", "isolation.level=read_committed"), Duration.ofSeconds(60));
+        String out = ExternalCommand
+                .kcat(List.of("-b", stack.kafkaBootstrap(), "-C", "-t", topic, "-o", "beginning", "-e", "-J", "-q",
+                        "-X", "isolation.level=read_committed"), Duration.ofSeconds(60));
         List<JsonNode> records = new ArrayList<>();
         for (String line : out.split("\n")) {
             if (!line.isBlank()) {
@@ -686,8 +739,10 @@ class ThirdPartyClientsIT {
         Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
@@ -705,7 +760,7 @@ class ThirdPartyClientsIT {
     }
 
     private static String header(ConsumerRecord<?, ?> record, String name) {
-        org.apache.kafka.common.header.Header header = record.headers().lastHeader(name);
+        Header header = record.headers().lastHeader(name);
         return header == null ? null : FenceHeaders.decode(header.value());
     }
 
@@ -720,7 +775,8 @@ class ThirdPartyClientsIT {
             if (!exists) {
                 return rows;
             }
-            try (PreparedStatement statement = connection.prepareStatement("SELECT * FROM " + BillingConnectors.TABLE + " WHERE resource_key LIKE ?")) {
+            try (PreparedStatement statement = connection
+                    .prepareStatement("SELECT * FROM " + BillingConnectors.TABLE + " WHERE resource_key LIKE ?")) {
                 statement.setString(1, prefix.replace("_", "\\_").replace("%", "\\%") + "%");
                 try (ResultSet result = statement.executeQuery()) {
                     while (result.next()) {
@@ -738,7 +794,7 @@ class ThirdPartyClientsIT {
 
     private static List<String> fieldNames(JsonNode object) {
         List<String> names = new ArrayList<>();
-        for (Iterator<String> it = object.fieldNames(); it.hasNext(); ) {
+        for (Iterator<String> it = object.fieldNames(); it.hasNext();) {
             names.add(it.next());
         }
         return names;

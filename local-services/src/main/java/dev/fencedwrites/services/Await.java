@@ -24,13 +24,15 @@ public final class Await {
      * @param check   returns true when ready; exceptions count as not ready yet, except {@link GiveUp}
      * @throws IllegalStateException on timeout or when the process exits (with its exit code), with the log's tail
      */
-    public static void until(String what, Duration timeout, ChildProcess process, Callable<Boolean> check) throws InterruptedException {
+    public static void until(String what, Duration timeout, ChildProcess process, Callable<Boolean> check)
+            throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         Exception last = null;
         while (System.nanoTime() - deadline < 0) {
             if (process != null && !process.isAlive()) {
-                throw new IllegalStateException(process.name() + " exited (exit code " + process.waitFor(Duration.ZERO) + ") while waiting for " + what
-                        + process.tail());
+                throw new IllegalStateException(
+                        process.name() + " exited (exit code " + process.waitFor(Duration.ZERO) + ") while waiting for " + what
+                                + process.tail());
             }
             try {
                 if (Boolean.TRUE.equals(check.call())) {

@@ -41,7 +41,8 @@ public final class ChildProcess implements AutoCloseable {
     }
 
     /** Runs {@code command} to completion; fails with the log's tail unless it exits 0 within {@code timeout}. */
-    public static void run(String name, List<String> command, Path workDir, Path log, Duration timeout) throws InterruptedException {
+    public static void run(String name, List<String> command, Path workDir, Path log, Duration timeout)
+            throws InterruptedException {
         try (ChildProcess child = start(name, command, workDir, log, Map.of())) {
             if (!child.process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException(name + " did not finish within " + timeout.toSeconds() + " s" + child.tail());

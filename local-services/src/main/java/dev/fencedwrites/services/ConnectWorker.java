@@ -35,7 +35,8 @@ public final class ConnectWorker {
         String jvmArgument() {
             for (Path file : List.of(jar, rules)) {
                 if (!Files.isRegularFile(file)) {
-                    throw new IllegalStateException("JMX exporter file " + file + " not found; run the build (mvn package) first");
+                    throw new IllegalStateException(
+                            "JMX exporter file " + file + " not found; run the build (mvn package) first");
                 }
             }
             return "-javaagent:" + jar + "=127.0.0.1:" + port + ":" + rules;
@@ -52,11 +53,13 @@ public final class ConnectWorker {
      * @throws IllegalStateException if the plugin directory is missing, a connector's task FAILED (with its trace),
      *                               or the worker exits or is not ready in time (with its log's tail)
      */
-    public static Service start(Path dir, Path log4j2, String bootstrap, Path pluginPath, Map<String, Map<String, String>> connectors,
+    public static Service start(Path dir, Path log4j2, String bootstrap, Path pluginPath,
+            Map<String, Map<String, String>> connectors,
             MetricsAgent metrics) throws Exception {
         Files.createDirectories(dir);
         if (!Files.isDirectory(pluginPath)) {
-            throw new IllegalStateException("Connect plugin directory " + pluginPath + " not found; run the build (mvn package) first");
+            throw new IllegalStateException(
+                    "Connect plugin directory " + pluginPath + " not found; run the build (mvn package) first");
         }
         int port = FreePorts.pick();
         String url = "http://127.0.0.1:" + port;

@@ -81,7 +81,8 @@ public final class EtcdCluster implements AutoCloseable {
             Path memberDir = dir.resolve("m" + i);
             if (Files.exists(memberDir.resolve("data"))) {
                 // etcd would ignore the new --initial-cluster and look for the old cluster's peers.
-                throw new IllegalStateException("etcd data dir " + memberDir.resolve("data") + " exists already; start a cluster in a fresh directory");
+                throw new IllegalStateException(
+                        "etcd data dir " + memberDir.resolve("data") + " exists already; start a cluster in a fresh directory");
             }
             Files.createDirectories(memberDir);
             list.add(new Member("m" + i, memberDir, distinctPort(ports), distinctPort(ports)));
@@ -184,7 +185,8 @@ public final class EtcdCluster implements AutoCloseable {
                 .POST(HttpRequest.BodyPublishers.ofString("{}")).build();
         HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != 200) {
-            throw new IllegalStateException("status of " + members.get(member).name() + " answered " + response.statusCode() + ": " + response.body());
+            throw new IllegalStateException(
+                    "status of " + members.get(member).name() + " answered " + response.statusCode() + ": " + response.body());
         }
         return JSON.readTree(response.body());
     }

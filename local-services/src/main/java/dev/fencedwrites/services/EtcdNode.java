@@ -52,7 +52,8 @@ public final class EtcdNode {
             tls.addAll(List.of("--client-cert-auth", "--trusted-ca-file", clientCa.toString()));
         }
         Path log = dir.resolve("etcd.log");
-        return start(dir, "https", tls, client -> Files.exists(log) && Files.readString(log).contains("serving client requests on"));
+        return start(dir, "https", tls,
+                client -> Files.exists(log) && Files.readString(log).contains("serving client requests on"));
     }
 
     private static Service start(Path dir, String scheme, List<String> extraArgs, Check ready) throws Exception {

@@ -16,7 +16,8 @@ public final class Http {
 
     /** GETs {@code url}; returns the response (any status). */
     public static HttpResponse<String> get(String url) throws IOException, InterruptedException {
-        return CLIENT.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        return CLIENT.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     /** Whether {@code url} answers 200. */

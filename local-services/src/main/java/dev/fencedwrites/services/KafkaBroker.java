@@ -17,7 +17,10 @@ public final class KafkaBroker {
     private KafkaBroker() {
     }
 
-    /** Formats the storage, starts the broker and waits until it answers an Admin describeCluster; the address is the bootstrap host:port. */
+    /**
+     * Formats the storage, starts the broker and waits until it answers an Admin describeCluster; the address is the bootstrap
+     * host:port.
+     */
     public static Service start(Path dir, Path log4j2) throws Exception {
         Files.createDirectories(dir);
         int port = FreePorts.pick();
@@ -45,10 +48,13 @@ public final class KafkaBroker {
                 Map.entry("share.coordinator.state.topic.min.isr", "1"),
                 Map.entry("group.initial.rebalance.delay.ms", "0"),
                 Map.entry("auto.create.topics.enable", "false")));
-        ChildProcess.run("kafka storage format", Jvm.command(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), log4j2, "kafka.tools.StorageTool",
-                List.of("format", "--config", config.toString(), "--cluster-id", Uuid.randomUuid().toString(), "--standalone", "--ignore-formatted")),
+        ChildProcess.run("kafka storage format",
+                Jvm.command(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), log4j2, "kafka.tools.StorageTool",
+                        List.of("format", "--config", config.toString(), "--cluster-id", Uuid.randomUuid().toString(),
+                                "--standalone", "--ignore-formatted")),
                 dir, dir.resolve("format.log"), Duration.ofSeconds(60));
-        ChildProcess process = ChildProcess.start("kafka", Jvm.command(List.of("-Xmx768m"), log4j2, "kafka.Kafka", List.of(config.toString())),
+        ChildProcess process = ChildProcess.start("kafka",
+                Jvm.command(List.of("-Xmx768m"), log4j2, "kafka.Kafka", List.of(config.toString())),
                 dir, dir.resolve("kafka.log"), Map.of());
         return process.awaitReady(bootstrap, Duration.ofSeconds(90), () -> ready(bootstrap));
     }

@@ -5,7 +5,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** The log4j2 configuration handed to child JVMs (broker, enforcer, Connect worker, workers) with {@code -Dlog4j2.configurationFile}. */
+/**
+ * The log4j2 configuration handed to child JVMs (broker, enforcer, Connect worker, workers) with {@code
+ * -Dlog4j2.configurationFile}.
+ */
 public final class Log4j2Config {
     private Log4j2Config() {
     }

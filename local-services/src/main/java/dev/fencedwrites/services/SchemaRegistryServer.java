@@ -42,7 +42,8 @@ public final class SchemaRegistryServer {
         }
         String home = locations.getProperty("apicurio.home");
         if (home == null) {
-            throw new IllegalStateException("no schema registry distribution known; set " + HOME_VARIABLE + " or run the build (mvn package)");
+            throw new IllegalStateException(
+                    "no schema registry distribution known; set " + HOME_VARIABLE + " or run the build (mvn package)");
         }
         return Path.of(home);
     }
@@ -65,9 +66,11 @@ public final class SchemaRegistryServer {
         Path runner;
         try (Stream<Path> files = Files.list(home)) {
             runner = files.filter(p -> p.getFileName().toString().endsWith("-runner.jar")).findFirst()
-                    .orElseThrow(() -> new IllegalStateException("no *-runner.jar in " + home + "; run the build (mvn package) first"));
+                    .orElseThrow(() -> new IllegalStateException(
+                            "no *-runner.jar in " + home + "; run the build (mvn package) first"));
         } catch (NoSuchFileException e) {
-            throw new IllegalStateException("schema registry distribution not found at " + home + "; run the build (mvn package) first", e);
+            throw new IllegalStateException(
+                    "schema registry distribution not found at " + home + "; run the build (mvn package) first", e);
         }
         int port = FreePorts.pick();
         ChildProcess process = ChildProcess.start("schema-registry", List.of(Jvm.java(), "-Xmx384m",

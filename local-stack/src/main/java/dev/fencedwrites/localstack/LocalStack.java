@@ -40,7 +40,8 @@ import org.apache.kafka.clients.admin.NewTopic;
  * until it really answers. {@link #close()} stops them in reverse order.
  *
  * <pre>{@code
- * try (LocalStack stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false)).progress(System.err::println).start()) {
+ * try (LocalStack stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false)).progress(System.err::println).start())
+ * {
  *     ... stack.kafkaBootstrap(), stack.postgresUrl() ...
  * }
  * }</pre>
@@ -99,17 +100,20 @@ public final class LocalStack implements AutoCloseable {
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
             Future<Service> etcdStart = pool.submit(timed(progress, "etcd", () -> EtcdNode.start(dir.resolve("etcd"))));
-            Future<PostgresServer> pgStart = pool.submit(timed(progress, "PostgreSQL", () -> PostgresServer.start(dir.resolve("postgres"))));
+            Future<PostgresServer> pgStart = pool
+                    .submit(timed(progress, "PostgreSQL", () -> PostgresServer.start(dir.resolve("postgres"))));
             Future<Service> registryStart = pool.submit(timed(progress, "schema registry",
                     () -> SchemaRegistryServer.start(dir.resolve("schema-registry"))));
-            Future<Service> kafkaStart = pool.submit(timed(progress, "Kafka broker", () -> KafkaBroker.start(dir.resolve("kafka"), log4j2)));
+            Future<Service> kafkaStart = pool
+                    .submit(timed(progress, "Kafka broker", () -> KafkaBroker.start(dir.resolve("kafka"), log4j2)));
             etcd = await(etcdStart);
             postgres = await(pgStart);
             registry = await(registryStart);
             kafka = await(kafkaStart);
             createTopics();
             Future<Service> enforcerStart = pool.submit(timed(progress, "fence enforcer",
-                    () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(), Map.of("etcd.endpoints", etcd.address()))));
+                    () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(),
+                            Map.of("etcd.endpoints", etcd.address()))));
             connectMetrics = new ConnectWorker.MetricsAgent(Path.of(locations.getProperty("jmx.exporter.agent")),
                     Path.of(locations.getProperty("jmx.exporter.config")).normalize(), FreePorts.pick());
             Callable<Service> startConnect = () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.address(),
@@ -162,7 +166,8 @@ public final class LocalStack implements AutoCloseable {
                     new NewTopic(FenceTopics.ACCEPTED, PARTITIONS, (short) 1),
                     new NewTopic(FenceTopics.MARKERS, PARTITIONS, (short) 1),
                     // Room for the rejection headers on top of the largest input record (the broker default, 1048588).
-                    new NewTopic(FenceTopics.REJECTED, PARTITIONS, (short) 1).configs(Map.of("max.message.bytes", Integer.toString(1048588 + 64 * 1024))));
+                    new NewTopic(FenceTopics.REJECTED, PARTITIONS, (short) 1)
+                            .configs(Map.of("max.message.bytes", Integer.toString(1048588 + 64 * 1024))));
             admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
             NewTopics.awaitWritable(admin, topics.stream().map(NewTopic::name).toList(), Duration.ofSeconds(60));
         }
@@ -240,7 +245,10 @@ public final class LocalStack implements AutoCloseable {
         return connect.address();
     }
 
-    /** The Connect worker's Prometheus metrics (JMX exporter rules in {@code config/connect-jmx-exporter.yml}), the sink's among them. */
+    /**
+     * The Connect worker's Prometheus metrics (JMX exporter rules in {@code config/connect-jmx-exporter.yml}), the sink's among
+     * them.
+     */
     public String connectMetricsUrl() {
         return connectMetrics.url();
     }
@@ -250,7 +258,10 @@ public final class LocalStack implements AutoCloseable {
         return enforcer.address();
     }
 
-    /** KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL, POSTGRES_URL, CONNECT_URL, CONNECT_METRICS_URL, ENFORCER_URL, in that order. */
+    /**
+     * KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL, POSTGRES_URL, CONNECT_URL, CONNECT_METRICS_URL, ENFORCER_URL, in that
+     * order.
+     */
     public Map<String, String> env() {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("KAFKA_BOOTSTRAP", kafkaBootstrap());

@@ -12,7 +12,8 @@ import java.util.function.Function;
 public final class LocalStackBuilder {
     private final Path dir;
     private final List<Connector> connectors = new ArrayList<>();
-    private Consumer<String> progress = line -> { };
+    private Consumer<String> progress = line -> {
+    };
 
     LocalStackBuilder(Path dir) {
         this.dir = Objects.requireNonNull(dir, "dir");

@@ -64,7 +64,8 @@ class NewTopicsIT {
             }
             AtomicInteger failed = new AtomicInteger();
             AtomicReference<Exception> first = new AtomicReference<>();
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProperties(), new ByteArraySerializer(), new ByteArraySerializer())) {
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProperties(), new ByteArraySerializer(),
+                    new ByteArraySerializer())) {
                 for (int i = 0; i < RECORDS; i++) {
                     producer.send(new ProducerRecord<>(topic, i % PARTITIONS, null, new byte[100]), (metadata, e) -> {
                         if (e != null) {
@@ -77,7 +78,8 @@ class NewTopicsIT {
             }
             long written = written(topic);
             if (written != RECORDS || failed.get() > 0) {
-                lost.add(topic + ": " + written + " of " + RECORDS + " records written, " + failed.get() + " sends failed (first: " + first.get() + ")");
+                lost.add(topic + ": " + written + " of " + RECORDS + " records written, " + failed.get()
+                        + " sends failed (first: " + first.get() + ")");
             }
         }
         assertThat(lost).as("rounds that lost records%s", control ? " (control run: the wait skipped)" : "").isEmpty();

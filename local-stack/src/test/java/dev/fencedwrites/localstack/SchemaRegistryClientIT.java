@@ -4,14 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.fencedwrites.testing.BillingSummary;
-import dev.fencedwrites.testing.SchemaRegistryExtension;
 import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RegisteredSchema;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.avro.SchemaRegistryException;
+import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.testing.SchemaRegistryExtension;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -55,7 +55,8 @@ class SchemaRegistryClientIT {
 
     /** The registry's subjects, read with a plain HTTP GET, not through the client under test. */
     private static List<String> subjects() throws Exception {
-        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(registry.url() + "/subjects")).build(),
+        HttpResponse<String> response = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create(registry.url() + "/subjects")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(200);
         return List.of(new ObjectMapper().readValue(response.body(), String[].class));
@@ -64,7 +65,9 @@ class SchemaRegistryClientIT {
     @Test
     void severalUrlsWithTheFirstDeadStillWork() throws Exception {
         AvroSerializer<BillingSummary> serializer = new AvroSerializer<>();
-        serializer.configure(settings(AvroSerdeConfig.SCHEMA_REGISTRY_URL, DEAD + "," + registry.url(), AvroSerdeConfig.MAX_RETRIES, "0"), false);
+        serializer.configure(
+                settings(AvroSerdeConfig.SCHEMA_REGISTRY_URL, DEAD + "," + registry.url(), AvroSerdeConfig.MAX_RETRIES, "0"),
+                false);
 
         byte[] bytes = serializer.serialize("failover", summary());
 
@@ -102,7 +105,8 @@ class SchemaRegistryClientIT {
 
     @Test
     void useLatestVersionWritesWithTheSubjectsLatestVersion() throws Exception {
-        Schema v1 = SchemaBuilder.record("Order").namespace("shop").fields().requiredString("id").requiredLong("cents").endRecord();
+        Schema v1 = SchemaBuilder.record("Order").namespace("shop").fields().requiredString("id").requiredLong("cents")
+                .endRecord();
         Schema v2 = SchemaBuilder.record("Order").namespace("shop").fields().requiredString("id").requiredLong("cents")
                 .name("note").type().stringType().stringDefault("none").endRecord();
         RestSchemaRegistryClient admin = new RestSchemaRegistryClient(settings());
@@ -112,7 +116,8 @@ class SchemaRegistryClientIT {
         order.put("id", "o-1");
         order.put("cents", 250L);
         AvroSerializer<GenericRecord> serializer = new AvroSerializer<>();
-        serializer.configure(settings(AvroSerdeConfig.USE_LATEST_VERSION, "true", AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "false"), false);
+        serializer.configure(settings(AvroSerdeConfig.USE_LATEST_VERSION, "true", AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "false"),
+                false);
 
         byte[] bytes = serializer.serialize("orders", order);
 
@@ -121,7 +126,8 @@ class SchemaRegistryClientIT {
         RegisteredSchema latest = new RestSchemaRegistryClient(settings()).latest("orders-value");
         assertThat(latest.version()).isEqualTo(2);
         assertThat(latest.id()).isEqualTo(v2Id);
-        GenericRecord read = new AvroDeserializer<GenericRecord>(new RestSchemaRegistryClient(settings()), null).deserialize("orders", bytes);
+        GenericRecord read = new AvroDeserializer<GenericRecord>(new RestSchemaRegistryClient(settings()), null)
+                .deserialize("orders", bytes);
         assertThat(read.getSchema()).isEqualTo(v2);
         assertThat(read.get("note")).hasToString("none");
     }
@@ -129,7 +135,8 @@ class SchemaRegistryClientIT {
     @Test
     void recordAndTopicRecordStrategiesRegisterUnderTheExpectedSubjects() throws Exception {
         AvroSerializer<BillingSummary> byRecord = new AvroSerializer<>();
-        byRecord.configure(settings(AvroSerdeConfig.VALUE_SUBJECT_NAME_STRATEGY, "io.confluent.kafka.serializers.subject.RecordNameStrategy"), false);
+        byRecord.configure(settings(AvroSerdeConfig.VALUE_SUBJECT_NAME_STRATEGY,
+                "io.confluent.kafka.serializers.subject.RecordNameStrategy"), false);
         AvroSerializer<BillingSummary> byTopicRecord = new AvroSerializer<>();
         byTopicRecord.configure(settings(AvroSerdeConfig.VALUE_SUBJECT_NAME_STRATEGY,
                 "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy"), false);
@@ -142,7 +149,7 @@ class SchemaRegistryClientIT {
 
     @Test
     void anUnknownIdFailsNamingTheId() {
-        byte[] bytes = ByteBuffer.allocate(8).put((byte) 0).putInt(987_654).put(new byte[] {2, 'x', 0}).array();
+        byte[] bytes = ByteBuffer.allocate(8).put((byte) 0).putInt(987_654).put(new byte[]{2, 'x', 0}).array();
         AvroDeserializer<Object> deserializer = new AvroDeserializer<>();
         deserializer.configure(settings(), false);
 
@@ -159,6 +166,7 @@ class SchemaRegistryClientIT {
 
     private static BillingSummary summary() {
         return BillingSummary.newBuilder().setCustomerId("customer-42").setBillingPeriod("2026-11").setAmountMinor(123_456L)
-                .setCurrency("EUR").setLineItems(17).setComputedAt(Instant.parse("2026-11-30T23:59:59.123Z")).setComputedBy("worker-a").build();
+                .setCurrency("EUR").setLineItems(17).setComputedAt(Instant.parse("2026-11-30T23:59:59.123Z"))
+                .setComputedBy("worker-a").build();
     }
 }

@@ -4,30 +4,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencedwrites.localstack.SinkProbe.DeadLetter;
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.FenceTopics;
-import dev.fencedwrites.services.Http;
-import dev.fencedwrites.testing.BillingSummary;
-import java.time.Instant;
-import java.util.Properties;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.localstack.SinkProbe.DeadLetter;
+import dev.fencedwrites.services.Http;
+import dev.fencedwrites.testing.BillingSummary;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -77,8 +77,10 @@ class SinkBadRecordsIT {
     void rowsTheDatabaseRefusesAreDeadLetteredOneByOneAndTheTaskKeepsRunning() throws Exception {
         String topic = "data_errors";
         probe.createTopics(topic, topic + "-dlq");
-        probe.execute("CREATE TABLE " + topic + " (resource_key TEXT PRIMARY KEY, deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token BIGINT NOT NULL,"
-                + " fence_seq BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), customer_id TEXT, amount_minor NUMERIC(5),"
+        probe.execute("CREATE TABLE " + topic
+                + " (resource_key TEXT PRIMARY KEY, deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token BIGINT NOT NULL,"
+                + " fence_seq BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), customer_id TEXT, amount_minor "
+                + "NUMERIC(5),"
                 + " line_items INTEGER CHECK (line_items >= 0), computed_by TEXT)");
         probe.createSink("data-errors-sink", topic, topic + "-dlq", Map.of());
         try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
@@ -92,7 +94,8 @@ class SinkBadRecordsIT {
         }
 
         await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
-            assertThat(probe.rows("SELECT resource_key, amount_minor, line_items, computed_by, fence_token, fence_seq FROM " + topic + " ORDER BY 1"))
+            assertThat(probe.rows("SELECT resource_key, amount_minor, line_items, computed_by, fence_token, fence_seq FROM "
+                    + topic + " ORDER BY 1"))
                     .containsExactly("good-1|100|1|a|5|1", "good-2|200|2|b|5|1");
             assertThat(probe.deadLetters(topic + "-dlq")).hasSize(12);
         });
@@ -102,8 +105,10 @@ class SinkBadRecordsIT {
             assertThat(letter.stage()).isEqualTo(FenceHeaders.STAGE_SINK);
             assertThat(letter.error()).contains("the database refused the record");
         });
-        assertThat(letters).extracting(DeadLetter::error).anyMatch(e -> e.contains("0x00")).anyMatch(e -> e.contains("numeric field overflow"))
-                .anyMatch(e -> e.contains("fence_seq")).anyMatch(e -> e.contains("line_items_check")).anyMatch(e -> e.contains("index row"));
+        assertThat(letters).extracting(DeadLetter::error).anyMatch(e -> e.contains("0x00"))
+                .anyMatch(e -> e.contains("numeric field overflow"))
+                .anyMatch(e -> e.contains("fence_seq")).anyMatch(e -> e.contains("line_items_check"))
+                .anyMatch(e -> e.contains("index row"));
         assertThat(probe.taskState("data-errors-sink")).isEqualTo("RUNNING");
     }
 
@@ -115,24 +120,30 @@ class SinkBadRecordsIT {
     @Test
     void anExistingPerTopicTableThatDoesNotFitFailsTheTaskNamingTheMismatch() throws Exception {
         String topic = "misfit_table";
-        String misfit = "CREATE TABLE " + topic + " (resource_key TEXT PRIMARY KEY, deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token TEXT NOT NULL,"
+        String misfit = "CREATE TABLE " + topic
+                + " (resource_key TEXT PRIMARY KEY, deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token TEXT NOT NULL,"
                 + " fence_seq BIGINT, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())";
         probe.createTopics(topic, topic + "-dlq");
         probe.execute(misfit);
-        assertThatThrownBy(() -> probe.createSink("misfit-sink", topic, topic + "-dlq", Map.of())).isInstanceOf(SinkProbe.RefusedConnector.class)
-                .hasMessageContaining("HTTP 400").hasMessageContaining("column misfit_table.fence_token is text, expected bigint or numeric");
+        assertThatThrownBy(() -> probe.createSink("misfit-sink", topic, topic + "-dlq", Map.of()))
+                .isInstanceOf(SinkProbe.RefusedConnector.class)
+                .hasMessageContaining("HTTP 400")
+                .hasMessageContaining("column misfit_table.fence_token is text, expected bigint or numeric");
 
         probe.execute("DROP TABLE " + topic);
         probe.createSink("misfit-sink", topic, topic + "-dlq", Map.of());
-        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(1)).until(() -> probe.taskState("misfit-sink").equals("RUNNING"));
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(1))
+                .until(() -> probe.taskState("misfit-sink").equals("RUNNING"));
         probe.execute(misfit);
         try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
             send(producer, topic, "k", summary("k", 1, 1, "a"), 1, 1);
         }
 
-        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(probe.taskState("misfit-sink"))
-                .startsWith("FAILED").contains("table misfit_table does not fit the sink")
-                .contains("column misfit_table.fence_token is text, expected bigint or numeric").contains("CREATE TABLE IF NOT EXISTS \"misfit_table\""));
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))
+                .untilAsserted(() -> assertThat(probe.taskState("misfit-sink"))
+                        .startsWith("FAILED").contains("table misfit_table does not fit the sink")
+                        .contains("column misfit_table.fence_token is text, expected bigint or numeric")
+                        .contains("CREATE TABLE IF NOT EXISTS \"misfit_table\""));
         assertThat(probe.rows("SELECT count(*) FROM " + topic)).containsExactly("0");
         assertThat(probe.deadLetters(topic + "-dlq")).isEmpty();
     }
@@ -146,30 +157,37 @@ class SinkBadRecordsIT {
     void bytesKeysShareTheirResourcesRowAndGuardAndAKeyNotInUtf8IsDeadLettered() throws Exception {
         String topic = "bytes_keys";
         probe.createTopics(topic, topic + "-dlq");
-        probe.createSink("bytes-keys-sink", topic, topic + "-dlq", Map.of("key.converter", "org.apache.kafka.connect.converters.ByteArrayConverter"));
+        probe.createSink("bytes-keys-sink", topic, topic + "-dlq",
+                Map.of("key.converter", "org.apache.kafka.connect.converters.ByteArrayConverter"));
         try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
             send(producer, topic, "resource-\u00e9", summary("holder", 700, 1, "holder"), 7, 1);
             send(producer, topic, "resource-\u00e9", summary("stale", 500, 1, "stale"), 5, 1);
-            probe.send(producer, topic, new byte[] {'k', (byte) 0xC3, '('}, values.serialize(topic, summary("bad", 1, 1, "bad")),
+            probe.send(producer, topic, new byte[]{'k', (byte) 0xC3, '('}, values.serialize(topic, summary("bad", 1, 1, "bad")),
                     FenceHeaders.TOKEN, "1", FenceHeaders.SEQ, "1");
         }
 
         await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
-            assertThat(probe.rows("SELECT resource_key, computed_by, fence_token FROM " + topic)).containsExactly("resource-\u00e9|holder|7");
-            assertThat(probe.deadLetters(topic + "-dlq")).extracting(DeadLetter::reason).containsExactly("STALE_TOKEN", "MALFORMED_KEY");
+            assertThat(probe.rows("SELECT resource_key, computed_by, fence_token FROM " + topic))
+                    .containsExactly("resource-\u00e9|holder|7");
+            assertThat(probe.deadLetters(topic + "-dlq")).extracting(DeadLetter::reason).containsExactly("STALE_TOKEN",
+                    "MALFORMED_KEY");
         });
         assertThat(probe.deadLetters(topic + "-dlq").get(1).error()).contains("not valid UTF-8");
         assertThat(probe.taskState("bytes-keys-sink")).isEqualTo("RUNNING");
     }
 
-    /** A rejected copy (it carries fence.rejected.* headers) on the sink's topic is dead-lettered ALREADY_REJECTED, not written; the fresh record beside it is. */
+    /**
+     * A rejected copy (it carries fence.rejected.* headers) on the sink's topic is dead-lettered ALREADY_REJECTED, not written;
+     * the fresh record beside it is.
+     */
     @Test
     void aRejectedCopyOnTheSinksTopicIsDeadLetteredNotWritten() throws Exception {
         String topic = "rejected_copies";
         probe.createTopics(topic, topic + "-dlq");
         probe.createSink("rejected-copies-sink", topic, topic + "-dlq", Map.of());
         try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
-            probe.send(producer, topic, "stale".getBytes(StandardCharsets.UTF_8), values.serialize(topic, summary("stale", 1, 1, "stale")),
+            probe.send(producer, topic, "stale".getBytes(StandardCharsets.UTF_8),
+                    values.serialize(topic, summary("stale", 1, 1, "stale")),
                     FenceHeaders.TOKEN, "3", FenceHeaders.SEQ, "1", FenceHeaders.REJECTED_REASON, "STALE_TOKEN",
                     FenceHeaders.REJECTED_STAGE, FenceHeaders.STAGE_ENFORCER, FenceHeaders.REJECTED_HIGHEST, "9.1");
             send(producer, topic, "fresh", summary("fresh", 2, 1, "fresh"), 9, 2);
@@ -194,13 +212,16 @@ class SinkBadRecordsIT {
         send(producer, topic, prefix + "-nul-value", summary("b", 1, 1, "nul\u0000value"), 5, 1);
         send(producer, topic, tooLong, summary("c", 1, 1, "c"), 5, 1);
         send(producer, topic, prefix + "-out-of-range", summary("d", 10_000_000, 1, "d"), 5, 1);
-        probe.send(producer, topic, (prefix + "-no-seq").getBytes(StandardCharsets.UTF_8), values.serialize(topic, summary("e", 1, 1, "e")),
+        probe.send(producer, topic, (prefix + "-no-seq").getBytes(StandardCharsets.UTF_8),
+                values.serialize(topic, summary("e", 1, 1, "e")),
                 FenceHeaders.TOKEN, "5");
         send(producer, topic, prefix + "-negative-items", summary("f", 1, -1, "f"), 5, 1);
     }
 
-    private static void send(KafkaProducer<byte[], byte[]> producer, String topic, String key, GenericRecord value, long token, long seq) throws Exception {
-        probe.send(producer, topic, key.getBytes(StandardCharsets.UTF_8), values.serialize(topic, value), FenceHeaders.TOKEN, Long.toString(token),
+    private static void send(KafkaProducer<byte[], byte[]> producer, String topic, String key, GenericRecord value, long token,
+            long seq) throws Exception {
+        probe.send(producer, topic, key.getBytes(StandardCharsets.UTF_8), values.serialize(topic, value), FenceHeaders.TOKEN,
+                Long.toString(token),
                 FenceHeaders.SEQ, Long.toString(seq));
     }
 
@@ -226,18 +247,24 @@ class SinkBadRecordsIT {
         assertThat(scrape(env, "fence_sink_rows_written_total{" + SINK + ",task=\"0\"}")).isZero();
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.get("KAFKA_BOOTSTRAP"));
-        AvroSerializer<BillingSummary> values = new AvroSerializer<>(new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)), false);
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
-            for (long token : new long[] {9, 3}) {
-                BillingSummary summary = new BillingSummary("metrics-probe", "2026-11", 100 * token, "EUR", 1, Instant.now(), "fence-up-it");
-                ProducerRecord<String, byte[]> record = new ProducerRecord<>(FenceTopics.ACCEPTED, "metrics-probe", values.serialize(FenceTopics.ACCEPTED, summary));
-                record.headers().add(FenceHeaders.TOKEN, FenceHeaders.encode(token)).add(FenceHeaders.SEQ, FenceHeaders.encode(1));
+        AvroSerializer<BillingSummary> values = new AvroSerializer<>(
+                new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)), false);
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(),
+                new ByteArraySerializer())) {
+            for (long token : new long[]{9, 3}) {
+                BillingSummary summary = new BillingSummary("metrics-probe", "2026-11", 100 * token, "EUR", 1, Instant.now(),
+                        "fence-up-it");
+                ProducerRecord<String, byte[]> record = new ProducerRecord<>(FenceTopics.ACCEPTED, "metrics-probe",
+                        values.serialize(FenceTopics.ACCEPTED, summary));
+                record.headers().add(FenceHeaders.TOKEN, FenceHeaders.encode(token)).add(FenceHeaders.SEQ,
+                        FenceHeaders.encode(1));
                 producer.send(record).get(30, TimeUnit.SECONDS);
             }
         }
         await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
             assertThat(scrape(env, "fence_sink_rows_written_total{" + SINK + ",task=\"0\"}")).isEqualTo(1.0);
-            assertThat(scrape(env, "fence_sink_records_fenced_total{" + SINK + ",reason=\"STALE_TOKEN\",task=\"0\"}")).isEqualTo(1.0);
+            assertThat(scrape(env, "fence_sink_records_fenced_total{" + SINK + ",reason=\"STALE_TOKEN\",task=\"0\"}"))
+                    .isEqualTo(1.0);
         });
         assertThat(scrape(env, "fence_sink_records_fenced_total{" + SINK + ",reason=\"DUPLICATE\",task=\"0\"}")).isZero();
     }
@@ -251,20 +278,24 @@ class SinkBadRecordsIT {
     @Test
     void keywordNamesLandInAKeywordTable() throws Exception {
         Map<String, String> env = stack.env();
-        org.apache.avro.Schema keywords = new org.apache.avro.Schema.Parser().parse("""
-                {"type": "record", "name": "KeywordOrder", "namespace": "dev.fencedwrites.it", "fields": [
-                  {"name": "order", "type": "string"}, {"name": "user", "type": "string"}, {"name": "group", "type": ["null", "string"]},
-                  {"name": "offset", "type": "long"}, {"name": "limit", "type": "int"}, {"name": "from", "type": "string"},
-                  {"name": "select", "type": "boolean"}, {"name": "whereTo", "type": "string"}]}""");
-        SinkProbe probe = new SinkProbe(env.get("KAFKA_BOOTSTRAP"), env.get("CONNECT_URL"), env.get("POSTGRES_URL"), env.get("SCHEMA_REGISTRY_URL"));
+        Schema keywords = new Schema.Parser()
+                .parse("""
+                        {"type": "record", "name": "KeywordOrder", "namespace": "dev.fencedwrites.it", "fields": [
+                          {"name": "order", "type": "string"}, {"name": "user", "type": "string"}, {"name": "group",
+                                  "type": ["null", "string"]},
+                          {"name": "offset", "type": "long"}, {"name": "limit", "type": "int"}, {"name": "from",
+                                  "type": "string"},
+                          {"name": "select", "type": "boolean"}, {"name": "whereTo", "type": "string"}]}""");
+        SinkProbe probe = new SinkProbe(env.get("KAFKA_BOOTSTRAP"), env.get("CONNECT_URL"), env.get("POSTGRES_URL"),
+                env.get("SCHEMA_REGISTRY_URL"));
         probe.createTopics("order", "order-dlq");
         probe.createSink("order-sink", "order", "order-dlq", Map.of());
-        AvroSerializer<org.apache.avro.generic.GenericRecord> values = new AvroSerializer<>(
+        AvroSerializer<GenericRecord> values = new AvroSerializer<>(
                 new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)), false);
         try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
             Object[][] rows = {{"o-1", "first", 9L}, {"o-2", "second", 9L}, {"o-1", "stale", 3L}};
             for (Object[] row : rows) {
-                org.apache.avro.generic.GenericRecord value = new org.apache.avro.generic.GenericData.Record(keywords);
+                GenericRecord value = new GenericData.Record(keywords);
                 value.put("order", row[1]);
                 value.put("user", "user-" + row[1]);
                 value.put("group", "g");
@@ -273,25 +304,33 @@ class SinkBadRecordsIT {
                 value.put("from", "warehouse");
                 value.put("select", true);
                 value.put("whereTo", "dock");
-                probe.send(producer, "order", ((String) row[0]).getBytes(java.nio.charset.StandardCharsets.UTF_8), values.serialize("order", value),
+                probe.send(producer, "order", ((String) row[0]).getBytes(StandardCharsets.UTF_8),
+                        values.serialize("order", value),
                         FenceHeaders.TOKEN, row[2].toString(), FenceHeaders.SEQ, "1");
             }
         }
         await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
-            assertThat(probe.rows("SELECT resource_key, \"order\", \"user\", \"group\", \"offset\", \"limit\", \"from\", \"select\"::text, where_to,"
-                    + " fence_token FROM \"order\" ORDER BY 1"))
-                    .containsExactly("o-1|first|user-first|g|40|5|warehouse|true|dock|9", "o-2|second|user-second|g|40|5|warehouse|true|dock|9");
+            assertThat(probe.rows(
+                    "SELECT resource_key, \"order\", \"user\", \"group\", \"offset\", \"limit\", \"from\", \"select\"::text, "
+                            + "where_to,"
+                            + " fence_token FROM \"order\" ORDER BY 1"))
+                    .containsExactly("o-1|first|user-first|g|40|5|warehouse|true|dock|9",
+                            "o-2|second|user-second|g|40|5|warehouse|true|dock|9");
             assertThat(probe.deadLetters("order-dlq")).extracting(SinkProbe.DeadLetter::reason).containsExactly("STALE_TOKEN");
         });
         assertThat(probe.taskState("order-sink")).isEqualTo("RUNNING");
     }
 
-    /** The value of one series (labels in the exporter's order, sorted by name) on the Connect worker's Prometheus endpoint; fails if it is not there. */
+    /**
+     * The value of one series (labels in the exporter's order, sorted by name) on the Connect worker's Prometheus endpoint; fails
+     * if it is not there.
+     */
     private static double scrape(Map<String, String> env, String series) throws Exception {
         String body = Http.get(env.get("CONNECT_METRICS_URL")).body();
         return body.lines().filter(line -> line.startsWith(series + " ")).findFirst()
                 .map(line -> Double.parseDouble(line.substring(series.length() + 1).trim()))
-                .orElseThrow(() -> new AssertionError("no series " + series + " on " + env.get("CONNECT_METRICS_URL") + "; fence_sink lines: "
-                        + body.lines().filter(l -> l.startsWith("fence_sink")).toList()));
+                .orElseThrow(() -> new AssertionError(
+                        "no series " + series + " on " + env.get("CONNECT_METRICS_URL") + "; fence_sink lines: "
+                                + body.lines().filter(l -> l.startsWith("fence_sink")).toList()));
     }
 }

@@ -2,9 +2,9 @@ package dev.fencedwrites.localstack;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.fencedwrites.services.Http;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.NewTopics;
+import dev.fencedwrites.services.Http;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -90,9 +90,11 @@ final class SinkProbe {
         config.put("errors.deadletterqueue.topic.replication.factor", "1");
         config.put("errors.deadletterqueue.context.headers.enable", "true");
         config.putAll(overrides);
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(connectUrl + "/connectors/" + name + "/config"))
-                .header("Content-Type", "application/json").timeout(Duration.ofSeconds(60))
-                .PUT(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(config))).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = HTTP.send(
+                HttpRequest.newBuilder(URI.create(connectUrl + "/connectors/" + name + "/config"))
+                        .header("Content-Type", "application/json").timeout(Duration.ofSeconds(60))
+                        .PUT(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(config))).build(),
+                HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() / 100 != 2) {
             throw new RefusedConnector(response.statusCode(), response.body());
         }
@@ -117,7 +119,8 @@ final class SinkProbe {
     }
 
     /** Sends one record with a UTF-8 key and the given headers (name, value pairs), and waits for the broker. */
-    void send(KafkaProducer<byte[], byte[]> producer, String topic, byte[] key, byte[] value, String... headers) throws Exception {
+    void send(KafkaProducer<byte[], byte[]> producer, String topic, byte[] key, byte[] value, String... headers)
+            throws Exception {
         ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, key, value);
         for (int i = 0; i < headers.length; i += 2) {
             record.headers().add(headers[i], FenceHeaders.encode(headers[i + 1]));
@@ -142,7 +145,8 @@ final class SinkProbe {
         props.put(ConsumerConfig.GROUP_ID_CONFIG, "probe-" + UUID.randomUUID());
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         List<DeadLetter> letters = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
             consumer.subscribe(List.of(topic));
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             int empty = 0;
@@ -167,7 +171,8 @@ final class SinkProbe {
     }
 
     void execute(String sql) throws SQLException {
-        try (Connection connection = DriverManager.getConnection(postgresUrl); Statement statement = connection.createStatement()) {
+        try (Connection connection = DriverManager.getConnection(postgresUrl);
+                Statement statement = connection.createStatement()) {
             statement.execute(sql);
         }
     }
@@ -175,8 +180,9 @@ final class SinkProbe {
     /** Each row as its columns' text joined with |; an empty list when the table does not exist yet. */
     List<String> rows(String sql) throws SQLException {
         List<String> rows = new ArrayList<>();
-        try (Connection connection = DriverManager.getConnection(postgresUrl); PreparedStatement statement = connection.prepareStatement(sql);
-             ResultSet result = statement.executeQuery()) {
+        try (Connection connection = DriverManager.getConnection(postgresUrl);
+                PreparedStatement statement = connection.prepareStatement(sql);
+                ResultSet result = statement.executeQuery()) {
             int columns = result.getMetaData().getColumnCount();
             while (result.next()) {
                 List<String> cells = new ArrayList<>();

@@ -72,7 +72,8 @@ public final class FencedProducer<V> implements AutoCloseable {
      * @param fenceOnAcquire whether {@link #acquire} publishes the {@code FENCE} marker (recommended)
      * @param registry       where {@code fence.producer.sends.refused} and {@code fence.producer.markers} go
      */
-    public FencedProducer(Producer<String, V> producer, String topic, String writer, boolean fenceOnAcquire, MeterRegistry registry) {
+    public FencedProducer(Producer<String, V> producer, String topic, String writer, boolean fenceOnAcquire,
+            MeterRegistry registry) {
         if (topic == null || topic.isBlank()) {
             throw new IllegalArgumentException("topic must be a topic name");
         }
@@ -83,29 +84,34 @@ public final class FencedProducer<V> implements AutoCloseable {
         this.topic = topic;
         this.writer = writer;
         this.fenceOnAcquire = fenceOnAcquire;
-        this.refused = Counter.builder("fence.producer.sends.refused").description("Sends refused because their lease was no longer held")
+        this.refused = Counter.builder("fence.producer.sends.refused")
+                .description("Sends refused because their lease was no longer held")
                 .register(registry);
-        this.markers = Counter.builder("fence.producer.markers").description("FENCE markers published at acquisition").register(registry);
+        this.markers = Counter.builder("fence.producer.markers").description("FENCE markers published at acquisition")
+                .register(registry);
     }
 
     /**
      * Creates a Kafka producer with idempotent defaults ({@code acks=all},
      * {@code enable.idempotence=true}); entries of {@code kafkaConfig} override them. Fences at takeover.
      */
-    public static <V> FencedProducer<V> create(Map<String, Object> kafkaConfig, Serializer<V> valueSerializer, String topic, String writer) {
+    public static <V> FencedProducer<V> create(Map<String, Object> kafkaConfig, Serializer<V> valueSerializer, String topic,
+            String writer) {
         return create(kafkaConfig, valueSerializer, topic, writer, true, new CompositeMeterRegistry());
     }
 
     /**
      * Like {@link #create(Map, Serializer, String, String)}, choosing whether to fence at takeover and where metrics go.
      */
-    public static <V> FencedProducer<V> create(Map<String, Object> kafkaConfig, Serializer<V> valueSerializer, String topic, String writer,
-                                               boolean fenceOnAcquire, MeterRegistry registry) {
+    public static <V> FencedProducer<V> create(Map<String, Object> kafkaConfig, Serializer<V> valueSerializer, String topic,
+            String writer,
+            boolean fenceOnAcquire, MeterRegistry registry) {
         Map<String, Object> config = new HashMap<>();
         config.put(ProducerConfig.ACKS_CONFIG, "all");
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         config.putAll(kafkaConfig);
-        return new FencedProducer<>(new KafkaProducer<>(config, new StringSerializer(), valueSerializer), topic, writer, fenceOnAcquire, registry);
+        return new FencedProducer<>(new KafkaProducer<>(config, new StringSerializer(), valueSerializer), topic, writer,
+                fenceOnAcquire, registry);
     }
 
     /**
@@ -130,13 +136,16 @@ public final class FencedProducer<V> implements AutoCloseable {
             producer.flush(); // do not let linger.ms hold the marker back
             RecordMetadata marker = pending.get(waitNanos, TimeUnit.NANOSECONDS);
             markers.increment();
-            LOG.info("raised the fence of {} to token {} (marker at {}-{}@{})", resource, lease.token(), marker.topic(), marker.partition(), marker.offset());
+            LOG.info("raised the fence of {} to token {} (marker at {}-{}@{})", resource, lease.token(), marker.topic(),
+                    marker.partition(), marker.offset());
             fenced = true;
             return lease;
         } catch (ExecutionException | TimeoutException | KafkaException e) {
             Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-            throw new LeaseAcquisitionException("acquired " + resource + " (token " + lease.token() + ") but could not publish its FENCE marker to "
-                    + topic + ", so released it: " + cause, cause);
+            throw new LeaseAcquisitionException(
+                    "acquired " + resource + " (token " + lease.token() + ") but could not publish its FENCE marker to "
+                            + topic + ", so released it: " + cause,
+                    cause);
         } finally {
             if (!fenced) {
                 lease.close(); // whatever went wrong (also an interrupt), nobody else can use or release this lease
@@ -157,7 +166,8 @@ public final class FencedProducer<V> implements AutoCloseable {
      * @throws KafkaException            if the broker did not accept the write
      * @throws Exception                 whatever {@code work} throws
      */
-    public RecordMetadata runUnderLease(FencingLeaseClient leases, String resource, Duration ttl, Duration timeout, LeaseWork<V> work)
+    public RecordMetadata runUnderLease(FencingLeaseClient leases, String resource, Duration ttl, Duration timeout,
+            LeaseWork<V> work)
             throws Exception {
         try (FencingLease lease = acquire(leases, resource, ttl, timeout)) {
             V value = work.run(lease);

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * carries a larger token (etcd v3 API, "Revisions"; lock algorithm of etcd's concurrency.Mutex).
  *
  * <p>Renewal: the lease client sends one keep-alive every TTL/3 and, after a failed one (or one
- * unanswered until the deadline, within the request timeout, at least 1 s), retries every 500 ms. The local deadline is the send time of the last successful keep-alive plus the TTL
+ * unanswered until the deadline, within the request timeout, at least 1 s), retries every 500 ms. The local deadline is the send
+ * time of the last successful keep-alive plus the TTL
  * etcd answered, on {@link System#nanoTime()}: etcd renews on receipt, after the send, so the local
  * deadline never passes later than etcd's expiry (apart from clock-rate drift). A failed keep-alive
  * (etcd unreachable, no leader during an election) is counted and retried; the lease is lost when
@@ -71,8 +72,9 @@ public final class FencingLease implements AutoCloseable {
     private CompletableFuture<Void> revoked; // guarded by this
 
     /** A granted lease that does not hold the lock yet; {@link #locked} completes it. */
-    FencingLease(Client client, ScheduledExecutorService timer, Executor events, Duration requestTimeout, String resource, long leaseId,
-                 Duration ttl, long deadlineNanos, LeaseMetrics metrics, Consumer<FencingLease> onFinished) {
+    FencingLease(Client client, ScheduledExecutorService timer, Executor events, Duration requestTimeout, String resource,
+            long leaseId,
+            Duration ttl, long deadlineNanos, LeaseMetrics metrics, Consumer<FencingLease> onFinished) {
         this.events = events;
         this.onFinished = onFinished;
         this.requestTimeout = requestTimeout;
@@ -204,7 +206,9 @@ public final class FencingLease implements AutoCloseable {
         return closed || lostBecause.get() != null;
     }
 
-    /** Marks the lease lost for {@code cause} (metrics {@code category}) and tells the listeners once; no-op once closed or lost. */
+    /**
+     * Marks the lease lost for {@code cause} (metrics {@code category}) and tells the listeners once; no-op once closed or lost.
+     */
     void markLost(String category, String cause) {
         if (closed || !lostBecause.compareAndSet(null, cause)) {
             return;
@@ -253,7 +257,8 @@ public final class FencingLease implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            LOG.debug("revoke of lease {} for {} did not finish; it expires after its TTL", Long.toHexString(leaseId), resource, e);
+            LOG.debug("revoke of lease {} for {} did not finish; it expires after its TTL", Long.toHexString(leaseId), resource,
+                    e);
         }
         if (lostBecause.get() == null) {
             LOG.info("released {} (token {})", resource, token);
@@ -264,6 +269,7 @@ public final class FencingLease implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "FencingLease{resource=" + resource + ", token=" + token + ", lease=" + Long.toHexString(leaseId) + ", ttl=" + ttl + "}";
+        return "FencingLease{resource=" + resource + ", token=" + token + ", lease=" + Long.toHexString(leaseId) + ", ttl=" + ttl
+                + "}";
     }
 }

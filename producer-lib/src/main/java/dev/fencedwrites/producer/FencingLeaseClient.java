@@ -8,10 +8,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -92,7 +92,8 @@ public final class FencingLeaseClient implements AutoCloseable {
      * Grants a lease of {@code ttl} (whole seconds, rounded up, at least 1) and acquires the
      * resource's lock under it, keeping the lease alive from the grant on, also while waiting.
      * The token is the revision of the etcd transaction that found the lock held by this lease (see
-     * {@link EtcdLock}), captured with the lock and never re-read. If the lock is not acquired within {@code timeout}, or the lease is lost meanwhile,
+     * {@link EtcdLock}), captured with the lock and never re-read. If the lock is not acquired within {@code timeout}, or the
+     * lease is lost meanwhile,
      * the lease is revoked (asynchronously, so the timeout holds even when etcd stalls), which also
      * deletes the pending lock key: no orphan waiter remains, and if the revoke cannot reach etcd
      * the unrenewed lease expires after its TTL.
@@ -101,7 +102,8 @@ public final class FencingLeaseClient implements AutoCloseable {
      * @throws LeaseAcquisitionException if etcd is unreachable, refuses the credentials, fails, or the wait times out
      * @throws InterruptedException      if interrupted while waiting (the lease is revoked)
      */
-    public FencingLease acquire(String resource, Duration ttl, Duration timeout) throws LeaseAcquisitionException, InterruptedException {
+    public FencingLease acquire(String resource, Duration ttl, Duration timeout)
+            throws LeaseAcquisitionException, InterruptedException {
         LeaseAcquisition attempt = startAcquisition(resource, ttl);
         try {
             return attempt.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -109,11 +111,15 @@ public final class FencingLeaseClient implements AutoCloseable {
             boolean granted = attempt.granted;
             attempt.giveUp();
             if (!granted) {
-                throw new LeaseAcquisitionException("timed out after " + timeout.toMillis() + " ms trying to grant a lease for " + resource
-                        + ": etcd at " + settings.endpoints() + " did not answer (is it running and reachable?)", e);
+                throw new LeaseAcquisitionException(
+                        "timed out after " + timeout.toMillis() + " ms trying to grant a lease for " + resource
+                                + ": etcd at " + settings.endpoints() + " did not answer (is it running and reachable?)",
+                        e);
             }
-            throw new LeaseAcquisitionException("timed out after " + timeout.toMillis() + " ms waiting for the lock on " + resource
-                    + " (another holder has it)", e);
+            throw new LeaseAcquisitionException(
+                    "timed out after " + timeout.toMillis() + " ms waiting for the lock on " + resource
+                            + " (another holder has it)",
+                    e);
         } catch (InterruptedException e) {
             attempt.giveUp();
             throw e;
@@ -172,7 +178,8 @@ public final class FencingLeaseClient implements AutoCloseable {
         }
         List<CompletableFuture<Void>> revokes = leases.stream().map(FencingLease::clientClosed).toList();
         try {
-            CompletableFuture.allOf(revokes.toArray(CompletableFuture[]::new)).get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            CompletableFuture.allOf(revokes.toArray(CompletableFuture[]::new)).get(settings.requestTimeout().toMillis(),
+                    TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {

@@ -28,7 +28,8 @@ final class LeaseAcquisition extends CompletableFuture<FencingLease> {
     private static final Logger LOG = LoggerFactory.getLogger(FencingLeaseClient.class);
 
     /** What every acquisition of one client shares. */
-    record Shared(Client client, EtcdSettings settings, ScheduledExecutorService timer, ExecutorService events, LeaseMetrics metrics,
+    record Shared(Client client, EtcdSettings settings, ScheduledExecutorService timer, ExecutorService events,
+            LeaseMetrics metrics,
             Set<FencingLease> live) {
     }
 
@@ -64,7 +65,8 @@ final class LeaseAcquisition extends CompletableFuture<FencingLease> {
         granted = true;
         Duration ttl = Duration.ofSeconds(grant.getTTL());
         // The first deadline counts from before the grant request: etcd started the TTL after that.
-        FencingLease lease = new FencingLease(shared.client(), shared.timer(), shared.events(), shared.settings().requestTimeout(), resource,
+        FencingLease lease = new FencingLease(shared.client(), shared.timer(), shared.events(),
+                shared.settings().requestTimeout(), resource,
                 grant.getID(), ttl, startNanos + ttl.toNanos(), shared.metrics(), shared.live()::remove);
         shared.live().add(lease);
         whenComplete((held, error) -> {
@@ -80,7 +82,8 @@ final class LeaseAcquisition extends CompletableFuture<FencingLease> {
         lease.startKeepAlive();
         // etcd locks a name by the key prefix "name/": encode '/' so that resource "a" does not wait on "a/x".
         String lockName = LockKeys.name(shared.settings().lockPrefix(), resource);
-        CompletableFuture<EtcdLock.Held> lock = EtcdLock.lock(shared.client(), shared.settings().requestTimeout(), lockName, grant.getID());
+        CompletableFuture<EtcdLock.Held> lock = EtcdLock.lock(shared.client(), shared.settings().requestTimeout(), lockName,
+                grant.getID());
         whenComplete((held, error) -> {
             if (error != null) {
                 lock.cancel(true);
@@ -115,7 +118,10 @@ final class LeaseAcquisition extends CompletableFuture<FencingLease> {
         }
     }
 
-    /** Completes this attempt on the event thread; a lease that arrives after the attempt was given up is revoked by its whenComplete. */
+    /**
+     * Completes this attempt on the event thread; a lease that arrives after the attempt was given up is revoked by its
+     * whenComplete.
+     */
     private void completeOnEvents(FencingLease lease, Throwable error) {
         Runnable complete = () -> {
             if (error != null) {
@@ -135,7 +141,8 @@ final class LeaseAcquisition extends CompletableFuture<FencingLease> {
     private boolean recordAcquired(FencingLease lease) {
         Duration took = Duration.ofNanos(System.nanoTime() - startNanos);
         shared.metrics().acquired(took);
-        LOG.info("acquired {} with token {} (lease {}, TTL {} s) in {} ms", lease.resource(), lease.token(), Long.toHexString(lease.leaseId()),
+        LOG.info("acquired {} with token {} (lease {}, TTL {} s) in {} ms", lease.resource(), lease.token(),
+                Long.toHexString(lease.leaseId()),
                 lease.ttl().toSeconds(), took.toMillis());
         return true;
     }
@@ -152,8 +159,10 @@ final class LeaseAcquisition extends CompletableFuture<FencingLease> {
         }
         if (cause instanceof TimeoutException) {
             return new LeaseAcquisitionException("etcd at " + settings.endpoints() + " did not answer within "
-                    + settings.requestTimeout().toMillis() + " ms (" + EtcdSettings.REQUEST_TIMEOUT_MS + ") trying to " + what, cause);
+                    + settings.requestTimeout().toMillis() + " ms (" + EtcdSettings.REQUEST_TIMEOUT_MS + ") trying to " + what,
+                    cause);
         }
-        return new LeaseAcquisitionException("etcd at " + settings.endpoints() + " failed to " + what + ": " + EtcdErrors.describe(cause, settings), cause);
+        return new LeaseAcquisitionException(
+                "etcd at " + settings.endpoints() + " failed to " + what + ": " + EtcdErrors.describe(cause, settings), cause);
     }
 }

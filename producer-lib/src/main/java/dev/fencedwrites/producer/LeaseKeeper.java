@@ -44,7 +44,8 @@ final class LeaseKeeper {
 
     /**
      * Arms the deadline timer and schedules the first renewal TTL/3 after the grant request was
-     * sent (at once if the grant took longer), the same margin as every later renewal. Renewing right away would only move etcd's expiry by the
+     * sent (at once if the grant took longer), the same margin as every later renewal. Renewing right away would only move etcd's
+     * expiry by the
      * grant's round trip (the deadline already counts from before the grant request), and its
      * stream competed with the lock request it ran beside.
      */
@@ -59,16 +60,18 @@ final class LeaseKeeper {
     /** Revokes the lease (etcd deletes its lock key with it); completes when done or failed, never exceptionally. */
     CompletableFuture<Void> revoke() {
         long leaseId = lease.leaseId();
-        return client.getLeaseClient().revoke(leaseId).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).handle((ok, error) -> {
-            Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-            if (cause == null || String.valueOf(cause.getMessage()).contains("requested lease not found")) {
-                LOG.debug("revoked lease {} for {}", Long.toHexString(leaseId), lease.resource());
-            } else {
-                LOG.warn("could not revoke lease {} for {}; it expires unrenewed after its TTL: {}", Long.toHexString(leaseId), lease.resource(),
-                        String.valueOf(cause));
-            }
-            return null;
-        });
+        return client.getLeaseClient().revoke(leaseId).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .handle((ok, error) -> {
+                    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                    if (cause == null || String.valueOf(cause.getMessage()).contains("requested lease not found")) {
+                        LOG.debug("revoked lease {} for {}", Long.toHexString(leaseId), lease.resource());
+                    } else {
+                        LOG.warn("could not revoke lease {} for {}; it expires unrenewed after its TTL: {}",
+                                Long.toHexString(leaseId), lease.resource(),
+                                String.valueOf(cause));
+                    }
+                    return null;
+                });
     }
 
     private void renew() {
@@ -124,7 +127,8 @@ final class LeaseKeeper {
         if (lease.finished()) {
             return;
         }
-        LOG.debug("keep-alive of lease {} for {} failed, retrying: {}", Long.toHexString(lease.leaseId()), lease.resource(), String.valueOf(error));
+        LOG.debug("keep-alive of lease {} for {} failed, retrying: {}", Long.toHexString(lease.leaseId()), lease.resource(),
+                String.valueOf(error));
         schedule(this::renew, RETRY_NANOS);
     }
 

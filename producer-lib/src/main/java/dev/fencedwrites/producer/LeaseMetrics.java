@@ -10,7 +10,8 @@ import java.util.List;
  * producer-lib's lease metrics. Prometheus names: {@code fence_lease_acquired_total},
  * {@code fence_lease_acquisition_seconds{outcome}} (grant + lock wait), {@code fence_lease_lost_total{cause}}
  * with cause {@code expired} (etcd says the lease is gone), {@code deadline} (no renewal within the TTL
- * on the local monotonic clock) or {@code closed} (the lease client was closed under it), and {@code fence_lease_keepalive_failures_total} (keep-alive requests
+ * on the local monotonic clock) or {@code closed} (the lease client was closed under it), and {@code
+ * fence_lease_keepalive_failures_total} (keep-alive requests
  * that failed and were retried: etcd unreachable or without a leader).
  *
  * <p>Made by {@link FencingLeaseClient}; public only for {@link #registerAll}.
@@ -28,7 +29,8 @@ public final class LeaseMetrics {
     LeaseMetrics(MeterRegistry registry) {
         this.registry = registry;
         this.acquired = Counter.builder("fence.lease.acquired").description("Leases acquired with their lock").register(registry);
-        this.keepAliveFailures = Counter.builder("fence.lease.keepalive.failures").description("Keep-alive requests that failed and were retried").register(registry);
+        this.keepAliveFailures = Counter.builder("fence.lease.keepalive.failures")
+                .description("Keep-alive requests that failed and were retried").register(registry);
     }
 
     /**

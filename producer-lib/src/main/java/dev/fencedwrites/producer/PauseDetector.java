@@ -84,8 +84,11 @@ public final class PauseDetector implements AutoCloseable {
         if (stallNanos > 2 * intervalNanos) {
             stalls.record(stallNanos / 1e9);
             if (stallNanos > leaseTtl.toNanos() / 2) {
-                LOG.warn("the JVM stalled for {} ms; leases here have a TTL of {} ms: a stall near the TTL lets another worker take over "
-                        + "while this one still believes it holds the lease", TimeUnit.NANOSECONDS.toMillis(stallNanos), leaseTtl.toMillis());
+                LOG.warn(
+                        "the JVM stalled for {} ms; leases here have a TTL of {} ms: a stall near the TTL lets another worker "
+                                + "take over "
+                                + "while this one still believes it holds the lease",
+                        TimeUnit.NANOSECONDS.toMillis(stallNanos), leaseTtl.toMillis());
             }
         }
     }

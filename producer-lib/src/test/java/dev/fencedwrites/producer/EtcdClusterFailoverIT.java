@@ -1,16 +1,17 @@
 package dev.fencedwrites.producer;
 
-import dev.fencedwrites.etcd.EtcdSettings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.services.EtcdCluster;
 import dev.fencedwrites.testing.EtcdClusterExtension;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.Watch;
-import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -59,14 +60,16 @@ class EtcdClusterFailoverIT {
             // Ground truth from etcd itself: when each lock key was deleted, by our release or by etcd.
             Map<Long, Long> keyDeletedAt = new ConcurrentHashMap<>();
             ByteSequence prefix = ByteSequence.from(PREFIX, StandardCharsets.UTF_8);
-            try (Watch.Watcher ignored = observer.getWatchClient().watch(prefix, WatchOption.builder().isPrefix(true).build(), response -> {
-                for (WatchEvent event : response.getEvents()) {
-                    if (event.getEventType() == WatchEvent.EventType.DELETE) {
-                        String key = event.getKeyValue().getKey().toString(StandardCharsets.UTF_8);
-                        keyDeletedAt.putIfAbsent(Long.parseUnsignedLong(key.substring(key.lastIndexOf('/') + 1), 16), System.nanoTime());
-                    }
-                }
-            })) {
+            try (Watch.Watcher ignored = observer.getWatchClient().watch(prefix, WatchOption.builder().isPrefix(true).build(),
+                    response -> {
+                        for (WatchEvent event : response.getEvents()) {
+                            if (event.getEventType() == WatchEvent.EventType.DELETE) {
+                                String key = event.getKeyValue().getKey().toString(StandardCharsets.UTF_8);
+                                keyDeletedAt.putIfAbsent(Long.parseUnsignedLong(key.substring(key.lastIndexOf('/') + 1), 16),
+                                        System.nanoTime());
+                            }
+                        }
+                    })) {
                 // One lease held through every election: it either survives, and then etcd still has its key,
                 // or it is lost, and then etcd's deletion of its key was reported in time (checked below).
                 FencingLeaseClient longClient = new FencingLeaseClient(settings(cluster), new SimpleMeterRegistry());
@@ -78,16 +81,20 @@ class EtcdClusterFailoverIT {
                 List<Holding> holdings = new ArrayList<>(contendWhileKillingLeaders(cluster));
 
                 boolean believedHeld = longHeld.isValid();
-                long keys = observer.getKVClient().get(ByteSequence.from(PREFIX + "held-through-elections/", StandardCharsets.UTF_8),
-                        io.etcd.jetcd.options.GetOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS).getCount();
+                long keys = observer.getKVClient()
+                        .get(ByteSequence.from(PREFIX + "held-through-elections/", StandardCharsets.UTF_8),
+                                GetOption.builder().isPrefix(true).build())
+                        .get(10, TimeUnit.SECONDS).getCount();
                 if (believedHeld) {
                     assertThat(keys).as("the surviving lease's lock key is still in etcd").isEqualTo(1);
                 }
-                LOG.info("the lease held through {} leader kills: {}", LEADER_KILLS, believedHeld ? "survived" : "lost: " + longHeld.lossCause());
+                LOG.info("the lease held through {} leader kills: {}", LEADER_KILLS,
+                        believedHeld ? "survived" : "lost: " + longHeld.lossCause());
                 long longClosing = System.nanoTime();
                 longHeld.close();
                 longClient.close();
-                Holding longHolding = new Holding(longHeld.token(), longHeld.leaseId(), longAcquired, longClosing, longLost.getNow(-1L));
+                Holding longHolding = new Holding(longHeld.token(), longHeld.leaseId(), longAcquired, longClosing,
+                        longLost.getNow(-1L));
                 assertThat(holdings).as("acquisitions that succeeded").hasSizeGreaterThan(20);
 
                 List<Holding> byGrant = holdings.stream().sorted(Comparator.comparingLong(Holding::acquiredNanos)).toList();
@@ -107,7 +114,8 @@ class EtcdClusterFailoverIT {
                         assertThat(Duration.ofNanos(holding.lostNanos() - deleted)).isLessThanOrEqualTo(Duration.ofSeconds(1));
                     }
                 }
-                LOG.info("{} holdings, {} lost while held, {} lock keys deleted", holdings.size(), holdings.stream().filter(h -> h.lostNanos() > 0).count(),
+                LOG.info("{} holdings, {} lost while held, {} lock keys deleted", holdings.size(),
+                        holdings.stream().filter(h -> h.lostNanos() > 0).count(),
                         keyDeletedAt.size());
             }
 
@@ -168,12 +176,17 @@ class EtcdClusterFailoverIT {
         return new ArrayList<>(holdings);
     }
 
-    /** Two of three members killed under a held lease: no renewal can succeed, so the holder reports the loss within TTL + 1 s and refuses to send. */
+    /**
+     * Two of three members killed under a held lease: no renewal can succeed, so the holder reports the loss within TTL + 1 s and
+     * refuses to send.
+     */
     private void quorumLossUnderAHeldLeaseIsReportedWithinTheTtl(EtcdCluster cluster) throws Exception {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1", ProducerConfig.MAX_BLOCK_MS_CONFIG, 1000);
+        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1",
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, 1000);
         try (FencingLeaseClient client = new FencingLeaseClient(settings(cluster), meters);
-             FencedProducer<String> producer = FencedProducer.create(kafka, new StringSerializer(), "fenced-writes", "quorum-test", false, meters)) {
+                FencedProducer<String> producer = FencedProducer.create(kafka, new StringSerializer(), "fenced-writes",
+                        "quorum-test", false, meters)) {
             FencingLease lease = producer.acquire(client, "quorum", TTL, Duration.ofSeconds(20));
             CompletableFuture<Long> reported = new CompletableFuture<>();
             lease.onLoss((l, cause) -> reported.complete(System.nanoTime()));

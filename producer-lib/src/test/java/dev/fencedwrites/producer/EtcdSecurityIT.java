@@ -1,16 +1,17 @@
 package dev.fencedwrites.producer;
 
-import dev.fencedwrites.enforcer.FenceEnforcerConfig;
-import dev.fencedwrites.enforcer.TokenVerifier;
-import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.contract.RejectionReason;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.enforcer.FenceEnforcerConfig;
+import dev.fencedwrites.enforcer.TokenVerifier;
+import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.services.EtcdNode;
 import dev.fencedwrites.services.Service;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.auth.Permission;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,9 +20,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.streams.StreamsConfig;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,28 +49,33 @@ class EtcdSecurityIT {
                 auth.authEnable().get(10, TimeUnit.SECONDS);
             }
 
-            try (FencingLeaseClient client = client(EtcdSettings.builder(List.of(etcd.address())).credentials("root", "root-secret"));
-                 FencingLease lease = client.acquire("with-auth", TTL, TIMEOUT)) {
+            try (FencingLeaseClient client = client(
+                    EtcdSettings.builder(List.of(etcd.address())).credentials("root", "root-secret"));
+                    FencingLease lease = client.acquire("with-auth", TTL, TIMEOUT)) {
                 assertThat(lease.token()).isPositive();
                 assertThat(lease.isValid()).isTrue();
                 // Issue 14: the enforcer verifies the token as a user that may only read the lock prefix.
-                try (Client admin = Client.builder().endpoints(etcd.address()).user(bytes("root")).password(bytes("root-secret")).build()) {
+                try (Client admin = Client.builder().endpoints(etcd.address()).user(bytes("root")).password(bytes("root-secret"))
+                        .build()) {
                     var auth = admin.getAuthClient();
                     auth.roleAdd(bytes("lock-reader")).get(10, TimeUnit.SECONDS);
                     auth.roleGrantPermission(bytes("lock-reader"), bytes(FencingLeaseClient.DEFAULT_LOCK_PREFIX),
-                            bytes(FencingLeaseClient.DEFAULT_LOCK_PREFIX.substring(0, FencingLeaseClient.DEFAULT_LOCK_PREFIX.length() - 1) + "0"),
-                            io.etcd.jetcd.auth.Permission.Type.READ).get(10, TimeUnit.SECONDS);
+                            bytes(FencingLeaseClient.DEFAULT_LOCK_PREFIX.substring(0,
+                                    FencingLeaseClient.DEFAULT_LOCK_PREFIX.length() - 1) + "0"),
+                            Permission.Type.READ).get(10, TimeUnit.SECONDS);
                     auth.userAdd(bytes("enforcer"), bytes("enforcer-secret")).get(10, TimeUnit.SECONDS);
                     auth.userGrantRole(bytes("enforcer"), bytes("lock-reader")).get(10, TimeUnit.SECONDS);
                 }
                 assertVerifies(EtcdSettings.builder(List.of(etcd.address())).credentials("enforcer", "enforcer-secret"), lease);
             }
             try (FencingLeaseClient client = client(EtcdSettings.builder(List.of(etcd.address())).credentials("root", "wrong"))) {
-                assertThatThrownBy(() -> client.acquire("wrong-password", TTL, TIMEOUT)).isInstanceOf(LeaseAcquisitionException.class)
+                assertThatThrownBy(() -> client.acquire("wrong-password", TTL, TIMEOUT))
+                        .isInstanceOf(LeaseAcquisitionException.class)
                         .hasMessageContaining("etcd refused the credentials of user 'root' (etcd.user, etcd.password)");
             }
             try (FencingLeaseClient client = client(EtcdSettings.builder(List.of(etcd.address())))) {
-                assertThatThrownBy(() -> client.acquire("no-credentials", TTL, TIMEOUT)).isInstanceOf(LeaseAcquisitionException.class)
+                assertThatThrownBy(() -> client.acquire("no-credentials", TTL, TIMEOUT))
+                        .isInstanceOf(LeaseAcquisitionException.class)
                         .hasMessageContaining("etcd requires authentication; set etcd.user and etcd.password");
             }
         }
@@ -82,7 +88,7 @@ class EtcdSecurityIT {
             assertThat(etcd.address()).startsWith("https://");
 
             try (FencingLeaseClient client = client(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.caCert));
-                 FencingLease lease = client.acquire("over-tls", TTL, TIMEOUT)) {
+                    FencingLease lease = client.acquire("over-tls", TTL, TIMEOUT)) {
                 assertThat(lease.token()).isPositive();
                 assertVerifies(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.caCert), lease);
             }
@@ -99,12 +105,14 @@ class EtcdSecurityIT {
         try (Service etcd = EtcdNode.startTls(dir.resolve("etcd"), certs.serverCert, certs.serverKey, certs.caCert)) {
             try (FencingLeaseClient client = client(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.caCert)
                     .tlsClientCertificate(certs.clientCert, certs.clientKey));
-                 FencingLease lease = client.acquire("mutual-tls", TTL, TIMEOUT)) {
+                    FencingLease lease = client.acquire("mutual-tls", TTL, TIMEOUT)) {
                 assertThat(lease.token()).isPositive();
-                assertVerifies(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.caCert).tlsClientCertificate(certs.clientCert, certs.clientKey), lease);
+                assertVerifies(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.caCert)
+                        .tlsClientCertificate(certs.clientCert, certs.clientKey), lease);
             }
             try (FencingLeaseClient client = client(EtcdSettings.builder(List.of(etcd.address())).tlsCa(certs.caCert))) {
-                assertThatThrownBy(() -> client.acquire("no-client-certificate", TTL, TIMEOUT)).isInstanceOf(LeaseAcquisitionException.class)
+                assertThatThrownBy(() -> client.acquire("no-client-certificate", TTL, TIMEOUT))
+                        .isInstanceOf(LeaseAcquisitionException.class)
                         .hasMessageContaining("TLS with etcd failed");
             }
         }
@@ -121,8 +129,10 @@ class EtcdSecurityIT {
         try (TokenVerifier verifier = TokenVerifier.etcd(settings.build(), config, meters)) {
             byte[] key = lease.resource().getBytes(StandardCharsets.UTF_8);
             assertThat(verifier.verify(key, lease.token(), lease.leaseId()).verified()).isTrue();
-            assertThat(verifier.verify(key, lease.token(), lease.leaseId() + 1).rejection()).isEqualTo(RejectionReason.LOCK_NOT_HELD);
-            // Asked again (a record decided again after a replay or an aborted transaction): answered from the cache, no etcd read.
+            assertThat(verifier.verify(key, lease.token(), lease.leaseId() + 1).rejection())
+                    .isEqualTo(RejectionReason.LOCK_NOT_HELD);
+            // Asked again (a record decided again after a replay or an aborted transaction): answered from the cache, no etcd
+            // read.
             for (int i = 0; i < 3; i++) {
                 assertThat(verifier.verify(key, lease.token(), lease.leaseId()).verified()).isTrue();
             }
@@ -139,7 +149,10 @@ class EtcdSecurityIT {
         return ByteSequence.from(text, StandardCharsets.UTF_8);
     }
 
-    /** A test CA, a server certificate for 127.0.0.1 and a client certificate signed by it, and an unrelated CA; PEM, keys in PKCS#8. */
+    /**
+     * A test CA, a server certificate for 127.0.0.1 and a client certificate signed by it, and an unrelated CA; PEM, keys in
+     * PKCS#8.
+     */
     private record Certificates(Path caCert, Path serverCert, Path serverKey, Path clientCert, Path clientKey, Path otherCaCert) {
         static Certificates make(Path dir) throws Exception {
             Files.createDirectories(dir);
@@ -149,14 +162,17 @@ class EtcdSecurityIT {
                     "-keyout", "other-ca.key", "-out", "other-ca.crt");
             signed(dir, "server", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
             signed(dir, "client", "extendedKeyUsage=clientAuth\n");
-            return new Certificates(dir.resolve("ca.crt"), dir.resolve("server.crt"), dir.resolve("server.key"), dir.resolve("client.crt"),
+            return new Certificates(dir.resolve("ca.crt"), dir.resolve("server.crt"), dir.resolve("server.key"),
+                    dir.resolve("client.crt"),
                     dir.resolve("client.key"), dir.resolve("other-ca.crt"));
         }
 
         private static void signed(Path dir, String name, String extensions) throws Exception {
             Files.writeString(dir.resolve(name + ".ext"), extensions);
-            openssl(dir, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + name, "-keyout", name + ".key", "-out", name + ".csr");
-            openssl(dir, "x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+            openssl(dir, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + name, "-keyout", name + ".key", "-out",
+                    name + ".csr");
+            openssl(dir, "x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days",
+                    "2",
                     "-extfile", name + ".ext", "-out", name + ".crt");
         }
 

@@ -4,18 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.contract.NewTopics;
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.FenceTopics;
-import dev.fencedwrites.contract.NewTopics;
 import dev.fencedwrites.testing.EtcdNodeExtension;
 import dev.fencedwrites.testing.KafkaBrokerExtension;
 import io.etcd.jetcd.Client;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,6 +36,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
@@ -77,9 +79,13 @@ class FenceAtTakeoverIT {
         Properties admin = new Properties();
         admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
         try (Admin client = Admin.create(admin)) {
-            client.createTopics(List.of(new NewTopic(FenceTopics.INPUT, 3, (short) 1), new NewTopic(FenceTopics.ACCEPTED, 3, (short) 1),
-                    new NewTopic(FenceTopics.REJECTED, 3, (short) 1), new NewTopic(FenceTopics.MARKERS, 3, (short) 1))).all().get(60, TimeUnit.SECONDS);
-            NewTopics.awaitWritable(client, List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS), Duration.ofSeconds(60));
+            client.createTopics(
+                    List.of(new NewTopic(FenceTopics.INPUT, 3, (short) 1), new NewTopic(FenceTopics.ACCEPTED, 3, (short) 1),
+                            new NewTopic(FenceTopics.REJECTED, 3, (short) 1), new NewTopic(FenceTopics.MARKERS, 3, (short) 1)))
+                    .all().get(60, TimeUnit.SECONDS);
+            NewTopics.awaitWritable(client,
+                    List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS),
+                    Duration.ofSeconds(60));
         }
         // Token verification on (issue 14): the enforcer checks each raising token in the same etcd the workers lock in.
         enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(),
@@ -108,9 +114,11 @@ class FenceAtTakeoverIT {
         });
         assertThat(takeover.tokenB).isGreaterThan(takeover.tokenA);
         assertThat(read(FenceTopics.ACCEPTED, takeover.resource)).as("markers raise the fence and are not forwarded").isEmpty();
-        assertThat(read(FenceTopics.INPUT, takeover.resource)).extracting(r -> header(r, FenceHeaders.OP) + "/" + header(r, FenceHeaders.TOKEN)
-                + "." + header(r, FenceHeaders.SEQ)).containsExactly("FENCE/" + takeover.tokenA + ".0", "FENCE/" + takeover.tokenB + ".0",
-                "WRITE/" + takeover.tokenA + ".1");
+        assertThat(read(FenceTopics.INPUT, takeover.resource))
+                .extracting(r -> header(r, FenceHeaders.OP) + "/" + header(r, FenceHeaders.TOKEN)
+                        + "." + header(r, FenceHeaders.SEQ))
+                .containsExactly("FENCE/" + takeover.tokenA + ".0", "FENCE/" + takeover.tokenB + ".0",
+                        "WRITE/" + takeover.tokenA + ".1");
     }
 
     /** The control: the same interleaving without the marker lets the stale write through, because B has not written yet. */
@@ -118,8 +126,8 @@ class FenceAtTakeoverIT {
     void withoutTheMarkerTheSameStaleWriteIsAccepted() throws Exception {
         Takeover takeover = takeover("no-marker-" + UUID.randomUUID(), false);
 
-        await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
-                assertThat(read(FenceTopics.ACCEPTED, takeover.resource)).extracting(ConsumerRecord::value).containsExactly("A's stale value"));
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(read(FenceTopics.ACCEPTED, takeover.resource))
+                .extracting(ConsumerRecord::value).containsExactly("A's stale value"));
         assertThat(read(FenceTopics.REJECTED, takeover.resource)).isEmpty();
     }
 
@@ -127,8 +135,9 @@ class FenceAtTakeoverIT {
     void sendsUnderALostLeaseFailFastAndSendNothing() throws Exception {
         String resource = "lost-" + UUID.randomUUID();
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        try (FencingLeaseClient leases = leaseClient(); FencedProducer<String> producer = producer("worker-lost", 0, true, meters);
-             Client admin = Client.builder().endpoints(etcd.address()).build()) {
+        try (FencingLeaseClient leases = leaseClient();
+                FencedProducer<String> producer = producer("worker-lost", 0, true, meters);
+                Client admin = Client.builder().endpoints(etcd.address()).build()) {
             FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(10), TIMEOUT);
             CompletableFuture<LeaseLostException> reported = new CompletableFuture<>();
             lease.onLoss((lost, cause) -> reported.complete(cause));
@@ -152,7 +161,8 @@ class FenceAtTakeoverIT {
     @Test
     void runUnderLeasePublishesTheMarkerThenTheWriteAndReleases() throws Exception {
         String resource = "run-" + UUID.randomUUID();
-        try (FencingLeaseClient leases = leaseClient(); FencedProducer<String> producer = producer("worker-run", 0, true, new SimpleMeterRegistry())) {
+        try (FencingLeaseClient leases = leaseClient();
+                FencedProducer<String> producer = producer("worker-run", 0, true, new SimpleMeterRegistry())) {
             long[] token = new long[1];
             RecordMetadata written = producer.runUnderLease(leases, resource, TTL, TIMEOUT, lease -> {
                 token[0] = lease.token();
@@ -160,11 +170,13 @@ class FenceAtTakeoverIT {
             });
 
             assertThat(written.topic()).isEqualTo(FenceTopics.INPUT);
-            assertThat(read(FenceTopics.INPUT, resource)).extracting(r -> header(r, FenceHeaders.OP) + "." + header(r, FenceHeaders.SEQ))
+            assertThat(read(FenceTopics.INPUT, resource))
+                    .extracting(r -> header(r, FenceHeaders.OP) + "." + header(r, FenceHeaders.SEQ))
                     .containsExactly("FENCE.0", "WRITE.1");
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(read(FenceTopics.ACCEPTED, resource))
                     .singleElement().satisfies(r -> assertThat(r.value()).isEqualTo("computed under token " + token[0])));
-            assertThat(Http.get(enforcer.address() + "/metrics").body()).as("the marker's token was verified in etcd before it raised the fence")
+            assertThat(Http.get(enforcer.address() + "/metrics").body())
+                    .as("the marker's token was verified in etcd before it raised the fence")
                     .containsPattern("(?m)^fence_token_verifications_total\\{outcome=\"verified\"\\} [1-9]");
             // Released: another acquisition gets the lock at once.
             try (FencingLease next = leases.acquire(resource, TTL, Duration.ofSeconds(2))) {
@@ -173,12 +185,15 @@ class FenceAtTakeoverIT {
         }
     }
 
-    /** Two threads sending under one lease: the one that took seq 1 reaches the log first, so neither write is rejected OUT_OF_ORDER. */
+    /**
+     * Two threads sending under one lease: the one that took seq 1 reaches the log first, so neither write is rejected
+     * OUT_OF_ORDER.
+     */
     @Test
     void concurrentSendsUnderOneLeaseReachTheLogInSeqOrder() throws Exception {
         String resource = "concurrent-" + UUID.randomUUID();
         // A serializer that is slow for one value, as a schema registry round trip would be.
-        org.apache.kafka.common.serialization.Serializer<String> slowForFirst = (topic, value) -> {
+        Serializer<String> slowForFirst = (topic, value) -> {
             if ("slow first".equals(value)) {
                 try {
                     Thread.sleep(500);
@@ -186,14 +201,17 @@ class FenceAtTakeoverIT {
                     Thread.currentThread().interrupt();
                 }
             }
-            return value == null ? null : value.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            return value == null ? null : value.getBytes(StandardCharsets.UTF_8);
         };
-        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address(), ProducerConfig.CLIENT_ID_CONFIG, "concurrent");
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address(),
+                ProducerConfig.CLIENT_ID_CONFIG, "concurrent");
         try (FencingLeaseClient leases = leaseClient();
-             FencedProducer<String> producer = FencedProducer.create(config, slowForFirst, FenceTopics.INPUT, "worker-concurrent", true,
-                     new SimpleMeterRegistry());
-             FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(10), TIMEOUT)) {
-            CompletableFuture<CompletableFuture<RecordMetadata>> first = CompletableFuture.supplyAsync(() -> producer.send(lease, "slow first"));
+                FencedProducer<String> producer = FencedProducer.create(config, slowForFirst, FenceTopics.INPUT,
+                        "worker-concurrent", true,
+                        new SimpleMeterRegistry());
+                FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(10), TIMEOUT)) {
+            CompletableFuture<CompletableFuture<RecordMetadata>> first = CompletableFuture
+                    .supplyAsync(() -> producer.send(lease, "slow first"));
             Thread.sleep(100);
             CompletableFuture<RecordMetadata> second = producer.send(lease, "fast second");
             first.get(10, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
@@ -217,10 +235,11 @@ class FenceAtTakeoverIT {
     private static Takeover takeover(String resource, boolean markerOnTakeover) throws Exception {
         FencingLeaseClient leasesA = leaseClient();
         try (FencedProducer<String> producerA = producer("worker-A", 60_000, true, new SimpleMeterRegistry());
-             FencingLeaseClient leasesB = leaseClient();
-             FencedProducer<String> producerB = producer("worker-B", 0, markerOnTakeover, new SimpleMeterRegistry())) {
+                FencingLeaseClient leasesB = leaseClient();
+                FencedProducer<String> producerB = producer("worker-B", 0, markerOnTakeover, new SimpleMeterRegistry())) {
             FencingLease leaseA = producerA.acquire(leasesA, resource, TTL, TIMEOUT);
-            CompletableFuture<RecordMetadata> staleWrite = producerA.send(leaseA, "A's stale value"); // checked and queued, not yet sent
+            // checked and queued, not yet sent
+            CompletableFuture<RecordMetadata> staleWrite = producerA.send(leaseA, "A's stale value");
             leasesA.close(); // A freezes: no more keep-alives, so etcd expires its lease after the TTL
 
             try (FencingLease leaseB = producerB.acquire(leasesB, resource, TTL, TIMEOUT)) {
@@ -236,8 +255,10 @@ class FenceAtTakeoverIT {
         return new FencingLeaseClient(List.of(etcd.address()), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
     }
 
-    private static FencedProducer<String> producer(String writer, int lingerMs, boolean fenceOnAcquire, SimpleMeterRegistry meters) {
-        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address(), ProducerConfig.LINGER_MS_CONFIG, lingerMs,
+    private static FencedProducer<String> producer(String writer, int lingerMs, boolean fenceOnAcquire,
+            SimpleMeterRegistry meters) {
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address(),
+                ProducerConfig.LINGER_MS_CONFIG, lingerMs,
                 ProducerConfig.CLIENT_ID_CONFIG, writer + "-" + UUID.randomUUID());
         return FencedProducer.create(config, new StringSerializer(), FenceTopics.INPUT, writer, fenceOnAcquire, meters);
     }
@@ -248,8 +269,10 @@ class FenceAtTakeoverIT {
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<ConsumerRecord<String, String>> found = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
-            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+                new StringDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             Map<TopicPartition, Long> end = consumer.endOffsets(partitions);

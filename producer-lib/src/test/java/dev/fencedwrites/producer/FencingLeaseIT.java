@@ -11,26 +11,27 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.serialization.StringSerializer;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -40,7 +41,10 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Needs real services: tokens are etcd revisions, and lock exclusion, lease revocation and expiry under a frozen server are etcd's behaviour, not ours. */
+/**
+ * Needs real services: tokens are etcd revisions, and lock exclusion, lease revocation and expiry under a frozen server are
+ * etcd's behaviour, not ours.
+ */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class) // the freeze runs last; every other test is independent of order
 class FencingLeaseIT {
@@ -71,7 +75,8 @@ class FencingLeaseIT {
     @Test
     void tokenIsTheLockRevisionNotTheLeaseId() throws Exception {
         try (FencingLeaseClient client = newClient(); FencingLease lease = client.acquire("token-is-revision", TTL, TIMEOUT)) {
-            long currentRevision = reader.getKVClient().get(bytes("any-key")).get(RPC.toSeconds(), TimeUnit.SECONDS).getHeader().getRevision();
+            long currentRevision = reader.getKVClient().get(bytes("any-key")).get(RPC.toSeconds(), TimeUnit.SECONDS).getHeader()
+                    .getRevision();
 
             assertThat(lease.token()).isPositive().isNotEqualTo(lease.leaseId()).isLessThanOrEqualTo(currentRevision);
             assertThat(lockKeys("token-is-revision")).singleElement().satisfies(key -> {
@@ -119,8 +124,10 @@ class FencingLeaseIT {
                         try (FencingLease lease = client.acquire(resource, TTL, TIMEOUT)) {
                             long acquired = System.nanoTime();
                             List<KeyValue> keys = lockKeys(resource); // the holder's "work": one etcd round trip
-                            KeyValue owner = keys.stream().min(Comparator.comparingLong(KeyValue::getCreateRevision)).orElseThrow();
-                            mine.add(new Holding(lease.token(), acquired, System.nanoTime(), owner.getLease() == lease.leaseId()));
+                            KeyValue owner = keys.stream().min(Comparator.comparingLong(KeyValue::getCreateRevision))
+                                    .orElseThrow();
+                            mine.add(
+                                    new Holding(lease.token(), acquired, System.nanoTime(), owner.getLease() == lease.leaseId()));
                         }
                     }
                     return mine;
@@ -136,7 +143,8 @@ class FencingLeaseIT {
 
         List<Holding> byGrant = holdings.stream().sorted(Comparator.comparingLong(Holding::acquiredNanos)).toList();
         assertThat(byGrant).hasSize(clientsCount * perClient).extracting(Holding::token).doesNotHaveDuplicates().isSorted();
-        assertThat(byGrant).allSatisfy(h -> assertThat(h.ownerInEtcd()).as("etcd's oldest lock key is the holder's, for %s", h).isTrue());
+        assertThat(byGrant)
+                .allSatisfy(h -> assertThat(h.ownerInEtcd()).as("etcd's oldest lock key is the holder's, for %s", h).isTrue());
         for (int i = 1; i < byGrant.size(); i++) {
             assertThat(byGrant.get(i).acquiredNanos()).as("holding %s starts after %s ended", byGrant.get(i), byGrant.get(i - 1))
                     .isGreaterThan(byGrant.get(i - 1).releasedNanos());
@@ -147,11 +155,14 @@ class FencingLeaseIT {
     @Test
     void cancelledWaiterIsNeverGrantedTheLock() throws Exception {
         String resource = "cancelled-waiter";
-        try (FencingLeaseClient holder = newClient(); FencingLeaseClient waiter = newClient(); FencingLeaseClient next = newClient()) {
+        try (FencingLeaseClient holder = newClient();
+                FencingLeaseClient waiter = newClient();
+                FencingLeaseClient next = newClient()) {
             FencingLease held = holder.acquire(resource, TTL, TIMEOUT);
             CompletableFuture<FencingLease> pending = waiter.acquireAsync(resource, TTL);
             await().atMost(Duration.ofSeconds(10)).until(() -> lockKeys(resource).size() == 2);
-            long waiterLease = lockKeys(resource).stream().mapToLong(KeyValue::getLease).filter(id -> id != held.leaseId()).findFirst().orElseThrow();
+            long waiterLease = lockKeys(resource).stream().mapToLong(KeyValue::getLease).filter(id -> id != held.leaseId())
+                    .findFirst().orElseThrow();
 
             assertThat(pending.cancel(true)).isTrue();
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
@@ -172,14 +183,16 @@ class FencingLeaseIT {
     @Test
     void waiterCompletedByTheCallerIsNeverGrantedTheLock() throws Exception {
         String resource = "completed-waiter";
-        try (FencingLeaseClient holder = newClient(); FencingLeaseClient waiter = newClient(); FencingLeaseClient next = newClient()) {
+        try (FencingLeaseClient holder = newClient();
+                FencingLeaseClient waiter = newClient();
+                FencingLeaseClient next = newClient()) {
             FencingLease held = holder.acquire(resource, TTL, TIMEOUT);
             CompletableFuture<FencingLease> pending = waiter.acquireAsync(resource, TTL);
             await().atMost(Duration.ofSeconds(10)).until(() -> lockKeys(resource).size() == 2);
 
             assertThat(pending.complete(null)).isTrue();
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                    assertThat(lockKeys(resource)).extracting(KeyValue::getLease).containsExactly(held.leaseId()));
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(
+                    () -> assertThat(lockKeys(resource)).extracting(KeyValue::getLease).containsExactly(held.leaseId()));
             held.close();
 
             try (FencingLease granted = next.acquire(resource, TTL, Duration.ofSeconds(5))) {
@@ -191,8 +204,9 @@ class FencingLeaseIT {
     /** A listener that blocks delays no keep-alive: another lease of the same client stays valid well past its TTL. */
     @Test
     void aBlockingLossListenerDoesNotStallRenewals() throws Exception {
-        try (FencingLeaseClient client = newClient(); FencingLease victim = client.acquire("blocking-listener-victim", TTL, TIMEOUT);
-             FencingLease other = client.acquire("blocking-listener-other", Duration.ofSeconds(2), TIMEOUT)) {
+        try (FencingLeaseClient client = newClient();
+                FencingLease victim = client.acquire("blocking-listener-victim", TTL, TIMEOUT);
+                FencingLease other = client.acquire("blocking-listener-other", Duration.ofSeconds(2), TIMEOUT)) {
             CompletableFuture<String> listenerThread = new CompletableFuture<>();
             victim.onLoss((lost, cause) -> {
                 listenerThread.complete(Thread.currentThread().getName());
@@ -225,7 +239,7 @@ class FencingLeaseIT {
         waiter.close();
         holder.close();
 
-        assertThat(pending).failsWithin(Duration.ofSeconds(1)).withThrowableOfType(java.util.concurrent.ExecutionException.class)
+        assertThat(pending).failsWithin(Duration.ofSeconds(1)).withThrowableOfType(ExecutionException.class)
                 .havingCause().isInstanceOf(LeaseAcquisitionException.class).withMessageContaining("client was closed");
         assertThat(reported.get(5, TimeUnit.SECONDS).lossCause()).isEqualTo("the lease client was closed");
         assertThat(held.state()).isEqualTo(FencingLease.State.LOST);
@@ -235,9 +249,11 @@ class FencingLeaseIT {
     /** If the FENCE marker cannot be published, acquire fails and the lock is released, not left held by nobody. */
     @Test
     void failedMarkerReleasesTheLock() throws Exception {
-        Map<String, Object> unreachable = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1", ProducerConfig.MAX_BLOCK_MS_CONFIG, 500);
+        Map<String, Object> unreachable = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1",
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, 500);
         try (FencingLeaseClient client = newClient();
-             FencedProducer<String> producer = FencedProducer.create(unreachable, new StringSerializer(), "fenced-writes", "marker-test")) {
+                FencedProducer<String> producer = FencedProducer.create(unreachable, new StringSerializer(), "fenced-writes",
+                        "marker-test")) {
             assertThatThrownBy(() -> producer.acquire(client, "marker-fails", TTL, Duration.ofSeconds(5)))
                     .isInstanceOf(LeaseAcquisitionException.class).hasMessageContaining("could not publish its FENCE marker");
             assertThat(lockKeys("marker-fails")).isEmpty();
@@ -250,7 +266,8 @@ class FencingLeaseIT {
         try (FencingLeaseClient a = newClient(); FencingLeaseClient b = newClient()) {
             FencingLease held = a.acquire(resource, TTL, TIMEOUT);
             try {
-                assertThatThrownBy(() -> b.acquire(resource, TTL, Duration.ofSeconds(1))).isInstanceOf(LeaseAcquisitionException.class)
+                assertThatThrownBy(() -> b.acquire(resource, TTL, Duration.ofSeconds(1)))
+                        .isInstanceOf(LeaseAcquisitionException.class)
                         .hasMessageContaining("waiting for the lock on timed-out (another holder has it)");
 
                 // The given-up lease is revoked asynchronously (so the timeout holds even if etcd stalls).
@@ -286,7 +303,8 @@ class FencingLeaseIT {
 
     @Test
     void acquireFailsClearlyWhenEtcdIsUnreachable() {
-        try (FencingLeaseClient client = new FencingLeaseClient(List.of("http://127.0.0.1:1"), FencingLeaseClient.DEFAULT_LOCK_PREFIX)) {
+        try (FencingLeaseClient client = new FencingLeaseClient(List.of("http://127.0.0.1:1"),
+                FencingLeaseClient.DEFAULT_LOCK_PREFIX)) {
             long start = System.nanoTime();
 
             assertThatThrownBy(() -> client.acquire("unreachable", TTL, Duration.ofSeconds(4)))
@@ -303,10 +321,13 @@ class FencingLeaseIT {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         Duration ttl = Duration.ofSeconds(2);
         // A real Kafka producer: a refused send never reaches it, so no broker is needed here.
-        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1", ProducerConfig.MAX_BLOCK_MS_CONFIG, 1000);
-        try (FencingLeaseClient client = new FencingLeaseClient(List.of(etcd.address()), FencingLeaseClient.DEFAULT_LOCK_PREFIX, meters);
-             FencedProducer<String> producer = FencedProducer.create(kafka, new StringSerializer(), "fenced-writes", "frozen-test", false, meters);
-             FencingLease lease = producer.acquire(client, "frozen", ttl, TIMEOUT)) {
+        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1",
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, 1000);
+        try (FencingLeaseClient client = new FencingLeaseClient(List.of(etcd.address()), FencingLeaseClient.DEFAULT_LOCK_PREFIX,
+                meters);
+                FencedProducer<String> producer = FencedProducer.create(kafka, new StringSerializer(), "fenced-writes",
+                        "frozen-test", false, meters);
+                FencingLease lease = producer.acquire(client, "frozen", ttl, TIMEOUT)) {
             assertThat(meters.get("fence.lease.acquired").counter().count()).isEqualTo(1.0);
             assertThat(meters.get("fence.lease.acquisition").tag("outcome", "acquired").timer().count()).isEqualTo(1);
             CompletableFuture<Long> reportedAt = new CompletableFuture<>();
@@ -345,13 +366,16 @@ class FencingLeaseIT {
     /** The keys under the resource's lock name: the holder's and any waiters'. */
     private static List<KeyValue> lockKeys(String resource) throws Exception {
         ByteSequence prefix = bytes(FencingLeaseClient.DEFAULT_LOCK_PREFIX + resource + "/");
-        return reader.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build()).get(RPC.toSeconds(), TimeUnit.SECONDS).getKvs();
+        return reader.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build()).get(RPC.toSeconds(), TimeUnit.SECONDS)
+                .getKvs();
     }
 
     /** Every lease etcd knows, via its JSON gateway: jetcd 0.8.6 has no LeaseLeases call. */
     private static List<Long> leaseIds() throws Exception {
-        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(etcd.address() + "/v3/lease/leases"))
-                .timeout(RPC).POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = HttpClient.newHttpClient()
+                .send(HttpRequest.newBuilder(URI.create(etcd.address() + "/v3/lease/leases"))
+                        .timeout(RPC).POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
+                        HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         List<Long> ids = new ArrayList<>();
         Matcher id = LEASE_ID.matcher(response.body());

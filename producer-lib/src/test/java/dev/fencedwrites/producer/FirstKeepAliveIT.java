@@ -31,7 +31,8 @@ class FirstKeepAliveIT {
     void aSlowGrantStillGetsItsFirstRenewalBeforeTheDeadline() throws Exception {
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1);
         ExecutorService events = Executors.newSingleThreadExecutor();
-        try (Service etcd = EtcdNode.start(dir.resolve("etcd")); Client client = Client.builder().endpoints(etcd.address()).build()) {
+        try (Service etcd = EtcdNode.start(dir.resolve("etcd"));
+                Client client = Client.builder().endpoints(etcd.address()).build()) {
             // Warm the keep-alive path (a cold client's first keep-alive stream can take about a
             // second here), so the test measures the scheduling, not the JIT.
             long warm = client.getLeaseClient().grant(3).get(10, TimeUnit.SECONDS).getID();
@@ -43,7 +44,8 @@ class FirstKeepAliveIT {
             // machine): FencingLeaseClient passes startNanos + TTL as the first deadline.
             long slowGrant = ttl.toNanos() * 7 / 10;
             FencingLease lease = new FencingLease(client, timer, events, Duration.ofSeconds(5), "slow-grant", grant.getID(), ttl,
-                    startNanos - slowGrant + ttl.toNanos(), new LeaseMetrics(new SimpleMeterRegistry()), l -> { });
+                    startNanos - slowGrant + ttl.toNanos(), new LeaseMetrics(new SimpleMeterRegistry()), l -> {
+                    });
             lease.startKeepAlive();
 
             // Past the first deadline (30 % of the TTL from now) with room for one keep-alive round trip.

@@ -25,7 +25,7 @@ class LeaseMetricsTest {
         metrics.acquired(Duration.ofMillis(5));
         metrics.failed(Duration.ofMillis(5));
         metrics.keepAliveFailed();
-        for (String cause : new String[] {"expired", "deadline", "closed"}) {
+        for (String cause : new String[]{"expired", "deadline", "closed"}) {
             metrics.lost(cause);
         }
         SimpleMeterRegistry registered = new SimpleMeterRegistry();

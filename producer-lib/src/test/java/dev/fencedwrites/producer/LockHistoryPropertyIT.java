@@ -20,6 +20,7 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -90,7 +91,8 @@ class LockHistoryPropertyIT {
 
     @BeforeAll
     static void runRandomHistory() throws Exception {
-        System.out.println("LockHistoryPropertyIT seed " + SEED + " (replay the history's choices with -Dlockhistory.seed=" + SEED + ")");
+        System.out.println(
+                "LockHistoryPropertyIT seed " + SEED + " (replay the history's choices with -Dlockhistory.seed=" + SEED + ")");
         etcd = etcdNode.service();
         observer = Client.builder().endpoints(etcd.address()).build();
         history = new LockHistory(observer.getKVClient(), PREFIX, Duration.ofSeconds(10));
@@ -151,7 +153,8 @@ class LockHistoryPropertyIT {
             if (mislabelled.isEmpty()) {
                 putMislabelledKey(last, real.get(0).leaseId());
             }
-            long end = observer.getKVClient().put(bytes(PREFIX + "~end"), bytes("")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
+            long end = observer.getKVClient().put(bytes(PREFIX + "~end"), bytes("")).get(10, TimeUnit.SECONDS).getHeader()
+                    .getRevision();
             await("the watch reaching revision " + end).atMost(Duration.ofSeconds(60)).until(() -> model.lastRevision() >= end);
         } finally {
             watcher.close();
@@ -245,8 +248,9 @@ class LockHistoryPropertyIT {
     void tokensAboveTheCurrentRevisionAreFromTheFuture() throws Exception {
         long current = observer.getKVClient().get(bytes("property/now")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
         for (Acquisition a : real) {
-            for (long token : new long[] {current + 1, current + 1 + random.nextInt(1_000_000), Long.MAX_VALUE}) {
-                assertThat(check(a.resource(), token, a.leaseId())).as("seed %d: token %d with the lease of %s", SEED, token, a).isEqualTo(Outcome.FUTURE);
+            for (long token : new long[]{current + 1, current + 1 + random.nextInt(1_000_000), Long.MAX_VALUE}) {
+                assertThat(check(a.resource(), token, a.leaseId())).as("seed %d: token %d with the lease of %s", SEED, token, a)
+                        .isEqualTo(Outcome.FUTURE);
             }
         }
     }
@@ -255,7 +259,8 @@ class LockHistoryPropertyIT {
     @Order(2)
     void aLeaseIdPresentedAsTheTokenNeverVerifies() throws Exception {
         for (Acquisition a : real) {
-            assertThat(check(a.resource(), a.leaseId(), a.leaseId())).as("seed %d: lease id as token, %s", SEED, a).isEqualTo(Outcome.FUTURE);
+            assertThat(check(a.resource(), a.leaseId(), a.leaseId())).as("seed %d: lease id as token, %s", SEED, a)
+                    .isEqualTo(Outcome.FUTURE);
         }
     }
 
@@ -265,7 +270,8 @@ class LockHistoryPropertyIT {
         for (Acquisition a : real) {
             for (String other : RESOURCES) {
                 if (!other.equals(a.resource())) {
-                    assertThat(check(other, a.token(), a.leaseId())).as("seed %d: %s presented for %s", SEED, a, other).isEqualTo(Outcome.NOT_HELD);
+                    assertThat(check(other, a.token(), a.leaseId())).as("seed %d: %s presented for %s", SEED, a, other)
+                            .isEqualTo(Outcome.NOT_HELD);
                 }
             }
         }
@@ -277,7 +283,8 @@ class LockHistoryPropertyIT {
         for (Acquisition a : real) {
             for (Acquisition b : real) {
                 if (b.leaseId() != a.leaseId()) {
-                    assertThat(check(a.resource(), a.token(), b.leaseId())).as("seed %d: the token of %s with the lease of %s", SEED, a, b)
+                    assertThat(check(a.resource(), a.token(), b.leaseId()))
+                            .as("seed %d: the token of %s with the lease of %s", SEED, a, b)
                             .isEqualTo(Outcome.NOT_HELD);
                 }
             }
@@ -290,7 +297,8 @@ class LockHistoryPropertyIT {
         for (Acquisition a : real) {
             long created = model.created(LockKeys.key(PREFIX, a.resource().getBytes(StandardCharsets.UTF_8), a.leaseId()));
             assertThat(created).as("seed %d: %s's key was seen created", SEED, a).isPositive().isLessThanOrEqualTo(a.token());
-            assertThat(check(a.resource(), created - 1, a.leaseId())).as("seed %d: revision %d, before %s's key", SEED, created - 1, a)
+            assertThat(check(a.resource(), created - 1, a.leaseId()))
+                    .as("seed %d: revision %d, before %s's key", SEED, created - 1, a)
                     .isEqualTo(Outcome.NOT_HELD);
         }
     }
@@ -299,7 +307,8 @@ class LockHistoryPropertyIT {
     @Order(2)
     void aLeaseWhoseKeyOnlyWaitedNeverVerifies() throws Exception {
         for (Waiter w : neverHeld) {
-            assertThat(model.held(w.resource(), w.created(), w.leaseId())).as("seed %d: the model says %s waited", SEED, w).isFalse();
+            assertThat(model.held(w.resource(), w.created(), w.leaseId())).as("seed %d: the model says %s waited", SEED, w)
+                    .isFalse();
             assertThat(check(w.resource(), w.created(), w.leaseId())).as("seed %d: %s", SEED, w).isEqualTo(Outcome.NOT_HELD);
         }
     }
@@ -310,8 +319,10 @@ class LockHistoryPropertyIT {
         assertThat(mislabelled).as("seed %d: the history put mislabelled keys", SEED).isNotEmpty();
         for (Mislabelled m : mislabelled) {
             assertThat(model.held(m.resource(), m.created(), m.namedLease())).as("seed %d: model, %s", SEED, m).isFalse();
-            assertThat(check(m.resource(), m.created(), m.namedLease())).as("seed %d: the lease the key names, %s", SEED, m).isEqualTo(Outcome.NOT_HELD);
-            assertThat(check(m.resource(), m.created(), m.attachedLease())).as("seed %d: the lease the key is attached to, %s", SEED, m)
+            assertThat(check(m.resource(), m.created(), m.namedLease())).as("seed %d: the lease the key names, %s", SEED, m)
+                    .isEqualTo(Outcome.NOT_HELD);
+            assertThat(check(m.resource(), m.created(), m.attachedLease()))
+                    .as("seed %d: the lease the key is attached to, %s", SEED, m)
                     .isEqualTo(Outcome.NOT_HELD);
         }
     }
@@ -341,12 +352,16 @@ class LockHistoryPropertyIT {
                 token = 1 + (long) random.nextInt((int) last);
                 lease = leases.get(random.nextInt(leases.size()));
             }
-            Outcome expected = token > current ? Outcome.FUTURE : model.held(resource, token, lease) ? Outcome.HELD : Outcome.NOT_HELD;
+            Outcome expected = token > current
+                    ? Outcome.FUTURE
+                    : model.held(resource, token, lease) ? Outcome.HELD : Outcome.NOT_HELD;
             held += expected == Outcome.HELD ? 1 : 0;
-            assertThat(check(resource, token, lease)).as("seed %d: pair %d, %s at revision %d with lease %d", SEED, i, resource, token, lease)
+            assertThat(check(resource, token, lease))
+                    .as("seed %d: pair %d, %s at revision %d with lease %d", SEED, i, resource, token, lease)
                     .isEqualTo(expected);
         }
-        assertThat(held).as("seed %d: pairs the model says were held", SEED).isBetween(RANDOM_PAIRS / 20, RANDOM_PAIRS - RANDOM_PAIRS / 20);
+        assertThat(held).as("seed %d: pairs the model says were held", SEED).isBetween(RANDOM_PAIRS / 20,
+                RANDOM_PAIRS - RANDOM_PAIRS / 20);
     }
 
     @Test
@@ -383,7 +398,7 @@ class LockHistoryPropertyIT {
         private final List<Life> ended = new ArrayList<>();
         private long lastRevision;
 
-        synchronized void record(io.etcd.jetcd.watch.WatchResponse response) {
+        synchronized void record(WatchResponse response) {
             for (WatchEvent event : response.getEvents()) {
                 KeyValue kv = event.getKeyValue();
                 String key = kv.getKey().toString(StandardCharsets.UTF_8);

@@ -15,7 +15,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Needs a real process: only a real SIGSTOP of a JVM shows that the detector measures the stall a paused worker does not notice. */
+/**
+ * Needs a real process: only a real SIGSTOP of a JVM shows that the detector measures the stall a paused worker does not notice.
+ */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class PauseDetectorIT {
     @TempDir
@@ -23,7 +25,8 @@ class PauseDetectorIT {
 
     @Test
     void reportsAStallAsLongAsASigstopOfItsJvm() throws Exception {
-        try (ChildProcess probe = ChildProcess.start("pause-probe", Jvm.command(List.of("-Xmx64m"), null, PauseDetectorProbe.class.getName(), List.of()),
+        try (ChildProcess probe = ChildProcess.start("pause-probe",
+                Jvm.command(List.of("-Xmx64m"), null, PauseDetectorProbe.class.getName(), List.of()),
                 dir, dir.resolve("probe.log"), Map.of())) {
             await().atMost(Duration.ofSeconds(30)).until(() -> largestReported(probe) >= 0);
             assertThat(largestReported(probe)).as("no stall before the pause").isLessThan(1_000);
@@ -35,7 +38,8 @@ class PauseDetectorIT {
                 probe.signal("CONT");
             }
 
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(largestReported(probe)).isGreaterThanOrEqualTo(1_400));
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(largestReported(probe)).isGreaterThanOrEqualTo(1_400));
             assertThat(Files.readString(probe.log())).containsPattern("GAUGE 1\\.[4-9]|GAUGE [2-9]\\.");
         }
     }

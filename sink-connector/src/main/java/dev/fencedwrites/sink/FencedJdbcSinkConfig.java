@@ -44,7 +44,8 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     /** The definition, from which the configuration reference is generated. */
     public static final ConfigDef DEFINITION = new ConfigDef()
             .define(CONNECTION_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "PostgreSQL JDBC URL, e.g. jdbc:postgresql://127.0.0.1:5432/postgres.", GROUP_CONNECTION, 1, Width.LONG, "JDBC URL")
+                    "PostgreSQL JDBC URL, e.g. jdbc:postgresql://127.0.0.1:5432/postgres.", GROUP_CONNECTION, 1, Width.LONG,
+                    "JDBC URL")
             .define(CONNECTION_USER, Type.STRING, null, Importance.HIGH,
                     "Database user (may also be given in the URL).", GROUP_CONNECTION, 2, Width.MEDIUM, "User")
             .define(CONNECTION_PASSWORD, Type.PASSWORD, null, Importance.HIGH,
@@ -52,27 +53,39 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
             .define(CONNECTION_POOL_SIZE, Type.INT, 2, ConfigDef.Range.between(1, 64), Importance.LOW,
                     "Maximum connections in the task's HikariCP pool.", GROUP_CONNECTION, 4, Width.SHORT, "Pool size")
             .define(SCHEMA_REGISTRY_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "Confluent-compatible schema registry the record values' schema ids resolve against.", GROUP_CONNECTION, 5, Width.LONG, "Schema registry URL")
+                    "Confluent-compatible schema registry the record values' schema ids resolve against.", GROUP_CONNECTION, 5,
+                    Width.LONG, "Schema registry URL")
             .define(TABLE_NAME, Type.STRING, TOPIC_PLACEHOLDER, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "Table the rows are written to, one row per record key: table or schema.table, read as PostgreSQL reads a name"
-                            + " (an unquoted part in lower case, a part in double quotes exactly, each cut to 63 bytes); the sink quotes every"
-                            + " name it writes, so keywords such as order or user are fine. " + TOPIC_PLACEHOLDER + " is replaced by the"
+                    "Table the rows are written to, one row per record key: table or schema.table, read as PostgreSQL reads a "
+                            + "name"
+                            + " (an unquoted part in lower case, a part in double quotes exactly, each cut to 63 bytes); the "
+                            + "sink quotes every"
+                            + " name it writes, so keywords such as order or user are fine. " + TOPIC_PLACEHOLDER
+                            + " is replaced by the"
                             + " record's topic, lower-cased, with every character other than letters, digits and _ turned into _"
-                            + " (fenced-writes-accepted becomes fenced_writes_accepted, a topic order the table order).", GROUP_WRITES, 1, Width.MEDIUM, "Table")
+                            + " (fenced-writes-accepted becomes fenced_writes_accepted, a topic order the table order).",
+                    GROUP_WRITES, 1, Width.MEDIUM, "Table")
             .define(AUTO_CREATE, Type.BOOLEAN, true, Importance.MEDIUM,
-                    "Create a missing table: a fixed table name at start (key, fence and delete columns), a per-topic one at its first record.",
+                    "Create a missing table: a fixed table name at start (key, fence and delete columns), a per-topic one at "
+                            + "its first record.",
                     GROUP_WRITES, 2, Width.SHORT, "Auto-create")
             .define(AUTO_EVOLVE, Type.BOOLEAN, true, Importance.MEDIUM,
-                    "Add a nullable column for each field of a record schema that the table lacks (new fields as the schema evolves, and the"
-                            + " first schema's fields in a table the sink created). false: such a record fails the task, naming the missing columns.",
+                    "Add a nullable column for each field of a record schema that the table lacks (new fields as the schema "
+                            + "evolves, and the"
+                            + " first schema's fields in a table the sink created). false: such a record fails the task, naming "
+                            + "the missing columns.",
                     GROUP_WRITES, 3, Width.SHORT, "Auto-evolve")
             .define(FENCE_GUARD_ENABLED, Type.BOOLEAN, true, Importance.HIGH,
-                    "Guard the upsert with the fencing decision rule. false writes every record unconditionally: only for demonstrating what the fence prevents.",
+                    "Guard the upsert with the fencing decision rule. false writes every record unconditionally: only for "
+                            + "demonstrating what the fence prevents.",
                     GROUP_WRITES, 4, Width.SHORT, "Fence guard")
             .define(MAX_RETRIES, Type.INT, 10, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
-                    "How often a batch that failed with a transient error (connection lost, deadlock or serialization failure, lock or statement timeout,"
-                            + " database shutdown, schema registry unreachable) is retried before the task fails. Other database errors fail the task at once;"
-                            + " records whose data the database refuses go to the dead-letter topic.", GROUP_RETRIES, 1, Width.SHORT, "Max retries")
+                    "How often a batch that failed with a transient error (connection lost, deadlock or serialization failure, "
+                            + "lock or statement timeout,"
+                            + " database shutdown, schema registry unreachable) is retried before the task fails. Other "
+                            + "database errors fail the task at once;"
+                            + " records whose data the database refuses go to the dead-letter topic.",
+                    GROUP_RETRIES, 1, Width.SHORT, "Max retries")
             .define(RETRY_BACKOFF_MS, Type.LONG, 1000L, ConfigDef.Range.atLeast(0), Importance.LOW,
                     "Wait before a retry, in milliseconds.", GROUP_RETRIES, 2, Width.SHORT, "Retry backoff (ms)");
 
@@ -112,8 +125,10 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         maxRetries = getInt(MAX_RETRIES);
         retryBackoff = Duration.ofMillis(getLong(RETRY_BACKOFF_MS));
         Object listed = originals().get(SinkTask.TOPICS_CONFIG);
-        topics = listed == null ? Set.of() : Arrays.stream(listed.toString().split(",")).map(String::trim)
-                .filter(topic -> !topic.isEmpty()).collect(Collectors.toUnmodifiableSet());
+        topics = listed == null
+                ? Set.of()
+                : Arrays.stream(listed.toString().split(",")).map(String::trim)
+                        .filter(topic -> !topic.isEmpty()).collect(Collectors.toUnmodifiableSet());
         Object regex = originals().get(SinkTask.TOPICS_REGEX_CONFIG);
         topicsRegex = regex == null || regex.toString().isBlank() ? null : Pattern.compile(regex.toString().trim());
         tableName(null); // a table.name that gives no table name fails here, not at the first record
@@ -137,7 +152,6 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         });
         return lines.toString();
     }
-
 
     /** {@value #CONNECTION_URL}. */
     public String connectionUrl() {
@@ -213,7 +227,8 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     public TableName tableName(String topic) {
         String format = tableFormat;
         String table = format.contains(TOPIC_PLACEHOLDER)
-                ? format.replace(TOPIC_PLACEHOLDER, topic == null ? "topic" : topic.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]", "_"))
+                ? format.replace(TOPIC_PLACEHOLDER,
+                        topic == null ? "topic" : topic.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]", "_"))
                 : format;
         try {
             return TableName.parse(table);

@@ -3,16 +3,16 @@ package dev.fencedwrites.sink;
 import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.avro.SchemaRegistryException;
+import dev.fencedwrites.sink.internal.ResourceKeys;
+import dev.fencedwrites.sink.internal.TableName;
+import dev.fencedwrites.sink.internal.TableStructure;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import dev.fencedwrites.sink.internal.TableStructure;
-import dev.fencedwrites.sink.internal.ResourceKeys;
-import dev.fencedwrites.sink.internal.TableName;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.util.Properties;
 import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigDef;
@@ -54,7 +54,8 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
             return null;
         }
         return converter.trim() + " gives keys that are not text, but each key must be the resource id as text: use"
-                + " org.apache.kafka.connect.storage.StringConverter (or org.apache.kafka.connect.converters.ByteArrayConverter, read as UTF-8)";
+                + " org.apache.kafka.connect.storage.StringConverter (or "
+                + "org.apache.kafka.connect.converters.ByteArrayConverter, read as UTF-8)";
     }
 
     @Override
@@ -91,7 +92,8 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         config.configValues().forEach(value -> values.put(value.name(), value));
         String keyProblem = keyConverterProblem(connectorConfigs);
         if (keyProblem != null) {
-            ConfigValue keyConverter = new ConfigValue(KEY_CONVERTER, connectorConfigs.get(KEY_CONVERTER), List.of(), new ArrayList<>());
+            ConfigValue keyConverter = new ConfigValue(KEY_CONVERTER, connectorConfigs.get(KEY_CONVERTER), List.of(),
+                    new ArrayList<>());
             keyConverter.addErrorMessage(keyProblem);
             List<ConfigValue> withKey = new ArrayList<>(config.configValues());
             withKey.add(keyConverter);
@@ -142,7 +144,9 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
                 boolean missing = mismatches.size() == 1 && mismatches.get(0).contains("does not exist");
                 if (!mismatches.isEmpty() && !(missing && parsed.autoCreate())) {
                     values.get(FencedJdbcSinkConfig.TABLE_NAME).addErrorMessage(String.join("; ", mismatches)
-                            + (missing ? " (set auto.create=true, or create it as: " + table.createStatement(List.of()) + ")" : ""));
+                            + (missing
+                                    ? " (set auto.create=true, or create it as: " + table.createStatement(List.of()) + ")"
+                                    : ""));
                 }
             }
         } catch (SQLException e) {
@@ -161,10 +165,12 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         } catch (SchemaRegistryException e) {
             values.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL).addErrorMessage(e.httpStatus() == -1
                     ? "cannot reach the schema registry: " + e.getMessage()
-                    : "the schema registry answered GET /subjects with HTTP " + e.httpStatus() + "; is this a Confluent-compatible registry URL? "
-                    + e.getMessage());
+                    : "the schema registry answered GET /subjects with HTTP " + e.httpStatus()
+                            + "; is this a Confluent-compatible registry URL? "
+                            + e.getMessage());
         } catch (ConfigException e) {
-            values.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL).addErrorMessage("invalid schema registry settings: " + e.getMessage());
+            values.get(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL)
+                    .addErrorMessage("invalid schema registry settings: " + e.getMessage());
         }
     }
 

@@ -86,7 +86,8 @@ public final class FencedJdbcSinkTask extends SinkTask {
         AvroConverter values = new AvroConverter(AvroSerdeConfig.clientFrom(config.registryClientSettings()), false);
         ErrantRecordReporter reporter = TaskContexts.errantRecordReporter(context);
         outcomes = new SinkOutcomes(reporter, new SinkMetrics(TaskContexts.pluginMetrics(context)));
-        writer = new SinkWriter(dataSource, new RecordDecoder(values, config.guardEnabled(), config::readsTopic), tables, reporter != null);
+        writer = new SinkWriter(dataSource, new RecordDecoder(values, config.guardEnabled(), config::readsTopic), tables,
+                reporter != null);
         LOG.info("writing to table {} with the fence guard {}", config.tableFormat(), config.guardEnabled() ? "on" : "OFF");
     }
 
@@ -96,7 +97,8 @@ public final class FencedJdbcSinkTask extends SinkTask {
             tables.prepareFixed(connection);
         } catch (SQLException | ConnectException e) {
             closeDataSource();
-            throw e instanceof ConnectException connect ? connect
+            throw e instanceof ConnectException connect
+                    ? connect
                     : new ConnectException("cannot prepare table " + config.tableName(null) + ": " + e.getMessage(), e);
         }
     }

@@ -50,12 +50,14 @@ class BadRecordsKeepTheTaskRunningTest {
     private static final long TIMESTAMP = 1_790_000_000_000L;
     /** A user-defined record type whose field names are SQL keywords (and one camel-case name). */
     private static final Schema KEYWORDS = SchemaBuilder.struct().name("KeywordOrder")
-            .field("order", Schema.STRING_SCHEMA).field("user", Schema.STRING_SCHEMA).field("group", Schema.OPTIONAL_STRING_SCHEMA)
+            .field("order", Schema.STRING_SCHEMA).field("user", Schema.STRING_SCHEMA)
+            .field("group", Schema.OPTIONAL_STRING_SCHEMA)
             .field("offset", Schema.INT64_SCHEMA).field("limit", Schema.INT32_SCHEMA).field("from", Schema.OPTIONAL_STRING_SCHEMA)
             .field("select", Schema.BOOLEAN_SCHEMA).field("whereTo", Schema.OPTIONAL_STRING_SCHEMA).build();
     /** BillingSummary's shape, written to tables whose constraints the tests choose. */
     private static final Schema SUMMARY = SchemaBuilder.struct().name("Summary")
-            .field("customerId", Schema.STRING_SCHEMA).field("amountMinor", Schema.INT64_SCHEMA).field("lineItems", Schema.INT32_SCHEMA)
+            .field("customerId", Schema.STRING_SCHEMA).field("amountMinor", Schema.INT64_SCHEMA)
+            .field("lineItems", Schema.INT32_SCHEMA)
             .field("computedBy", Schema.STRING_SCHEMA).build();
 
     @RegisterExtension
@@ -80,7 +82,8 @@ class BadRecordsKeepTheTaskRunningTest {
     @BeforeEach
     void nameTopic(TestInfo test) {
         String method = test.getTestMethod().orElseThrow().getName().toLowerCase(Locale.ROOT);
-        topic = (method.length() > 40 ? method.substring(0, 40) : method) + "_" + Integer.toUnsignedString(test.getDisplayName().hashCode());
+        topic = (method.length() > 40 ? method.substring(0, 40) : method) + "_"
+                + Integer.toUnsignedString(test.getDisplayName().hashCode());
     }
 
     @AfterEach
@@ -93,11 +96,14 @@ class BadRecordsKeepTheTaskRunningTest {
         topic = "order";
         startTask(Map.of());
 
-        task.put(List.of(record("o-1", keywords("first", 7), 10, fence(3, 1)), record("o-2", keywords("second", 8), 11, fence(3, 1))));
+        task.put(List.of(record("o-1", keywords("first", 7), 10, fence(3, 1)),
+                record("o-2", keywords("second", 8), 11, fence(3, 1))));
         task.put(List.of(record("o-1", null, 12, fence(3, 2))));
 
         assertThat(context.reports()).isEmpty();
-        assertThat(query("SELECT \"order\", \"user\", \"offset\", \"limit\", \"select\"::text, where_to, deleted::text FROM \"order\" ORDER BY resource_key"))
+        assertThat(query(
+                "SELECT \"order\", \"user\", \"offset\", \"limit\", \"select\"::text, where_to, deleted::text FROM \"order\" "
+                        + "ORDER BY resource_key"))
                 .containsExactly("null|null|null|null|null|null|true", "second|user-8|8|8|true|there|false");
     }
 
@@ -129,7 +135,8 @@ class BadRecordsKeepTheTaskRunningTest {
         startTask(Map.of());
         Schema withXmin = SchemaBuilder.struct().name("Clash").field("xmin", Schema.STRING_SCHEMA).build();
 
-        task.put(List.of(record("bad", new Struct(withXmin).put("xmin", "x"), 10, fence(1, 1)), record("good", keywords("x", 1), 11, fence(1, 1))));
+        task.put(List.of(record("bad", new Struct(withXmin).put("xmin", "x"), 10, fence(1, 1)),
+                record("good", keywords("x", 1), 11, fence(1, 1))));
 
         assertThat(reasons()).containsExactly("MALFORMED_VALUE@10");
         assertThat(context.reports().get(0).error()).hasMessageContaining("xmin").hasMessageContaining("system column");
@@ -143,16 +150,20 @@ class BadRecordsKeepTheTaskRunningTest {
      */
     @Test
     void rowsTheDatabaseRefusesAreDeadLetteredOneByOneAlsoWhenNoRowOfTheBatchIsGood() throws SQLException {
-        execute("CREATE TABLE \"" + topic + "\" (resource_key TEXT PRIMARY KEY, deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token BIGINT NOT NULL,"
-                + " fence_seq BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), customer_id TEXT, amount_minor NUMERIC(5),"
+        execute("CREATE TABLE \"" + topic
+                + "\" (resource_key TEXT PRIMARY KEY, deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token BIGINT NOT NULL,"
+                + " fence_seq BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), customer_id TEXT, amount_minor "
+                + "NUMERIC(5),"
                 + " line_items INTEGER CHECK (line_items >= 0), computed_by TEXT)");
         startTask(Map.of());
 
         task.put(badRows(10));
 
-        assertThat(reasons()).containsExactly("MALFORMED_VALUE@10", "MALFORMED_VALUE@11", "MALFORMED_VALUE@12", "MALFORMED_VALUE@13",
+        assertThat(reasons()).containsExactly("MALFORMED_VALUE@10", "MALFORMED_VALUE@11", "MALFORMED_VALUE@12",
+                "MALFORMED_VALUE@13",
                 "MALFORMED_VALUE@14", "MALFORMED_VALUE@15");
-        assertThat(context.reports()).extracting(report -> report.error().getMessage()).allMatch(m -> m.contains("the database refused the record"));
+        assertThat(context.reports()).extracting(report -> report.error().getMessage())
+                .allMatch(m -> m.contains("the database refused the record"));
         assertThat(context.reports().get(0).error()).hasMessageContaining("0x00");
         assertThat(context.reports().get(2).error()).hasMessageContaining("index row");
         assertThat(context.reports().get(3).error()).hasMessageContaining("numeric field overflow");
@@ -167,20 +178,25 @@ class BadRecordsKeepTheTaskRunningTest {
         task.put(mixed);
 
         assertThat(reasons()).hasSize(6).allMatch(reason -> reason.startsWith("MALFORMED_VALUE@2"));
-        assertThat(query("SELECT resource_key, amount_minor, line_items, computed_by, fence_token, fence_seq FROM \"" + topic + "\" ORDER BY 1"))
+        assertThat(query("SELECT resource_key, amount_minor, line_items, computed_by, fence_token, fence_seq FROM \"" + topic
+                + "\" ORDER BY 1"))
                 .containsExactly("good-1|100|1|a|5|1", "good-2|200|2|b|5|1");
     }
 
-    /** A statement that holds only refused rows (a key's second record goes into the second statement) is that row's problem only. */
+    /**
+     * A statement that holds only refused rows (a key's second record goes into the second statement) is that row's problem only.
+     */
     @Test
     void aStatementOfOnlyRefusedRowsBesideGoodStatementsDeadLettersJustThoseRows() throws SQLException {
         startTask(Map.of());
 
-        task.put(List.of(record("k", summary("k", 1, 1, "a"), 10, fence(1, 1)), record("k", summary("k", 2, 2, "bad\u0000"), 11, fence(1, 2)),
+        task.put(List.of(record("k", summary("k", 1, 1, "a"), 10, fence(1, 1)),
+                record("k", summary("k", 2, 2, "bad\u0000"), 11, fence(1, 2)),
                 record("j", summary("j", 3, 3, "c"), 12, fence(1, 1))));
 
         assertThat(reasons()).containsExactly("MALFORMED_VALUE@11");
-        assertThat(query("SELECT resource_key, amount_minor, fence_seq FROM \"" + topic + "\" ORDER BY 1")).containsExactly("j|3|1", "k|1|1");
+        assertThat(query("SELECT resource_key, amount_minor, fence_seq FROM \"" + topic + "\" ORDER BY 1"))
+                .containsExactly("j|3|1", "k|1|1");
     }
 
     /** A record schema with more columns than a PostgreSQL table may have (54011) is refused for its records only. */
@@ -197,37 +213,49 @@ class BadRecordsKeepTheTaskRunningTest {
                 record("good-2", keywords("y", 2), 12, fence(1, 1))));
 
         assertThat(reasons()).containsExactly("MALFORMED_VALUE@11");
-        assertThat(context.reports().get(0).error()).hasMessageContaining("refused the columns of schema Wide").hasMessageContaining("1600");
-        assertThat(query("SELECT resource_key, \"order\" FROM \"" + topic + "\" ORDER BY 1")).containsExactly("good|x", "good-2|y");
+        assertThat(context.reports().get(0).error()).hasMessageContaining("refused the columns of schema Wide")
+                .hasMessageContaining("1600");
+        assertThat(query("SELECT resource_key, \"order\" FROM \"" + topic + "\" ORDER BY 1")).containsExactly("good|x",
+                "good-2|y");
     }
 
-    /** A pre-existing ${topic} table is checked at its first use like a fixed one, and a misfit fails the task naming it, before anything is written. */
+    /**
+     * A pre-existing ${topic} table is checked at its first use like a fixed one, and a misfit fails the task naming it, before
+     * anything is written.
+     */
     @ParameterizedTest(name = "{1}")
     @CsvSource(delimiter = '|', value = {
             "fence_token TEXT NOT NULL|fence_token is text, expected bigint or numeric",
             "fence_token BIGINT|fence_token must be NOT NULL",
             "fence_token BIGINT NOT NULL|no primary key or unique index on exactly (resource_key)"})
-    void anExistingPerTopicTableThatDoesNotFitFailsTheTaskAtFirstUseNamingTheMismatch(String fenceColumn, String mismatch) throws SQLException {
+    void anExistingPerTopicTableThatDoesNotFitFailsTheTaskAtFirstUseNamingTheMismatch(String fenceColumn, String mismatch)
+            throws SQLException {
         String key = mismatch.startsWith("no primary key") ? "resource_key TEXT" : "resource_key TEXT PRIMARY KEY";
-        execute("CREATE TABLE \"" + topic + "\" (" + key + ", deleted BOOLEAN NOT NULL DEFAULT FALSE, " + fenceColumn + ", fence_seq BIGINT,"
+        execute("CREATE TABLE \"" + topic + "\" (" + key + ", deleted BOOLEAN NOT NULL DEFAULT FALSE, " + fenceColumn
+                + ", fence_seq BIGINT,"
                 + " updated_at TIMESTAMPTZ NOT NULL DEFAULT now())");
         startTask(Map.of());
 
-        assertThatThrownBy(() -> task.put(List.of(record("k", keywords("x", 1), 10, fence(1, 1))))).isInstanceOf(ConnectException.class)
+        assertThatThrownBy(() -> task.put(List.of(record("k", keywords("x", 1), 10, fence(1, 1)))))
+                .isInstanceOf(ConnectException.class)
                 .hasMessageContaining("table " + topic + " does not fit the sink").hasMessageContaining(mismatch)
                 .hasMessageContaining("CREATE TABLE IF NOT EXISTS \"" + topic + "\"");
         assertThat(context.reports()).isEmpty();
         assertThat(query("SELECT count(*) FROM \"" + topic + "\"")).containsExactly("0");
     }
 
-    /** Also a record that is rejected before any write (here a missing token) checks the table first: its fence is read from it. */
+    /**
+     * Also a record that is rejected before any write (here a missing token) checks the table first: its fence is read from it.
+     */
     @Test
     void aMisfitPerTopicTableIsFoundAlsoWhenTheFirstRecordIsRejectedBeforeAnyWrite() throws SQLException {
-        execute("CREATE TABLE \"" + topic + "\" (resource_key TEXT PRIMARY KEY, deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token TEXT NOT NULL,"
+        execute("CREATE TABLE \"" + topic
+                + "\" (resource_key TEXT PRIMARY KEY, deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token TEXT NOT NULL,"
                 + " fence_seq BIGINT, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())");
         startTask(Map.of());
 
-        assertThatThrownBy(() -> task.put(List.of(record("k", keywords("x", 1), 10, new ConnectHeaders())))).isInstanceOf(ConnectException.class)
+        assertThatThrownBy(() -> task.put(List.of(record("k", keywords("x", 1), 10, new ConnectHeaders()))))
+                .isInstanceOf(ConnectException.class)
                 .hasMessageContaining("fence_token is text, expected bigint or numeric");
     }
 
@@ -236,9 +264,11 @@ class BadRecordsKeepTheTaskRunningTest {
         startTask(Map.of());
 
         task.put(List.of(bytesKeyed("customer-\u00e9".getBytes(StandardCharsets.UTF_8), keywords("holder", 7), 10, fence(7, 1)),
-                bytesKeyed(ByteBuffer.wrap("customer-\u00e9".getBytes(StandardCharsets.UTF_8)), keywords("stale", 5), 11, fence(5, 1))));
+                bytesKeyed(ByteBuffer.wrap("customer-\u00e9".getBytes(StandardCharsets.UTF_8)), keywords("stale", 5), 11,
+                        fence(5, 1))));
 
-        assertThat(query("SELECT resource_key, \"order\", fence_token FROM \"" + topic + "\"")).containsExactly("customer-\u00e9|holder|7");
+        assertThat(query("SELECT resource_key, \"order\", fence_token FROM \"" + topic + "\""))
+                .containsExactly("customer-\u00e9|holder|7");
         assertThat(reasons()).containsExactly("STALE_TOKEN@11");
     }
 
@@ -247,22 +277,26 @@ class BadRecordsKeepTheTaskRunningTest {
         startTask(Map.of());
         byte[] notUtf8 = {'k', (byte) 0xC3, '(', 'x'};
 
-        task.put(List.of(bytesKeyed(notUtf8, keywords("x", 1), 10, fence(1, 1)), bytesKeyed("ok".getBytes(StandardCharsets.UTF_8), keywords("y", 2), 11, fence(1, 1))));
+        task.put(List.of(bytesKeyed(notUtf8, keywords("x", 1), 10, fence(1, 1)),
+                bytesKeyed("ok".getBytes(StandardCharsets.UTF_8), keywords("y", 2), 11, fence(1, 1))));
 
         assertThat(reasons()).containsExactly("MALFORMED_KEY@10");
         assertThat(context.reports().get(0).error()).hasMessageContaining("not valid UTF-8");
-        assertThat((byte[]) context.reports().get(0).record().key()).as("the dead-letter copy keeps the key's bytes").isEqualTo(notUtf8);
+        assertThat((byte[]) context.reports().get(0).record().key()).as("the dead-letter copy keeps the key's bytes")
+                .isEqualTo(notUtf8);
         assertThat(query("SELECT resource_key FROM \"" + topic + "\"")).containsExactly("ok");
     }
 
     @Test
     void aKeyThatIsNeitherTextNorBytesFailsTheTaskNamingKeyConverter() {
         startTask(Map.of());
-        SinkRecord numberKey = new SinkRecord(topic, PARTITION, Schema.INT64_SCHEMA, 42L, KEYWORDS, keywords("x", 1), 10, TIMESTAMP,
+        SinkRecord numberKey = new SinkRecord(topic, PARTITION, Schema.INT64_SCHEMA, 42L, KEYWORDS, keywords("x", 1), 10,
+                TIMESTAMP,
                 TimestampType.CREATE_TIME, fence(1, 1));
 
         assertThatThrownBy(() -> task.put(List.of(numberKey))).isInstanceOf(ConnectException.class)
-                .hasMessageContaining("java.lang.Long").hasMessageContaining("key.converter=org.apache.kafka.connect.storage.StringConverter");
+                .hasMessageContaining("java.lang.Long")
+                .hasMessageContaining("key.converter=org.apache.kafka.connect.storage.StringConverter");
         assertThat(context.reports()).isEmpty();
     }
 
@@ -275,7 +309,8 @@ class BadRecordsKeepTheTaskRunningTest {
         assertThat(connector.validate(props).configValues()).filteredOn(value -> value.name().equals("key.converter"))
                 .singleElement().satisfies(value -> assertThat(value.errorMessages()).singleElement().asString()
                         .contains("LongConverter gives keys that are not text").contains("StringConverter"));
-        assertThatThrownBy(() -> connector.start(props)).hasMessageContaining("key.converter").hasMessageContaining("LongConverter");
+        assertThatThrownBy(() -> connector.start(props)).hasMessageContaining("key.converter")
+                .hasMessageContaining("LongConverter");
     }
 
     @Test
@@ -291,13 +326,15 @@ class BadRecordsKeepTheTaskRunningTest {
                 record("ok", keywords("fresh", 3), 12, fence(1, 1))));
 
         assertThat(reasons()).containsExactly("ALREADY_REJECTED@10", "ALREADY_REJECTED@11");
-        assertThat(context.reports().get(0).error()).hasMessageContaining("fence.rejected.reason=STALE_TOKEN").hasMessageContaining("topics");
+        assertThat(context.reports().get(0).error()).hasMessageContaining("fence.rejected.reason=STALE_TOKEN")
+                .hasMessageContaining("topics");
         assertThat(context.reports().get(1).error()).hasMessageContaining("fence.rejected.stage=sink");
         assertThat(query("SELECT resource_key FROM \"" + topic + "\"")).containsExactly("ok");
     }
 
     private List<SinkRecord> badRows(long firstOffset) {
-        String tooLong = new Random(firstOffset).ints(9_000, 33, 127).collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append).toString();
+        String tooLong = new Random(firstOffset).ints(9_000, 33, 127)
+                .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append).toString();
         ConnectHeaders noSeq = new ConnectHeaders();
         noSeq.addBytes(FenceHeaders.TOKEN, FenceHeaders.encode(5));
         return List.of(
@@ -327,22 +364,26 @@ class BadRecordsKeepTheTaskRunningTest {
     }
 
     private static Struct keywords(String order, int n) {
-        return new Struct(KEYWORDS).put("order", order).put("user", "user-" + n).put("group", "g").put("offset", (long) n).put("limit", n)
+        return new Struct(KEYWORDS).put("order", order).put("user", "user-" + n).put("group", "g").put("offset", (long) n)
+                .put("limit", n)
                 .put("from", "here").put("select", n % 2 == 0).put("whereTo", "there");
     }
 
     private static Struct summary(String customer, long amountMinor, int lineItems, String computedBy) {
-        return new Struct(SUMMARY).put("customerId", customer).put("amountMinor", amountMinor).put("lineItems", lineItems).put("computedBy", computedBy);
+        return new Struct(SUMMARY).put("customerId", customer).put("amountMinor", amountMinor).put("lineItems", lineItems)
+                .put("computedBy", computedBy);
     }
 
     private SinkRecord record(String key, Struct value, long offset, ConnectHeaders headers) {
-        return new SinkRecord(topic, PARTITION, Schema.OPTIONAL_STRING_SCHEMA, key, value == null ? null : value.schema(), value, offset, TIMESTAMP,
+        return new SinkRecord(topic, PARTITION, Schema.OPTIONAL_STRING_SCHEMA, key, value == null ? null : value.schema(), value,
+                offset, TIMESTAMP,
                 TimestampType.CREATE_TIME, headers);
     }
 
     /** What Connect hands the task with key.converter=ByteArrayConverter. */
     private SinkRecord bytesKeyed(Object key, Struct value, long offset, ConnectHeaders headers) {
-        return new SinkRecord(topic, PARTITION, Schema.OPTIONAL_BYTES_SCHEMA, key, value.schema(), value, offset, TIMESTAMP, TimestampType.CREATE_TIME, headers);
+        return new SinkRecord(topic, PARTITION, Schema.OPTIONAL_BYTES_SCHEMA, key, value.schema(), value, offset, TIMESTAMP,
+                TimestampType.CREATE_TIME, headers);
     }
 
     private static ConnectHeaders fence(long token, long seq) {
@@ -369,8 +410,9 @@ class BadRecordsKeepTheTaskRunningTest {
     /** Each row as its columns' text joined with |. */
     private static List<String> query(String sql) throws SQLException {
         List<String> rows = new ArrayList<>();
-        try (Connection connection = postgres.dataSource().getConnection(); PreparedStatement statement = connection.prepareStatement(sql);
-             ResultSet result = statement.executeQuery()) {
+        try (Connection connection = postgres.dataSource().getConnection();
+                PreparedStatement statement = connection.prepareStatement(sql);
+                ResultSet result = statement.executeQuery()) {
             int columns = result.getMetaData().getColumnCount();
             while (result.next()) {
                 List<String> cells = new ArrayList<>();

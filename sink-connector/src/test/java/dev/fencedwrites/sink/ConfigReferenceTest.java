@@ -12,7 +12,8 @@ class ConfigReferenceTest {
 
     @Test
     void checkedInReferenceMatchesTheDefinition() {
-        ConfigReference.assertUpToDate(FencedJdbcSinkConfig.DEFINITION, "FencedJdbcSinkConfig.DEFINITION", Path.of("CONFIGURATION.rst"),
+        ConfigReference.assertUpToDate(FencedJdbcSinkConfig.DEFINITION, "FencedJdbcSinkConfig.DEFINITION",
+                Path.of("CONFIGURATION.rst"),
                 "sink-connector", "ConfigReferenceTest");
     }
 }

@@ -3,13 +3,17 @@ package dev.fencedwrites.sink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.FenceTopics;
-import dev.fencedwrites.contract.FenceOp;
-import dev.fencedwrites.contract.RejectionReason;
-import dev.fencedwrites.testing.BillingSummary;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.InMemorySchemaRegistryClient;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.avro.connect.AvroConverter;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceOp;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.testing.BillingSummary;
 import dev.fencedwrites.testing.FakeSchemaRegistry;
 import dev.fencedwrites.testing.PostgresExtension;
 import java.io.IOException;
@@ -20,15 +24,24 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.SchemaAndValue;
+import org.apache.kafka.connect.data.SchemaBuilder;
+import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.DataException;
 import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.header.ConnectHeaders;
 import org.apache.kafka.connect.header.Header;
@@ -59,7 +72,8 @@ class FencedJdbcSinkTaskTest {
     static final PostgresExtension postgres = new PostgresExtension();
     private static FakeSchemaRegistry registry;
 
-    private final AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(new InMemorySchemaRegistryClient(SCHEMA_ID), false);
+    private final AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(new InMemorySchemaRegistryClient(SCHEMA_ID),
+            false);
     private final FencedJdbcSinkTask task = new FencedJdbcSinkTask();
     private RecordingSinkTaskContext context;
     private String table;
@@ -117,14 +131,16 @@ class FencedJdbcSinkTaskTest {
     void pluginMetricsCountRowsWrittenAndRecordsFencedByReason() throws SQLException {
         startTask(registry.url());
 
-        task.put(List.of(write(KEY, 700, 7, 1, 10), write("customer-43", 100, 7, 1, 11), write(KEY, 500, 5, 1, 12), write(KEY, 700, 7, 1, 13)));
+        task.put(List.of(write(KEY, 700, 7, 1, 10), write("customer-43", 100, 7, 1, 11), write(KEY, 500, 5, 1, 12),
+                write(KEY, 700, 7, 1, 13)));
         task.put(List.of(write(KEY, 800, 7, 2, 14)));
 
         assertThat(context.metric("rows-written-total", Map.of())).isEqualTo(3.0);
         assertThat(context.metric("records-fenced-total", Map.of("reason", "STALE_TOKEN"))).isEqualTo(1.0);
         assertThat(context.metric("records-fenced-total", Map.of("reason", "DUPLICATE"))).isEqualTo(1.0);
         assertThat(context.metric("records-fenced-total", Map.of("reason", "MISSING_TOKEN"))).isZero();
-        for (RejectionReason enforcerOnly : List.of(RejectionReason.LOCK_NOT_HELD, RejectionReason.FUTURE_TOKEN, RejectionReason.WRONG_PARTITION)) {
+        for (RejectionReason enforcerOnly : List.of(RejectionReason.LOCK_NOT_HELD, RejectionReason.FUTURE_TOKEN,
+                RejectionReason.WRONG_PARTITION)) {
             assertThatThrownBy(() -> context.metric("records-fenced-total", Map.of("reason", enforcerOnly.name())))
                     .as("no sink series for the enforcer-only reason %s", enforcerOnly).hasMessageContaining("no plugin metric");
         }
@@ -152,28 +168,38 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).isEmpty();
     }
 
-    /** Values already converted to Structs (value.converter=dev.fencedwrites.avro.connect.AvroConverter) are written; a Struct the mapping refuses is dead-lettered. */
+    /**
+     * Values already converted to Structs (value.converter=dev.fencedwrites.avro.connect.AvroConverter) are written; a Struct the
+     * mapping refuses is dead-lettered.
+     */
     @Test
     void structValuesFromTheAvroConverterAreWrittenAndMisfitsDeadLettered() throws SQLException {
         startTask(registry.url());
-        dev.fencedwrites.avro.connect.AvroConverter converter = new dev.fencedwrites.avro.connect.AvroConverter(
-                new dev.fencedwrites.avro.RestSchemaRegistryClient(registry.url(), java.time.Duration.ofSeconds(5)), false);
-        org.apache.kafka.connect.data.SchemaAndValue struct = converter.toConnectData(TOPIC, value(KEY, 900));
+        AvroConverter converter = new AvroConverter(
+                new RestSchemaRegistryClient(registry.url(), Duration.ofSeconds(5)), false);
+        SchemaAndValue struct = converter.toConnectData(TOPIC, value(KEY, 900));
         // A field named like a column the sink reserves cannot be mapped.
-        org.apache.kafka.connect.data.Schema otherShape = org.apache.kafka.connect.data.SchemaBuilder.struct().field("fenceToken", Schema.STRING_SCHEMA).build();
-        org.apache.kafka.connect.data.Struct misfit = new org.apache.kafka.connect.data.Struct(otherShape).put("fenceToken", "other");
+        Schema otherShape = SchemaBuilder.struct()
+                .field("fenceToken", Schema.STRING_SCHEMA).build();
+        Struct misfit = new Struct(otherShape).put("fenceToken",
+                "other");
 
         task.put(List.of(
-                new SinkRecord(TOPIC, PARTITION, Schema.OPTIONAL_STRING_SCHEMA, KEY, struct.schema(), struct.value(), 10, TIMESTAMP, TimestampType.CREATE_TIME, fence(9, 1)),
-                new SinkRecord(TOPIC, PARTITION, Schema.OPTIONAL_STRING_SCHEMA, "customer-misfit", otherShape, misfit, 11, TIMESTAMP, TimestampType.CREATE_TIME, fence(9, 1))));
+                new SinkRecord(TOPIC, PARTITION, Schema.OPTIONAL_STRING_SCHEMA, KEY, struct.schema(), struct.value(), 10,
+                        TIMESTAMP, TimestampType.CREATE_TIME, fence(9, 1)),
+                new SinkRecord(TOPIC, PARTITION, Schema.OPTIONAL_STRING_SCHEMA, "customer-misfit", otherShape, misfit, 11,
+                        TIMESTAMP, TimestampType.CREATE_TIME, fence(9, 1))));
 
         assertThat(row(KEY)).contains(new Row(KEY, 900L, false, 9, 1L));
         assertThat(reported()).containsExactly("MALFORMED_VALUE@11 highest=");
         assertThatThrownBy(() -> converter.fromConnectData(TOPIC, Schema.STRING_SCHEMA, "not a record"))
-                .isInstanceOf(org.apache.kafka.connect.errors.DataException.class).hasMessageContaining("only records");
+                .isInstanceOf(DataException.class).hasMessageContaining("only records");
     }
 
-    /** Without a dead-letter queue, a record that can never be written fails the task (nothing of the batch is written); a fenced one is only logged. */
+    /**
+     * Without a dead-letter queue, a record that can never be written fails the task (nothing of the batch is written); a fenced
+     * one is only logged.
+     */
     @Test
     void withoutADeadLetterQueueAnUnwritableRecordFailsTheTask() throws SQLException {
         Map<String, String> props = Map.of(FencedJdbcSinkConfig.CONNECTION_URL, postgres.jdbcUrl(),
@@ -192,7 +218,10 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 7, 1L));
     }
 
-    /** A lock the batch cannot get in time (SQLState 55P03) is transient: retried with backoff, then written once the lock is free. */
+    /**
+     * A lock the batch cannot get in time (SQLState 55P03) is transient: retried with backoff, then written once the lock is
+     * free.
+     */
     @Test
     void aLockTimeoutIsRetriedAndTheBatchWrittenAfterwards() throws SQLException {
         startTask(registry.url(), "?options=-c%20lock_timeout=200");
@@ -222,7 +251,8 @@ class FencedJdbcSinkTaskTest {
 
         assertThatThrownBy(() -> task.put(List.of(write(KEY, 800, 8, 1, 11)))).isInstanceOf(ConnectException.class)
                 .isNotInstanceOf(RetriableException.class)
-                .hasMessageContaining("retrying cannot help").hasMessageContaining("currency").hasMessageContaining("[SQLState 42703]");
+                .hasMessageContaining("retrying cannot help").hasMessageContaining("currency")
+                .hasMessageContaining("[SQLState 42703]");
         assertThat(context.timeouts()).isEmpty();
         assertThat(context.reports()).isEmpty();
     }
@@ -247,17 +277,17 @@ class FencedJdbcSinkTaskTest {
                 FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registry.url(), FencedJdbcSinkConfig.TABLE_NAME, table);
         assertThat(errors(connector.validate(good))).as("a missing table is fine with auto.create").isEmpty();
 
-        Map<String, String> unreachable = new java.util.HashMap<>(good);
+        Map<String, String> unreachable = new HashMap<>(good);
         unreachable.put(FencedJdbcSinkConfig.CONNECTION_URL, "jdbc:postgresql://127.0.0.1:1/postgres");
         assertThat(errors(connector.validate(unreachable))).singleElement().asString()
                 .startsWith("connection.url: cannot connect to the database");
 
-        Map<String, String> noRegistry = new java.util.HashMap<>(good);
+        Map<String, String> noRegistry = new HashMap<>(good);
         noRegistry.put(FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, UNREACHABLE_REGISTRY);
         assertThat(errors(connector.validate(noRegistry))).singleElement().asString()
                 .startsWith("schema.registry.url: cannot reach the schema registry");
 
-        Map<String, String> noAutoCreate = new java.util.HashMap<>(good);
+        Map<String, String> noAutoCreate = new HashMap<>(good);
         noAutoCreate.put(FencedJdbcSinkConfig.AUTO_CREATE, "false");
         assertThat(errors(connector.validate(noAutoCreate))).singleElement().asString()
                 .contains("table.name: table " + table + " does not exist").contains("set auto.create=true");
@@ -268,9 +298,10 @@ class FencedJdbcSinkTaskTest {
         assertThat(errors(connector.validate(good))).singleElement().asString().contains("has no column fence_token");
     }
 
-    private static List<String> errors(org.apache.kafka.common.config.Config config) {
+    private static List<String> errors(Config config) {
         List<String> errors = new ArrayList<>();
-        config.configValues().forEach(value -> value.errorMessages().forEach(message -> errors.add(value.name() + ": " + message)));
+        config.configValues()
+                .forEach(value -> value.errorMessages().forEach(message -> errors.add(value.name() + ": " + message)));
         return errors;
     }
 
@@ -278,14 +309,15 @@ class FencedJdbcSinkTaskTest {
     @Test
     void preCommitCommitsOnlyRecordsThatWereHandled() throws SQLException {
         startTask(registry.url());
-        org.apache.kafka.common.TopicPartition partition = new org.apache.kafka.common.TopicPartition(TOPIC, PARTITION);
-        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> consumed =
-                Map.of(partition, new org.apache.kafka.clients.consumer.OffsetAndMetadata(100));
+        TopicPartition partition = new TopicPartition(TOPIC, PARTITION);
+        Map<TopicPartition, OffsetAndMetadata> consumed = Map
+                .of(partition, new OffsetAndMetadata(100));
 
         assertThat(task.preCommit(consumed)).as("nothing handled yet").isEmpty();
         task.put(List.of(write(KEY, 700, 7, 1, 10), write(KEY, 500, 5, 1, 11)));
 
-        assertThat(task.preCommit(consumed)).containsExactly(Map.entry(partition, new org.apache.kafka.clients.consumer.OffsetAndMetadata(12)));
+        assertThat(task.preCommit(consumed))
+                .containsExactly(Map.entry(partition, new OffsetAndMetadata(12)));
         task.stop();
         startTask(UNREACHABLE_REGISTRY);
         assertThatThrownBy(() -> task.put(List.of(write(KEY, 800, 8, 1, 12)))).isInstanceOf(RetriableException.class);
@@ -333,7 +365,8 @@ class FencedJdbcSinkTaskTest {
     @Test
     void keyTheDatabaseRefusesIsDeadLetteredAndTheRestOfTheBatchIsWritten() throws SQLException {
         startTask(registry.url());
-        SinkRecord refused = record("customer\u0000nul", serializer.serialize(TOPIC, summary("customer-nul", 100)), 10, fence(7, 1));
+        SinkRecord refused = record("customer\u0000nul", serializer.serialize(TOPIC, summary("customer-nul", 100)), 10,
+                fence(7, 1));
         SinkRecord good = write("customer-44", 300, 7, 1, 11);
 
         task.put(List.of(refused, good));
@@ -345,7 +378,8 @@ class FencedJdbcSinkTaskTest {
     @Test
     void valueTheDatabaseRefusesIsDeadLetteredAndTheRestOfTheBatchIsWritten() throws SQLException {
         startTask(registry.url());
-        SinkRecord refused = record("customer-nul", serializer.serialize(TOPIC, summary("customer\u0000nul", 100)), 10, fence(7, 1));
+        SinkRecord refused = record("customer-nul", serializer.serialize(TOPIC, summary("customer\u0000nul", 100)), 10,
+                fence(7, 1));
         SinkRecord good = write("customer-43", 300, 7, 1, 11);
 
         task.put(List.of(refused, good));
@@ -413,7 +447,10 @@ class FencedJdbcSinkTaskTest {
 
     // --- FENCE markers: the fence at the resource on takeover (issue 13) ---
 
-    /** A winning marker raises the row's fence; a write that went around the enforcer with a token below it is refused at the database. */
+    /**
+     * A winning marker raises the row's fence; a write that went around the enforcer with a token below it is refused at the
+     * database.
+     */
     @Test
     void markerFromTheMarkersTopicRaisesTheRowsFenceSoAWriteBelowItIsRefused() throws SQLException {
         startTask(registry.url());
@@ -428,7 +465,10 @@ class FencedJdbcSinkTaskTest {
         assertThat(task.counts()).containsEntry("fences_raised", 1L).containsEntry("written", 1L);
     }
 
-    /** The markers topic and the accepted topic are not ordered against each other: a marker behind its holder's write changes nothing and is not dead-lettered. */
+    /**
+     * The markers topic and the accepted topic are not ordered against each other: a marker behind its holder's write changes
+     * nothing and is not dead-lettered.
+     */
     @Test
     void markerTheRowsFenceAlreadyCoversIsNeitherAppliedNorDeadLettered() throws SQLException {
         startTask(registry.url());
@@ -441,14 +481,18 @@ class FencedJdbcSinkTaskTest {
         assertThat(task.counts()).containsEntry("fences_raised", 0L);
     }
 
-    /** With table.name=${topic}, a marker goes to the table of the topic it names in fence.marker.target.topic, not the markers topic's. */
+    /**
+     * With table.name=${topic}, a marker goes to the table of the topic it names in fence.marker.target.topic, not the markers
+     * topic's.
+     */
     @Test
     void markerGoesToTheTableOfItsTargetTopicWhenTablesAreNamedByTopic() throws SQLException {
         String prefix = table.length() > 30 ? table.substring(0, 30) : table;
         startTask(registry.url(), Map.of(FencedJdbcSinkConfig.TABLE_NAME, prefix + "_${topic}"));
         task.put(List.of(write(KEY, 700, 5, 1, 10)));
 
-        task.put(List.of(marker(KEY, 9, FenceTopics.MARKERS, TOPIC, 20), marker("customer-43", 4, FenceTopics.MARKERS, TOPIC, 21)));
+        task.put(List.of(marker(KEY, 9, FenceTopics.MARKERS, TOPIC, 20),
+                marker("customer-43", 4, FenceTopics.MARKERS, TOPIC, 21)));
 
         table = prefix + "_fenced_writes_accepted";
         assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 9, 0L));
@@ -475,13 +519,16 @@ class FencedJdbcSinkTaskTest {
         assertThat(context.reports()).isEmpty();
     }
 
-    /** A shared markers topic carries other pipelines' markers: one for a topic this connector does not read raises no fence here. */
+    /**
+     * A shared markers topic carries other pipelines' markers: one for a topic this connector does not read raises no fence here.
+     */
     @Test
     void markerForATopicTheConnectorDoesNotReadIsIgnored() throws SQLException {
         startTask(registry.url(), Map.of(SinkTask.TOPICS_CONFIG, TOPIC + "," + FenceTopics.MARKERS));
         task.put(List.of(write(KEY, 700, 5, 1, 10)));
 
-        task.put(List.of(marker(KEY, 9, FenceTopics.MARKERS, "orders-accepted", 20), marker("customer-43", 4, FenceTopics.MARKERS, "orders-accepted", 21)));
+        task.put(List.of(marker(KEY, 9, FenceTopics.MARKERS, "orders-accepted", 20),
+                marker("customer-43", 4, FenceTopics.MARKERS, "orders-accepted", 21)));
 
         assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 5, 1L));
         assertThat(row("customer-43")).isEmpty();
@@ -492,7 +539,8 @@ class FencedJdbcSinkTaskTest {
     /** With topics.regex, a marker applies when its target topic matches. */
     @Test
     void markerForATopicMatchingTopicsRegexIsApplied() throws SQLException {
-        startTask(registry.url(), Map.of(SinkTask.TOPICS_CONFIG, "", SinkTask.TOPICS_REGEX_CONFIG, "fenced-writes-(accepted|markers)"));
+        startTask(registry.url(),
+                Map.of(SinkTask.TOPICS_CONFIG, "", SinkTask.TOPICS_REGEX_CONFIG, "fenced-writes-(accepted|markers)"));
         task.put(List.of(write(KEY, 700, 5, 1, 10)));
 
         task.put(List.of(marker(KEY, 9, FenceTopics.MARKERS, TOPIC, 20)));
@@ -516,8 +564,8 @@ class FencedJdbcSinkTaskTest {
         table = prefix + "_fenced_writes_accepted";
         assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 5, 1L));
         try (Connection connection = postgres.dataSource().getConnection();
-             Statement statement = connection.createStatement();
-             ResultSet rs = statement.executeQuery("SELECT to_regclass('" + prefix + "_victim') IS NULL")) {
+                Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT to_regclass('" + prefix + "_victim') IS NULL")) {
             rs.next();
             assertThat(rs.getBoolean(1)).as("table %s_victim created by a write's header", prefix).isTrue();
         }
@@ -549,7 +597,7 @@ class FencedJdbcSinkTaskTest {
     }
 
     private void startTask(String registryUrl, Map<String, String> overrides) {
-        Map<String, String> props = new java.util.HashMap<>(Map.of(
+        Map<String, String> props = new HashMap<>(Map.of(
                 FencedJdbcSinkConfig.CONNECTION_URL, postgres.jdbcUrl(),
                 FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 FencedJdbcSinkConfig.TABLE_NAME, table,
@@ -639,18 +687,21 @@ class FencedJdbcSinkTaskTest {
     private Optional<Row> row(String key) throws SQLException {
         // The data columns appear with the first record written (auto.evolve), so read them only from a row.
         try (Connection connection = postgres.dataSource().getConnection();
-             PreparedStatement statement = connection.prepareStatement("SELECT to_jsonb(t) FROM " + table + " t WHERE resource_key = ?")) {
+                PreparedStatement statement = connection
+                        .prepareStatement("SELECT to_jsonb(t) FROM " + table + " t WHERE resource_key = ?")) {
             statement.setString(1, key);
             try (ResultSet rs = statement.executeQuery()) {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
-                var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(rs.getString(1));
+                var json = new ObjectMapper().readTree(rs.getString(1));
                 return Optional.of(new Row(json.path("customer_id").isNull() ? null : json.path("customer_id").asText(null),
-                        json.path("amount_minor").isNull() || json.path("amount_minor").isMissingNode() ? null : json.path("amount_minor").asLong(),
+                        json.path("amount_minor").isNull() || json.path("amount_minor").isMissingNode()
+                                ? null
+                                : json.path("amount_minor").asLong(),
                         json.path("deleted").asBoolean(), json.path("fence_token").asLong(),
                         json.path("fence_seq").isNull() ? null : json.path("fence_seq").asLong()));
-            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            } catch (JsonProcessingException e) {
                 throw new IllegalStateException(e);
             }
         }

@@ -1,12 +1,13 @@
 package dev.fencedwrites.sink;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.metrics.KafkaMetric;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.PluginMetrics;
@@ -15,7 +16,9 @@ import org.apache.kafka.connect.sink.ErrantRecordReporter;
 import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.sink.SinkTaskContext;
 
-/** A {@link SinkTaskContext} that records what the task reports to the dead-letter topic and every {@code timeout} it asks for. */
+/**
+ * A {@link SinkTaskContext} that records what the task reports to the dead-letter topic and every {@code timeout} it asks for.
+ */
 final class RecordingSinkTaskContext implements SinkTaskContext {
     /** One {@link ErrantRecordReporter#report} call. */
     record Report(SinkRecord record, Throwable error) {
@@ -96,7 +99,7 @@ final class RecordingSinkTaskContext implements SinkTaskContext {
 
     /** The value of the plugin metric {@code name} with these extra tags (connector and task are added). */
     double metric(String name, Map<String, String> tags) {
-        Map<String, String> all = new java.util.LinkedHashMap<>(TASK_TAGS);
+        Map<String, String> all = new LinkedHashMap<>(TASK_TAGS);
         all.putAll(tags);
         KafkaMetric metric = metrics.metric(new MetricName(name, "plugins", "", all));
         if (metric == null) {

@@ -29,7 +29,8 @@ class RegistryClientSettingsTest {
     @Test
     void theClientsRetriesCanBeSetWithThePrefix() {
         FencedJdbcSinkConfig config = new FencedJdbcSinkConfig(Map.of(
-                "connection.url", "jdbc:postgresql://127.0.0.1/db", "schema.registry.url", "http://a:1", "schema.registry.max.retries", "2"));
+                "connection.url", "jdbc:postgresql://127.0.0.1/db", "schema.registry.url", "http://a:1",
+                "schema.registry.max.retries", "2"));
 
         assertThat(config.registryClientSettings()).containsEntry("schema.registry.max.retries", "2");
     }

@@ -55,7 +55,8 @@ class SinkTaskWithoutDatabaseTest {
         assertThat(context.reports()).extracting(report -> ((FencedWriteException) report.error()).reason())
                 .containsExactly(RejectionReason.MISSING_KEY, RejectionReason.ALREADY_REJECTED);
         assertThat(calls).containsExactly("getConnection", "commit", "close");
-        assertThat(task.counts()).containsEntry("MISSING_KEY", 1L).containsEntry("ALREADY_REJECTED", 1L).containsEntry("written", 0L);
+        assertThat(task.counts()).containsEntry("MISSING_KEY", 1L).containsEntry("ALREADY_REJECTED", 1L).containsEntry("written",
+                0L);
     }
 
     @Test
@@ -72,7 +73,7 @@ class SinkTaskWithoutDatabaseTest {
     }
 
     private DataSource fakeDataSource() {
-        Connection connection = (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
+        Connection connection = (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[]{Connection.class},
                 (proxy, method, args) -> {
                     if (!List.of("commit", "rollback", "close").contains(method.getName())) {
                         throw new UnsupportedOperationException("no database in this test: " + method.getName());
@@ -80,7 +81,8 @@ class SinkTaskWithoutDatabaseTest {
                     calls.add(method.getName());
                     return null;
                 });
-        return (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {DataSource.class, AutoCloseable.class},
+        return (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[]{DataSource.class, AutoCloseable.class},
                 (proxy, method, args) -> {
                     if (method.getName().equals("getConnection")) {
                         calls.add("getConnection");

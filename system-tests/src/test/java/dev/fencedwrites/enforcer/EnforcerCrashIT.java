@@ -2,15 +2,15 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.services.Await;
+import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.etcd.EtcdSettings;
+import dev.fencedwrites.services.Await;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.EtcdNode;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.KafkaBroker;
 import dev.fencedwrites.services.Log4j2Config;
 import dev.fencedwrites.services.Service;
-import dev.fencedwrites.contract.RejectionReason;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -33,7 +33,8 @@ class EnforcerCrashIT {
     private static final int BATCHES = 4;
     private static final int PARTITIONS = 3;
     /** A killed member leaves the group after this; the default 45 s would only slow the test. */
-    static final Map<String, String> FAST_FAILOVER = Map.of("streams.session.timeout.ms", "6000", "streams.heartbeat.interval.ms", "1000");
+    static final Map<String, String> FAST_FAILOVER = Map.of("streams.session.timeout.ms", "6000", "streams.heartbeat.interval.ms",
+            "1000");
     /** The enforcer's default application.id: its consumer group. */
     private static final String APPLICATION_ID = "fence-enforcer";
 
@@ -43,10 +44,11 @@ class EnforcerCrashIT {
     @Test
     void everyInputRecordIsDecidedExactlyOnceAcrossThreeKillNineRestarts() throws Exception {
         Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
-        try (Service etcd = EtcdNode.start(dir.resolve("etcd")); Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
+        try (Service etcd = EtcdNode.start(dir.resolve("etcd"));
+                Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
             Workload.createTopics(kafka.address(), PARTITIONS);
             try (Workload workload = new Workload(kafka.address(), etcd.address(), 200, 42);
-                 Workload.Outputs outputs = new Workload.Outputs(kafka.address(), PARTITIONS)) {
+                    Workload.Outputs outputs = new Workload.Outputs(kafka.address(), PARTITIONS)) {
                 Counts counts = runWithKills(kafka.address(), log4j2, verifying(FAST_FAILOVER, etcd), workload, outputs);
                 long replayed = counts.replayed();
                 System.out.println(workload.lockCost());
@@ -55,7 +57,9 @@ class EnforcerCrashIT {
                 long stale = workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.STALE_TOKEN).count();
                 assertThat(stale).as("the workload holds stale writes").isGreaterThan(RECORDS / 20);
                 assertForgedTokensRejectedByVerification(workload, counts);
-                assertThat(replayed).as("records decided against a key's replay history (the store is never ahead under exactly_once_v2)").isZero();
+                assertThat(replayed)
+                        .as("records decided against a key's replay history (the store is never ahead under exactly_once_v2)")
+                        .isZero();
             }
         }
     }
@@ -73,21 +77,26 @@ class EnforcerCrashIT {
         settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "8192");
         settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), "200");
         Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
-        try (Service etcd = EtcdNode.start(dir.resolve("etcd")); Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
+        try (Service etcd = EtcdNode.start(dir.resolve("etcd"));
+                Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
             Workload.createTopics(kafka.address(), PARTITIONS);
             try (Workload workload = new Workload(kafka.address(), etcd.address(), 200, 43);
-                 Workload.Outputs outputs = new Workload.Outputs(kafka.address(), PARTITIONS)) {
+                    Workload.Outputs outputs = new Workload.Outputs(kafka.address(), PARTITIONS)) {
                 Counts counts = runWithKills(kafka.address(), log4j2, verifying(settings, etcd), workload, outputs);
                 long replayed = counts.replayed();
                 System.out.println(workload.lockCost());
 
                 Workload.Outputs.Duplicates duplicates = outputs.assertMatchesAtLeastOnce(workload.sent());
-                System.out.printf("at_least_once: %d records re-decided by replays; duplicates: %d accepted twice, %d rejected twice, %d on both topics%n",
+                System.out.printf(
+                        "at_least_once: %d records re-decided by replays; duplicates: %d accepted twice, %d rejected twice, %d "
+                                + "on both topics%n",
                         replayed, duplicates.acceptedTwice(), duplicates.rejectedTwice(), duplicates.onBothTopics());
                 long stale = workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.STALE_TOKEN).count();
                 assertThat(stale).as("the workload holds stale writes").isGreaterThan(RECORDS / 20);
                 assertForgedTokensRejectedByVerification(workload, counts);
-                assertThat(replayed).as("records decided against a key's replay history: the kills left the store ahead of the offsets").isPositive();
+                assertThat(replayed)
+                        .as("records decided against a key's replay history: the kills left the store ahead of the offsets")
+                        .isPositive();
             }
         }
     }
@@ -100,13 +109,17 @@ class EnforcerCrashIT {
         return with;
     }
 
-    /** The workload forged tokens of both kinds, and the enforcer checked raises in etcd (the model's reasons were checked per record). */
+    /**
+     * The workload forged tokens of both kinds, and the enforcer checked raises in etcd (the model's reasons were checked per
+     * record).
+     */
     static void assertForgedTokensRejectedByVerification(Workload workload, Counts counts) {
         assertThat(workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.LOCK_NOT_HELD).count())
                 .as("borrowed tokens in the workload").isGreaterThan(RECORDS / 500);
         assertThat(workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.FUTURE_TOKEN).count())
                 .as("future tokens in the workload").isGreaterThan(RECORDS / 500);
-        assertThat(counts.verified()).as("tokens verified in etcd (fence_token_verifications_total{outcome=verified})").isPositive();
+        assertThat(counts.verified()).as("tokens verified in etcd (fence_token_verifications_total{outcome=verified})")
+                .isPositive();
     }
 
     /**
@@ -123,7 +136,8 @@ class EnforcerCrashIT {
      *
      * @return the enforcer's counters, read before each kill and at the end and summed
      */
-    private Counts runWithKills(String bootstrap, Path log4j2, Map<String, String> settings, Workload workload, Workload.Outputs outputs)
+    private Counts runWithKills(String bootstrap, Path log4j2, Map<String, String> settings, Workload workload,
+            Workload.Outputs outputs)
             throws Exception {
         long replayed = 0;
         long verified = 0;
@@ -135,18 +149,21 @@ class EnforcerCrashIT {
                     break;
                 }
                 int killAt = batch * RECORDS / BATCHES + 5_000;
-                Await.until(killAt + " outputs before the kill", Duration.ofMinutes(3), enforcer.process(), () -> outputs.poll() >= killAt);
+                Await.until(killAt + " outputs before the kill", Duration.ofMinutes(3), enforcer.process(),
+                        () -> outputs.poll() >= killAt);
                 replayed += counter(enforcer, "fence_replayed_records_total{");
                 verified += counter(enforcer, "fence_token_verifications_total{outcome=\"verified\"");
                 enforcer.process().signal("KILL");
                 enforcer.process().waitFor(Duration.ofSeconds(30));
-                System.out.printf("killed the enforcer mid-stream with %d of %d inputs decided%n", outputs.poll(), workload.sent().size());
+                System.out.printf("killed the enforcer mid-stream with %d of %d inputs decided%n", outputs.poll(),
+                        workload.sent().size());
                 enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, bootstrap, settings);
             }
-            Await.until("the enforcer to commit the end of all " + RECORDS + " inputs", Duration.ofMinutes(5), enforcer.process(), () -> {
-                outputs.poll();
-                return Workload.inputCommitted(bootstrap, APPLICATION_ID);
-            });
+            Await.until("the enforcer to commit the end of all " + RECORDS + " inputs", Duration.ofMinutes(5), enforcer.process(),
+                    () -> {
+                        outputs.poll();
+                        return Workload.inputCommitted(bootstrap, APPLICATION_ID);
+                    });
             outputs.settle(Duration.ofSeconds(3));
             replayed += counter(enforcer, "fence_replayed_records_total{");
             verified += counter(enforcer, "fence_token_verifications_total{outcome=\"verified\"");

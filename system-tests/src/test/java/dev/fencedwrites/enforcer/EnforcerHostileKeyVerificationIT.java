@@ -3,13 +3,14 @@ package dev.fencedwrites.enforcer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.Service;
-import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.testing.EtcdNodeExtension;
 import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -75,7 +76,8 @@ class EnforcerHostileKeyVerificationIT {
     static void stop() throws Exception {
         if (enforcer != null) {
             // What the enforcer said about etcd, for a failure's report (lock names cut short).
-            java.nio.file.Files.readAllLines(enforcer.process().log()).stream().filter(line -> line.contains("etcd") || line.contains("ERROR"))
+            Files.readAllLines(enforcer.process().log()).stream()
+                    .filter(line -> line.contains("etcd") || line.contains("ERROR"))
                     .limit(20).forEach(line -> System.out.println(line.length() > 400 ? line.substring(0, 400) + "..." : line));
         }
         if (enforcer != null) {
@@ -91,9 +93,11 @@ class EnforcerHostileKeyVerificationIT {
         long canary;
         try (KafkaProducer<byte[], byte[]> producer = producer()) {
             hostile = producer.send(new ProducerRecord<>("hk-in", null, key, null,
-                    headers(FenceHeaders.TOKEN, "12345", FenceHeaders.SEQ, "0", FenceHeaders.OP, "FENCE", FenceHeaders.LEASE, "777")))
+                    headers(FenceHeaders.TOKEN, "12345", FenceHeaders.SEQ, "0", FenceHeaders.OP, "FENCE", FenceHeaders.LEASE,
+                            "777")))
                     .get(30, TimeUnit.SECONDS).offset();
-            canary = producer.send(new ProducerRecord<>("hk-in", null, utf8("canary"), utf8("v"), headers())).get(30, TimeUnit.SECONDS).offset();
+            canary = producer.send(new ProducerRecord<>("hk-in", null, utf8("canary"), utf8("v"), headers()))
+                    .get(30, TimeUnit.SECONDS).offset();
         }
 
         List<String> reasons = new ArrayList<>();
@@ -118,7 +122,8 @@ class EnforcerHostileKeyVerificationIT {
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
         List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
             TopicPartition partition = new TopicPartition(topic, 0);
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));

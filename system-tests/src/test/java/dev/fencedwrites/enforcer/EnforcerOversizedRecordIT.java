@@ -3,10 +3,10 @@ package dev.fencedwrites.enforcer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
-import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -78,7 +78,8 @@ class EnforcerOversizedRecordIT {
 
     @Test
     void recordWithA2MbKeyAndNoTokenBecomesAReferenceRecordAndTheEnforcerGoesOn() throws Exception {
-        long offset = sendBetweenGoodRecords("key-missing", new ProducerRecord<>("big-in", null, new byte[HUGE], utf8("v"), headers()));
+        long offset = sendBetweenGoodRecords("key-missing",
+                new ProducerRecord<>("big-in", null, new byte[HUGE], utf8("v"), headers()));
 
         ConsumerRecord<byte[], byte[]> reference = awaitDecided("key-missing", offset);
         assertReference(reference, "MISSING_TOKEN", offset);
@@ -87,7 +88,8 @@ class EnforcerOversizedRecordIT {
 
     @Test
     void writeWithA2MbKeyIsRejectedTooLargeAsAReferenceRecordAndTheEnforcerGoesOn() throws Exception {
-        long offset = sendBetweenGoodRecords("key-write", new ProducerRecord<>("big-in", null, new byte[HUGE], utf8("v"), headers(FenceHeaders.TOKEN, "7")));
+        long offset = sendBetweenGoodRecords("key-write",
+                new ProducerRecord<>("big-in", null, new byte[HUGE], utf8("v"), headers(FenceHeaders.TOKEN, "7")));
 
         ConsumerRecord<byte[], byte[]> reference = awaitDecided("key-write", offset);
         assertReference(reference, "TOO_LARGE", offset);
@@ -99,7 +101,8 @@ class EnforcerOversizedRecordIT {
     void recordWith2MbOfHeadersAndNoTokenKeepsItsKeyWithoutThemAndTheEnforcerGoesOn() throws Exception {
         RecordHeaders headers = headers(FenceHeaders.WRITER, "worker-a");
         headers.add("junk", new byte[HUGE]);
-        long offset = sendBetweenGoodRecords("headers-missing", new ProducerRecord<>("big-in", null, utf8("headers-missing-bad"), utf8("v"), headers));
+        long offset = sendBetweenGoodRecords("headers-missing",
+                new ProducerRecord<>("big-in", null, utf8("headers-missing-bad"), utf8("v"), headers));
 
         ConsumerRecord<byte[], byte[]> copy = awaitDecided("headers-missing", offset);
         assertThat(text(copy, FenceHeaders.REJECTED_REASON)).isEqualTo("MISSING_TOKEN");
@@ -114,7 +117,8 @@ class EnforcerOversizedRecordIT {
     void writeWith2MbOfHeadersIsRejectedTooLargeWithoutThemAndTheEnforcerGoesOn() throws Exception {
         RecordHeaders headers = headers(FenceHeaders.TOKEN, "7");
         headers.add("junk", new byte[HUGE]);
-        long offset = sendBetweenGoodRecords("headers-write", new ProducerRecord<>("big-in", null, utf8("headers-write-bad"), utf8("v"), headers));
+        long offset = sendBetweenGoodRecords("headers-write",
+                new ProducerRecord<>("big-in", null, utf8("headers-write-bad"), utf8("v"), headers));
 
         ConsumerRecord<byte[], byte[]> copy = awaitDecided("headers-write", offset);
         assertThat(text(copy, FenceHeaders.REJECTED_REASON)).isEqualTo("TOO_LARGE");
@@ -137,8 +141,10 @@ class EnforcerOversizedRecordIT {
     /** Accepted, the lease id (near 2^62) would raise the key's fence past every real revision and refuse the write after it. */
     @Test
     void leaseIdSentAsTokenIsRejectedLeaseAsTokenAndTheKeysNextWriteIsAccepted() throws Exception {
-        long offset = sendBetweenGoodRecords("lease", new ProducerRecord<>("big-in", null, utf8("lease-ok"), utf8("lease-id-as-token"),
-                headers(FenceHeaders.TOKEN, "7587869054862721234", FenceHeaders.SEQ, "1", FenceHeaders.LEASE, "7587869054862721234")));
+        long offset = sendBetweenGoodRecords("lease",
+                new ProducerRecord<>("big-in", null, utf8("lease-ok"), utf8("lease-id-as-token"),
+                        headers(FenceHeaders.TOKEN, "7587869054862721234", FenceHeaders.SEQ, "1", FenceHeaders.LEASE,
+                                "7587869054862721234")));
 
         ConsumerRecord<byte[], byte[]> copy = awaitDecided("lease", offset);
         assertThat(text(copy, FenceHeaders.REJECTED_REASON)).isEqualTo("LEASE_AS_TOKEN");
@@ -152,9 +158,11 @@ class EnforcerOversizedRecordIT {
      */
     @Test
     void acceptedCopyTheBrokerRefusesBecomesAProduceFailedReferenceRecordUnderAtLeastOnce() throws Exception {
-        try (Service alos = EnforcerProcess.start(dir.resolve("enforcer-alos"), log4j2, kafka.address(), Map.of("input.topic", "alos-in",
-                "accepted.topic", "alos-ok", "rejected.topic", "alos-dlq", "application.id", "alos-enforcer", "processing.guarantee", "at_least_once",
-                "topics.create.enable", "true", "topics.create.partitions", "1"))) {
+        try (Service alos = EnforcerProcess.start(dir.resolve("enforcer-alos"), log4j2, kafka.address(),
+                Map.of("input.topic", "alos-in",
+                        "accepted.topic", "alos-ok", "rejected.topic", "alos-dlq", "application.id", "alos-enforcer",
+                        "processing.guarantee", "at_least_once",
+                        "topics.create.enable", "true", "topics.create.partitions", "1"))) {
             try (Admin admin = admin()) {
                 admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, "alos-ok"),
                         List.of(new AlterConfigOp(new ConfigEntry("max.message.bytes", "10000"), AlterConfigOp.OpType.SET))))
@@ -164,10 +172,13 @@ class EnforcerOversizedRecordIT {
                         .get(30, TimeUnit.SECONDS).get(accepted).get("max.message.bytes").value()));
             }
             try (KafkaProducer<byte[], byte[]> producer = producer()) {
-                producer.send(new ProducerRecord<>("alos-in", null, utf8("alos-ok-key"), utf8("before"), headers(FenceHeaders.TOKEN, "5"))).get(30, TimeUnit.SECONDS);
-                producer.send(new ProducerRecord<>("alos-in", null, utf8("alos-big"), new byte[50_000], headers(FenceHeaders.TOKEN, "5")))
+                producer.send(new ProducerRecord<>("alos-in", null, utf8("alos-ok-key"), utf8("before"),
+                        headers(FenceHeaders.TOKEN, "5"))).get(30, TimeUnit.SECONDS);
+                producer.send(new ProducerRecord<>("alos-in", null, utf8("alos-big"), new byte[50_000],
+                        headers(FenceHeaders.TOKEN, "5")))
                         .get(30, TimeUnit.SECONDS);
-                producer.send(new ProducerRecord<>("alos-in", null, utf8("alos-ok-key"), utf8("after"), headers(FenceHeaders.TOKEN, "6"))).get(30, TimeUnit.SECONDS);
+                producer.send(new ProducerRecord<>("alos-in", null, utf8("alos-ok-key"), utf8("after"),
+                        headers(FenceHeaders.TOKEN, "6"))).get(30, TimeUnit.SECONDS);
             }
 
             await().atMost(DECIDED_WITHIN).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
@@ -186,21 +197,29 @@ class EnforcerOversizedRecordIT {
             });
             assertRunning(alos);
             assertThat(Http.get(alos.address() + "/metrics").body())
-                    .contains("enforcer_production_errors_total{exception=\"RecordTooLargeException\",outcome=\"resumed\",topic=\"alos-ok\"}");
+                    .contains(
+                            "enforcer_production_errors_total{exception=\"RecordTooLargeException\",outcome=\"resumed\","
+                                    + "topic=\"alos-ok\"}");
         }
     }
 
     /** Sends a good write, {@code bad}, and a good write for key {@code <name>-ok}; returns {@code bad}'s offset. */
     private static long sendBetweenGoodRecords(String name, ProducerRecord<byte[], byte[]> bad) throws Exception {
         try (KafkaProducer<byte[], byte[]> producer = producer()) {
-            producer.send(new ProducerRecord<>("big-in", null, utf8(name + "-ok"), utf8("before"), headers(FenceHeaders.TOKEN, "5"))).get(30, TimeUnit.SECONDS);
+            producer.send(
+                    new ProducerRecord<>("big-in", null, utf8(name + "-ok"), utf8("before"), headers(FenceHeaders.TOKEN, "5")))
+                    .get(30, TimeUnit.SECONDS);
             long offset = producer.send(bad).get(30, TimeUnit.SECONDS).offset();
-            producer.send(new ProducerRecord<>("big-in", null, utf8(name + "-ok"), utf8("after"), headers(FenceHeaders.TOKEN, "6"))).get(30, TimeUnit.SECONDS);
+            producer.send(
+                    new ProducerRecord<>("big-in", null, utf8(name + "-ok"), utf8("after"), headers(FenceHeaders.TOKEN, "6")))
+                    .get(30, TimeUnit.SECONDS);
             return offset;
         }
     }
 
-    /** Waits until the good writes around {@code offset} are accepted and the rejected topic holds the record from {@code offset}. */
+    /**
+     * Waits until the good writes around {@code offset} are accepted and the rejected topic holds the record from {@code offset}.
+     */
     private static ConsumerRecord<byte[], byte[]> awaitDecided(String name, long offset) throws Exception {
         List<ConsumerRecord<byte[], byte[]>> found = new ArrayList<>();
         await().atMost(DECIDED_WITHIN).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
@@ -251,7 +270,8 @@ class EnforcerOversizedRecordIT {
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
         List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
             TopicPartition partition = new TopicPartition(topic, 0);
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));

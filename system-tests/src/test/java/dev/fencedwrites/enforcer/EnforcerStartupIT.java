@@ -3,13 +3,13 @@ package dev.fencedwrites.enforcer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.NewTopics;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.FreePorts;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.NewTopics;
 import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -68,7 +69,8 @@ class EnforcerStartupIT {
 
     @Test
     void outputTopicWithFewerPartitionsThanTheInputStopsTheEnforcer() throws Exception {
-        createTopics(new NewTopic("narrow-in", 3, (short) 1), new NewTopic("narrow-ok", 1, (short) 1), new NewTopic("narrow-dlq", 3, (short) 1));
+        createTopics(new NewTopic("narrow-in", 3, (short) 1), new NewTopic("narrow-ok", 1, (short) 1),
+                new NewTopic("narrow-dlq", 3, (short) 1));
 
         assertThatThrownBy(() -> start("narrow", Map.of()))
                 .hasMessageContaining("topic 'narrow-ok' has 1 partitions, fewer than the input topic 'narrow-in' (3)");
@@ -84,7 +86,8 @@ class EnforcerStartupIT {
 
     @Test
     void missingMarkersTopicStopsTheEnforcerNamingIt() throws Exception {
-        createTopics(new NewTopic("nomark-in", 1, (short) 1), new NewTopic("nomark-ok", 1, (short) 1), new NewTopic("nomark-dlq", 1, (short) 1));
+        createTopics(new NewTopic("nomark-in", 1, (short) 1), new NewTopic("nomark-ok", 1, (short) 1),
+                new NewTopic("nomark-dlq", 1, (short) 1));
 
         assertThatThrownBy(() -> start("nomark", Map.of()))
                 .hasMessageContaining("topic 'nomark-markers' does not exist")
@@ -94,7 +97,8 @@ class EnforcerStartupIT {
     /** A marker's null value is a tombstone to compaction: a compacted markers topic would lose fences. */
     @Test
     void compactedMarkersTopicStopsTheEnforcer() throws Exception {
-        createTopics(new NewTopic("cmark-in", 1, (short) 1), new NewTopic("cmark-ok", 1, (short) 1), new NewTopic("cmark-dlq", 1, (short) 1),
+        createTopics(new NewTopic("cmark-in", 1, (short) 1), new NewTopic("cmark-ok", 1, (short) 1),
+                new NewTopic("cmark-dlq", 1, (short) 1),
                 new NewTopic("cmark-markers", 1, (short) 1).configs(Map.of("cleanup.policy", "compact")));
 
         assertThatThrownBy(() -> start("cmark", Map.of())).hasMessageContaining("markers topic 'cmark-markers' is compacted")
@@ -109,13 +113,16 @@ class EnforcerStartupIT {
             props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
             props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "gzip");
             props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 8 * 1024 * 1024);
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(),
+                    new ByteArraySerializer())) {
                 producer.send(record("gz-in", "k", new byte[5_000_000], "5")).get(30, TimeUnit.SECONDS);
                 producer.send(record("gz-in", "k", "small".getBytes(StandardCharsets.UTF_8), "4")).get(30, TimeUnit.SECONDS);
             }
             ConsumerRecord<byte[], byte[]> rejected = readOne("gz-dlq");
-            assertThat(new String(rejected.headers().lastHeader(FenceHeaders.REJECTED_REASON).value(), StandardCharsets.UTF_8)).isEqualTo("TOO_LARGE");
-            assertThat(new String(rejected.headers().lastHeader(FenceHeaders.REJECTED_VALUE_OMITTED).value(), StandardCharsets.UTF_8)).isEqualTo("true");
+            assertThat(new String(rejected.headers().lastHeader(FenceHeaders.REJECTED_REASON).value(), StandardCharsets.UTF_8))
+                    .isEqualTo("TOO_LARGE");
+            assertThat(new String(rejected.headers().lastHeader(FenceHeaders.REJECTED_VALUE_OMITTED).value(),
+                    StandardCharsets.UTF_8)).isEqualTo("true");
             assertThat(new String(readOne("gz-ok").value(), StandardCharsets.UTF_8)).isEqualTo("small");
             assertThat(enforcer.process().isAlive()).isTrue();
         }
@@ -125,12 +132,15 @@ class EnforcerStartupIT {
     void createsMissingTopicsWhenAllowedWithTheInputsPartitionsAndRoomForRejectionHeaders() throws Exception {
         try (Service enforcer = start("created", Map.of("topics.create.enable", "true", "topics.create.partitions", "4"))) {
             try (Admin admin = admin()) {
-                var topics = admin.describeTopics(List.of("created-in", "created-ok", "created-dlq")).allTopicNames().get(30, TimeUnit.SECONDS);
+                var topics = admin.describeTopics(List.of("created-in", "created-ok", "created-dlq")).allTopicNames().get(30,
+                        TimeUnit.SECONDS);
                 assertThat(topics.values()).allSatisfy(t -> assertThat(t.partitions()).hasSize(4));
                 var configs = admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, "created-in"),
                         new ConfigResource(ConfigResource.Type.TOPIC, "created-dlq"))).all().get(30, TimeUnit.SECONDS);
-                int inputMax = Integer.parseInt(configs.get(new ConfigResource(ConfigResource.Type.TOPIC, "created-in")).get("max.message.bytes").value());
-                int rejectedMax = Integer.parseInt(configs.get(new ConfigResource(ConfigResource.Type.TOPIC, "created-dlq")).get("max.message.bytes").value());
+                int inputMax = Integer.parseInt(configs.get(new ConfigResource(ConfigResource.Type.TOPIC, "created-in"))
+                        .get("max.message.bytes").value());
+                int rejectedMax = Integer.parseInt(configs.get(new ConfigResource(ConfigResource.Type.TOPIC, "created-dlq"))
+                        .get("max.message.bytes").value());
                 assertThat(rejectedMax).isGreaterThanOrEqualTo(inputMax + TopicCheck.REJECTION_HEADROOM_BYTES);
             }
         }
@@ -153,14 +163,16 @@ class EnforcerStartupIT {
             assertThat(readOne("large-ok").value()).isEqualTo(big);
             ConsumerRecord<byte[], byte[]> rejected = readOne("large-dlq");
             assertThat(rejected.value()).isEqualTo(bigBad);
-            assertThat(new String(rejected.headers().lastHeader(FenceHeaders.REJECTED_REASON).value(), StandardCharsets.UTF_8)).isEqualTo("MALFORMED_TOKEN");
+            assertThat(new String(rejected.headers().lastHeader(FenceHeaders.REJECTED_REASON).value(), StandardCharsets.UTF_8))
+                    .isEqualTo("MALFORMED_TOKEN");
         }
     }
 
     /** Issue 14: verification that cannot reach any etcd would decide nothing, so the setting is refused at startup. */
     @Test
     void tokenVerificationWithoutEtcdEndpointsStopsTheEnforcerWithExitCode2NamingBothSettings() {
-        assertThatThrownBy(() -> start("noetcd", Map.of("topics.create.enable", "true", FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true")))
+        assertThatThrownBy(() -> start("noetcd",
+                Map.of("topics.create.enable", "true", FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true")))
                 .hasMessageContaining("exited (exit code 2)")
                 .hasMessageContaining(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE)
                 .hasMessageContaining(EtcdSettings.ENDPOINTS);
@@ -171,14 +183,16 @@ class EnforcerStartupIT {
     void tokenVerificationWithEtcdUnreachableAtStartStillStartsAndLogsThatEtcdDidNotAnswer() throws Exception {
         String nobody = "http://127.0.0.1:" + FreePorts.pick();
         try (Service enforcer = start("etcddown", Map.of("topics.create.enable", "true", "topics.create.partitions", "1",
-                FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true", EtcdSettings.ENDPOINTS, nobody, EtcdSettings.REQUEST_TIMEOUT_MS, "2000"))) {
+                FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true", EtcdSettings.ENDPOINTS, nobody,
+                EtcdSettings.REQUEST_TIMEOUT_MS, "2000"))) {
             assertThat(Http.ok(enforcer.address() + "/health")).isTrue();
             assertThat(Files.readString(enforcer.process().log())).contains("etcd did not answer yet").contains(nobody);
         }
     }
 
     private static Service start(String prefix, Map<String, String> extra) throws Exception {
-        Map<String, String> config = new java.util.HashMap<>(Map.of("input.topic", prefix + "-in", "accepted.topic", prefix + "-ok",
+        Map<String, String> config = new HashMap<>(Map.of("input.topic", prefix + "-in", "accepted.topic",
+                prefix + "-ok",
                 "rejected.topic", prefix + "-dlq", "markers.topic", prefix + "-markers", "application.id", prefix + "-enforcer"));
         config.putAll(extra);
         return EnforcerProcess.start(dir.resolve("enforcer-" + prefix), log4j2, kafka.address(), config);
@@ -197,7 +211,8 @@ class EnforcerStartupIT {
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4 * 1024 * 1024);
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
             consumer.subscribe(List.of(topic));
             List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);

@@ -118,7 +118,9 @@ final class RealLocks implements AutoCloseable {
         return lease;
     }
 
-    /** Tops every resource up to {@value #BATCH} ready acquisitions: one chain of transactions per resource, all chains at once. */
+    /**
+     * Tops every resource up to {@value #BATCH} ready acquisitions: one chain of transactions per resource, all chains at once.
+     */
     private void refill() throws Exception {
         long started = System.nanoTime();
         List<CompletableFuture<List<Acquisition>>> chains = new ArrayList<>();
@@ -156,7 +158,9 @@ final class RealLocks implements AutoCloseable {
         return lease;
     }
 
-    /** One transaction: {@code released}'s key of the resource is deleted (0: none), {@code lease}'s key put, the oldest key read. */
+    /**
+     * One transaction: {@code released}'s key of the resource is deleted (0: none), {@code lease}'s key put, the oldest key read.
+     */
     private CompletableFuture<Acquisition> take(String resource, long released, long lease) {
         byte[] name = resource.getBytes(StandardCharsets.UTF_8);
         ByteSequence key = bytes(LockKeys.key(prefix, name, lease));
@@ -165,8 +169,9 @@ final class RealLocks implements AutoCloseable {
             then.add(Op.delete(bytes(LockKeys.key(prefix, name, released)), DeleteOption.DEFAULT));
         }
         then.add(Op.put(key, ByteSequence.EMPTY, PutOption.builder().withLeaseId(lease).build()));
-        then.add(Op.get(bytes(LockKeys.name(prefix, name) + "/"), GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build()));
+        then.add(Op.get(bytes(LockKeys.name(prefix, name) + "/"),
+                GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
+                        .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build()));
         return client.getKVClient().txn().Then(then.toArray(Op[]::new)).commit().thenApply((TxnResponse response) -> {
             List<KeyValue> oldest = response.getGetResponses().get(0).getKvs();
             if (oldest.isEmpty() || !oldest.get(0).getKey().equals(key)) {

@@ -2,13 +2,13 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.enforcer.ReferenceModel.Kind;
-import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
-import dev.fencedwrites.etcd.LockKeys;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.contract.NewTopics;
 import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.enforcer.ReferenceModel.Kind;
+import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
+import dev.fencedwrites.etcd.LockKeys;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -98,9 +98,13 @@ final class Workload implements AutoCloseable {
         Properties props = new Properties();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(props)) {
-            admin.createTopics(List.of(new NewTopic(FenceTopics.INPUT, partitions, (short) 1), new NewTopic(FenceTopics.ACCEPTED, partitions, (short) 1),
-                    new NewTopic(FenceTopics.REJECTED, partitions, (short) 1), new NewTopic(FenceTopics.MARKERS, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
-            NewTopics.awaitWritable(admin, List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS), Duration.ofSeconds(60));
+            admin.createTopics(List.of(new NewTopic(FenceTopics.INPUT, partitions, (short) 1),
+                    new NewTopic(FenceTopics.ACCEPTED, partitions, (short) 1),
+                    new NewTopic(FenceTopics.REJECTED, partitions, (short) 1),
+                    new NewTopic(FenceTopics.MARKERS, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+            NewTopics.awaitWritable(admin,
+                    List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS),
+                    Duration.ofSeconds(60));
         }
     }
 
@@ -113,15 +117,19 @@ final class Workload implements AutoCloseable {
         Properties props = new Properties();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(props)) {
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(groupId).partitionsToOffsetAndMetadata()
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(groupId)
+                    .partitionsToOffsetAndMetadata()
                     .get(30, TimeUnit.SECONDS);
             Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
-            for (TopicPartition partition : admin.describeTopics(List.of(FenceTopics.INPUT)).allTopicNames().get(30, TimeUnit.SECONDS)
-                    .get(FenceTopics.INPUT).partitions().stream().map(p -> new TopicPartition(FenceTopics.INPUT, p.partition())).toList()) {
+            for (TopicPartition partition : admin.describeTopics(List.of(FenceTopics.INPUT)).allTopicNames()
+                    .get(30, TimeUnit.SECONDS)
+                    .get(FenceTopics.INPUT).partitions().stream().map(p -> new TopicPartition(FenceTopics.INPUT, p.partition()))
+                    .toList()) {
                 ends.put(partition, OffsetSpec.latest());
             }
             var end = admin.listOffsets(ends).all().get(30, TimeUnit.SECONDS);
-            return end.entrySet().stream().allMatch(e -> committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() >= e.getValue().offset());
+            return end.entrySet().stream().allMatch(
+                    e -> committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() >= e.getValue().offset());
         }
     }
 
@@ -245,19 +253,19 @@ final class Workload implements AutoCloseable {
 
     private RejectionReason badRecord(RecordHeaders headers) {
         switch (random.nextInt(5)) {
-            case 0:
+            case 0 :
                 headers.add(FenceHeaders.TOKEN, bytes("5"));
                 return RejectionReason.MISSING_KEY;
-            case 1:
+            case 1 :
                 return RejectionReason.MISSING_TOKEN;
-            case 2:
+            case 2 :
                 headers.add(FenceHeaders.TOKEN, bytes("99999999999999999999"));
                 return RejectionReason.MALFORMED_TOKEN;
-            case 3:
+            case 3 :
                 headers.add(FenceHeaders.TOKEN, bytes("5"));
                 headers.add(FenceHeaders.SEQ, bytes("-1"));
                 return RejectionReason.MALFORMED_SEQ;
-            default:
+            default :
                 headers.add(FenceHeaders.TOKEN, bytes("5"));
                 headers.add(FenceHeaders.OP, bytes("MERGE"));
                 return RejectionReason.UNKNOWN_OP;
@@ -295,11 +303,13 @@ final class Workload implements AutoCloseable {
         int poll() {
             for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
                 int id = Integer.parseInt(text(record, ID));
-                Outcome outcome = record.topic().equals(FenceTopics.ACCEPTED) ? Outcome.accepted()
+                Outcome outcome = record.topic().equals(FenceTopics.ACCEPTED)
+                        ? Outcome.accepted()
                         : Outcome.rejected(RejectionReason.valueOf(text(record, FenceHeaders.REJECTED_REASON)));
                 seen.computeIfAbsent(id, i -> new ArrayList<>()).add(outcome);
                 if (outcome.kind() == Kind.ACCEPTED) {
-                    acceptedByKey.computeIfAbsent(new String(record.key(), StandardCharsets.UTF_8), k -> new ArrayList<>()).add(id);
+                    acceptedByKey.computeIfAbsent(new String(record.key(), StandardCharsets.UTF_8), k -> new ArrayList<>())
+                            .add(id);
                 }
             }
             return seen.size();
@@ -379,7 +389,8 @@ final class Workload implements AutoCloseable {
                         if (acceptedCopies > 0) {
                             acceptedButRejectedByModel.add(id);
                         }
-                        if (rejectedCopies == 0 || actual.stream().anyMatch(o -> o.kind() == Kind.REJECTED && o.reason() != expected.reason())) {
+                        if (rejectedCopies == 0
+                                || actual.stream().anyMatch(o -> o.kind() == Kind.REJECTED && o.reason() != expected.reason())) {
                             wrongReason.add(id);
                         }
                     }
@@ -387,19 +398,23 @@ final class Workload implements AutoCloseable {
             }
             Map<String, List<Integer>> firstAcceptedByKey = new HashMap<>();
             acceptedByKey.forEach((key, ids) -> firstAcceptedByKey.put(key, List.copyOf(new LinkedHashSet<>(ids))));
-            assertThat(missing).as("records the model accepts that are missing from the accepted topic (%d; id, record -> outcomes seen): %s",
+            assertThat(missing).as(
+                    "records the model accepts that are missing from the accepted topic (%d; id, record -> outcomes seen): %s",
                     missing.size(), describe(sent, missing)).isEmpty();
             assertThat(acceptedButRejectedByModel).as("records the model rejects that are on the accepted topic: %s",
                     describe(sent, acceptedButRejectedByModel)).isEmpty();
-            assertThat(wrongReason).as("rejected records missing from the rejected topic or with another reason: %s", describe(sent, wrongReason)).isEmpty();
+            assertThat(wrongReason).as("rejected records missing from the rejected topic or with another reason: %s",
+                    describe(sent, wrongReason)).isEmpty();
             assertThat(markersForwarded).as("winning markers on an output topic").isEmpty();
-            assertThat(firstAcceptedByKey).as("first copies of the accepted records, in order per key").isEqualTo(expectedAcceptedByKey);
+            assertThat(firstAcceptedByKey).as("first copies of the accepted records, in order per key")
+                    .isEqualTo(expectedAcceptedByKey);
             return new Duplicates(acceptedTwice, rejectedTwice, both);
         }
 
         private String describe(List<Sent> sent, List<Integer> ids) {
             StringBuilder text = new StringBuilder();
-            ids.stream().limit(10).forEach(id -> text.append(String.format("%n  %d %s -> %s", id, sent.get(id), seen.getOrDefault(id, List.of()))));
+            ids.stream().limit(10).forEach(
+                    id -> text.append(String.format("%n  %d %s -> %s", id, sent.get(id), seen.getOrDefault(id, List.of()))));
             return ids.size() > 10 ? text + String.format("%n  ... and %d more", ids.size() - 10) : text.toString();
         }
 

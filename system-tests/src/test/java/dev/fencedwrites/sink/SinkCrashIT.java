@@ -3,16 +3,16 @@ package dev.fencedwrites.sink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencedwrites.localstack.BillingConnectors;
-import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.Decision;
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.localstack.BillingConnectors;
+import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.testing.BillingSummary;
-import dev.fencedwrites.avro.AvroSerializer;
-import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -65,10 +65,13 @@ class SinkCrashIT {
             installAudit(stack);
             Map<String, Expected> model = new HashMap<>();
             Generator generator = new Generator(new Random(20261129));
-            AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
-            Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(), ProducerConfig.LINGER_MS_CONFIG, 20);
-            try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
-                 Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap()))) {
+            AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(
+                    new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+            Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                    ProducerConfig.LINGER_MS_CONFIG, 20);
+            try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(),
+                    new ByteArraySerializer());
+                    Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap()))) {
                 send(producer, serializer, generator, model, RECORDS / 2);
                 // Kill as soon as the sink has committed some of the first half: it is mid-load.
                 await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> committed(admin) > 0);
@@ -78,7 +81,8 @@ class SinkCrashIT {
                 send(producer, serializer, generator, model, RECORDS / 2);
                 stack.restartConnect();
 
-                await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(1)).until(() -> committed(admin) >= RECORDS);
+                await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(1))
+                        .until(() -> committed(admin) >= RECORDS);
                 LOG.info("all {} records committed after the restart", RECORDS);
                 assertThat(atKill).as("the kill came before the sink had committed the first half").isLessThan(RECORDS / 2);
             }
@@ -107,7 +111,7 @@ class SinkCrashIT {
         /** The next record: key, fence and value (null = delete). */
         Object[] next() {
             String key = "crash-" + random.nextInt(KEYS);
-            long[] at = current.computeIfAbsent(key, k -> new long[] {1 + random.nextInt(3), 0});
+            long[] at = current.computeIfAbsent(key, k -> new long[]{1 + random.nextInt(3), 0});
             int dice = random.nextInt(100);
             Fence fence;
             if (dice < 60 || at[1] == 0) {
@@ -117,19 +121,21 @@ class SinkCrashIT {
                 at[1] = 1;
                 fence = new Fence(at[0], 1);
             } else if (dice < 88) {
-                fence = new Fence(Math.max(1, at[0] - 1 - random.nextInt(2)), 1 + random.nextInt(5)); // stale (or a stale seq of the same token)
+                // stale (or a stale seq of the same token)
+                fence = new Fence(Math.max(1, at[0] - 1 - random.nextInt(2)), 1 + random.nextInt(5));
             } else if (dice < 95) {
                 fence = new Fence(at[0], at[1]); // duplicate
             } else {
                 fence = new Fence(at[0], ++at[1]);
-                return new Object[] {key, fence, null};
+                return new Object[]{key, fence, null};
             }
-            return new Object[] {key, fence, ++amount};
+            return new Object[]{key, fence, ++amount};
         }
     }
 
-    private static void send(KafkaProducer<String, byte[]> producer, AvroSerializer<BillingSummary> serializer, Generator generator,
-                             Map<String, Expected> model, int count) {
+    private static void send(KafkaProducer<String, byte[]> producer, AvroSerializer<BillingSummary> serializer,
+            Generator generator,
+            Map<String, Expected> model, int count) {
         for (int i = 0; i < count; i++) {
             Object[] next = generator.next();
             String key = (String) next[0];
@@ -138,14 +144,17 @@ class SinkCrashIT {
             Expected before = model.get(key);
             Decision decision = FenceRule.decide(before == null ? null : before.fence(), fence);
             if (decision.accepted()) {
-                model.put(key, new Expected(FenceRule.raise(before == null ? null : before.fence(), fence), amount, amount == null));
+                model.put(key,
+                        new Expected(FenceRule.raise(before == null ? null : before.fence(), fence), amount, amount == null));
             }
             RecordHeaders headers = new RecordHeaders();
             headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(fence.token()));
             headers.add(FenceHeaders.SEQ, FenceHeaders.encode(fence.seq()));
-            byte[] value = amount == null ? null : serializer.serialize(FenceTopics.ACCEPTED, BillingSummary.newBuilder().setCustomerId(key)
-                    .setBillingPeriod("2026-11").setAmountMinor(amount).setCurrency("EUR").setLineItems(1)
-                    .setComputedAt(Instant.parse("2026-11-29T12:00:00Z")).setComputedBy("crash-test").build());
+            byte[] value = amount == null
+                    ? null
+                    : serializer.serialize(FenceTopics.ACCEPTED, BillingSummary.newBuilder().setCustomerId(key)
+                            .setBillingPeriod("2026-11").setAmountMinor(amount).setCurrency("EUR").setLineItems(1)
+                            .setComputedAt(Instant.parse("2026-11-29T12:00:00Z")).setComputedBy("crash-test").build());
             producer.send(new ProducerRecord<>(FenceTopics.ACCEPTED, null, key, value, headers));
         }
         producer.flush();
@@ -153,17 +162,23 @@ class SinkCrashIT {
 
     /** Records of the accepted topic the sink has committed, over all partitions. */
     private static long committed(Admin admin) throws Exception {
-        Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(GROUP).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+        Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(GROUP).partitionsToOffsetAndMetadata()
+                .get(30, TimeUnit.SECONDS);
         return offsets.values().stream().filter(Objects::nonNull).mapToLong(OffsetAndMetadata::offset).sum();
     }
 
     /** A trigger that records every update lowering a row's fence (it cannot happen if the guard holds). */
     private static void installAudit(LocalStack stack) throws SQLException {
-        try (Connection connection = DriverManager.getConnection(stack.postgresUrl()); Statement statement = connection.createStatement()) {
-            statement.execute("CREATE TABLE fence_audit (resource_key TEXT, old_token BIGINT, old_seq BIGINT, new_token BIGINT, new_seq BIGINT)");
+        try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
+                Statement statement = connection.createStatement()) {
+            statement.execute(
+                    "CREATE TABLE fence_audit (resource_key TEXT, old_token BIGINT, old_seq BIGINT, new_token BIGINT, new_seq "
+                            + "BIGINT)");
             statement.execute("CREATE FUNCTION fence_must_not_decrease() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                    + " IF NEW.fence_token < OLD.fence_token OR (NEW.fence_token = OLD.fence_token AND NEW.fence_seq < OLD.fence_seq) THEN"
-                    + " INSERT INTO fence_audit VALUES (OLD.resource_key, OLD.fence_token, OLD.fence_seq, NEW.fence_token, NEW.fence_seq);"
+                    + " IF NEW.fence_token < OLD.fence_token OR (NEW.fence_token = OLD.fence_token AND NEW.fence_seq < "
+                    + "OLD.fence_seq) THEN"
+                    + " INSERT INTO fence_audit VALUES (OLD.resource_key, OLD.fence_token, OLD.fence_seq, NEW.fence_token, "
+                    + "NEW.fence_seq);"
                     + " END IF; RETURN NEW; END $$");
             statement.execute("CREATE TRIGGER fence_audit BEFORE UPDATE ON " + BillingConnectors.TABLE
                     + " FOR EACH ROW EXECUTE FUNCTION fence_must_not_decrease()");
@@ -171,8 +186,9 @@ class SinkCrashIT {
     }
 
     private static long auditRows(LocalStack stack) throws SQLException {
-        try (Connection connection = DriverManager.getConnection(stack.postgresUrl()); Statement statement = connection.createStatement();
-             ResultSet rows = statement.executeQuery("SELECT count(*) FROM fence_audit")) {
+        try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
+                Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery("SELECT count(*) FROM fence_audit")) {
             rows.next();
             return rows.getLong(1);
         }
@@ -180,9 +196,11 @@ class SinkCrashIT {
 
     private static Map<String, Expected> readTable(LocalStack stack) throws SQLException {
         Map<String, Expected> table = new HashMap<>();
-        try (Connection connection = DriverManager.getConnection(stack.postgresUrl()); Statement statement = connection.createStatement();
-             ResultSet rows = statement.executeQuery("SELECT resource_key, fence_token, fence_seq, amount_minor, deleted FROM " + BillingConnectors.TABLE
-                     + " WHERE resource_key LIKE 'crash-%'")) {
+        try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
+                Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery(
+                        "SELECT resource_key, fence_token, fence_seq, amount_minor, deleted FROM " + BillingConnectors.TABLE
+                                + " WHERE resource_key LIKE 'crash-%'")) {
             while (rows.next()) {
                 long seq = rows.getLong(3);
                 boolean noSeq = rows.wasNull();

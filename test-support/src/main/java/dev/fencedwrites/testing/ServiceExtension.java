@@ -21,7 +21,11 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * @param <S> the started service
  */
 public abstract class ServiceExtension<S extends AutoCloseable>
-        implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
+        implements
+            BeforeAllCallback,
+            AfterAllCallback,
+            BeforeEachCallback,
+            AfterEachCallback {
     private final String name;
     private boolean perClass;
     private S service;

@@ -17,7 +17,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Needs real services: each extension starts a real etcd, broker, PostgreSQL, registry or Connect worker and must hand it over answering. */
+/**
+ * Needs real services: each extension starts a real etcd, broker, PostgreSQL, registry or Connect worker and must hand it over
+ * answering.
+ */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class ServiceExtensionsIT {
     private static final Path NO_PLUGINS = emptyDirectory();
@@ -64,8 +67,9 @@ class ServiceExtensionsIT {
 
     @Test
     void postgresAcceptsQueriesThroughItsDataSource() throws Exception {
-        try (Connection connection = postgres.dataSource().getConnection(); Statement statement = connection.createStatement();
-             ResultSet result = statement.executeQuery("SELECT 6 * 7")) {
+        try (Connection connection = postgres.dataSource().getConnection();
+                Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SELECT 6 * 7")) {
             assertThat(result.next()).isTrue();
             assertThat(result.getInt(1)).isEqualTo(42);
         }

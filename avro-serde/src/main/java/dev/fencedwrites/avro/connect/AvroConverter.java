@@ -1,13 +1,15 @@
 package dev.fencedwrites.avro.connect;
 
-import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.SchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.RejectionReason;
 import io.apicurio.registry.utils.converter.avro.AvroData;
 import io.apicurio.registry.utils.converter.avro.AvroDataConfig;
+import java.nio.ByteBuffer;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.avro.generic.GenericContainer;
 import org.apache.kafka.common.config.ConfigDef;
@@ -109,7 +111,8 @@ public final class AvroConverter implements Converter {
             throw new DataException("cannot map the Connect value for topic " + topic + " to Avro: " + e.getMessage(), e);
         }
         if (!(avro instanceof GenericContainer container)) {
-            throw new DataException("only Avro records are written (topic " + topic + " got a " + (schema == null ? "schemaless" : schema.type()) + " value)");
+            throw new DataException("only Avro records are written (topic " + topic + " got a "
+                    + (schema == null ? "schemaless" : schema.type()) + " value)");
         }
         try {
             return serializer.serialize(topic, container);
@@ -135,14 +138,18 @@ public final class AvroConverter implements Converter {
         } catch (SerializationException e) {
             throw new DataException(e.getMessage(), e);
         }
-        if (!(record instanceof GenericContainer container) || container.getSchema().getType() != org.apache.avro.Schema.Type.RECORD) {
+        if (!(record instanceof GenericContainer container)
+                // CHECKSTYLE:OFF: FullyQualifiedName Connect's Schema is imported
+                || container.getSchema().getType() != org.apache.avro.Schema.Type.RECORD) {
+            // CHECKSTYLE:ON: FullyQualifiedName
             throw new DataException("the Avro value on topic " + topic + " is not a record but a " + avroType(record)
                     + "; this converter handles records only");
         }
         try {
             return avroData.toConnectData(container.getSchema(), record);
         } catch (RuntimeException | LinkageError e) {
-            throw new DataException("cannot map the Avro record " + container.getSchema().getFullName() + " on topic " + topic + " to Connect data: " + e, e);
+            throw new DataException("cannot map the Avro record " + container.getSchema().getFullName() + " on topic " + topic
+                    + " to Connect data: " + e, e);
         } catch (StackOverflowError | OutOfMemoryError e) {
             throw new DataException("cannot map the Avro record " + container.getSchema().getFullName() + " on topic " + topic
                     + " to Connect data: ran out of " + (e instanceof StackOverflowError ? "stack" : "memory"), e);
@@ -154,8 +161,15 @@ public final class AvroConverter implements Converter {
         if (decoded instanceof GenericContainer container) {
             return container.getSchema().getType().toString();
         }
-        return decoded == null ? "NULL" : decoded instanceof CharSequence ? "STRING" : decoded instanceof java.nio.ByteBuffer ? "BYTES"
-                : decoded instanceof Map ? "MAP" : decoded.getClass().getSimpleName().toUpperCase(java.util.Locale.ROOT);
+        return decoded == null
+                ? "NULL"
+                : decoded instanceof CharSequence
+                        ? "STRING"
+                        : decoded instanceof ByteBuffer
+                                ? "BYTES"
+                                : decoded instanceof Map
+                                        ? "MAP"
+                                        : decoded.getClass().getSimpleName().toUpperCase(Locale.ROOT);
     }
 
     /**
@@ -171,8 +185,12 @@ public final class AvroConverter implements Converter {
         try {
             return toConnectData(topic, value);
         } catch (DataException e) {
-            if (e.getCause() instanceof SerializationException cause && (RegistryErrors.isTransient(cause) || RegistryErrors.isRefused(cause))) {
-                throw new RetriableException(e.getMessage() + " (a schema registry failure, not a bad value: Connect retries it within errors.retry.timeout)", e);
+            if (e.getCause() instanceof SerializationException cause
+                    && (RegistryErrors.isTransient(cause) || RegistryErrors.isRefused(cause))) {
+                throw new RetriableException(
+                        e.getMessage()
+                                + " (a schema registry failure, not a bad value: Connect retries it within errors.retry.timeout)",
+                        e);
             }
             if (!isKey && headers != null) {
                 markMalformed(headers, topic);
@@ -181,7 +199,9 @@ public final class AvroConverter implements Converter {
         }
     }
 
-    /** The sink's rejection headers, as far as a converter knows them; the consumed record's headers may be read-only elsewhere. */
+    /**
+     * The sink's rejection headers, as far as a converter knows them; the consumed record's headers may be read-only elsewhere.
+     */
     private static void markMalformed(Headers headers, String topic) {
         try {
             headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode(RejectionReason.MALFORMED_VALUE.name()));

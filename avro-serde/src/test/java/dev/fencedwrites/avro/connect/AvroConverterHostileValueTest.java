@@ -3,8 +3,8 @@ package dev.fencedwrites.avro.connect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.avro.InMemorySchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import org.apache.avro.Schema;
@@ -26,8 +26,9 @@ class AvroConverterHostileValueTest {
     private static final int NODE_ID = 2;
     private static final int NOT_A_RECORD_ID = 3;
     private static final int NULL_ID = 4;
-    private static final Schema NODE = new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"Node\",\"namespace\":\"test\",\"fields\":["
-            + "{\"name\":\"v\",\"type\":\"int\"},{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}");
+    private static final Schema NODE = new Schema.Parser()
+            .parse("{\"type\":\"record\",\"name\":\"Node\",\"namespace\":\"test\",\"fields\":["
+                    + "{\"name\":\"v\",\"type\":\"int\"},{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}");
 
     private final InMemorySchemaRegistryClient registry = registry(
             new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"S\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"}]}"),
@@ -61,7 +62,8 @@ class AvroConverterHostileValueTest {
         AvroConverter keys = new AvroConverter(registry, true);
         Headers headers = new RecordHeaders();
 
-        assertThat(catchThrowable(() -> keys.toConnectData(TOPIC, headers, twoGigabyteString()))).isInstanceOf(DataException.class);
+        assertThat(catchThrowable(() -> keys.toConnectData(TOPIC, headers, twoGigabyteString())))
+                .isInstanceOf(DataException.class);
         assertThat(headers.toArray()).isEmpty();
     }
 
@@ -70,7 +72,8 @@ class AvroConverterHostileValueTest {
         RecordHeaders headers = new RecordHeaders();
         headers.setReadOnly();
 
-        assertThat(catchThrowable(() -> values.toConnectData(TOPIC, headers, twoGigabyteString()))).isInstanceOf(DataException.class)
+        assertThat(catchThrowable(() -> values.toConnectData(TOPIC, headers, twoGigabyteString())))
+                .isInstanceOf(DataException.class)
                 .hasMessageContaining("field s");
     }
 
@@ -97,7 +100,9 @@ class AvroConverterHostileValueTest {
 
     @Test
     void aRecursiveSchemaWithinTheNestingBoundMapsToStructs() {
-        Struct first = (Struct) values.toConnectData(TOPIC, new RecordHeaders(), payload(NODE_ID).varint(1).varint(1).varint(2).varint(0).bytes()).value();
+        Struct first = (Struct) values
+                .toConnectData(TOPIC, new RecordHeaders(), payload(NODE_ID).varint(1).varint(1).varint(2).varint(0).bytes())
+                .value();
 
         assertThat(first.getInt32("v")).isEqualTo(1);
         assertThat(first.getStruct("next").getInt32("v")).isEqualTo(2);
@@ -107,7 +112,8 @@ class AvroConverterHostileValueTest {
     void aValueWhoseSchemaIsNotARecordIsADataExceptionNamingTheType() {
         Headers headers = new RecordHeaders();
 
-        assertThat(catchThrowable(() -> values.toConnectData(TOPIC, headers, payload(NOT_A_RECORD_ID).varint(1).raw('x').bytes())))
+        assertThat(
+                catchThrowable(() -> values.toConnectData(TOPIC, headers, payload(NOT_A_RECORD_ID).varint(1).raw('x').bytes())))
                 .isInstanceOf(DataException.class).hasMessageContaining("not a record but a STRING");
         assertThat(header(headers, FenceHeaders.REJECTED_REASON)).isEqualTo("MALFORMED_VALUE");
     }

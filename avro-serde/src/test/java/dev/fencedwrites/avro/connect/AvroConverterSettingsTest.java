@@ -7,13 +7,20 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.testing.BillingSummary;
 import dev.fencedwrites.testing.FakeSchemaRegistry;
 import dev.fencedwrites.testing.FakeSchemaRegistry.Answer;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.errors.DataException;
 import org.apache.kafka.connect.runtime.isolation.Plugins;
 import org.apache.kafka.connect.runtime.standalone.StandaloneConfig;
 import org.apache.kafka.connect.storage.Converter;
@@ -32,14 +39,15 @@ class AvroConverterSettingsTest {
     private static final Plugins PLUGINS = new Plugins(Map.of("plugin.discovery", "service_load"));
 
     @TempDir
-    java.nio.file.Path dir;
+    Path dir;
     private FakeSchemaRegistry server;
 
     @BeforeEach
     void registry() throws Exception {
         String body = new ObjectMapper().writeValueAsString(Map.of("schema", BillingSummary.getClassSchema().toString()));
         server = FakeSchemaRegistry.http(request -> request.path().equals("/schemas/ids/" + ID)
-                ? Answer.ok(body) : Answer.error(404, 40403, "Schema not found"));
+                ? Answer.ok(body)
+                : Answer.error(404, 40403, "Schema not found"));
     }
 
     @AfterEach
@@ -59,7 +67,8 @@ class AvroConverterSettingsTest {
                 "value.converter", AvroConverter.class.getName(),
                 "offset.storage.file.filename", dir.resolve("offsets").toString()));
         converterSettings.forEach((key, value) -> worker.put("value.converter." + key, value));
-        return PLUGINS.newConverter(new StandaloneConfig(worker), "value.converter", Plugins.ClassLoaderUsage.CURRENT_CLASSLOADER);
+        return PLUGINS.newConverter(new StandaloneConfig(worker), "value.converter",
+                Plugins.ClassLoaderUsage.CURRENT_CLASSLOADER);
     }
 
     @Test
@@ -92,19 +101,22 @@ class AvroConverterSettingsTest {
         Converter converter = converterFromWorkerConfig(Map.of("schema.registry.url", server.url()));
 
         assertThatThrownBy(() -> converter.toConnectData("billing", wire(404)))
-                .isInstanceOf(org.apache.kafka.connect.errors.DataException.class).hasMessageContaining("schema id 404 not found");
+                .isInstanceOf(DataException.class)
+                .hasMessageContaining("schema id 404 not found");
     }
 
     private static byte[] wire(int id) {
-        BillingSummary summary = BillingSummary.newBuilder().setCustomerId("customer-42").setBillingPeriod("2026-11").setAmountMinor(1L)
-                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-11-30T00:00:00Z")).setComputedBy("w").build();
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        BillingSummary summary = BillingSummary.newBuilder().setCustomerId("customer-42").setBillingPeriod("2026-11")
+                .setAmountMinor(1L)
+                .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.parse("2026-11-30T00:00:00Z")).setComputedBy("w")
+                .build();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.write(0);
         out.writeBytes(ByteBuffer.allocate(4).putInt(id).array());
         try {
-            org.apache.avro.io.BinaryEncoder encoder = org.apache.avro.io.EncoderFactory.get().directBinaryEncoder(out, null);
-            new org.apache.avro.specific.SpecificDatumWriter<BillingSummary>(BillingSummary.class).write(summary, encoder);
-        } catch (java.io.IOException e) {
+            BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(out, null);
+            new SpecificDatumWriter<BillingSummary>(BillingSummary.class).write(summary, encoder);
+        } catch (IOException e) {
             throw new IllegalStateException(e);
         }
         return out.toByteArray();

@@ -40,7 +40,10 @@ public final class CommitSignal implements StateStore {
         return new Builder(name);
     }
 
-    /** Calls {@code onCommit} after each commit of this task's offsets, until {@link #stopListening()}; replaces any earlier listener. */
+    /**
+     * Calls {@code onCommit} after each commit of this task's offsets, until {@link #stopListening()}; replaces any earlier
+     * listener.
+     */
     public void listen(Runnable onCommit) {
         listener = onCommit;
     }

@@ -24,25 +24,32 @@ public final class EnforcerMetrics {
     private final Map<RejectedCopy.Step, Counter> reduced = new EnumMap<>(RejectedCopy.Step.class);
 
     public EnforcerMetrics(MeterRegistry registry) {
-        accepted = Counter.builder("accepted.writes").description("Input records forwarded to the accepted topic").register(registry);
-        markers = Counter.builder("fence.markers.accepted").description("FENCE markers that raised a key's fence (not forwarded)").register(registry);
+        accepted = Counter.builder("accepted.writes").description("Input records forwarded to the accepted topic")
+                .register(registry);
+        markers = Counter.builder("fence.markers.accepted").description("FENCE markers that raised a key's fence (not forwarded)")
+                .register(registry);
         for (RejectionReason reason : RejectionReason.values()) {
             if (reason == RejectionReason.MALFORMED_VALUE || reason == RejectionReason.MALFORMED_KEY) {
                 continue; // decided by the sink only
             }
-            rejected.put(reason, Counter.builder("fenced.writes").description("Input records sent to the rejected topic, by reason")
-                    .tag("reason", reason.name()).tag("stage", "enforcer").register(registry));
+            rejected.put(reason,
+                    Counter.builder("fenced.writes").description("Input records sent to the rejected topic, by reason")
+                            .tag("reason", reason.name()).tag("stage", "enforcer").register(registry));
         }
-        for (String outcome : new String[] {"accepted", "rejected", "marker"}) {
+        for (String outcome : new String[]{"accepted", "rejected", "marker"}) {
             replayed.put(outcome, Counter.builder("fence.replayed.records")
-                    .description("Records decided against the fence they met the first time, the fence store being ahead of the committed offsets "
-                            + "(at_least_once after a crash); accepted ones were forwarded again")
+                    .description(
+                            "Records decided against the fence they met the first time, the fence store being ahead of the "
+                                    + "committed offsets "
+                                    + "(at_least_once after a crash); accepted ones were forwarded again")
                     .tag("outcome", outcome).register(registry));
         }
         for (RejectedCopy.Step step : RejectedCopy.Step.values()) {
             if (step != RejectedCopy.Step.FULL) {
                 reduced.put(step, Counter.builder("rejected.copies.reduced")
-                        .description("Rejected copies reduced to fit the rejected topic (issue 13), by what was kept: WITHOUT_VALUE, WITHOUT_HEADERS, REFERENCE")
+                        .description(
+                                "Rejected copies reduced to fit the rejected topic (issue 13), by what was kept: WITHOUT_VALUE, "
+                                        + "WITHOUT_HEADERS, REFERENCE")
                         .tag("step", step.name()).register(registry));
             }
         }

@@ -1,13 +1,15 @@
 package dev.fencedwrites.enforcer.internal;
 
+import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.etcd.EtcdClients;
 import dev.fencedwrites.etcd.EtcdErrors;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.etcd.LockHistory;
 import dev.fencedwrites.etcd.LockKeys;
-import dev.fencedwrites.contract.RejectionReason;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -48,7 +50,10 @@ public final class EtcdTokenVerifier implements TokenVerifier {
     public enum CompactedPolicy {
         /** Reject it {@code UNVERIFIABLE_TOKEN}: nothing raises a fence unverified (the default). */
         REJECT,
-        /** Let it raise the fence, counted as {@code compacted_accepted}: a compacted revision is below every future token, so it cannot block later holders. */
+        /**
+         * Let it raise the fence, counted as {@code compacted_accepted}: a compacted revision is below every future token, so it
+         * cannot block later holders.
+         */
         ACCEPT
     }
 
@@ -119,16 +124,21 @@ public final class EtcdTokenVerifier implements TokenVerifier {
             outcomes.put(outcome, counter(registry, tag));
         }
         compactedAccepted = counter(registry, "compacted_accepted");
-        cacheHits = Counter.builder("fence.token.verification.cache.hits").description("Token verifications answered from the cache").register(registry);
-        reads = Counter.builder("fence.token.verification.etcd.reads").description("Range reads sent to etcd to verify tokens").register(registry);
+        cacheHits = Counter.builder("fence.token.verification.cache.hits")
+                .description("Token verifications answered from the cache").register(registry);
+        reads = Counter.builder("fence.token.verification.etcd.reads").description("Range reads sent to etcd to verify tokens")
+                .register(registry);
         errors = Counter.builder("fence.token.verification.etcd.errors")
-                .description("etcd reads that got no answer (unreachable, timed out, refused); each is retried").register(registry);
-        readTime = Timer.builder("fence.token.verification.etcd.read").description("Time of each etcd read that answered").register(registry);
+                .description("etcd reads that got no answer (unreachable, timed out, refused); each is retried")
+                .register(registry);
+        readTime = Timer.builder("fence.token.verification.etcd.read").description("Time of each etcd read that answered")
+                .register(registry);
         registry.gauge("fence.token.verification.waiting", waiting);
     }
 
     private static Counter counter(MeterRegistry registry, String outcome) {
-        return Counter.builder("fence.token.verifications").description("Fencing tokens checked against etcd before raising a fence, by outcome")
+        return Counter.builder("fence.token.verifications")
+                .description("Fencing tokens checked against etcd before raising a fence, by outcome")
                 .tag("outcome", outcome).register(registry);
     }
 
@@ -138,8 +148,8 @@ public final class EtcdTokenVerifier implements TokenVerifier {
      */
     public String probe(EtcdSettings settings) {
         try {
-            long revision = client.getKVClient().get(io.etcd.jetcd.ByteSequence.from(history.prefix(), StandardCharsets.UTF_8),
-                    io.etcd.jetcd.options.GetOption.builder().isPrefix(true).withCountOnly(true).build())
+            long revision = client.getKVClient().get(ByteSequence.from(history.prefix(), StandardCharsets.UTF_8),
+                    GetOption.builder().isPrefix(true).withCountOnly(true).build())
                     .get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS).getHeader().getRevision();
             return "etcd answers at revision " + revision;
         } catch (InterruptedException e) {
@@ -171,8 +181,11 @@ public final class EtcdTokenVerifier implements TokenVerifier {
             case NOT_HELD -> new Decided(new Verdict(RejectionReason.LOCK_NOT_HELD, detail), outcomes.get(answer.outcome()));
             case FUTURE -> new Decided(new Verdict(RejectionReason.FUTURE_TOKEN, detail), outcomes.get(answer.outcome()));
             case COMPACTED -> accept
-                    ? new Decided(Verdict.verified(detail + "; accepted by token.verification.compacted.policy=accept"), compactedAccepted)
-                    : new Decided(new Verdict(RejectionReason.UNVERIFIABLE_TOKEN, detail + " (token.verification.compacted.policy=reject)"),
+                    ? new Decided(Verdict.verified(detail + "; accepted by token.verification.compacted.policy=accept"),
+                            compactedAccepted)
+                    : new Decided(
+                            new Verdict(RejectionReason.UNVERIFIABLE_TOKEN,
+                                    detail + " (token.verification.compacted.policy=reject)"),
                             outcomes.get(answer.outcome()));
         };
         if (answer.outcome() != LockHistory.Outcome.FUTURE) {
@@ -195,7 +208,9 @@ public final class EtcdTokenVerifier implements TokenVerifier {
 
     /** {@code text} cut to {@link #DETAIL_NAME_MAX_CHARS} characters, saying how long it was. */
     static String abbreviated(String text) {
-        return text.length() <= DETAIL_NAME_MAX_CHARS ? text : text.substring(0, DETAIL_NAME_MAX_CHARS) + "... (" + text.length() + " chars)";
+        return text.length() <= DETAIL_NAME_MAX_CHARS
+                ? text
+                : text.substring(0, DETAIL_NAME_MAX_CHARS) + "... (" + text.length() + " chars)";
     }
 
     /** Reads etcd until it answers; waits with backoff in between. */
@@ -211,7 +226,8 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         try {
             while (true) {
                 if (closed) {
-                    throw new IllegalStateException("the token verifier was closed while waiting for etcd to verify token " + token + " of key " + text);
+                    throw new IllegalStateException(
+                            "the token verifier was closed while waiting for etcd to verify token " + token + " of key " + text);
                 }
                 attempts++;
                 reads.increment();
@@ -232,8 +248,12 @@ public final class EtcdTokenVerifier implements TokenVerifier {
                     }
                     long waited = System.nanoTime() - started;
                     if (waited >= nextLog) {
-                        LOG.warn("cannot verify token {} of key {} yet ({} attempts, {} s): {}; this stream thread waits for etcd and decides "
-                                + "nothing unverified", token, text, attempts, TimeUnit.NANOSECONDS.toSeconds(waited), e.getCause() == null ? e : e.getCause().toString());
+                        LOG.warn(
+                                "cannot verify token {} of key {} yet ({} attempts, {} s): {}; this stream thread waits for "
+                                        + "etcd and decides "
+                                        + "nothing unverified",
+                                token, text, attempts, TimeUnit.NANOSECONDS.toSeconds(waited),
+                                e.getCause() == null ? e : e.getCause().toString());
                         nextLog = waited + TimeUnit.SECONDS.toNanos(WAIT_LOG_SECONDS);
                     }
                     long jittered = (long) (backoffMillis * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));

@@ -36,7 +36,8 @@ final class FenceOutputs {
     private final FenceEnforcerTopology.Limits limits;
     private final ReplayTracker replay;
 
-    FenceOutputs(ProcessorContext<byte[], byte[]> context, String acceptedSink, String rejectedSink, FenceProcessor.MarkerOutput markers,
+    FenceOutputs(ProcessorContext<byte[], byte[]> context, String acceptedSink, String rejectedSink,
+            FenceProcessor.MarkerOutput markers,
             EnforcerMetrics metrics, FenceEnforcerTopology.Limits limits, ReplayTracker replay) {
         this.context = context;
         this.acceptedSink = acceptedSink;
@@ -62,7 +63,10 @@ final class FenceOutputs {
         }
     }
 
-    /** Forwards {@code record} to the rejected sink with {@code reason}, the key's {@code highest} fence (or none) and {@code detail} logged. */
+    /**
+     * Forwards {@code record} to the rejected sink with {@code reason}, the key's {@code highest} fence (or none) and {@code
+     * detail} logged.
+     */
     void reject(Record<byte[], byte[]> record, RejectionReason reason, Fence highest, String detail) {
         if (replay.replaying()) {
             replay.replayed("rejected");
@@ -71,7 +75,8 @@ final class FenceOutputs {
         List<Header> rejection = new ArrayList<>(6);
         rejection.add(new RecordHeader(FenceHeaders.REJECTED_REASON, FenceHeaders.encode(reason.name())));
         rejection.add(new RecordHeader(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode(FenceHeaders.STAGE_ENFORCER)));
-        rejection.add(new RecordHeader(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString())));
+        rejection.add(
+                new RecordHeader(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString())));
         Optional<RecordMetadata> source = context.recordMetadata();
         source.ifPresent((RecordMetadata from) -> {
             rejection.add(new RecordHeader(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(from.topic())));
@@ -80,13 +85,16 @@ final class FenceOutputs {
         });
         // Bounded (issue 13): a copy the rejected topic or the producer would refuse stops the
         // stream thread, so it is reduced step by step down to a reference record.
-        RejectedCopy copy = RejectedCopy.of(record.key(), record.value(), record.headers().toArray(), rejection, limits.rejectedMaxBytes());
+        RejectedCopy copy = RejectedCopy.of(record.key(), record.value(), record.headers().toArray(), rejection,
+                limits.rejectedMaxBytes());
         if (copy.step() == RejectedCopy.Step.FULL) {
             LOG.info("rejected {} record: {}", reason, detail);
         } else {
             metrics.copyReduced(copy.step());
-            LOG.warn("rejected {} record from {}: {}; its copy ({}) was reduced to fit the {} bytes the rejected topic takes: {}", reason,
-                    source.map(from -> from.topic() + "-" + from.partition() + "@" + from.offset()).orElse("an unknown offset"), detail,
+            LOG.warn("rejected {} record from {}: {}; its copy ({}) was reduced to fit the {} bytes the rejected topic takes: {}",
+                    reason,
+                    source.map(from -> from.topic() + "-" + from.partition() + "@" + from.offset()).orElse("an unknown offset"),
+                    detail,
                     sizes(record), limits.rejectedMaxBytes(), copy.step());
         }
         context.forward(record.withKey(copy.key()).withValue(copy.value()).withHeaders(copy.headers()), rejectedSink);

@@ -88,9 +88,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      *                         default partitioner, murmur2, assigns it) and the largest record each output takes
      * @param commitSignalName the {@link CommitSignal} store connected to this processor
      * @param markers          where winning markers are published, or {@code null} to only raise the fence
-     * @param verifier         checks the token of every record the rule would accept (issue 14), or {@code null} to believe every token
+     * @param verifier         checks the token of every record the rule would accept (issue 14), or {@code null} to believe every
+     * token
      */
-    public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink, MarkerOutput markers, EnforcerMetrics metrics,
+    public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
+            MarkerOutput markers, EnforcerMetrics metrics,
             FenceEnforcerTopology.Limits limits, TokenVerifier verifier) {
         if (limits.inputPartitions() < 1) {
             throw new IllegalArgumentException("inputPartitions must be at least 1, got " + limits.inputPartitions());
@@ -109,7 +111,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     public void init(ProcessorContext<byte[], byte[]> context) {
         this.context = context;
         this.fences = context.getStateStore(storeName);
-        this.keepHistory = !StreamsConfig.EXACTLY_ONCE_V2.equals(context.appConfigs().get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
+        this.keepHistory = !StreamsConfig.EXACTLY_ONCE_V2
+                .equals(context.appConfigs().get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
         this.replay = new ReplayTracker(metrics);
         this.outputs = new FenceOutputs(context, acceptedSink, rejectedSink, markers, metrics, limits, replay);
         this.leases = verifier == null ? null : new LeaseCheck(verifier, outputs);
@@ -166,8 +169,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (actual != expected) {
             // The fence of this key lives with partition `expected`; deciding here would compare
             // against the wrong (or no) stored fence and could accept a stale write.
-            outputs.reject(record, RejectionReason.WRONG_PARTITION, null, "key hashes to partition " + expected + " of " + inputPartitions
-                    + " (murmur2, Kafka's default partitioner) but the record is on partition " + actual);
+            outputs.reject(record, RejectionReason.WRONG_PARTITION, null,
+                    "key hashes to partition " + expected + " of " + inputPartitions
+                            + " (murmur2, Kafka's default partitioner) but the record is on partition " + actual);
             return true;
         }
         String rejectedBefore = FenceOutputs.rejectedBefore(record.headers());
@@ -189,20 +193,24 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             return false;
         }
         if (stamp.op() == FenceOp.FENCE && record.value() != null) {
-            outputs.reject(record, RejectionReason.INVALID_MARKER, stored, "FENCE marker with a " + record.value().length + "-byte value");
+            outputs.reject(record, RejectionReason.INVALID_MARKER, stored,
+                    "FENCE marker with a " + record.value().length + "-byte value");
             return false;
         }
-        if (stamp.op() == FenceOp.WRITE && RecordSize.upperBound(record.key(), record.value(), record.headers()) > limits.acceptedMaxBytes()) {
+        if (stamp.op() == FenceOp.WRITE
+                && RecordSize.upperBound(record.key(), record.value(), record.headers()) > limits.acceptedMaxBytes()) {
             // Not accepted, so the fence stays where it was.
-            outputs.reject(record, RejectionReason.TOO_LARGE, stored, "record of up to " + RecordSize.upperBound(record.key(), record.value(),
-                    record.headers()) + " bytes exceeds the " + limits.acceptedMaxBytes()
-                    + " bytes the accepted topic takes (its max.message.bytes and the producer's max.request.size)");
+            outputs.reject(record, RejectionReason.TOO_LARGE, stored,
+                    "record of up to " + RecordSize.upperBound(record.key(), record.value(),
+                            record.headers()) + " bytes exceeds the " + limits.acceptedMaxBytes()
+                            + " bytes the accepted topic takes (its max.message.bytes and the producer's max.request.size)");
             return false;
         }
         if (!limits.storable(key)) {
             // Its fence could not reach the changelog, and a fence that is not in the changelog
             // is lost on restore: so the key is never stored, and nothing is decided for it.
-            outputs.reject(record, RejectionReason.KEY_TOO_LARGE, stored, key.length + "-byte key with its fence exceeds the " + limits.storeMaxBytes()
+            outputs.reject(record, RejectionReason.KEY_TOO_LARGE, stored, key.length + "-byte key with its fence exceeds the "
+                    + limits.storeMaxBytes()
                     + " bytes the fence store's changelog takes (its max.message.bytes and the producer's max.request.size)");
             return false;
         }
@@ -210,7 +218,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /** Raises the key's fence (unless replaying) and routes an acceptable record, after the replay and lease checks. */
-    private void accept(Record<byte[], byte[]> record, Bytes storeKey, StoredFence state, long offset, FenceStamp stamp, Fence stored) {
+    private void accept(Record<byte[], byte[]> record, Bytes storeKey, StoredFence state, long offset, FenceStamp stamp,
+            Fence stored) {
         Fence before = stored;
         Fence raised = FenceRule.raise(stored, stamp.fence());
         if (replay.replaying() && !state.acceptedAt(offset, raised)) {
@@ -221,11 +230,13 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             if (leases != null && !leases.verified(record, storeKey.get(), stamp, stored)) {
                 return;
             }
-            // Otherwise the input's offsets were reset or the topic recreated: decide against the current fence, as without replay.
+            // Otherwise the input's offsets were reset or the topic recreated: decide against the current fence, as without
+            // replay.
             replay.replaying(false);
             Decision current = FenceRule.decide(state.fence(), stamp.fence());
             if (!current.accepted()) {
-                outputs.reject(record, current.reason(), state.fence(), "incoming " + stamp.fence() + " vs stored " + state.fence());
+                outputs.reject(record, current.reason(), state.fence(),
+                        "incoming " + stamp.fence() + " vs stored " + state.fence());
                 return;
             }
             before = state.fence();
@@ -260,7 +271,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      * should commits be slow to come).
      */
     private void remember(Bytes storeKey, StoredFence previous, long offset, Fence raised, long lease) {
-        StoredFence next = keepHistory ? StoredFence.afterAccept(previous, offset, raised, replay.committedOffset(), lease)
+        StoredFence next = keepHistory
+                ? StoredFence.afterAccept(previous, offset, raised, replay.committedOffset(), lease)
                 : StoredFence.of(raised, lease);
         fences.put(storeKey, next);
         int count = next.acceptCount();

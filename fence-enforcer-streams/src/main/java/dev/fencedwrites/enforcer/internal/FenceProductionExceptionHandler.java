@@ -64,7 +64,8 @@ public final class FenceProductionExceptionHandler implements ProductionExceptio
     private static final Logger LOG = LoggerFactory.getLogger(FenceProductionExceptionHandler.class);
     private static final String CHANGELOG_SUFFIX = "-changelog";
     /** The failed record's own headers a reference record keeps, when small, so the record can be found without its offset. */
-    private static final List<String> IDENTIFYING_HEADERS = List.of(FenceHeaders.TOKEN, FenceHeaders.SEQ, FenceHeaders.LEASE, FenceHeaders.WRITER, FenceHeaders.OP);
+    private static final List<String> IDENTIFYING_HEADERS = List.of(FenceHeaders.TOKEN, FenceHeaders.SEQ, FenceHeaders.LEASE,
+            FenceHeaders.WRITER, FenceHeaders.OP);
     /** The largest key or identifying header value a reference record keeps, in bytes. */
     private static final int MAX_IDENTIFYING_BYTES = 1024;
     /** The longest error text kept in {@link FenceHeaders#REJECTED_ERROR}, in characters. */
@@ -95,28 +96,36 @@ public final class FenceProductionExceptionHandler implements ProductionExceptio
         String refusal = refusal(record.topic(), record.headers(), exactlyOnce);
         if (refusal != null) {
             count(record.topic(), exception, "failed");
-            LOG.error("Kafka refused the enforcer's record for topic '{}' ({}), from source {}: {}; stopping the stream thread: {}", record.topic(),
+            LOG.error(
+                    "Kafka refused the enforcer's record for topic '{}' ({}), from source {}: {}; stopping the stream thread: {}",
+                    record.topic(),
                     sizes(record.key(), record.value(), record.headers()), source(context), exception, refusal);
             return Response.fail();
         }
         count(record.topic(), exception, "resumed");
-        LOG.error("Kafka refused the enforcer's record for topic '{}' ({}), from source {}: {}; a reference record goes to '{}' instead",
+        LOG.error(
+                "Kafka refused the enforcer's record for topic '{}' ({}), from source {}: {}; a reference record goes to '{}' "
+                        + "instead",
                 record.topic(), sizes(record.key(), record.value(), record.headers()), source(context), exception, rejectedTopic);
-        return Response.resume(List.of(reference(context, record.topic(), record.key(), record.value(), record.headers(), exception)));
+        return Response
+                .resume(List.of(reference(context, record.topic(), record.key(), record.value(), record.headers(), exception)));
     }
 
     @Override
     @SuppressWarnings("rawtypes")
-    public Response handleSerializationError(ErrorHandlerContext context, ProducerRecord record, Exception exception, SerializationExceptionOrigin origin) {
+    public Response handleSerializationError(ErrorHandlerContext context, ProducerRecord record, Exception exception,
+            SerializationExceptionOrigin origin) {
         String refusal = refusal(record.topic(), record.headers(), false);
         if (refusal != null) {
             count(record.topic(), exception, "failed");
-            LOG.error("cannot serialize the enforcer's {} for topic '{}', from source {}; stopping the stream thread: {}", origin, record.topic(),
+            LOG.error("cannot serialize the enforcer's {} for topic '{}', from source {}; stopping the stream thread: {}", origin,
+                    record.topic(),
                     source(context), refusal, exception);
             return Response.fail();
         }
         count(record.topic(), exception, "resumed");
-        LOG.error("cannot serialize the enforcer's {} for topic '{}', from source {}; a reference record goes to '{}' instead", origin, record.topic(),
+        LOG.error("cannot serialize the enforcer's {} for topic '{}', from source {}; a reference record goes to '{}' instead",
+                origin, record.topic(),
                 source(context), rejectedTopic, exception);
         byte[] key = record.key() instanceof byte[] bytes ? bytes : null;
         byte[] value = record.value() instanceof byte[] bytes ? bytes : null;
@@ -132,22 +141,27 @@ public final class FenceProductionExceptionHandler implements ProductionExceptio
             return "not even the reference record could be written to '" + topic + "'";
         }
         if (transactionAborted) {
-            return "under exactly_once_v2 the producer's transaction is aborted by this error, so no reference record could commit; "
-                    + "the record stays uncommitted on the input (if a topic's max.message.bytes changed, restart the enforcer so it reads it)";
+            return "under exactly_once_v2 the producer's transaction is aborted by this error, so no reference record could "
+                    + "commit; "
+                    + "the record stays uncommitted on the input (if a topic's max.message.bytes changed, restart the enforcer "
+                    + "so it reads it)";
         }
         return null;
     }
 
-    private ProducerRecord<byte[], byte[]> reference(ErrorHandlerContext context, String failedTopic, byte[] key, byte[] value, Headers own,
-                                                     Exception exception) {
+    private ProducerRecord<byte[], byte[]> reference(ErrorHandlerContext context, String failedTopic, byte[] key, byte[] value,
+            Headers own,
+            Exception exception) {
         Header[] ownHeaders = own == null ? new Header[0] : own.toArray();
         List<Header> headers = new ArrayList<>();
         headers.add(header(FenceHeaders.REJECTED_REASON, RejectionReason.PRODUCE_FAILED.name()));
         headers.add(header(FenceHeaders.REJECTED_STAGE, FenceHeaders.STAGE_ENFORCER));
         headers.add(header(FenceHeaders.REJECTED_HIGHEST, ""));
         String error = exception.getClass().getName() + " on topic '" + failedTopic + "': " + exception.getMessage();
-        headers.add(header(FenceHeaders.REJECTED_ERROR, error.length() > MAX_ERROR_CHARS ? error.substring(0, MAX_ERROR_CHARS) : error));
-        Header[] coordinates = {last(ownHeaders, FenceHeaders.SOURCE_TOPIC), last(ownHeaders, FenceHeaders.SOURCE_PARTITION), last(ownHeaders, FenceHeaders.SOURCE_OFFSET)};
+        headers.add(header(FenceHeaders.REJECTED_ERROR,
+                error.length() > MAX_ERROR_CHARS ? error.substring(0, MAX_ERROR_CHARS) : error));
+        Header[] coordinates = {last(ownHeaders, FenceHeaders.SOURCE_TOPIC), last(ownHeaders, FenceHeaders.SOURCE_PARTITION),
+                last(ownHeaders, FenceHeaders.SOURCE_OFFSET)};
         if (coordinates[0] != null && coordinates[1] != null && coordinates[2] != null) {
             headers.addAll(List.of(coordinates)); // a rejected copy names its source itself
         } else if (onStreamThread() && context.topic() != null && context.offset() >= 0) {
@@ -170,7 +184,8 @@ public final class FenceProductionExceptionHandler implements ProductionExceptio
         if (!keepKey) {
             headers.add(header(FenceHeaders.REJECTED_KEY_OMITTED, "true"));
         }
-        return new ProducerRecord<byte[], byte[]>(rejectedTopic, null, null, keepKey ? key : null, null, new RecordHeaders(headers.toArray(Header[]::new)));
+        return new ProducerRecord<byte[], byte[]>(rejectedTopic, null, null, keepKey ? key : null, null,
+                new RecordHeaders(headers.toArray(Header[]::new)));
     }
 
     /**
@@ -194,19 +209,23 @@ public final class FenceProductionExceptionHandler implements ProductionExceptio
 
     private void count(String topic, Exception exception, String outcome) {
         if (meters != null) {
-            Counter.builder("enforcer.production.errors").description("Records Kafka refused to take from the enforcer (issue 13), by outcome")
+            Counter.builder("enforcer.production.errors")
+                    .description("Records Kafka refused to take from the enforcer (issue 13), by outcome")
                     .tag("topic", topic).tag("exception", exception.getClass().getSimpleName()).tag("outcome", outcome)
                     .register(meters).increment();
             if (outcome.equals("resumed")) {
                 // The same series the processor counts its rejections in (EnforcerMetrics).
-                Counter.builder("fenced.writes").tag("reason", RejectionReason.PRODUCE_FAILED.name()).tag("stage", FenceHeaders.STAGE_ENFORCER)
+                Counter.builder("fenced.writes").tag("reason", RejectionReason.PRODUCE_FAILED.name())
+                        .tag("stage", FenceHeaders.STAGE_ENFORCER)
                         .register(meters).increment();
             }
         }
     }
 
     private static String source(ErrorHandlerContext context) {
-        return context.topic() == null ? "unknown (no input record in context)" : context.topic() + "-" + context.partition() + "@" + context.offset();
+        return context.topic() == null
+                ? "unknown (no input record in context)"
+                : context.topic() + "-" + context.partition() + "@" + context.offset();
     }
 
     private static String sizes(byte[] key, byte[] value, Headers headers) {

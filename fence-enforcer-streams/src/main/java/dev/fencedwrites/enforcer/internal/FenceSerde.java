@@ -102,8 +102,12 @@ public final class FenceSerde implements Serde<StoredFence> {
             return StoredFence.of(fence(buffer.getLong(), buffer.getLong()));
         }
         if (bytes.length == 0 || (bytes[0] != VERSION_1 && bytes[0] != VERSION_2)) {
-            throw new SerializationException("stored fence has " + bytes.length + " bytes" + (bytes.length == 0 ? "" : String.format(
-                    " starting with 0x%02x", bytes[0])) + ": neither the 16-byte format nor version 1 (0x81) or 2 (0x82)");
+            throw new SerializationException("stored fence has "
+                    + bytes.length + " bytes" + (bytes.length == 0
+                            ? ""
+                            : String.format(
+                                    " starting with 0x%02x", bytes[0]))
+                    + ": neither the 16-byte format nor version 1 (0x81) or 2 (0x82)");
         }
         boolean withLease = bytes[0] == VERSION_2;
         ByteBuffer buffer = ByteBuffer.wrap(bytes, 1, bytes.length - 1);
@@ -125,10 +129,12 @@ public final class FenceSerde implements Serde<StoredFence> {
             }
             long lease = withLease ? ByteUtils.readVarlong(buffer) : 0;
             if (withLease && lease <= 0) {
-                throw new SerializationException("stored fence of version 2 has lease " + lease + ", expected a positive etcd lease id");
+                throw new SerializationException(
+                        "stored fence of version 2 has lease " + lease + ", expected a positive etcd lease id");
             }
             if (buffer.hasRemaining()) {
-                throw new SerializationException("stored fence has " + buffer.remaining() + " bytes after its last " + (withLease ? "field" : "accept"));
+                throw new SerializationException(
+                        "stored fence has " + buffer.remaining() + " bytes after its last " + (withLease ? "field" : "accept"));
             }
             return new StoredFence(base, since, accepts, lease);
         } catch (BufferUnderflowException e) {

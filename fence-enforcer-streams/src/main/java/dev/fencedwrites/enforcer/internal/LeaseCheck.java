@@ -42,9 +42,11 @@ final class LeaseCheck {
             if (leaseId == state.lease()) {
                 return leaseId;
             }
-            outputs.reject(record, RejectionReason.LOCK_NOT_HELD, before, "token " + stamp.fence().token() + " is the key's fence, held by lease "
-                    + state.lease() + " (hex " + Long.toHexString(state.lease()) + "); only one lease holds a lock at a revision, so lease " + leaseId
-                    + " did not");
+            outputs.reject(record, RejectionReason.LOCK_NOT_HELD, before,
+                    "token " + stamp.fence().token() + " is the key's fence, held by lease "
+                            + state.lease() + " (hex " + Long.toHexString(state.lease())
+                            + "); only one lease holds a lock at a revision, so lease " + leaseId
+                            + " did not");
             return -1;
         }
         return verified(record, key, stamp, before, leaseId) ? leaseId : -1;
@@ -74,14 +76,17 @@ final class LeaseCheck {
     private long leaseOf(Record<byte[], byte[]> record, FenceStamp stamp, Fence before) {
         List<byte[]> leases = HeaderLookup.of(record.headers()).values(FenceHeaders.LEASE);
         if (leases.isEmpty()) {
-            outputs.reject(record, RejectionReason.MISSING_LEASE, before, "token " + stamp.fence().token() + " would be accepted (fence " + before
-                    + ") but the record has no " + FenceHeaders.LEASE + " header, so the token cannot be verified");
+            outputs.reject(record, RejectionReason.MISSING_LEASE, before,
+                    "token " + stamp.fence().token() + " would be accepted (fence " + before
+                            + ") but the record has no " + FenceHeaders.LEASE + " header, so the token cannot be verified");
             return -1;
         }
         long leaseId = leases.size() == 1 ? FenceStamp.parseDecimal(FenceHeaders.decode(leases.get(0))) : -1;
         if (leaseId <= 0) {
-            outputs.reject(record, RejectionReason.MALFORMED_LEASE, before, leases.size() + " " + FenceHeaders.LEASE + " header(s); expected one positive "
-                    + "decimal etcd lease id, got '" + (leases.size() == 1 ? FenceHeaders.decode(leases.get(0)) : "") + "'");
+            outputs.reject(record, RejectionReason.MALFORMED_LEASE, before,
+                    leases.size() + " " + FenceHeaders.LEASE + " header(s); expected one positive "
+                            + "decimal etcd lease id, got '" + (leases.size() == 1 ? FenceHeaders.decode(leases.get(0)) : "")
+                            + "'");
             return -1;
         }
         return leaseId;

@@ -11,7 +11,10 @@ import org.apache.kafka.common.header.Header;
 public final class RecordSize {
     /** A record batch's header (magic v2): 61 bytes. */
     static final int BATCH_OVERHEAD = 61;
-    /** A record's own framing at most: length, attributes, timestamp and offset deltas, key and value lengths, header count (varints). */
+    /**
+     * A record's own framing at most: length, attributes, timestamp and offset deltas, key and value lengths, header count
+     * (varints).
+     */
     static final int RECORD_OVERHEAD = 40;
     /** Per header at most: the name's and the value's length varints. */
     static final int HEADER_OVERHEAD = 10;
@@ -21,7 +24,8 @@ public final class RecordSize {
 
     /** The bound for a record of this key, value and headers; {@code null} key or value counts 0 bytes. */
     public static long upperBound(byte[] key, byte[] value, Iterable<Header> headers) {
-        return BATCH_OVERHEAD + RECORD_OVERHEAD + length(key) + length(value) + headersBytes(headers) + headerCount(headers) * (long) HEADER_OVERHEAD;
+        return BATCH_OVERHEAD + RECORD_OVERHEAD + length(key) + length(value) + headersBytes(headers)
+                + headerCount(headers) * (long) HEADER_OVERHEAD;
     }
 
     /** The headers' names (UTF-8) and values, in bytes, without framing. */

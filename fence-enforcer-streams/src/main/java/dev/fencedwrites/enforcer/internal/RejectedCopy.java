@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -74,7 +75,8 @@ public record RejectedCopy(byte[] key, byte[] value, Headers headers, Step step)
         // The record's own fencing headers, when short, still say whose write it was and with what token.
         List<Header> fencing = new ArrayList<>();
         for (Header header : own) {
-            if (REFERENCE_FENCING_HEADERS.contains(header.key()) && RecordSize.headerBytes(header) <= REFERENCE_FENCING_HEADER_MAX_BYTES) {
+            if (REFERENCE_FENCING_HEADERS.contains(header.key())
+                    && RecordSize.headerBytes(header) <= REFERENCE_FENCING_HEADER_MAX_BYTES) {
                 fencing.add(header);
             }
         }
@@ -89,8 +91,11 @@ public record RejectedCopy(byte[] key, byte[] value, Headers headers, Step step)
         return new RejectedCopy(null, null, new RecordHeaders(reference.toArray(Header[]::new)), Step.REFERENCE);
     }
 
-    /** The record's own headers a reference record keeps when each is at most {@value #REFERENCE_FENCING_HEADER_MAX_BYTES} bytes. */
-    private static final java.util.Set<String> REFERENCE_FENCING_HEADERS = java.util.Set.of(FenceHeaders.TOKEN, FenceHeaders.SEQ, FenceHeaders.OP,
+    /**
+     * The record's own headers a reference record keeps when each is at most {@value #REFERENCE_FENCING_HEADER_MAX_BYTES} bytes.
+     */
+    private static final Set<String> REFERENCE_FENCING_HEADERS = Set.of(FenceHeaders.TOKEN, FenceHeaders.SEQ,
+            FenceHeaders.OP,
             FenceHeaders.LEASE, FenceHeaders.WRITER);
     static final int REFERENCE_FENCING_HEADER_MAX_BYTES = 128;
 

@@ -60,8 +60,11 @@ final class ReplayTracker {
     /** Counts a replayed record decided with {@code outcome} ({@code accepted}, {@code marker}, {@code rejected}). */
     void replayed(String outcome) {
         if (replayed == 0) {
-            LOG.info("input partition {} offset {}: the fence store is ahead of the committed offsets (at_least_once after a crash); records it has seen are "
-                    + "decided against the fence each met the first time, and accepted ones are forwarded again", partition, nextOffset - 1);
+            LOG.info(
+                    "input partition {} offset {}: the fence store is ahead of the committed offsets (at_least_once after a "
+                            + "crash); records it has seen are "
+                            + "decided against the fence each met the first time, and accepted ones are forwarded again",
+                    partition, nextOffset - 1);
         }
         replayed++;
         replayedSinceCommit++;
@@ -76,8 +79,10 @@ final class ReplayTracker {
     }
 
     private void reportReplay() {
-        LOG.info("re-decided {} replayed records of input partition {} against the fence each met the first time (the fence store was ahead of the "
-                + "committed offsets, at_least_once); accepted ones were forwarded again; processed up to offset {}",
+        LOG.info(
+                "re-decided {} replayed records of input partition {} against the fence each met the first time (the fence "
+                        + "store was ahead of the "
+                        + "committed offsets, at_least_once); accepted ones were forwarded again; processed up to offset {}",
                 replayed, partition, nextOffset - 1);
         replayed = 0;
     }

@@ -83,7 +83,8 @@ public record StoredFence(Fence base, long since, List<Accept> accepts, long lea
         for (int i = 0; i < accepts.size(); i++) {
             long offset = accepts.get(i).offset();
             if (i == 0 ? offset < since : offset <= previous) {
-                throw new IllegalArgumentException("accept offsets must ascend from since " + since + ", got " + offset + " after " + previous);
+                throw new IllegalArgumentException(
+                        "accept offsets must ascend from since " + since + ", got " + offset + " after " + previous);
             }
             previous = offset;
         }
@@ -174,7 +175,8 @@ public record StoredFence(Fence base, long since, List<Accept> accepts, long lea
         if (previous == null) {
             return new StoredFence(null, 0, List.of(new Accept(offset, fence)), lease);
         }
-        if (!previous.accepts.isEmpty() && (offset < previous.since || offset <= previous.accepts.get(previous.accepts.size() - 1).offset())) {
+        if (!previous.accepts.isEmpty()
+                && (offset < previous.since || offset <= previous.accepts.get(previous.accepts.size() - 1).offset())) {
             // The input's offsets went back without a replay (offsets reset, topic recreated): start the history here.
             return new StoredFence(previous.fence(), offset, List.of(new Accept(offset, fence)), lease);
         }

@@ -3,9 +3,9 @@ package dev.fencedwrites.enforcer.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.contract.RejectionReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -29,11 +29,15 @@ class EtcdTokenVerifierTest {
         EtcdSettings unreachable = EtcdSettings.builder(List.of("http://127.0.0.1:1")).connectTimeout(Duration.ofMillis(200))
                 .requestTimeout(Duration.ofMillis(300)).build();
         EtcdTokenVerifier verifier = new EtcdTokenVerifier(unreachable,
-                new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(10), Duration.ofMillis(50), 100), meters);
+                new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(10),
+                        Duration.ofMillis(50), 100),
+                meters);
 
-        CompletableFuture<Object> call = CompletableFuture.supplyAsync(() -> verifier.verify("k".getBytes(StandardCharsets.UTF_8), 5, 7));
+        CompletableFuture<Object> call = CompletableFuture
+                .supplyAsync(() -> verifier.verify("k".getBytes(StandardCharsets.UTF_8), 5, 7));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> meters.get("fence.token.verification.etcd.errors").counter().count() >= 3);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> meters.get("fence.token.verification.etcd.errors").counter().count() >= 3);
         assertThat(call).isNotDone();
         assertThat(meters.get("fence.token.verification.waiting").gauge().value()).isEqualTo(1.0);
 
@@ -60,7 +64,9 @@ class EtcdTokenVerifierTest {
         byte[] key = new byte[400_000];
         Arrays.fill(key, (byte) 0xFF);
         try (EtcdTokenVerifier verifier = new EtcdTokenVerifier(unreachable,
-                new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(10), Duration.ofMillis(50), 100), meters)) {
+                new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(10),
+                        Duration.ofMillis(50), 100),
+                meters)) {
             CompletableFuture<TokenVerifier.Verdict> call = CompletableFuture.supplyAsync(() -> verifier.verify(key, 5, 7));
 
             assertThat(call).succeedsWithin(30, TimeUnit.SECONDS).satisfies(verdict -> {

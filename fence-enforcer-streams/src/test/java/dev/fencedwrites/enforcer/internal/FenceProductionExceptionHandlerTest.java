@@ -45,7 +45,8 @@ class FenceProductionExceptionHandlerTest {
             assertThat(text(reference.headers(), FenceHeaders.REJECTED_REASON)).isEqualTo("PRODUCE_FAILED");
             assertThat(text(reference.headers(), FenceHeaders.TOKEN)).isEqualTo("5");
             assertThat(text(reference.headers(), FenceHeaders.REJECTED_STAGE)).isEqualTo("enforcer");
-            assertThat(text(reference.headers(), FenceHeaders.REJECTED_ERROR)).contains("RecordTooLargeException", "'ok'", "2000000");
+            assertThat(text(reference.headers(), FenceHeaders.REJECTED_ERROR)).contains("RecordTooLargeException", "'ok'",
+                    "2000000");
             assertThat(text(reference.headers(), FenceHeaders.SOURCE_TOPIC)).isEqualTo("in");
             assertThat(text(reference.headers(), FenceHeaders.SOURCE_PARTITION)).isEqualTo("2");
             assertThat(text(reference.headers(), FenceHeaders.SOURCE_OFFSET)).isEqualTo("41");
@@ -54,7 +55,8 @@ class FenceProductionExceptionHandlerTest {
             assertThat(reference.headers().lastHeader(FenceHeaders.REJECTED_KEY_OMITTED)).isNull();
         });
         assertThat(count("ok", "RecordTooLargeException", "resumed")).isEqualTo(1.0);
-        assertThat(meters.get("fenced.writes").tags("reason", "PRODUCE_FAILED", "stage", "enforcer").counter().count()).isEqualTo(1.0);
+        assertThat(meters.get("fenced.writes").tags("reason", "PRODUCE_FAILED", "stage", "enforcer").counter().count())
+                .isEqualTo(1.0);
     }
 
     /** The copy names its own source; the context may have moved on to a later record. */
@@ -80,16 +82,19 @@ class FenceProductionExceptionHandlerTest {
     void refusalReportedOnTheProducersNetworkThreadLeavesOutTheContextsCoordinatesAndKeepsTheKeyAndToken() throws Exception {
         FenceProductionExceptionHandler handler = handler(StreamsConfig.AT_LEAST_ONCE);
         List<Response> responses = new ArrayList<>();
-        Thread network = new Thread(() -> responses.add(handler.handleError(SOURCE, record("ok", utf8("customer-42"), new byte[300]),
-                new RecordTooLargeException("too large"))), KafkaProducer.NETWORK_THREAD_PREFIX + " | enforcer-producer");
+        Thread network = new Thread(
+                () -> responses.add(handler.handleError(SOURCE, record("ok", utf8("customer-42"), new byte[300]),
+                        new RecordTooLargeException("too large"))),
+                KafkaProducer.NETWORK_THREAD_PREFIX + " | enforcer-producer");
         network.start();
         network.join(TimeUnit.SECONDS.toMillis(30));
 
-        assertThat(responses).singleElement().satisfies(response -> assertThat(response.deadLetterQueueRecords()).singleElement().satisfies(reference -> {
-            assertThat(reference.headers().lastHeader(FenceHeaders.SOURCE_OFFSET)).isNull();
-            assertThat(reference.key()).isEqualTo(utf8("customer-42"));
-            assertThat(text(reference.headers(), FenceHeaders.TOKEN)).isEqualTo("5");
-        }));
+        assertThat(responses).singleElement()
+                .satisfies(response -> assertThat(response.deadLetterQueueRecords()).singleElement().satisfies(reference -> {
+                    assertThat(reference.headers().lastHeader(FenceHeaders.SOURCE_OFFSET)).isNull();
+                    assertThat(reference.key()).isEqualTo(utf8("customer-42"));
+                    assertThat(text(reference.headers(), FenceHeaders.TOKEN)).isEqualTo("5");
+                }));
     }
 
     @Test
@@ -119,7 +124,8 @@ class FenceProductionExceptionHandlerTest {
     /** Resuming would lose the fence from the changelog, and a restore would let a stale write through. */
     @Test
     void refusedChangelogRecordFailsTheThreadUnderAnyGuarantee() {
-        Response response = handler(StreamsConfig.AT_LEAST_ONCE).handleError(SOURCE, record("fence-enforcer-fences-changelog", new byte[1], new byte[16]),
+        Response response = handler(StreamsConfig.AT_LEAST_ONCE).handleError(SOURCE,
+                record("fence-enforcer-fences-changelog", new byte[1], new byte[16]),
                 new RecordTooLargeException("too large"));
 
         assertThat(response.result()).isEqualTo(Result.FAIL);
@@ -149,12 +155,14 @@ class FenceProductionExceptionHandlerTest {
     /** A serializer fails before the send, so the transaction is intact and the reference record can commit with it. */
     @Test
     void serializationErrorUnderExactlyOnceResumesWithAReferenceRecord() {
-        Response response = handler(StreamsConfig.EXACTLY_ONCE_V2).handleSerializationError(SOURCE, record("ok", new byte[3], null),
+        Response response = handler(StreamsConfig.EXACTLY_ONCE_V2).handleSerializationError(SOURCE,
+                record("ok", new byte[3], null),
                 new SerializationException("cannot"), SerializationExceptionOrigin.VALUE);
 
         assertThat(response.result()).isEqualTo(Result.RESUME);
         assertThat(response.deadLetterQueueRecords()).singleElement()
-                .satisfies(reference -> assertThat(text(reference.headers(), FenceHeaders.REJECTED_ERROR)).contains("SerializationException"));
+                .satisfies(reference -> assertThat(text(reference.headers(), FenceHeaders.REJECTED_ERROR))
+                        .contains("SerializationException"));
     }
 
     @Test
@@ -165,13 +173,15 @@ class FenceProductionExceptionHandlerTest {
 
     private FenceProductionExceptionHandler handler(String guarantee) {
         FenceProductionExceptionHandler handler = new FenceProductionExceptionHandler();
-        handler.configure(Map.of(FenceProductionExceptionHandler.REJECTED_TOPIC_CONFIG, "dlq", StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee,
+        handler.configure(Map.of(FenceProductionExceptionHandler.REJECTED_TOPIC_CONFIG, "dlq",
+                StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee,
                 FenceProductionExceptionHandler.METER_REGISTRY_CONFIG, meters));
         return handler;
     }
 
     private double count(String topic, String exception, String outcome) {
-        return meters.get("enforcer.production.errors").tags("topic", topic, "exception", exception, "outcome", outcome).counter().count();
+        return meters.get("enforcer.production.errors").tags("topic", topic, "exception", exception, "outcome", outcome).counter()
+                .count();
     }
 
     private static ProducerRecord<byte[], byte[]> record(String topic, byte[] key, byte[] value) {

@@ -3,9 +3,10 @@ package dev.fencedwrites.enforcer.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.enforcer.internal.StoredFence.Accept;
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.enforcer.internal.StoredFence.Accept;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.kafka.common.errors.SerializationException;
@@ -13,7 +14,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The fence store's value formats: the 16-byte one of earlier versions is still read; version 1 round-trips; anything else fails clearly. */
+/**
+ * The fence store's value formats: the 16-byte one of earlier versions is still read; version 1 round-trips; anything else fails
+ * clearly.
+ */
 class FenceSerdeTest {
     private final FenceSerde serde = new FenceSerde();
 
@@ -34,7 +38,7 @@ class FenceSerdeTest {
     /** The changelog limit check keeps room for the largest value the serde writes; the worst case must stay within it. */
     @Test
     void theLargestValueFitsMaxSizeBytes() {
-        List<Accept> accepts = new java.util.ArrayList<>();
+        List<Accept> accepts = new ArrayList<>();
         for (int i = 0; i < StoredFence.MAX_ACCEPTS; i++) {
             long offset = i == 0 ? 0 : Long.MAX_VALUE / 2 + i;
             accepts.add(new Accept(offset, new Fence(i % 2 == 0 ? Long.MAX_VALUE : 1, Long.MAX_VALUE)));
@@ -48,7 +52,8 @@ class FenceSerdeTest {
     /** Issue 14: the lease confirmed for the fence's token is kept (version 2); without one, version 1 is written, as before. */
     @Test
     void keepsTheConfirmedLeaseInVersionTwoAndWritesVersionOneWithout() {
-        StoredFence leased = StoredFence.afterAccept(StoredFence.of(new Fence(5, 1)), 7, new Fence(6, 0), 0, 7_587_899_286_109_583_620L);
+        StoredFence leased = StoredFence.afterAccept(StoredFence.of(new Fence(5, 1)), 7, new Fence(6, 0), 0,
+                7_587_899_286_109_583_620L);
         StoredFence unleased = StoredFence.of(new Fence(6, 0));
 
         assertThat(roundTrip(leased)).isEqualTo(leased);
@@ -63,13 +68,15 @@ class FenceSerdeTest {
         byte[] bytes = FenceSerde.write(StoredFence.of(new Fence(6, 0), 9));
         bytes[bytes.length - 1] = 0; // the varlong lease 9 becomes 0
 
-        assertThatThrownBy(() -> FenceSerde.read(bytes)).isInstanceOf(SerializationException.class).hasMessageContaining("lease 0");
+        assertThatThrownBy(() -> FenceSerde.read(bytes)).isInstanceOf(SerializationException.class)
+                .hasMessageContaining("lease 0");
     }
 
     @Test
     void roundTripsAHistory() {
         StoredFence value = new StoredFence(new Fence(5, 1), 1_000_000L,
-                List.of(new Accept(1_000_003L, new Fence(6, 1)), new Accept(1_000_004L, Fence.of(6)), new Accept(2_000_000L, new Fence(Long.MAX_VALUE, 0))));
+                List.of(new Accept(1_000_003L, new Fence(6, 1)), new Accept(1_000_004L, Fence.of(6)),
+                        new Accept(2_000_000L, new Fence(Long.MAX_VALUE, 0))));
 
         assertThat(roundTrip(value)).isEqualTo(value);
     }
@@ -88,7 +95,8 @@ class FenceSerdeTest {
 
     @Test
     void writesNoValueOfSixteenBytesThatReadsAsTheOldFormat() {
-        StoredFence value = new StoredFence(new Fence(1L << 40, 1L << 40), 0, List.of(new Accept(1, new Fence(1L << 40, (1L << 40) + 1))));
+        StoredFence value = new StoredFence(new Fence(1L << 40, 1L << 40), 0,
+                List.of(new Accept(1, new Fence(1L << 40, (1L << 40) + 1))));
 
         byte[] bytes = serde.serializer().serialize("t", value);
 
@@ -105,7 +113,7 @@ class FenceSerdeTest {
 
     @Test
     void refusesAnUnknownFormat() {
-        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[] {(byte) 0x83, 0, 0}))
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[]{(byte) 0x83, 0, 0}))
                 .isInstanceOf(SerializationException.class).hasMessageContaining("0x83");
         assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[0])).isInstanceOf(SerializationException.class);
     }
@@ -131,7 +139,8 @@ class FenceSerdeTest {
     void refusesACountTheBytesCannotHold() {
         byte[] bytes = {(byte) 0x81, 0, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x07, 0};
 
-        assertThatThrownBy(() -> serde.deserializer().deserialize("t", bytes)).isInstanceOf(SerializationException.class).hasMessageContaining("claims");
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", bytes)).isInstanceOf(SerializationException.class)
+                .hasMessageContaining("claims");
     }
 
     @ParameterizedTest(name = "token bytes {0}")
@@ -144,7 +153,7 @@ class FenceSerdeTest {
 
     @Test
     void refusesAVersionOneValueWithNeitherBaseNorAccept() {
-        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[] {(byte) 0x81, 0, 0}))
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[]{(byte) 0x81, 0, 0}))
                 .isInstanceOf(SerializationException.class).hasMessageContaining("malformed");
     }
 

@@ -25,7 +25,8 @@ class RejectedCopyTest {
         assertThat(copy.step()).isEqualTo(RejectedCopy.Step.FULL);
         assertThat(copy.key()).isEqualTo(utf8("k"));
         assertThat(copy.value()).isEqualTo(utf8("v"));
-        assertThat(copy.headers().toArray()).containsExactly(own[0], own[1], REJECTION.get(0), REJECTION.get(1), REJECTION.get(2));
+        assertThat(copy.headers().toArray()).containsExactly(own[0], own[1], REJECTION.get(0), REJECTION.get(1),
+                REJECTION.get(2));
     }
 
     @Test
@@ -84,10 +85,13 @@ class RejectedCopyTest {
         assertThat(text(copy, FenceHeaders.REJECTED_HEADERS_OMITTED)).isEqualTo("1");
     }
 
-    /** A marker has no value to leave out: a key too large goes straight to the reference record, which says nothing of a value. */
+    /**
+     * A marker has no value to leave out: a key too large goes straight to the reference record, which says nothing of a value.
+     */
     @Test
     void referenceRecordOfAMarkerDoesNotClaimAnOmittedValue() {
-        RejectedCopy copy = RejectedCopy.of(new byte[4_000], null, new Header[] {header(FenceHeaders.OP, "FENCE")}, REJECTION, MAX);
+        RejectedCopy copy = RejectedCopy.of(new byte[4_000], null, new Header[]{header(FenceHeaders.OP, "FENCE")}, REJECTION,
+                MAX);
 
         assertThat(copy.step()).isEqualTo(RejectedCopy.Step.REFERENCE);
         assertThat(copy.headers().lastHeader(FenceHeaders.REJECTED_VALUE_OMITTED)).isNull();

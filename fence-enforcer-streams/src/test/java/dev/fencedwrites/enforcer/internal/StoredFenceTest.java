@@ -3,8 +3,8 @@ package dev.fencedwrites.enforcer.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.enforcer.internal.StoredFence.Accept;
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.enforcer.internal.StoredFence.Accept;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -16,7 +16,8 @@ class StoredFenceTest {
     private static final Fence F71 = new Fence(7, 1);
 
     /** base 5.1 from offset 10; accepts 6.1 at 12, 6.2 at 15, 7.1 at 20. */
-    private final StoredFence history = new StoredFence(F51, 10, List.of(new Accept(12, F61), new Accept(15, F62), new Accept(20, F71)));
+    private final StoredFence history = new StoredFence(F51, 10,
+            List.of(new Accept(12, F61), new Accept(15, F62), new Accept(20, F71)));
 
     @Test
     void currentFenceIsTheLastAccepts() {

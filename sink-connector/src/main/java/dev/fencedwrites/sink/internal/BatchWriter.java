@@ -137,9 +137,11 @@ public final class BatchWriter {
             connection.rollback(beforeDdl);
             structure.forgetTable(); // the rolled-back CREATE or ALTER is gone
             for (int index : indexes) {
-                outcomes[index] = new Outcome(Decision.reject(RejectionReason.MALFORMED_VALUE), null, "the database refused the columns of"
-                        + " schema " + (schema == null || schema.name() == null ? "(unnamed)" : schema.name()) + " in table "
-                        + structure.name() + ": " + e.getMessage());
+                outcomes[index] = new Outcome(Decision.reject(RejectionReason.MALFORMED_VALUE), null,
+                        "the database refused the columns of"
+                                + " schema " + (schema == null || schema.name() == null ? "(unnamed)" : schema.name())
+                                + " in table "
+                                + structure.name() + ": " + e.getMessage());
             }
             return null;
         }
@@ -182,7 +184,8 @@ public final class BatchWriter {
 
     private static Outcome refused(Row row, Fence highest) {
         Decision decision = FenceRule.decide(highest, row.fence());
-        return new Outcome(decision.accepted() ? Decision.reject(RejectionReason.STALE_TOKEN) : decision, highest, "incoming " + row.fence());
+        return new Outcome(decision.accepted() ? Decision.reject(RejectionReason.STALE_TOKEN) : decision, highest,
+                "incoming " + row.fence());
     }
 
     /** Writes one row in its own savepoint; a row whose data the database refuses becomes {@code MALFORMED_VALUE}. */
@@ -215,7 +218,8 @@ public final class BatchWriter {
      */
     public static boolean isDataError(SQLException e) {
         String state = e.getSQLState();
-        return state != null && (state.startsWith("22") || state.startsWith("54") || state.equals("23502") || state.equals("23514"));
+        return state != null
+                && (state.startsWith("22") || state.startsWith("54") || state.equals("23502") || state.equals("23514"));
     }
 
     /** The stored fences of {@code keys} that have a row. */

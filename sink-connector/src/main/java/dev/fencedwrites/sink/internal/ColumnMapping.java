@@ -91,7 +91,8 @@ public final class ColumnMapping {
      */
     public static List<Column> columns(Schema valueSchema) {
         if (valueSchema == null || valueSchema.type() != Schema.Type.STRUCT) {
-            throw new DataException("the value must be a record (a Connect Struct), not " + (valueSchema == null ? "schemaless" : valueSchema.type()));
+            throw new DataException("the value must be a record (a Connect Struct), not "
+                    + (valueSchema == null ? "schemaless" : valueSchema.type()));
         }
         requireNotRecursive(valueSchema, new ArrayList<>(), "");
         Map<String, Column> columns = new LinkedHashMap<>();
@@ -134,10 +135,12 @@ public final class ColumnMapping {
             }
             String name = SqlNames.truncate(String.join("_", fieldPath.stream().map(ColumnMapping::snakeCase).toList()));
             if (RESERVED.contains(name)) {
-                throw new DataException("field " + String.join(".", fieldPath) + " maps to column " + name + ", which the sink reserves for itself " + RESERVED);
+                throw new DataException("field " + String.join(".", fieldPath) + " maps to column " + name
+                        + ", which the sink reserves for itself " + RESERVED);
             }
             if (SqlNames.SYSTEM_COLUMNS.contains(name)) {
-                throw new DataException("field " + String.join(".", fieldPath) + " maps to column " + name + ", a PostgreSQL system column no table"
+                throw new DataException("field " + String.join(".", fieldPath) + " maps to column " + name
+                        + ", a PostgreSQL system column no table"
                         + " may have " + new TreeSet<>(SqlNames.SYSTEM_COLUMNS) + "; rename the field");
             }
             if (name.isEmpty()) {
@@ -145,20 +148,26 @@ public final class ColumnMapping {
             }
             Column column = new Column(name, sqlType(schema, fieldPath), List.copyOf(fieldPath), schema);
             if (into.putIfAbsent(name, column) != null) {
-                throw new DataException("fields " + String.join(".", into.get(name).path()) + " and " + String.join(".", fieldPath)
-                        + " both map to column " + name);
+                throw new DataException(
+                        "fields " + String.join(".", into.get(name).path()) + " and " + String.join(".", fieldPath)
+                                + " both map to column " + name);
             }
         }
     }
 
-    /** {@code amountMinor} → {@code amount_minor}; {@code HTTPCode} → {@code http_code}; other characters than letters and digits → {@code _}. */
+    /**
+     * {@code amountMinor} → {@code amount_minor}; {@code HTTPCode} → {@code http_code}; other characters than letters and digits
+     * → {@code _}.
+     */
     static String snakeCase(String name) {
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < name.length(); i++) {
             char c = name.charAt(i);
             boolean upper = Character.isUpperCase(c);
-            boolean boundary = upper && i > 0 && (Character.isLowerCase(name.charAt(i - 1)) || Character.isDigit(name.charAt(i - 1))
-                    || i + 1 < name.length() && Character.isLowerCase(name.charAt(i + 1)) && Character.isUpperCase(name.charAt(i - 1)));
+            boolean boundary = upper && i > 0
+                    && (Character.isLowerCase(name.charAt(i - 1)) || Character.isDigit(name.charAt(i - 1))
+                            || i + 1 < name.length() && Character.isLowerCase(name.charAt(i + 1))
+                                    && Character.isUpperCase(name.charAt(i - 1)));
             if (boundary && out.length() > 0 && out.charAt(out.length() - 1) != '_') {
                 out.append('_');
             }
@@ -206,9 +215,11 @@ public final class ColumnMapping {
             return;
         }
         switch (column.sqlType()) {
+            // CHECKSTYLE:OFF: FullyQualifiedName java.sql and java.util both have Date
             case "TIMESTAMPTZ" -> statement.setTimestamp(index, new java.sql.Timestamp(((java.util.Date) raw).getTime()));
             case "DATE" -> statement.setDate(index, new java.sql.Date(((java.util.Date) raw).getTime()));
             case "TIME" -> statement.setTime(index, new java.sql.Time(((java.util.Date) raw).getTime()));
+            // CHECKSTYLE:ON: FullyQualifiedName
             case "NUMERIC" -> statement.setBigDecimal(index, (BigDecimal) raw);
             case "BYTEA" -> statement.setBytes(index, raw instanceof ByteBuffer buffer ? JsonValues.bytes(buffer) : (byte[]) raw);
             case "JSONB" -> statement.setString(index, JsonValues.json(raw));

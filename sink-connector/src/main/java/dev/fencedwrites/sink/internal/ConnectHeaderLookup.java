@@ -21,7 +21,7 @@ public final class ConnectHeaderLookup {
     public static HeaderLookup of(Headers headers) {
         return name -> {
             List<byte[]> values = new ArrayList<>(1);
-            for (Iterator<Header> it = headers.allWithName(name); it.hasNext(); ) {
+            for (Iterator<Header> it = headers.allWithName(name); it.hasNext();) {
                 Object value = it.next().value();
                 values.add(value == null ? null : value instanceof byte[] bytes ? bytes : FenceHeaders.encode(value.toString()));
             }

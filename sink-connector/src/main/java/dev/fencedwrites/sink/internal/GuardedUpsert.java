@@ -29,7 +29,8 @@ public final class GuardedUpsert {
             + " THEN t.fence_seq ELSE EXCLUDED.fence_seq END";
 
     /** {@link #GUARD} for the update of {@link Kind#MARKER_AFTER}, whose incoming fence is {@code m.token}/{@code m.seq}. */
-    private static final String MARKER_GUARD = GUARD.replace("EXCLUDED.fence_token", "m.token").replace("EXCLUDED.fence_seq", "m.seq");
+    private static final String MARKER_GUARD = GUARD.replace("EXCLUDED.fence_token", "m.token").replace("EXCLUDED.fence_seq",
+            "m.seq");
 
     /** The row holds at least the marker's previous fence: every write accepted before the marker is in. */
     private static final String AT_LEAST_PREVIOUS = "(t.fence_token > m.previous_token OR (t.fence_token = m.previous_token"
@@ -39,7 +40,9 @@ public final class GuardedUpsert {
      * What a statement writes: data columns, NULLs for a delete, only the fence for a marker (an
      * upsert), or only the fence of a row already at the marker's previous fence (an update).
      */
-    public enum Kind { DATA, DELETE, MARKER, MARKER_AFTER }
+    public enum Kind {
+        DATA, DELETE, MARKER, MARKER_AFTER
+    }
 
     private final TableName table;
     private final boolean guarded;
@@ -103,15 +106,20 @@ public final class GuardedUpsert {
         }
     }
 
-    /** The update of {@link Kind#MARKER_AFTER} rows: the fence rises only where the guard allows and the row holds the previous fence. */
+    /**
+     * The update of {@link Kind#MARKER_AFTER} rows: the fence rises only where the guard allows and the row holds the previous
+     * fence.
+     */
     private String markerAfterSql(int rowCount) {
-        StringBuilder sql = new StringBuilder("UPDATE ").append(table.sql()).append(" AS t SET fence_token = m.token, fence_seq = ")
+        StringBuilder sql = new StringBuilder("UPDATE ").append(table.sql())
+                .append(" AS t SET fence_token = m.token, fence_seq = ")
                 .append(SEQ_AFTER.replace("EXCLUDED.fence_token", "m.token").replace("EXCLUDED.fence_seq", "m.seq"))
                 .append(", updated_at = now() FROM (VALUES ");
         for (int i = 0; i < rowCount; i++) {
             sql.append(i == 0 ? "" : ", ").append("(?::text, ?::bigint, ?::bigint, ?::bigint, ?::bigint)");
         }
-        return sql.append(") AS m (resource_key, token, seq, previous_token, previous_seq) WHERE t.resource_key = m.resource_key AND (")
+        return sql.append(
+                ") AS m (resource_key, token, seq, previous_token, previous_seq) WHERE t.resource_key = m.resource_key AND (")
                 .append(MARKER_GUARD).append(") AND ").append(AT_LEAST_PREVIOUS).append(" RETURNING t.resource_key").toString();
     }
 
@@ -133,7 +141,8 @@ public final class GuardedUpsert {
         if (kind != Kind.MARKER) {
             updates.append("deleted = EXCLUDED.deleted, ");
         }
-        StringBuilder sql = new StringBuilder("INSERT INTO ").append(table.sql()).append(" AS t (").append(names).append(") VALUES ");
+        StringBuilder sql = new StringBuilder("INSERT INTO ").append(table.sql()).append(" AS t (").append(names)
+                .append(") VALUES ");
         for (int i = 0; i < rowCount; i++) {
             sql.append(i == 0 ? "" : ", ").append(placeholders);
         }

@@ -54,8 +54,10 @@ public final class RecordDecoder {
     public Decoded decode(SinkRecord record) {
         String rejectedAs = rejectedBefore(record);
         if (rejectedAs != null) {
-            return new Decoded.Bad(RejectionReason.ALREADY_REJECTED, null, "the record carries " + rejectedAs + ": it is a rejected"
-                    + " copy, so this connector reads a rejected topic (" + record.topic() + "); set topics to the accepted topic");
+            return new Decoded.Bad(RejectionReason.ALREADY_REJECTED, null,
+                    "the record carries " + rejectedAs + ": it is a rejected"
+                            + " copy, so this connector reads a rejected topic (" + record.topic()
+                            + "); set topics to the accepted topic");
         }
         String key;
         try {
@@ -90,7 +92,8 @@ public final class RecordDecoder {
         String target = tableTopic(record);
         if (!readsTopic.test(target)) {
             // Another pipeline's marker on a shared markers topic: this connector does not write that topic's records.
-            LOG.debug("skipping FENCE marker for {} with {}: it fences topic {}, which this connector does not read", key, fence, target);
+            LOG.debug("skipping FENCE marker for {} with {}: it fences topic {}, which this connector does not read", key, fence,
+                    target);
             return Decoded.SKIP;
         }
         // A winning marker from the enforcer's markers topic (or one sent around it): the row's fence rises, its data stays,
@@ -124,7 +127,8 @@ public final class RecordDecoder {
                     throw new TransientFailure(cause);
                 }
                 if (e.getCause() instanceof SerializationException cause && RegistryErrors.isRefused(cause)) {
-                    throw new ConnectException("the schema registry refused this connector's credentials: " + cause.getMessage(), cause);
+                    throw new ConnectException("the schema registry refused this connector's credentials: " + cause.getMessage(),
+                            cause);
                 }
                 return new Decoded.Bad(RejectionReason.MALFORMED_VALUE, key, e.getMessage());
             }
@@ -159,7 +163,9 @@ public final class RecordDecoder {
         return parsed.valid() && parsed.stamp().op() == FenceOp.FENCE;
     }
 
-    /** The first {@code fence.rejected.*} header as {@code name=value} (the reason when there is one), or {@code null} when none. */
+    /**
+     * The first {@code fence.rejected.*} header as {@code name=value} (the reason when there is one), or {@code null} when none.
+     */
     private static String rejectedBefore(SinkRecord record) {
         Header found = record.headers().lastWithName(FenceHeaders.REJECTED_REASON);
         if (found == null) {

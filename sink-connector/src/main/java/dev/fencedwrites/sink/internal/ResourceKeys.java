@@ -32,7 +32,8 @@ public final class ResourceKeys {
      * The key as text: {@code null} for a null key, a {@code String} as it is, bytes decoded as UTF-8.
      *
      * @throws CharacterCodingException if key bytes are not valid UTF-8 (the record is dead-lettered {@code MALFORMED_KEY})
-     * @throws ConnectException         naming {@code key.converter} if the key is of any other type: a worker or connector setting
+     * @throws ConnectException         naming {@code key.converter} if the key is of any other type: a worker or connector
+     * setting
      *                                  that no record can fix, so the task fails rather than dead-letter every record
      */
     public static String text(Object key) throws CharacterCodingException {
@@ -45,13 +46,16 @@ public final class ResourceKeys {
         if (key instanceof ByteBuffer buffer) {
             return decode(buffer.duplicate());
         }
-        throw new ConnectException("record key is a " + key.getClass().getName() + ", but the fenced sink needs the resource id as text:"
-                + " set key.converter=org.apache.kafka.connect.storage.StringConverter (or org.apache.kafka.connect.converters.ByteArrayConverter,"
+        throw new ConnectException("record key is a " + key.getClass().getName()
+                + ", but the fenced sink needs the resource id as text:"
+                + " set key.converter=org.apache.kafka.connect.storage.StringConverter (or "
+                + "org.apache.kafka.connect.converters.ByteArrayConverter,"
                 + " whose bytes it reads as UTF-8) for this connector");
     }
 
     private static String decode(ByteBuffer bytes) throws CharacterCodingException {
-        return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT)
+        return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT)
                 .decode(bytes).toString();
     }
 }

@@ -55,7 +55,8 @@ public final class SinkMetrics {
                 metrics.metricName("rows-written-total", "Rows written by the guarded upsert", new LinkedHashMap<>())));
         raised = metrics.addSensor(prefix + "fences-raised");
         raised.add(new Meter(
-                metrics.metricName("fences-raised-rate", "Row fences raised per second by winning FENCE markers", new LinkedHashMap<>()),
+                metrics.metricName("fences-raised-rate", "Row fences raised per second by winning FENCE markers",
+                        new LinkedHashMap<>()),
                 metrics.metricName("fences-raised-total", "Row fences raised by winning FENCE markers", new LinkedHashMap<>())));
         for (RejectionReason reason : RejectionReason.values()) {
             if (reason.enforcerOnly()) {
@@ -65,8 +66,10 @@ public final class SinkMetrics {
             tags.put("reason", reason.name());
             Sensor sensor = metrics.addSensor(prefix + "records-fenced." + reason.name());
             sensor.add(new Meter(
-                    metrics.metricName("records-fenced-rate", "Records refused per second and sent to the dead-letter topic, by reason", tags),
-                    metrics.metricName("records-fenced-total", "Records refused and sent to the dead-letter topic, by reason", tags)));
+                    metrics.metricName("records-fenced-rate",
+                            "Records refused per second and sent to the dead-letter topic, by reason", tags),
+                    metrics.metricName("records-fenced-total", "Records refused and sent to the dead-letter topic, by reason",
+                            tags)));
             fenced.put(reason, sensor);
         }
     }

@@ -126,7 +126,8 @@ public final class SinkWriter {
             if (rejection.reason() == RejectionReason.MALFORMED_VALUE || rejection.reason() == RejectionReason.MALFORMED_KEY) {
                 SinkRecord bad = rejection.record();
                 throw new ConnectException("the record at " + bad.topic() + "-" + bad.kafkaPartition() + "@" + bad.kafkaOffset()
-                        + " (key " + RecordDecoder.printable(bad.key()) + ") cannot be written and no dead-letter queue is configured"
+                        + " (key " + RecordDecoder.printable(bad.key())
+                        + ") cannot be written and no dead-letter queue is configured"
                         + " (errors.tolerance=all, errors.deadletterqueue.topic.name): " + rejection.detail());
             }
         }

@@ -29,7 +29,8 @@ public final class SqlErrors {
         if (state == null) {
             return false;
         }
-        return state.startsWith("08") || state.startsWith("40") || state.startsWith("53") || state.equals("57P01") || state.equals("57P02")
+        return state.startsWith("08") || state.startsWith("40") || state.startsWith("53") || state.equals("57P01")
+                || state.equals("57P02")
                 || state.equals("57P03") || state.equals("55P03") || state.equals("57014");
     }
 

@@ -33,7 +33,8 @@ public final class SqlNames {
      */
     public static String quote(String name) {
         if (name.isEmpty() || name.indexOf('\0') >= 0) {
-            throw new IllegalArgumentException("not a possible PostgreSQL identifier: " + (name.isEmpty() ? "an empty name" : "a name with a NUL character"));
+            throw new IllegalArgumentException("not a possible PostgreSQL identifier: "
+                    + (name.isEmpty() ? "an empty name" : "a name with a NUL character"));
         }
         return '"' + name.replace("\"", "\"\"") + '"';
     }

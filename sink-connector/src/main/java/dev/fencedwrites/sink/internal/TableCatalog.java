@@ -29,9 +29,11 @@ record TableCatalog(Map<String, String> types, Set<String> required, Set<String>
         Map<String, String> columns = new LinkedHashMap<>();
         Set<String> mustBeGiven = new HashSet<>();
         Set<String> nonNullable = new HashSet<>();
-        try (PreparedStatement statement = connection.prepareStatement("SELECT column_name, data_type, is_nullable, column_default,"
-                + " is_identity, is_generated FROM information_schema.columns"
-                + " WHERE table_schema = coalesce(?::text, current_schema()) AND table_name = ?::text ORDER BY ordinal_position")) {
+        try (PreparedStatement statement = connection
+                .prepareStatement("SELECT column_name, data_type, is_nullable, column_default,"
+                        + " is_identity, is_generated FROM information_schema.columns"
+                        + " WHERE table_schema = coalesce(?::text, current_schema()) AND table_name = ?::text ORDER BY "
+                        + "ordinal_position")) {
             bindTable(statement, table);
             try (ResultSet rows = statement.executeQuery()) {
                 while (rows.next()) {

@@ -53,10 +53,12 @@ public record TableName(String schema, String name) {
                 while (i < text.length() && text.charAt(i) != '.') {
                     char c = text.charAt(i++);
                     if (c == '"') {
-                        throw new IllegalArgumentException("a double quote inside an unquoted name in " + text + " (quote the whole part: \"...\")");
+                        throw new IllegalArgumentException(
+                                "a double quote inside an unquoted name in " + text + " (quote the whole part: \"...\")");
                     }
                     if (Character.isWhitespace(c) || Character.isISOControl(c)) {
-                        throw new IllegalArgumentException("white space or a control character in the unquoted name " + text + " (put the part in double quotes)");
+                        throw new IllegalArgumentException("white space or a control character in the unquoted name " + text
+                                + " (put the part in double quotes)");
                     }
                     part.append(c >= 'A' && c <= 'Z' ? (char) (c + ('a' - 'A')) : c);
                 }
@@ -74,7 +76,8 @@ public record TableName(String schema, String name) {
             i++; // the dot
         }
         if (parts.size() > 2) {
-            throw new IllegalArgumentException(text + " has " + parts.size() + " parts; give table or schema.table (the connection's database is the database)");
+            throw new IllegalArgumentException(text + " has " + parts.size()
+                    + " parts; give table or schema.table (the connection's database is the database)");
         }
         return parts.size() == 1 ? new TableName(null, parts.get(0)) : new TableName(parts.get(0), parts.get(1));
     }

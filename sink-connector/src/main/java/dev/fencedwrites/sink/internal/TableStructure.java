@@ -160,7 +160,8 @@ public final class TableStructure {
 
     /** The {@code CREATE TABLE} for {@code columns}, for {@code auto.create} and error messages. */
     public String createStatement(List<Column> columns) {
-        StringBuilder ddl = new StringBuilder("CREATE TABLE IF NOT EXISTS ").append(table.sql()).append(" (resource_key TEXT PRIMARY KEY");
+        StringBuilder ddl = new StringBuilder("CREATE TABLE IF NOT EXISTS ").append(table.sql())
+                .append(" (resource_key TEXT PRIMARY KEY");
         for (Column column : columns) {
             ddl.append(", ").append(column.sql()).append(' ').append(column.sqlType());
         }
@@ -197,8 +198,10 @@ public final class TableStructure {
         if (!missing.isEmpty()) {
             try (Statement statement = connection.createStatement()) {
                 for (Column column : missing) {
-                    statement.execute("ALTER TABLE " + table.sql() + " ADD COLUMN IF NOT EXISTS " + column.sql() + " " + column.sqlType());
-                    LOG.info("added column {}.{} {} for field {}", table, column.name(), column.sqlType(), String.join(".", column.path()));
+                    statement.execute(
+                            "ALTER TABLE " + table.sql() + " ADD COLUMN IF NOT EXISTS " + column.sql() + " " + column.sqlType());
+                    LOG.info("added column {}.{} {} for field {}", table, column.name(), column.sqlType(),
+                            String.join(".", column.path()));
                 }
             }
             catalog = TableCatalog.read(connection, table);
@@ -213,21 +216,24 @@ public final class TableStructure {
         for (Column column : columns) {
             String type = catalog.types().get(column.name());
             if (type != null && !column.acceptedCatalogTypes().contains(type)) {
-                problems.add("column " + table + "." + column.name() + " is " + type + ", but field " + String.join(".", column.path())
-                        + " needs " + column.sqlType());
+                problems.add(
+                        "column " + table + "." + column.name() + " is " + type + ", but field " + String.join(".", column.path())
+                                + " needs " + column.sqlType());
             }
         }
         Set<String> written = new HashSet<>(OWN_COLUMNS.keySet());
         columns.forEach(column -> written.add(column.name()));
         for (String column : new TreeSet<>(catalog.required())) {
             if (!written.contains(column)) {
-                problems.add("column " + table + "." + column + " is NOT NULL without a default, but records of this schema do not"
-                        + " write it (give it a default or allow NULL)");
+                problems.add(
+                        "column " + table + "." + column + " is NOT NULL without a default, but records of this schema do not"
+                                + " write it (give it a default or allow NULL)");
             }
         }
         for (Column column : columns) {
             if (catalog.notNull().contains(column.name())) {
-                problems.add("column " + table + "." + column.name() + " is NOT NULL, but a delete sets the data columns to NULL (allow NULL)");
+                problems.add("column " + table + "." + column.name()
+                        + " is NOT NULL, but a delete sets the data columns to NULL (allow NULL)");
             }
         }
         if (!autoEvolve) {
@@ -259,7 +265,8 @@ public final class TableStructure {
         }
         if (!catalog.exists()) {
             if (!autoCreate) {
-                throw new SchemaMismatchException("table " + table + " does not exist; set auto.create=true or create it as: " + createStatement(columns));
+                throw new SchemaMismatchException(
+                        "table " + table + " does not exist; set auto.create=true or create it as: " + createStatement(columns));
             }
             try (Statement statement = connection.createStatement()) {
                 statement.execute(createStatement(columns));

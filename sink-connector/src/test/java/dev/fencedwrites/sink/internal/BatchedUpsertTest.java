@@ -20,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -53,7 +54,8 @@ class BatchedUpsertTest {
             int key = random.nextInt(50);
             if (next[key] < tokens.length) {
                 long token = tokens[next[key]++];
-                rows.add(Row.of("customer-" + key, BillingStructs.struct(summary("customer-" + key, token * 100)), new Fence(token, 1)));
+                rows.add(Row.of("customer-" + key, BillingStructs.struct(summary("customer-" + key, token * 100)),
+                        new Fence(token, 1)));
             }
         }
 
@@ -78,7 +80,8 @@ class BatchedUpsertTest {
                 assertThat(outcomes.get(i).highest()).as("the fence that refused record %d", i).isEqualTo(model.get(row.key()));
             }
         }
-        assertThat(tableFences(table)).isEqualTo(model).hasSize(50).allSatisfy((key, fence) -> assertThat(fence).isEqualTo(new Fence(8, 1)));
+        assertThat(tableFences(table)).isEqualTo(model).hasSize(50)
+                .allSatisfy((key, fence) -> assertThat(fence).isEqualTo(new Fence(8, 1)));
     }
 
     /** An update then a delete for one key in one batch: the delete wins and keeps the fence; a later stale write is refused. */
@@ -91,7 +94,8 @@ class BatchedUpsertTest {
                     Row.of("customer-1", BillingStructs.struct(summary("customer-1", 100)), new Fence(7, 1)),
                     Row.of("customer-2", BillingStructs.struct(summary("customer-2", 200)), new Fence(7, 1)),
                     Row.of("customer-1", BillingStructs.struct(null), new Fence(7, 2))));
-            List<Outcome> later = guarded.writeAll(connection, List.of(Row.of("customer-1", BillingStructs.struct(summary("customer-1", 999)), new Fence(6, 9))));
+            List<Outcome> later = guarded.writeAll(connection,
+                    List.of(Row.of("customer-1", BillingStructs.struct(summary("customer-1", 999)), new Fence(6, 9))));
             connection.commit();
 
             assertThat(outcomes).allSatisfy(o -> assertThat(o.decision().accepted()).isTrue());
@@ -100,7 +104,9 @@ class BatchedUpsertTest {
                 assertThat(o.highest()).isEqualTo(new Fence(7, 2));
             });
             try (Statement statement = connection.createStatement();
-                 ResultSet row = statement.executeQuery("SELECT deleted, amount_minor, fence_token, fence_seq FROM update_delete WHERE resource_key = 'customer-1'")) {
+                    ResultSet row = statement.executeQuery(
+                            "SELECT deleted, amount_minor, fence_token, fence_seq FROM update_delete WHERE resource_key = "
+                                    + "'customer-1'")) {
                 assertThat(row.next()).isTrue();
                 assertThat(row.getBoolean(1)).isTrue();
                 assertThat(row.getObject(2)).isNull();
@@ -116,7 +122,8 @@ class BatchedUpsertTest {
         RecordTable guarded = new RecordTable("refused_row", true, true, true);
         List<Row> rows = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
-            rows.add(Row.of("customer-" + i, BillingStructs.struct(summary(i == 4 ? "bad\u0000id" : "customer-" + i, i)), new Fence(3, 1)));
+            rows.add(Row.of("customer-" + i, BillingStructs.struct(summary(i == 4 ? "bad\u0000id" : "customer-" + i, i)),
+                    new Fence(3, 1)));
         }
         try (Connection connection = connect(false)) {
             guarded.prepare(connection, BillingStructs.SCHEMA);
@@ -134,7 +141,7 @@ class BatchedUpsertTest {
     @Test
     void aKeyTooLongForTheIndexIsTheOnlyOneRejected() throws SQLException {
         RecordTable guarded = new RecordTable("long_key", true, true, true);
-        String longKey = "k".repeat(3_000) + new java.util.Random(1).ints(3_000, 33, 127).collect(StringBuilder::new,
+        String longKey = "k".repeat(3_000) + new Random(1).ints(3_000, 33, 127).collect(StringBuilder::new,
                 StringBuilder::appendCodePoint, StringBuilder::append);
         try (Connection connection = connect(false)) {
             List<Outcome> outcomes = guarded.writeAll(connection, List.of(
@@ -154,7 +161,8 @@ class BatchedUpsertTest {
         RecordTable guarded = new RecordTable("no_seq_fence", true, true, true);
         try (Connection connection = connect(false)) {
             guarded.writeAll(connection, List.of(Row.of("k", BillingStructs.struct(summary("k", 1)), Fence.of(7))));
-            List<Outcome> refused = guarded.writeAll(connection, List.of(Row.of("k", BillingStructs.struct(summary("k", 2)), new Fence(5, 1))));
+            List<Outcome> refused = guarded.writeAll(connection,
+                    List.of(Row.of("k", BillingStructs.struct(summary("k", 2)), new Fence(5, 1))));
             connection.commit();
 
             assertThat(refused.get(0).decision()).isEqualTo(Decision.reject(RejectionReason.STALE_TOKEN));
@@ -180,8 +188,10 @@ class BatchedUpsertTest {
                     Row.of("b", BillingStructs.struct(summary("b", 6)), new Fence(1, 1))));
             connection.commit();
 
-            assertThat(outcomes).extracting(o -> o.decision().reason()).containsExactly(RejectionReason.MALFORMED_VALUE, RejectionReason.MALFORMED_VALUE);
-            assertThat(outcomes).allSatisfy(o -> assertThat(o.detail()).contains("the database refused the record").contains("oops"));
+            assertThat(outcomes).extracting(o -> o.decision().reason()).containsExactly(RejectionReason.MALFORMED_VALUE,
+                    RejectionReason.MALFORMED_VALUE);
+            assertThat(outcomes)
+                    .allSatisfy(o -> assertThat(o.detail()).contains("the database refused the record").contains("oops"));
         }
         assertThat(tableFences("new_check")).containsOnlyKeys("seed");
     }
@@ -195,14 +205,16 @@ class BatchedUpsertTest {
             connection.createStatement().execute("CREATE UNIQUE INDEX one_per_customer ON other_unique (customer_id)");
             connection.commit();
 
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> guarded.writeAll(connection, List.of(
-                            Row.of("other", BillingStructs.struct(summary("seed", 2)), new Fence(1, 1)))))
-                    .isInstanceOf(SQLException.class).satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("23505"));
+            Assertions.assertThatThrownBy(() -> guarded.writeAll(connection, List.of(
+                    Row.of("other", BillingStructs.struct(summary("seed", 2)), new Fence(1, 1)))))
+                    .isInstanceOf(SQLException.class)
+                    .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("23505"));
         }
     }
 
     private static Connection connect(boolean reWriteBatchedInserts) throws SQLException {
-        Connection connection = DriverManager.getConnection(postgres.jdbcUrl() + "&reWriteBatchedInserts=" + reWriteBatchedInserts);
+        Connection connection = DriverManager
+                .getConnection(postgres.jdbcUrl() + "&reWriteBatchedInserts=" + reWriteBatchedInserts);
         connection.setAutoCommit(false);
         return connection;
     }
@@ -210,8 +222,9 @@ class BatchedUpsertTest {
     private static Map<String, Fence> tableFences(String table) throws SQLException {
         Map<String, Fence> fences = new HashMap<>();
         try (Connection connection = connect(false);
-             PreparedStatement statement = connection.prepareStatement("SELECT resource_key, fence_token, fence_seq FROM " + table);
-             ResultSet rows = statement.executeQuery()) {
+                PreparedStatement statement = connection
+                        .prepareStatement("SELECT resource_key, fence_token, fence_seq FROM " + table);
+                ResultSet rows = statement.executeQuery()) {
             while (rows.next()) {
                 long seq = rows.getLong(3);
                 boolean noSeq = rows.wasNull();
@@ -222,7 +235,8 @@ class BatchedUpsertTest {
     }
 
     private static BillingSummary summary(String customer, long amountMinor) {
-        return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-11").setAmountMinor(amountMinor).setCurrency("EUR")
+        return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-11").setAmountMinor(amountMinor)
+                .setCurrency("EUR")
                 .setLineItems(1).setComputedAt(Instant.parse("2026-11-29T12:00:00Z")).setComputedBy("batch-test").build();
     }
 }

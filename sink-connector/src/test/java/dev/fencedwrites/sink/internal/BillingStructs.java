@@ -28,7 +28,8 @@ final class BillingStructs {
             return null;
         }
         return new Struct(SCHEMA).put("customerId", summary.getCustomerId()).put("billingPeriod", summary.getBillingPeriod())
-                .put("amountMinor", summary.getAmountMinor()).put("currency", summary.getCurrency()).put("lineItems", summary.getLineItems())
+                .put("amountMinor", summary.getAmountMinor()).put("currency", summary.getCurrency())
+                .put("lineItems", summary.getLineItems())
                 .put("computedAt", Date.from(summary.getComputedAt())).put("computedBy", summary.getComputedBy());
     }
 }

@@ -25,7 +25,10 @@ import org.apache.kafka.connect.errors.DataException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** {@link ColumnMapping} and {@link TableStructure}'s create, evolve and check (through {@link RecordTable}) on real PostgreSQL, for record schemas of every kind. */
+/**
+ * {@link ColumnMapping} and {@link TableStructure}'s create, evolve and check (through {@link RecordTable}) on real PostgreSQL,
+ * for record schemas of every kind.
+ */
 class GenericMappingTest {
     private static final Schema ADDRESS = SchemaBuilder.struct().name("Address").optional()
             .field("street", Schema.STRING_SCHEMA).field("zipCode", Schema.OPTIONAL_STRING_SCHEMA).build();
@@ -56,17 +59,24 @@ class GenericMappingTest {
         assertThat(ColumnMapping.snakeCase("customer-id")).isEqualTo("customer_id");
         assertThatThrownBy(() -> ColumnMapping.columns(SchemaBuilder.struct().field("fenceSeq", Schema.INT64_SCHEMA).build()))
                 .isInstanceOf(DataException.class).hasMessageContaining("column fence_seq, which the sink reserves");
-        assertThatThrownBy(() -> ColumnMapping.columns(SchemaBuilder.struct().field("zipCode", Schema.STRING_SCHEMA).field("zip_code", Schema.STRING_SCHEMA).build()))
+        assertThatThrownBy(() -> ColumnMapping.columns(
+                SchemaBuilder.struct().field("zipCode", Schema.STRING_SCHEMA).field("zip_code", Schema.STRING_SCHEMA).build()))
                 .isInstanceOf(DataException.class).hasMessageContaining("both map to column zip_code");
-        assertThatThrownBy(() -> ColumnMapping.columns(Schema.STRING_SCHEMA)).isInstanceOf(DataException.class).hasMessageContaining("must be a record");
+        assertThatThrownBy(() -> ColumnMapping.columns(Schema.STRING_SCHEMA)).isInstanceOf(DataException.class)
+                .hasMessageContaining("must be a record");
     }
 
     @Test
     void everyKindOfFieldIsWrittenAndReadBack() throws SQLException {
         RecordTable table = new RecordTable("orders", true, true, true);
-        Struct order = new Struct(ORDER).put("orderId", "o-1").put("quantity", (short) 3).put("totalAmount", new BigDecimal("12.34"))
-                .put("paid", true).put("weightKg", 1.5).put("placedAt", java.util.Date.from(Instant.parse("2026-11-29T12:00:00Z")))
-                .put("deliveryDate", java.util.Date.from(Instant.parse("2026-12-01T00:00:00Z"))).put("signature", new byte[] {1, 2, 3})
+        Struct order = new Struct(ORDER).put("orderId", "o-1").put("quantity", (short) 3)
+                .put("totalAmount", new BigDecimal("12.34"))
+                .put("paid", true).put("weightKg", 1.5)
+                // CHECKSTYLE:OFF: FullyQualifiedName java.sql and java.util both have Date
+                .put("placedAt", java.util.Date.from(Instant.parse("2026-11-29T12:00:00Z")))
+                .put("deliveryDate", java.util.Date.from(Instant.parse("2026-12-01T00:00:00Z")))
+                // CHECKSTYLE:ON: FullyQualifiedName
+                .put("signature", new byte[]{1, 2, 3})
                 .put("tags", List.of("gift", "fragile")).put("attributes", Map.of("floor", 3))
                 .put("shipTo", new Struct(ADDRESS).put("street", "Main St 1").put("zipCode", "10115"));
         try (Connection connection = connect()) {
@@ -87,7 +97,8 @@ class GenericMappingTest {
     @Test
     void aNewOptionalFieldAddsItsColumnAndOldAndNewRowsStayRight() throws SQLException {
         Schema v1 = SchemaBuilder.struct().name("Invoice").field("amountMinor", Schema.INT64_SCHEMA).build();
-        Schema v2 = SchemaBuilder.struct().name("Invoice").field("amountMinor", Schema.INT64_SCHEMA).field("note", Schema.OPTIONAL_STRING_SCHEMA).build();
+        Schema v2 = SchemaBuilder.struct().name("Invoice").field("amountMinor", Schema.INT64_SCHEMA)
+                .field("note", Schema.OPTIONAL_STRING_SCHEMA).build();
         RecordTable table = new RecordTable("invoices", true, true, true);
         try (Connection connection = connect()) {
             table.writeAll(connection, List.of(Row.of("inv-1", new Struct(v1).put("amountMinor", 100L), new Fence(1, 1)),
@@ -96,37 +107,46 @@ class GenericMappingTest {
             connection.commit();
         }
 
-        assertThat(row("invoices", "inv-1")).containsEntry("amount_minor", "150").containsEntry("note", null).containsEntry("fence_seq", "2");
+        assertThat(row("invoices", "inv-1")).containsEntry("amount_minor", "150").containsEntry("note", null)
+                .containsEntry("fence_seq", "2");
         assertThat(row("invoices", "inv-2")).containsEntry("amount_minor", "200").containsEntry("note", "waived");
     }
 
     @Test
     void withoutAutoEvolveAMisfitSchemaIsRefusedNamingEveryColumn() throws SQLException {
         Schema v1 = SchemaBuilder.struct().name("Payment").field("amountMinor", Schema.INT64_SCHEMA).build();
-        Schema conflicting = SchemaBuilder.struct().name("Payment").field("amountMinor", Schema.STRING_SCHEMA).field("payer", Schema.STRING_SCHEMA).build();
+        Schema conflicting = SchemaBuilder.struct().name("Payment").field("amountMinor", Schema.STRING_SCHEMA)
+                .field("payer", Schema.STRING_SCHEMA).build();
         try (Connection connection = connect()) {
-            new RecordTable("payments", true, true, true).write(connection, "p-1", new Struct(v1).put("amountMinor", 5L), new Fence(1, 1));
+            new RecordTable("payments", true, true, true).write(connection, "p-1", new Struct(v1).put("amountMinor", 5L),
+                    new Fence(1, 1));
             connection.commit();
             RecordTable strict = new RecordTable("payments", true, true, false);
 
-            assertThatThrownBy(() -> strict.write(connection, "p-2", new Struct(conflicting).put("amountMinor", "5").put("payer", "x"), new Fence(1, 1)))
+            assertThatThrownBy(() -> strict.write(connection, "p-2",
+                    new Struct(conflicting).put("amountMinor", "5").put("payer", "x"), new Fence(1, 1)))
                     .isInstanceOf(SchemaMismatchException.class)
                     .hasMessageContaining("column payments.amount_minor is bigint, but field amountMinor needs TEXT")
-                    .hasMessageContaining("table payments has no column payer TEXT for field payer (set auto.evolve=true to add it)");
+                    .hasMessageContaining(
+                            "table payments has no column payer TEXT for field payer (set auto.evolve=true to add it)");
         }
     }
 
     @Test
     void aNotNullColumnTheRecordsDoNotWriteIsNamed() throws SQLException {
         try (Connection connection = connect()) {
-            connection.createStatement().execute("CREATE TABLE legacy (resource_key TEXT PRIMARY KEY, amount_minor BIGINT, region TEXT NOT NULL,"
-                    + " deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token BIGINT NOT NULL, fence_seq BIGINT, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())");
+            connection.createStatement()
+                    .execute("CREATE TABLE legacy (resource_key TEXT PRIMARY KEY, amount_minor BIGINT, region TEXT NOT NULL,"
+                            + " deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token BIGINT NOT NULL, fence_seq BIGINT, "
+                            + "updated_at TIMESTAMPTZ NOT NULL DEFAULT now())");
             connection.commit();
             Schema schema = SchemaBuilder.struct().field("amountMinor", Schema.INT64_SCHEMA).build();
 
-            assertThatThrownBy(() -> new RecordTable("legacy", true, true, true).write(connection, "k", new Struct(schema).put("amountMinor", 1L), new Fence(1, 1)))
+            assertThatThrownBy(() -> new RecordTable("legacy", true, true, true).write(connection, "k",
+                    new Struct(schema).put("amountMinor", 1L), new Fence(1, 1)))
                     .isInstanceOf(SchemaMismatchException.class)
-                    .hasMessageContaining("column legacy.region is NOT NULL without a default, but records of this schema do not write it");
+                    .hasMessageContaining(
+                            "column legacy.region is NOT NULL without a default, but records of this schema do not write it");
         }
     }
 
@@ -134,16 +154,20 @@ class GenericMappingTest {
     @Test
     void aNotNullDataColumnIsNamedBecauseDeletesNullIt() throws SQLException {
         try (Connection connection = connect()) {
-            connection.createStatement().execute("CREATE TABLE strict_data (resource_key TEXT PRIMARY KEY, amount_minor BIGINT NOT NULL,"
-                    + " created_at TIMESTAMPTZ NOT NULL DEFAULT now(), row_id BIGINT GENERATED ALWAYS AS IDENTITY,"
-                    + " deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token BIGINT NOT NULL, fence_seq BIGINT, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())");
+            connection.createStatement()
+                    .execute("CREATE TABLE strict_data (resource_key TEXT PRIMARY KEY, amount_minor BIGINT NOT NULL,"
+                            + " created_at TIMESTAMPTZ NOT NULL DEFAULT now(), row_id BIGINT GENERATED ALWAYS AS IDENTITY,"
+                            + " deleted BOOLEAN NOT NULL DEFAULT FALSE, fence_token BIGINT NOT NULL, fence_seq BIGINT, "
+                            + "updated_at TIMESTAMPTZ NOT NULL DEFAULT now())");
             connection.commit();
             Schema schema = SchemaBuilder.struct().field("amountMinor", Schema.INT64_SCHEMA).build();
 
-            assertThatThrownBy(() -> new RecordTable("strict_data", true, true, true).write(connection, "k", new Struct(schema).put("amountMinor", 1L),
+            assertThatThrownBy(() -> new RecordTable("strict_data", true, true, true).write(connection, "k",
+                    new Struct(schema).put("amountMinor", 1L),
                     new Fence(1, 1)))
                     .isInstanceOf(SchemaMismatchException.class)
-                    .hasMessageContaining("column strict_data.amount_minor is NOT NULL, but a delete sets the data columns to NULL")
+                    .hasMessageContaining(
+                            "column strict_data.amount_minor is NOT NULL, but a delete sets the data columns to NULL")
                     .hasMessageNotContaining("created_at").hasMessageNotContaining("row_id");
         }
     }
@@ -157,7 +181,7 @@ class GenericMappingTest {
     /** The row as text per column (PostgreSQL's output format), null for NULL. */
     private static Map<String, String> row(String table, String key) throws SQLException {
         try (Connection connection = connect();
-             PreparedStatement statement = connection.prepareStatement("SELECT * FROM " + table + " WHERE resource_key = ?")) {
+                PreparedStatement statement = connection.prepareStatement("SELECT * FROM " + table + " WHERE resource_key = ?")) {
             statement.setString(1, key);
             try (ResultSet rows = statement.executeQuery()) {
                 assertThat(rows.next()).as("row %s", key).isTrue();

@@ -15,8 +15,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
-import java.util.List;
 import java.time.OffsetDateTime;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -58,13 +58,13 @@ class GuardedUpsertTest {
 
     @ParameterizedTest(name = "stored {0}, incoming {1}")
     @CsvSource({
-        "none, 7.0", "none, 7",
-        "5.3, 6.1", "5.3, 6.0", "5.3, 6", "5, 6.1", "5, 6",
-        "5.3, 5", "5, 5.2", "5, 5",
-        "5.3, 5.4", "5.0, 5.1",
-        "5.3, 5.3", "5.0, 5.0",
-        "5.3, 5.2", "5.3, 5.0",
-        "5.3, 4.9", "5.3, 4", "5, 4.1", "5, 4",
+            "none, 7.0", "none, 7",
+            "5.3, 6.1", "5.3, 6.0", "5.3, 6", "5, 6.1", "5, 6",
+            "5.3, 5", "5, 5.2", "5, 5",
+            "5.3, 5.4", "5.0, 5.1",
+            "5.3, 5.3", "5.0, 5.0",
+            "5.3, 5.2", "5.3, 5.0",
+            "5.3, 4.9", "5.3, 4", "5, 4.1", "5, 4",
     })
     void guardDecidesLikeFenceRule(String stored, String incoming) throws SQLException {
         Fence storedFence = fence(stored);
@@ -77,7 +77,9 @@ class GuardedUpsertTest {
 
         Decision expected = FenceRule.decide(storedFence, incomingFence);
         assertThat(decision).isEqualTo(expected);
-        assertThat(row(KEY)).isEqualTo(expected.accepted() ? Row.of(INCOMING, FenceRule.raise(storedFence, incomingFence)) : Row.of(STORED, storedFence));
+        assertThat(row(KEY)).isEqualTo(expected.accepted()
+                ? Row.of(INCOMING, FenceRule.raise(storedFence, incomingFence))
+                : Row.of(STORED, storedFence));
     }
 
     @Test
@@ -159,8 +161,9 @@ class GuardedUpsertTest {
         List<Outcome> outcome = guarded.writeAll(connection, List.of(marker(KEY, new Fence(7, 0))));
 
         assertThat(outcome.get(0).decision().accepted()).isTrue();
-        assertThat(row(KEY)).isEqualTo(new Row(STORED.getCustomerId(), STORED.getBillingPeriod(), STORED.getAmountMinor(), STORED.getCurrency(),
-                STORED.getLineItems(), STORED.getComputedAt(), STORED.getComputedBy(), false, 7, 0L));
+        assertThat(row(KEY)).isEqualTo(
+                new Row(STORED.getCustomerId(), STORED.getBillingPeriod(), STORED.getAmountMinor(), STORED.getCurrency(),
+                        STORED.getLineItems(), STORED.getComputedAt(), STORED.getComputedBy(), false, 7, 0L));
     }
 
     @Test
@@ -199,8 +202,9 @@ class GuardedUpsertTest {
         assertThat(early.get(0).decision().accepted()).isFalse();
         assertThat(lastOfThePreviousHolder.accepted()).isTrue();
         assertThat(onTime.get(0).decision().accepted()).isTrue();
-        assertThat(row(KEY)).isEqualTo(new Row(INCOMING.getCustomerId(), INCOMING.getBillingPeriod(), INCOMING.getAmountMinor(), INCOMING.getCurrency(),
-                INCOMING.getLineItems(), INCOMING.getComputedAt(), INCOMING.getComputedBy(), false, 9, 0L));
+        assertThat(row(KEY)).isEqualTo(
+                new Row(INCOMING.getCustomerId(), INCOMING.getBillingPeriod(), INCOMING.getAmountMinor(), INCOMING.getCurrency(),
+                        INCOMING.getLineItems(), INCOMING.getComputedAt(), INCOMING.getComputedBy(), false, 9, 0L));
     }
 
     @Test
@@ -253,7 +257,7 @@ class GuardedUpsertTest {
 
     /** The row's data, {@code deleted} and fence columns; {@code fenceSeq} null when absent. */
     record Row(String customerId, String billingPeriod, Long amountMinor, String currency, Integer lineItems,
-               Instant computedAt, String computedBy, boolean deleted, long fenceToken, Long fenceSeq) {
+            Instant computedAt, String computedBy, boolean deleted, long fenceToken, Long fenceSeq) {
 
         static Row of(BillingSummary value, Fence fence) {
             return new Row(value.getCustomerId(), value.getBillingPeriod(), value.getAmountMinor(), value.getCurrency(),
@@ -270,14 +274,18 @@ class GuardedUpsertTest {
     }
 
     private Row row(String key) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement("SELECT customer_id, billing_period, amount_minor, currency,"
-                + " line_items, computed_at, computed_by, deleted, fence_token, fence_seq FROM " + TABLE + " WHERE resource_key = ?")) {
+        try (PreparedStatement statement = connection
+                .prepareStatement("SELECT customer_id, billing_period, amount_minor, currency,"
+                        + " line_items, computed_at, computed_by, deleted, fence_token, fence_seq FROM " + TABLE
+                        + " WHERE resource_key = ?")) {
             statement.setString(1, key);
             try (ResultSet rs = statement.executeQuery()) {
                 assertThat(rs.next()).as("row for key %s", key).isTrue();
                 OffsetDateTime computedAt = rs.getObject(6, OffsetDateTime.class);
-                return new Row(rs.getString(1), rs.getString(2), rs.getObject(3, Long.class), rs.getString(4), rs.getObject(5, Integer.class),
-                        computedAt == null ? null : computedAt.toInstant(), rs.getString(7), rs.getBoolean(8), rs.getLong(9), rs.getObject(10, Long.class));
+                return new Row(rs.getString(1), rs.getString(2), rs.getObject(3, Long.class), rs.getString(4),
+                        rs.getObject(5, Integer.class),
+                        computedAt == null ? null : computedAt.toInstant(), rs.getString(7), rs.getBoolean(8), rs.getLong(9),
+                        rs.getObject(10, Long.class));
             }
         }
     }
@@ -288,7 +296,9 @@ class GuardedUpsertTest {
             return null;
         }
         int dot = text.indexOf('.');
-        return dot < 0 ? Fence.of(Long.parseLong(text)) : new Fence(Long.parseLong(text.substring(0, dot)), Long.parseLong(text.substring(dot + 1)));
+        return dot < 0
+                ? Fence.of(Long.parseLong(text))
+                : new Fence(Long.parseLong(text.substring(0, dot)), Long.parseLong(text.substring(dot + 1)));
     }
 
     private static BillingSummary summary(long amountMinor, String computedBy, String computedAt) {

@@ -29,7 +29,8 @@ class RecordDecoderTest {
     private static final Schema SCHEMA = SchemaBuilder.struct().name("Invoice").field("amountMinor", Schema.INT64_SCHEMA).build();
 
     private final AvroConverter values = new AvroConverter(AvroSerdeConfig.clientFrom(Map.of(
-            AvroSerdeConfig.CLIENT_PREFIX + "url", "http://127.0.0.1:1", AvroSerdeConfig.CLIENT_PREFIX + "max.retries", 0)), false);
+            AvroSerdeConfig.CLIENT_PREFIX + "url", "http://127.0.0.1:1", AvroSerdeConfig.CLIENT_PREFIX + "max.retries", 0)),
+            false);
     private final RecordDecoder decoder = new RecordDecoder(values, true, Set.of(TOPIC)::contains);
 
     @Test
@@ -52,7 +53,7 @@ class RecordDecoderTest {
 
     @Test
     void keyBytesThatAreNotUtf8AreAMalformedKeyWithNoFenceToRead() {
-        assertThat(decoder.decode(record(new byte[] {(byte) 0xC3, (byte) 0x28}, null, fence(7, 1))))
+        assertThat(decoder.decode(record(new byte[]{(byte) 0xC3, (byte) 0x28}, null, fence(7, 1))))
                 .isInstanceOfSatisfying(Decoded.Bad.class, bad -> {
                     assertThat(bad.reason()).isEqualTo(RejectionReason.MALFORMED_KEY);
                     assertThat(bad.key()).isNull();
@@ -61,7 +62,8 @@ class RecordDecoderTest {
 
     @Test
     void anEmptyKeyIsAMissingKey() {
-        assertThat(decoder.decode(record("", null, fence(7, 1)))).isEqualTo(new Decoded.Bad(RejectionReason.MISSING_KEY, null, "null or empty key"));
+        assertThat(decoder.decode(record("", null, fence(7, 1))))
+                .isEqualTo(new Decoded.Bad(RejectionReason.MISSING_KEY, null, "null or empty key"));
     }
 
     @Test
@@ -85,7 +87,7 @@ class RecordDecoderTest {
 
     @Test
     void bytesThatAreNotTheConfluentWireFormatAreAMalformedValue() {
-        assertThat(decoder.decode(record(KEY, new byte[] {1, 2, 3}, fence(7, 1)))).isInstanceOfSatisfying(Decoded.Bad.class,
+        assertThat(decoder.decode(record(KEY, new byte[]{1, 2, 3}, fence(7, 1)))).isInstanceOfSatisfying(Decoded.Bad.class,
                 bad -> assertThat(bad.reason()).isEqualTo(RejectionReason.MALFORMED_VALUE));
     }
 
@@ -99,7 +101,8 @@ class RecordDecoderTest {
     @Test
     void aMarkerWithAValueIsAnInvalidMarker() {
         assertThat(decoder.decode(record(KEY, new Struct(SCHEMA).put("amountMinor", 1L), marker(9, TOPIC))))
-                .isInstanceOfSatisfying(Decoded.Bad.class, bad -> assertThat(bad.reason()).isEqualTo(RejectionReason.INVALID_MARKER));
+                .isInstanceOfSatisfying(Decoded.Bad.class,
+                        bad -> assertThat(bad.reason()).isEqualTo(RejectionReason.INVALID_MARKER));
     }
 
     @Test
@@ -112,7 +115,8 @@ class RecordDecoderTest {
         ConnectHeaders headers = marker(9, TOPIC);
         headers.addBytes(FenceHeaders.MARKER_PREVIOUS, FenceHeaders.encode("8.4"));
 
-        assertThat(decoder.decode(record(KEY, null, headers))).isEqualTo(new Row.FenceOnly(KEY, new Fence(9, 0), new Fence(8, 4)));
+        assertThat(decoder.decode(record(KEY, null, headers)))
+                .isEqualTo(new Row.FenceOnly(KEY, new Fence(9, 0), new Fence(8, 4)));
     }
 
     @Test

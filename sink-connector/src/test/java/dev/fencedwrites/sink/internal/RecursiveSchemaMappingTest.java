@@ -17,17 +17,22 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class RecursiveSchemaMappingTest {
     private static final AvroData AVRO_DATA = new AvroData(new AvroDataConfig.Builder()
-            .with(AvroDataConfig.ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG, true).with(AvroDataConfig.SCHEMAS_CACHE_SIZE_CONFIG, 10).build());
+            .with(AvroDataConfig.ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG, true).with(AvroDataConfig.SCHEMAS_CACHE_SIZE_CONFIG, 10)
+            .build());
 
     @ParameterizedTest
     @ValueSource(strings = {
-        "{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}",
-        "{\"name\":\"children\",\"type\":{\"type\":\"array\",\"items\":\"Node\"}}",
-        "{\"name\":\"byName\",\"type\":{\"type\":\"map\",\"values\":\"Node\"}}",
-        "{\"name\":\"wrapper\",\"type\":{\"type\":\"record\",\"name\":\"Wrapper\",\"fields\":[{\"name\":\"inner\",\"type\":[\"null\",\"Node\"]}]}}"})
+            "{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}",
+            "{\"name\":\"children\",\"type\":{\"type\":\"array\",\"items\":\"Node\"}}",
+            "{\"name\":\"byName\",\"type\":{\"type\":\"map\",\"values\":\"Node\"}}",
+            "{\"name\":\"wrapper\",\"type\":{\"type\":\"record\",\"name\":\"Wrapper\",\"fields\":[{\"name\":\"inner\","
+                    + "\"type\":[\"null\",\"Node\"]}]}}"})
     void aRecordThatContainsItselfIsRefusedWithADataException(String recursiveField) {
+        // CHECKSTYLE:OFF: FullyQualifiedName Connect's Schema is imported
         Schema node = AVRO_DATA.toConnectSchema(new org.apache.avro.Schema.Parser().parse(
-                "{\"type\":\"record\",\"name\":\"Node\",\"namespace\":\"test\",\"fields\":[{\"name\":\"v\",\"type\":\"int\"}," + recursiveField + "]}"));
+                // CHECKSTYLE:ON: FullyQualifiedName
+                "{\"type\":\"record\",\"name\":\"Node\",\"namespace\":\"test\",\"fields\":[{\"name\":\"v\",\"type\":\"int\"},"
+                        + recursiveField + "]}"));
 
         assertThat(catchThrowable(() -> ColumnMapping.columns(node))).isInstanceOf(DataException.class)
                 .hasMessageContaining("test.Node inside a test.Node").hasMessageContaining("recursive record schema");

@@ -12,7 +12,10 @@ import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.internals.PluginMetricsImpl;
 import org.junit.jupiter.api.Test;
 
-/** Two sink tasks in one Connect worker share its metrics registry, as the fenced and the unfenced sink of {@code ./fence demo} do. */
+/**
+ * Two sink tasks in one Connect worker share its metrics registry, as the fenced and the unfenced sink of {@code ./fence demo}
+ * do.
+ */
 class SinkMetricsTest {
     private final Metrics worker = new Metrics();
 

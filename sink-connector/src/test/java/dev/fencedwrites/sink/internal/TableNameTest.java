@@ -35,7 +35,8 @@ class TableNameTest {
     @ParameterizedTest
     @ValueSource(strings = {"", ".t", "s.", "a.b.c", "\"open", "\"x\"y", "a\"b", "two words", "tab\there"})
     void aNameThatNoTableCanHaveIsRefusedSayingWhy(String setting) {
-        assertThatThrownBy(() -> TableName.parse(setting)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(setting.isEmpty() ? "empty" : setting);
+        assertThatThrownBy(() -> TableName.parse(setting)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(setting.isEmpty() ? "empty" : setting);
     }
 
     @Test
@@ -47,7 +48,8 @@ class TableNameTest {
     @Test
     void aQuoteInsideANameIsDoubledAndANulIsRefused() {
         assertThat(SqlNames.quote("a\"b")).isEqualTo("\"a\"\"b\"");
-        assertThatThrownBy(() -> SqlNames.quote("a\u0000b")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("NUL");
+        assertThatThrownBy(() -> SqlNames.quote("a\u0000b")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("NUL");
     }
 
     @Test
@@ -55,15 +57,18 @@ class TableNameTest {
         Schema schema = SchemaBuilder.struct().field("order", Schema.STRING_SCHEMA).field("amountMinor", Schema.INT64_SCHEMA)
                 .field("x".repeat(70), Schema.STRING_SCHEMA).build();
 
-        assertThat(ColumnMapping.columns(schema)).extracting(ColumnMapping.Column::name).containsExactly("order", "amount_minor", "x".repeat(63));
+        assertThat(ColumnMapping.columns(schema)).extracting(ColumnMapping.Column::name).containsExactly("order", "amount_minor",
+                "x".repeat(63));
         assertThat(ColumnMapping.columns(schema).get(0).sql()).isEqualTo("\"order\"");
     }
 
     @Test
     void twoLongFieldNamesThatTheServerWouldCutToOneColumnAreRefused() {
-        Schema schema = SchemaBuilder.struct().field("y".repeat(63) + "a", Schema.STRING_SCHEMA).field("y".repeat(63) + "b", Schema.STRING_SCHEMA).build();
+        Schema schema = SchemaBuilder.struct().field("y".repeat(63) + "a", Schema.STRING_SCHEMA)
+                .field("y".repeat(63) + "b", Schema.STRING_SCHEMA).build();
 
-        assertThatThrownBy(() -> ColumnMapping.columns(schema)).isInstanceOf(DataException.class).hasMessageContaining("both map to column");
+        assertThatThrownBy(() -> ColumnMapping.columns(schema)).isInstanceOf(DataException.class)
+                .hasMessageContaining("both map to column");
     }
 
     @ParameterizedTest
