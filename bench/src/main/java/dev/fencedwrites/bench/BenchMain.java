@@ -1,6 +1,5 @@
 package dev.fencedwrites.bench;
 
-import com.sun.management.OperatingSystemMXBean;
 import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.services.EtcdNode;
 import dev.fencedwrites.services.KafkaBroker;
@@ -9,7 +8,6 @@ import dev.fencedwrites.services.Service;
 import io.etcd.jetcd.Client;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,7 +23,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
-import org.apache.kafka.common.utils.AppInfoParser;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.Options;
@@ -63,40 +60,6 @@ import picocli.CommandLine.Spec;
                 "is reported, not an error), 1 with a one-line reason when a measurement could not run (the figures measured",
                 "until then are written to bench/results/ as an incomplete run), 2 for a wrong option."})
 public final class BenchMain implements Callable<Integer> {
-    /** How each figure is taken, below the table in the Markdown. */
-    static final String NOTES = String.join("\n",
-            "How the figures are taken:",
-            "- Enforcer throughput: the enforcer's topology and a pass-through topology (input to output, no state) read the "
-                    + "same input topic from the beginning, with the enforcer's Kafka Streams settings (one stream thread, 3 "
-                    + "partitions, the guarantee's default commit interval: 100 ms for exactly_once_v2, 30 s for "
-                    + "at_least_once). Records/s from the first processed record (Kafka Streams' process-total) to the end of "
-                    + "close() after the last, which flushes the fence store's cache to RocksDB and the changelog and commits, "
-                    + "after a warm-up run of each under each guarantee; the enforcer must have accepted every record. The full "
-                    + "run measures each topology twice, in the order A B B A, and gives the mean; the progress lines on stderr "
-                    + "show each run. Every write is in order, so the enforcer accepts all of them: the figure is the cost of "
-                    + "the check and of the fence state.",
-            "- End-to-end latency: records produced at a fixed rate while the topology runs; the time each is read "
-                    + "(read_committed) from the accepted (or pass-through output) topic minus its produce timestamp; the first "
-                    + "second is left out.",
-            "- Fence state: after the enforcer's exactly_once_v2 run at the most keys, the size of the store's RocksDB files "
-                    + "(after close) and of the changelog's log segments on the broker, divided by the key count. The changelog "
-                    + "is not compacted yet.",
-            "- Acquisition: FencingLeaseClient.acquire (lease grant + lock) against one etcd put, interleaved; the release is "
-                    + "not timed. Contention: 4 clients each acquiring and releasing one resource in a loop, against one client "
-                    + "doing the same alone.",
-            "- Token verification (issue 14): the enforcer with token verification on (etcd.endpoints set, the enforcer's "
-                    + "defaults) and off over the same input, exactly_once_v2, runs in the order off, on, on, off, each figure "
-                    + "the mean of two. Every token is real: before the timed part each key's lock is taken in etcd with one "
-                    + "transaction (put the lock key under a lease, read the oldest key under the lock; the revision is the "
-                    + "token), all keys under one long lease. Writes under long leases: each key's token is read from etcd "
-                    + "once, the later writes at its fence are compared with the lease the fence store keeps. One acquisition "
-                    + "per key: one write per key, so every record's token is verified with one etcd range read. etcd reads/s: "
-                    + "the verifier's fence_token_verification_etcd_reads_total over the same timed part. The run fails unless "
-                    + "every record was accepted and etcd was read exactly once per key.",
-            "- Sink: the same batches written with the guarded upsert and with a plain upsert, in the order plain, guarded, "
-                    + "guarded, plain.")
-            + "\n";
-
     @Option(names = "--quick", description = "A reduced run: fewer operations and shorter JMH iterations, same figures.")
     boolean quick;
     @Option(names = "--only", split = ",", paramLabel = "PART", description = "Run only these parts, comma-separated: "
@@ -130,7 +93,7 @@ public final class BenchMain implements Callable<Integer> {
                 err.println("[bench] " + line);
                 err.flush();
             });
-            String table = table(figures);
+            String table = BenchReport.table(figures);
             stdout.print(table);
             stdout.flush();
             Path written = write(table, log, null);
@@ -142,7 +105,8 @@ public final class BenchMain implements Callable<Integer> {
             if (!figures.isEmpty()) {
                 try {
                     err.println(
-                            "fence bench: the figures measured until then are in " + write(table(figures), log, e.getMessage()));
+                            "fence bench: the figures measured until then are in "
+                                    + write(BenchReport.table(figures), log, e.getMessage()));
                 } catch (IOException writeError) {
                     err.println("fence bench: could not write them: " + writeError.getMessage());
                 }
@@ -267,28 +231,6 @@ public final class BenchMain implements Callable<Integer> {
                 "ns", "", false);
     }
 
-    static String table(List<Figure> figures) {
-        StringBuilder text = new StringBuilder();
-        text.append("| measure | fenced | baseline | unit | ratio | goal | met |\n|---|---:|---:|---|---:|---|---|\n");
-        for (Figure figure : figures) {
-            Boolean met = figure.met();
-            text.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", figure.measure(),
-                    number(figure.fenced()),
-                    number(figure.baseline()), figure.unit(),
-                    Double.isNaN(figure.ratio()) ? "-" : String.format(Locale.ROOT, "%.2f", figure.ratio()),
-                    figure.goal().isEmpty() ? "-" : figure.goal(),
-                    met == null ? "-" : met ? "yes" : "NO"));
-        }
-        return text.toString();
-    }
-
-    private static String number(double value) {
-        if (Double.isNaN(value)) {
-            return "-";
-        }
-        return value >= 100 ? String.format(Locale.ROOT, "%,.0f", value) : String.format(Locale.ROOT, "%.2f", value);
-    }
-
     /**
      * Writes the Markdown; {@code failure} non-null marks an incomplete run, which is written
      * under its own name ({@code -incomplete}) and never as {@code latest}.
@@ -298,43 +240,11 @@ public final class BenchMain implements Callable<Integer> {
         ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
         Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "")
                 + (failure != null ? "-incomplete" : "") + ".md");
-        long memory = ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-                .getTotalMemorySize();
-        String markdown = "# fenced-writes bench, " + now.format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 16) + " UTC"
-                + (quick ? " (--quick)" : "") + "\n\n"
-                + (failure != null ? "**Incomplete: the run stopped with: " + failure + "**\n\n" : "")
-                + table + "\n"
-                + "Ratios are fenced / baseline (for latencies, lower is better); a goal is met when the ratio as printed meets "
-                + "it. "
-                + "Runs vary: on a shared or small machine by 10 % or more, and the exactly_once_v2 pass-through by up to a "
-                + "factor of two between "
-                + "its two runs; the log below shows each run.\n\n"
-                + "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, " + memory / (1L << 30) + " GiB, "
-                + System.getProperty("os.name") + " " + System.getProperty("os.arch") + "; Java "
-                + System.getProperty("java.version") + "; "
-                + versions() + "\n\nReproduce: `./fence bench" + (quick ? " --quick" : "") + "`.\n\n" + NOTES
-                + "\nThe run, as it went (each throughput run's own figure):\n\n```\n" + String.join("\n", log) + "\n```\n";
+        String markdown = BenchReport.markdown(now, table, log, failure, quick);
         Files.writeString(file, markdown);
         if (failure == null) {
             Files.writeString(out.resolve("latest" + (quick ? "-quick" : "") + ".md"), markdown);
         }
         return file;
-    }
-
-    private static String versions() {
-        String etcd;
-        try {
-            Process process = new ProcessBuilder(EtcdNode.binary().toString(), "--version").redirectErrorStream(true).start();
-            etcd = new String(process.getInputStream().readAllBytes()).lines().findFirst().orElse("etcd ?")
-                    .replace("etcd Version: ", "etcd ");
-            process.waitFor();
-        } catch (IOException | RuntimeException e) {
-            etcd = "etcd ?";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            etcd = "etcd ?";
-        }
-        return etcd + "; Kafka " + AppInfoParser.getVersion()
-                + "; PostgreSQL, jetcd and JMH at the versions the parent pom pins";
     }
 }

@@ -47,8 +47,9 @@ public final class BillingScenario {
     public static final String WORKER_A = "worker-A";
     public static final String WORKER_B = "worker-B";
     private static final Duration STEP_TIMEOUT = Duration.ofSeconds(90);
-    private static final Pattern STALE_COUNTER = Pattern
-            .compile("^fenced_writes_total\\{[^}]*reason=\"STALE_TOKEN\"[^}]*} ([0-9.E+-]+)$", Pattern.MULTILINE);
+    private static final Pattern STALE_COUNTER = Pattern.compile(
+            "^fenced_writes_total\\{[^}]*reason=\"STALE_TOKEN\"[^}]*} ([0-9.E+-]+)$",
+            Pattern.MULTILINE);
 
     private final LocalStack stack;
     private final Timeline timeline;
@@ -68,7 +69,6 @@ public final class BillingScenario {
 
     /**
      * Runs the scenario once on the stack.
-     *
      * @param resumeBeforeBWrites resume A as soon as B holds the lease, while B is still computing:
      *                            then only B's FENCE marker stands between A's write and the row
      */
@@ -240,8 +240,7 @@ public final class BillingScenario {
                 for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
                     if (CUSTOMER.equals(record.key())) {
                         found.append(' ').append(record.topic()).append('@').append(record.offset()).append('=')
-                                .append(header(record, FenceHeaders.TOKEN))
-                                .append('.').append(header(record, FenceHeaders.SEQ));
+                                .append(header(record, FenceHeaders.TOKEN)).append('.').append(header(record, FenceHeaders.SEQ));
                     }
                 }
             }
