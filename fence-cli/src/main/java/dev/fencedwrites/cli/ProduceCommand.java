@@ -37,10 +37,12 @@ import picocli.CommandLine.Spec;
         header = "Write under KEY's lease, as a worker does, and print the enforcer's decision on each write.",
         usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         sortOptions = false, description = {
-                "Takes the lease on KEY in etcd (its revision is the fencing token), publishes the FENCE marker and",
-                "then one or more BillingSummary writes to the input topic with the token and seq on every record,",
-                "releases the lease, and waits for the enforcer's decision on each write: accepted (with where it",
-                "landed) or rejected (with the reason).",
+                "Takes the lease on KEY in etcd (its revision is the fencing token), publishes the FENCE marker "
+                        + "and then",
+                "one or more BillingSummary writes to the input topic with the token and seq on every record, "
+                        + "releases the lease,",
+                "and waits for the enforcer's decision on each write: accepted (with where it landed) or rejected "
+                        + "(with the reason).",
                 ""},
         footer = {"", "Examples:",
                 "  ./fence produce customer-42 --amount 1999                    one write: 19.99 EUR",

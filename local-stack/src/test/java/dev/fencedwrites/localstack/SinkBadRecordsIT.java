@@ -281,10 +281,10 @@ class SinkBadRecordsIT {
         Schema keywords = new Schema.Parser()
                 .parse("""
                         {"type": "record", "name": "KeywordOrder", "namespace": "dev.fencedwrites.it", "fields": [
-                          {"name": "order", "type": "string"}, {"name": "user", "type": "string"}, {"name": "group",
-                                  "type": ["null", "string"]},
-                          {"name": "offset", "type": "long"}, {"name": "limit", "type": "int"}, {"name": "from",
-                                  "type": "string"},
+                          {"name": "order", "type": "string"}, {"name": "user", "type": "string"},
+                          {"name": "group", "type": ["null", "string"]},
+                          {"name": "offset", "type": "long"}, {"name": "limit", "type": "int"},
+                          {"name": "from", "type": "string"},
                           {"name": "select", "type": "boolean"}, {"name": "whereTo", "type": "string"}]}""");
         SinkProbe probe = new SinkProbe(env.get("KAFKA_BOOTSTRAP"), env.get("CONNECT_URL"), env.get("POSTGRES_URL"),
                 env.get("SCHEMA_REGISTRY_URL"));

@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * registry that cannot be reached.
  */
 public final class RecordDecoder {
-    private static final Logger LOG = LoggerFactory.getLogger(RecordDecoder.class);
+    // the task's logger name, as before the split
+    private static final Logger LOG = LoggerFactory.getLogger("dev.fencedwrites.sink.FencedJdbcSinkTask");
 
     private final AvroConverter values;
     private final boolean guarded;

@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * and counted.
  */
 public final class SinkOutcomes {
-    private static final Logger LOG = LoggerFactory.getLogger(SinkOutcomes.class);
+    // the task's logger name, as before the split
+    private static final Logger LOG = LoggerFactory.getLogger("dev.fencedwrites.sink.FencedJdbcSinkTask");
 
     private final ErrantRecordReporter reporter;
     private final SinkMetrics metrics;

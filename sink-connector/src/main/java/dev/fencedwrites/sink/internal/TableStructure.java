@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * of kafka-connect-jdbc's {@code DbStructure}. Not thread-safe: one per sink task and table.
  */
 public final class TableStructure {
-    private static final Logger LOG = LoggerFactory.getLogger(TableStructure.class);
+    // RecordTable's logger name, as before the split
+    private static final Logger LOG = LoggerFactory.getLogger(RecordTable.class);
 
     /** The sink's own columns and the catalog types each accepts. */
     private static final Map<String, Set<String>> OWN_COLUMNS = Map.of(

@@ -8,7 +8,8 @@ import org.slf4j.LoggerFactory;
 
 /** What a sink task takes from its Connect context on runtimes that may predate the feature. */
 public final class TaskContexts {
-    private static final Logger LOG = LoggerFactory.getLogger(TaskContexts.class);
+    // the task's logger name, as before the split
+    private static final Logger LOG = LoggerFactory.getLogger("dev.fencedwrites.sink.FencedJdbcSinkTask");
 
     private TaskContexts() {
     }
