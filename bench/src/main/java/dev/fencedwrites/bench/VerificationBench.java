@@ -100,9 +100,8 @@ final class VerificationBench {
             if (verify) {
                 if (run.etcdReads() != keys) {
                     throw new IllegalStateException(String.format(Locale.ROOT,
-                            "the enforcer read etcd %,.0f times over %,d keys of %s; each key's one "
-                                    + "real token should be read once, every other write at its fence compared with the stored "
-                                    + "lease",
+                            "the enforcer read etcd %,.0f times over %,d keys of %s; each key's one real token should be read "
+                                    + "once, every other write at its fence compared with the stored lease",
                             run.etcdReads(), keys, input));
                 }
                 reads += run.etcdReadsPerSecond() / 2;

@@ -65,9 +65,8 @@ public final class LockHistory {
                     "lease " + leaseId + " (" + Long.toHexString(leaseId) + ") held " + lockName + " at revision " + token;
                 case NOT_HELD -> holder == null && currentRevision == 0
                         ? "no lease can have held " + lockName + ": its lock key is longer than " + MAX_LOCK_KEY_BYTES
-                                + " bytes, which no Mutex acquisition fits in one etcd request (--max-request-bytes, 1.5 MiB by "
-                                + "default) and no"
-                                + " range read fits etcd's gRPC limit; etcd was not asked"
+                                + " bytes, which no Mutex acquisition fits in one etcd request (--max-request-bytes, 1.5 MiB "
+                                + "by default) and no range read fits etcd's gRPC limit; etcd was not asked"
                         : holder == null
                                 ? "nobody held " + lockName + " at revision " + token + " (etcd revision now " + currentRevision
                                         + ")"

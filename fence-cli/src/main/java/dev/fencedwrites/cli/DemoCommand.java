@@ -18,10 +18,9 @@ import picocli.CommandLine.ParentCommand;
  */
 @Command(name = "demo", header = "Run the billing scenario on a fresh local stack: a paused worker's stale write, fenced.",
         usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, description = {
-                "Runs the billing scenario on a fresh local stack: worker A takes the lease for customer-42 and is frozen "
-                        + "with a real SIGSTOP past its TTL; worker B takes over with a higher fencing token and writes; A "
-                        + "resumes and "
-                        + "writes its stale summary.",
+                "Runs the billing scenario on a fresh local stack: worker A takes the lease for customer-42 and is frozen with "
+                        + "a real SIGSTOP past its TTL; worker B takes over with a higher fencing token and writes; A resumes "
+                        + "and writes its stale summary.",
                 "Exits 0 only if A's write was rejected (STALE_TOKEN) and B's data is in the row; 1 otherwise, naming what went "
                         + "wrong. "
                         + "Service logs stay in the data directory."},

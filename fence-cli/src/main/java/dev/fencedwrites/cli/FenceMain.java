@@ -40,8 +40,7 @@ import picocli.CommandLine.Spec;
                         + "bench/results/;",
                 "           ./fence bench --help says more.",
                 "",
-                "The first run of ./fence downloads dependencies from Maven Central and builds (a few minutes); later "
-                        + "runs "
+                "The first run of ./fence downloads dependencies from Maven Central and builds (a few minutes); later runs "
                         + "rebuild",
                 "only when sources changed. Needs JDK 17+ and Maven 3.8+.",
                 "Exit status: " + FenceMain.USAGE_ERROR

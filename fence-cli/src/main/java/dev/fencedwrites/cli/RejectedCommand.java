@@ -27,9 +27,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "rejected", header = "Print what was fenced: one line per record of the rejected topic.", usageHelpWidth = 130,
         mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false, description = {
-                "Reads the rejected topic and prints one line per fenced record: when, key, its token.seq,"
-                        + " the key's fence that refused "
-                        + "it,",
+                "Reads the rejected topic and prints one line per fenced record: when, key, its token.seq, the key's fence "
+                        + "that refused it,",
                 "the reason, the stage (enforcer or sink), the writer, and where the record came from (topic-partition@offset);",
                 "for a MALFORMED_VALUE, also the error the sink (or Connect) gave.", ""},
         footer = {"", "Examples:",

@@ -16,10 +16,9 @@ import picocli.CommandLine.ParentCommand;
                 "Starts the whole fenced-writes pipeline on loopback: Kafka (KRaft), etcd, a schema registry, PostgreSQL, "
                         + "the fence enforcer and a Connect worker running the fenced sink into table " + BillingConnectors.TABLE
                         + ".",
-                "Once every part is ready it prints KEY=value lines (also written to the env file,"
-                        + " ready for `source`) and runs until "
-                        + "Ctrl-C or SIGTERM, "
-                        + "then stops everything it started. Ports are free ones on 127.0.0.1, picked anew on each start.",
+                "Once every part is ready it prints KEY=value lines (also written to the env file, ready for `source`) and "
+                        + "runs until Ctrl-C or SIGTERM, then stops everything it started. Ports are free ones on 127.0.0.1, "
+                        + "picked anew on each start.",
                 "Exit status: 0 after Ctrl-C or SIGTERM, 1 with a one-line reason when a service does not start."},
         footer = {"",
                 "Example:", "  ./fence up                  # in one terminal",

@@ -34,8 +34,7 @@ import picocli.CommandLine.Option;
                 "", "Example:", "  fence-enforcer --config enforcer.properties",
                 "  with enforcer.properties holding:",
                 "    bootstrap.servers=127.0.0.1:9092",
-                "    etcd.endpoints=http://127.0.0.1:2379    (token verification: each token is checked against the "
-                        + "etcd the "
+                "    etcd.endpoints=http://127.0.0.1:2379    (token verification: each token is checked against the etcd the "
                         + "writers lock with)",
                 "",
                 "Without etcd.endpoints the enforcer verifies no token (it warns at start): any positive fence.token is "
@@ -149,9 +148,8 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         Optional<EtcdSettings> etcd = config.tokenVerification();
         if (etcd.isEmpty()) {
             LOG.warn(
-                    "token verification is off: any positive fence.token is believed, so one forged or mistaken token can block "
-                            + "a key for good "
-                            + "(set {} to turn it on)",
+                    "token verification is off: any positive fence.token is believed, so one forged or mistaken token can "
+                            + "block a key for good (set {} to turn it on)",
                     EtcdSettings.ENDPOINTS);
             return null;
         }

@@ -50,21 +50,18 @@ final class FenceEnforcerConfigDefinition {
                 .define(MARKERS_TOPIC, Type.STRING, FenceTopics.MARKERS, Importance.MEDIUM,
                         "Topic each winning FENCE marker is published to (its key, null value, its fence headers, "
                                 + "fence.marker.target.topic and fence.source.*), for the sink to raise the row's fence at "
-                                + "takeover. "
-                                + "Empty: markers only raise the enforcer's fence.",
+                                + "takeover. Empty: markers only raise the enforcer's fence.",
                         GROUP_KAFKA, 6, ConfigDef.Width.MEDIUM, "Markers topic")
                 .define(STATE_DIR, Type.STRING, null, Importance.MEDIUM,
                         "Directory of the local state store (RocksDB); when unset, fence-enforcer under the JVM's "
-                                + "java.io.tmpdir. "
-                                + "The changelog topic restores it when lost.",
+                                + "java.io.tmpdir. The changelog topic restores it when lost.",
                         GROUP_KAFKA, 7, ConfigDef.Width.LONG, "State directory")
                 .define(PROCESSING_GUARANTEE, Type.STRING, StreamsConfig.EXACTLY_ONCE_V2,
                         ConfigDef.ValidString.in(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE), Importance.MEDIUM,
                         "exactly_once_v2: each input record's outcome and the fence update commit atomically. at_least_once: "
-                                + "after a crash the records "
-                                + "since the last commit are decided again against the fence each met the first time, so an "
-                                + "outcome may be written twice but "
-                                + "none is lost and no rejected write is ever accepted (issue 13).",
+                                + "after a crash the records since the last commit are decided again against the fence each "
+                                + "met the first time, so an outcome may be written twice but none is lost and no rejected "
+                                + "write is ever accepted (issue 13).",
                         GROUP_KAFKA, 8, ConfigDef.Width.SHORT, "Processing guarantee");
     }
 
@@ -96,43 +93,36 @@ final class FenceEnforcerConfigDefinition {
                         "Port of the HTTP endpoints; 0 picks a free port.", GROUP_HTTP, 2, ConfigDef.Width.SHORT, "HTTP port")
                 .define(HTTP_ADVERTISED_HOST, Type.STRING, null, Importance.MEDIUM,
                         "Host name other instances reach this one's HTTP endpoints at (Kafka Streams application.server, used "
-                                + "to answer "
-                                + "/fences/{key} for keys another instance owns). Unset: http.host, or this machine's host name "
-                                + "when http.host is 0.0.0.0.",
+                                + "to answer /fences/{key} for keys another instance owns). Unset: http.host, or this "
+                                + "machine's host name when http.host is 0.0.0.0.",
                         GROUP_HTTP, 3, ConfigDef.Width.MEDIUM, "Advertised HTTP host");
     }
 
     /** Token verification against etcd (issue 14). */
     private static ConfigDef tokenVerification(ConfigDef definition) {
         definition.define(TOKEN_VERIFICATION_ENABLE, Type.BOOLEAN, null, Importance.HIGH,
-                "Check the fencing token of every record the decision rule would accept against etcd's history (issue "
-                        + "14): at "
-                        + "revision = token, the key's lock (<etcd.lock.prefix><encoded key>/<fence.lease in hex>) must "
-                        + "have been the oldest under "
-                        + "the lock and attached to that lease. Forged, future and borrowed tokens are rejected "
-                        + "(FUTURE_TOKEN, LOCK_NOT_HELD, "
-                        + "MISSING_LEASE, MALFORMED_LEASE, UNVERIFIABLE_TOKEN) instead of blocking the key. A holder's "
-                        + "writes at its fence are "
-                        + "answered from a cache. Unset: on when etcd.endpoints is set. Off: any positive fence.token "
-                        + "is believed.",
+                "Check the fencing token of every record the decision rule would accept against etcd's history (issue 14): at "
+                        + "revision = token, the key's lock (<etcd.lock.prefix><encoded key>/<fence.lease in hex>) must have "
+                        + "been the oldest under the lock and attached to that lease. Forged, future and borrowed tokens are "
+                        + "rejected (FUTURE_TOKEN, LOCK_NOT_HELD, MISSING_LEASE, MALFORMED_LEASE, UNVERIFIABLE_TOKEN) instead "
+                        + "of blocking the key. A holder's writes at its fence are answered from a cache. Unset: on when "
+                        + "etcd.endpoints is set. Off: any positive fence.token is believed.",
                 GROUP_VERIFICATION, 1, ConfigDef.Width.SHORT, "Verify tokens");
         etcd(definition);
         return definition
                 .define(TOKEN_VERIFICATION_COMPACTED_POLICY, Type.STRING, "reject", ConfigDef.ValidString.in("reject", "accept"),
                         Importance.MEDIUM,
-                        "What to do with a token whose revision etcd has compacted away (the history to check is gone). reject: "
-                                + "reject it "
-                                + "UNVERIFIABLE_TOKEN, so nothing raises a fence unverified. accept: let it raise the fence and "
-                                + "count it "
+                        "What to do with a token whose revision etcd has compacted away (the history to check is gone). "
+                                + "reject: reject it UNVERIFIABLE_TOKEN, so nothing raises a fence unverified. accept: let it "
+                                + "raise the fence and count it "
                                 + "(fence_token_verifications_total{outcome=\"compacted_accepted\"}); a compacted revision is "
-                                + "below every token etcd issues "
-                                + "later, so it cannot block later holders, but it may be a made-up token.",
+                                + "below every token etcd issues later, so it cannot block later holders, but it may be a "
+                                + "made-up token.",
                         GROUP_VERIFICATION, 11, ConfigDef.Width.SHORT, "Compacted revisions")
                 .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MS, Type.LONG, 100L, ConfigDef.Range.atLeast(1), Importance.LOW,
                         "First wait before asking etcd again when it did not answer, in milliseconds; doubled after each "
-                                + "failure up to "
-                                + "token.verification.retry.backoff.max.ms. The stream thread waits meanwhile: nothing is "
-                                + "accepted unverified.",
+                                + "failure up to token.verification.retry.backoff.max.ms. The stream thread waits meanwhile: "
+                                + "nothing is accepted unverified.",
                         GROUP_VERIFICATION, 12, ConfigDef.Width.SHORT, "Retry backoff")
                 .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
                         "Longest wait between attempts to reach etcd, in milliseconds.", GROUP_VERIFICATION, 13,

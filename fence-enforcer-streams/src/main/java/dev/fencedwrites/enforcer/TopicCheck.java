@@ -187,9 +187,8 @@ final class TopicCheck {
         if (rejectedMax < inputMax + REJECTION_HEADROOM_BYTES) {
             LOG.warn(
                     "rejected topic '{}' takes records up to {} bytes, the input '{}' up to {}: a rejected record near the "
-                            + "input's limit "
-                            + "plus its rejection headers would not fit, and its copy would leave out its value (or more). Set "
-                            + "{}={} on '{}'.",
+                            + "input's limit plus its rejection headers would not fit, and its copy would leave out its value "
+                            + "(or more). Set {}={} on '{}'.",
                     config.rejectedTopic(), rejectedMax, input, inputMax, TopicConfig.MAX_MESSAGE_BYTES_CONFIG,
                     inputMax + REJECTION_HEADROOM_BYTES,
                     config.rejectedTopic());

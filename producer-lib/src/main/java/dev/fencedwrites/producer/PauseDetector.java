@@ -86,8 +86,7 @@ public final class PauseDetector implements AutoCloseable {
             if (stallNanos > leaseTtl.toNanos() / 2) {
                 LOG.warn(
                         "the JVM stalled for {} ms; leases here have a TTL of {} ms: a stall near the TTL lets another worker "
-                                + "take over "
-                                + "while this one still believes it holds the lease",
+                                + "take over while this one still believes it holds the lease",
                         TimeUnit.NANOSECONDS.toMillis(stallNanos), leaseTtl.toMillis());
             }
         }

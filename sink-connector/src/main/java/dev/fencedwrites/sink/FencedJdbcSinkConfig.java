@@ -57,9 +57,8 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
                     Width.LONG, "Schema registry URL")
             .define(TABLE_NAME, Type.STRING, TOPIC_PLACEHOLDER, new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Table the rows are written to, one row per record key: table or schema.table, read as PostgreSQL reads a "
-                            + "name"
-                            + " (an unquoted part in lower case, a part in double quotes exactly, each cut to 63 bytes); the "
-                            + "sink quotes every"
+                            + "name (an unquoted part in lower case, a part in double quotes exactly, each cut to 63 bytes); "
+                            + "the sink quotes every"
                             + " name it writes, so keywords such as order or user are fine. " + TOPIC_PLACEHOLDER
                             + " is replaced by the"
                             + " record's topic, lower-cased, with every character other than letters, digits and _ turned into _"
@@ -71,9 +70,8 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
                     GROUP_WRITES, 2, Width.SHORT, "Auto-create")
             .define(AUTO_EVOLVE, Type.BOOLEAN, true, Importance.MEDIUM,
                     "Add a nullable column for each field of a record schema that the table lacks (new fields as the schema "
-                            + "evolves, and the"
-                            + " first schema's fields in a table the sink created). false: such a record fails the task, naming "
-                            + "the missing columns.",
+                            + "evolves, and the first schema's fields in a table the sink created). false: such a record fails "
+                            + "the task, naming the missing columns.",
                     GROUP_WRITES, 3, Width.SHORT, "Auto-evolve")
             .define(FENCE_GUARD_ENABLED, Type.BOOLEAN, true, Importance.HIGH,
                     "Guard the upsert with the fencing decision rule. false writes every record unconditionally: only for "
@@ -81,10 +79,9 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
                     GROUP_WRITES, 4, Width.SHORT, "Fence guard")
             .define(MAX_RETRIES, Type.INT, 10, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
                     "How often a batch that failed with a transient error (connection lost, deadlock or serialization failure, "
-                            + "lock or statement timeout,"
-                            + " database shutdown, schema registry unreachable) is retried before the task fails. Other "
-                            + "database errors fail the task at once;"
-                            + " records whose data the database refuses go to the dead-letter topic.",
+                            + "lock or statement timeout, database shutdown, schema registry unreachable) is retried before "
+                            + "the task fails. Other database errors fail the task at once; records whose data the database "
+                            + "refuses go to the dead-letter topic.",
                     GROUP_RETRIES, 1, Width.SHORT, "Max retries")
             .define(RETRY_BACKOFF_MS, Type.LONG, 1000L, ConfigDef.Range.atLeast(0), Importance.LOW,
                     "Wait before a retry, in milliseconds.", GROUP_RETRIES, 2, Width.SHORT, "Retry backoff (ms)");

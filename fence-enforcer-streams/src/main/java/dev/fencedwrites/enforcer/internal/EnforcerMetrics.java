@@ -40,8 +40,7 @@ public final class EnforcerMetrics {
             replayed.put(outcome, Counter.builder("fence.replayed.records")
                     .description(
                             "Records decided against the fence they met the first time, the fence store being ahead of the "
-                                    + "committed offsets "
-                                    + "(at_least_once after a crash); accepted ones were forwarded again")
+                                    + "committed offsets (at_least_once after a crash); accepted ones were forwarded again")
                     .tag("outcome", outcome).register(registry));
         }
         for (RejectedCopy.Step step : RejectedCopy.Step.values()) {

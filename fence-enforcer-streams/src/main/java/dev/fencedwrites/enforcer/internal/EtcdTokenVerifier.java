@@ -250,8 +250,7 @@ public final class EtcdTokenVerifier implements TokenVerifier {
                     if (waited >= nextLog) {
                         LOG.warn(
                                 "cannot verify token {} of key {} yet ({} attempts, {} s): {}; this stream thread waits for "
-                                        + "etcd and decides "
-                                        + "nothing unverified",
+                                        + "etcd and decides nothing unverified",
                                 token, text, attempts, TimeUnit.NANOSECONDS.toSeconds(waited),
                                 e.getCause() == null ? e : e.getCause().toString());
                         nextLog = waited + TimeUnit.SECONDS.toNanos(WAIT_LOG_SECONDS);

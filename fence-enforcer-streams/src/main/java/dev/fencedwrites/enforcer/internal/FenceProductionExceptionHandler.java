@@ -142,9 +142,8 @@ public final class FenceProductionExceptionHandler implements ProductionExceptio
         }
         if (transactionAborted) {
             return "under exactly_once_v2 the producer's transaction is aborted by this error, so no reference record could "
-                    + "commit; "
-                    + "the record stays uncommitted on the input (if a topic's max.message.bytes changed, restart the enforcer "
-                    + "so it reads it)";
+                    + "commit; the record stays uncommitted on the input (if a topic's max.message.bytes changed, restart the "
+                    + "enforcer so it reads it)";
         }
         return null;
     }

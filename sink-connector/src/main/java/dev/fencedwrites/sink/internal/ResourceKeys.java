@@ -47,10 +47,9 @@ public final class ResourceKeys {
             return decode(buffer.duplicate());
         }
         throw new ConnectException("record key is a " + key.getClass().getName()
-                + ", but the fenced sink needs the resource id as text:"
-                + " set key.converter=org.apache.kafka.connect.storage.StringConverter (or "
-                + "org.apache.kafka.connect.converters.ByteArrayConverter,"
-                + " whose bytes it reads as UTF-8) for this connector");
+                + ", but the fenced sink needs the resource id as text: set "
+                + "key.converter=org.apache.kafka.connect.storage.StringConverter (or "
+                + "org.apache.kafka.connect.converters.ByteArrayConverter, whose bytes it reads as UTF-8) for this connector");
     }
 
     private static String decode(ByteBuffer bytes) throws CharacterCodingException {
