@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Executors;
+import java.util.function.Predicate;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
@@ -29,9 +30,14 @@ import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 
 /**
- * The enforcer's HTTP endpoints: {@code GET /metrics} (Prometheus text), {@code GET /health}
- * (200 only while Kafka Streams is RUNNING, else 503) and {@code GET /fences/{key}} (the key's
- * fence as JSON; 404 when the key has none). When another instance of the application owns the
+ * The enforcer's HTTP endpoints: {@code GET /metrics} (Prometheus text), the probes for
+ * Kubernetes (issue 16) and {@code GET /fences/{key}} (the key's fence as JSON; 404 when the key
+ * has none). {@code GET /health/live} answers 200 while the Kafka Streams client is alive
+ * ({@link #isLive}: CREATED, REBALANCING, which includes restoring state stores from their
+ * changelogs, or RUNNING) and 503 once it is shutting down or failed; {@code GET /health/ready}
+ * (and {@code GET /health}, its older name) answers 200 only while it is RUNNING. Each answers
+ * {@code {"state":"REBALANCING","restoring_partitions":3,"restore_remaining_offsets":81234}}
+ * (the restore figures of {@link StreamsProgress}). When another instance of the application owns the
  * key's partition, the request is proxied to it (interactive queries through
  * {@code application.server}); {@code served_by} names the instance that answered.
  */
@@ -44,10 +50,11 @@ final class EnforcerHttpServer implements AutoCloseable {
     private final HttpClient proxy = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private volatile KafkaStreams streams;
     private volatile HostInfo self;
+    private volatile StreamsProgress progress;
 
     EnforcerHttpServer(String host, int port, PrometheusMeterRegistry registry) throws IOException {
         server = HttpServer.create(new InetSocketAddress(host, port), 0);
-        // A cached pool: a slow or half-sent request (or a proxied call) never blocks /health for others.
+        // A cached pool: a slow or half-sent request (or a proxied call) never blocks the probes for others.
         server.setExecutor(Executors.newCachedThreadPool(r -> {
             Thread thread = new Thread(r, "enforcer-http");
             thread.setDaemon(true);
@@ -55,16 +62,53 @@ final class EnforcerHttpServer implements AutoCloseable {
         }));
         server.createContext("/metrics",
                 exchange -> respond(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
+        server.createContext("/health/live", exchange -> probe(exchange, EnforcerHttpServer::isLive));
+        server.createContext("/health/ready", exchange -> probe(exchange, EnforcerHttpServer::isReady));
+        // The exact path only: /health/anything-else is a 404, not readiness.
         server.createContext("/health", exchange -> {
-            KafkaStreams.State state = streams == null ? KafkaStreams.State.CREATED : streams.state();
-            int status = state == KafkaStreams.State.RUNNING ? 200 : 503;
-            respond(exchange, status, "application/json", JSON.writeValueAsString(Map.of("state", state.name())));
+            if (exchange.getRequestURI().getPath().equals("/health")) {
+                probe(exchange, EnforcerHttpServer::isReady);
+            } else {
+                respond(exchange, 404, "application/json", "{\"error\":\"probes: /health/live, /health/ready\"}");
+            }
         });
         server.createContext("/fences/", this::fence);
     }
 
-    /** Serves queries from {@code streams}; {@code self} is this instance's {@code application.server}. */
-    void attach(KafkaStreams streams, HostInfo self) {
+    /**
+     * Liveness: the client is not dead. True in CREATED (starting), REBALANCING (including while
+     * it restores state stores from their changelogs, which can take minutes for a large store)
+     * and RUNNING; false in PENDING_SHUTDOWN, NOT_RUNNING, PENDING_ERROR and ERROR, from which a
+     * Kafka Streams client never returns (KafkaStreams.State's transitions).
+     */
+    static boolean isLive(KafkaStreams.State state) {
+        return state == KafkaStreams.State.CREATED || state == KafkaStreams.State.REBALANCING
+                || state == KafkaStreams.State.RUNNING;
+    }
+
+    /** Readiness: RUNNING only, every assigned task restored and processing. */
+    static boolean isReady(KafkaStreams.State state) {
+        return state == KafkaStreams.State.RUNNING;
+    }
+
+    private void probe(HttpExchange exchange, Predicate<KafkaStreams.State> healthy) throws IOException {
+        KafkaStreams.State state = streams == null ? KafkaStreams.State.CREATED : streams.state();
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("state", state.name());
+        StreamsProgress restoring = progress;
+        if (restoring != null) {
+            body.put("restoring_partitions", restoring.restoringPartitions());
+            body.put("restore_remaining_offsets", restoring.remainingOffsets());
+        }
+        respond(exchange, healthy.test(state) ? 200 : 503, "application/json", JSON.writeValueAsString(body));
+    }
+
+    /**
+     * Serves queries from {@code streams}; {@code self} is this instance's {@code application.server}; the probes report
+     * {@code progress}'s restore figures.
+     */
+    void attach(KafkaStreams streams, HostInfo self, StreamsProgress progress) {
+        this.progress = progress;
         this.streams = streams;
         this.self = self;
     }

@@ -3,15 +3,27 @@ package dev.fencedwrites.enforcer;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.enforcer.internal.FenceProductionExceptionHandler;
 import dev.fencedwrites.etcd.EtcdSettings;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.CloseOptions;
@@ -42,6 +54,8 @@ import picocli.CommandLine.Option;
 public final class FenceEnforcerApp implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerApp.class);
     private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+    /** How often Micrometer looks for Kafka metrics made since the last look (its default is 60 s). */
+    private static final Duration STREAMS_METRICS_REFRESH = Duration.ofSeconds(10);
 
     @Option(names = {"-c",
             "--config"}, paramLabel = "FILE",
@@ -76,6 +90,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             return 2;
         }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        JvmGcMetrics gc = bindProcessMetrics(registry);
         handleProductionErrors(config, streamsProperties, registry);
         // The HTTP server binds first so that application.server can name its real port (http.port=0 picks one).
         EnforcerHttpServer http = new EnforcerHttpServer(config.getString(FenceEnforcerConfig.HTTP_HOST),
@@ -88,13 +103,18 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             System.err.println("fence-enforcer: token verification: " + e.getMessage());
             http.close();
+            gc.close();
             return 2;
         }
         KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry, tokens), streamsProperties);
-        CountDownLatch stopped = watch(streams);
-        KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
+        StreamsProgress progress = new StreamsProgress(registry);
+        streams.setGlobalStateRestoreListener(progress);
+        CountDownLatch stopped = watch(streams, progress);
+        ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(daemon("kafka-metrics-refresh"));
+        // Kafka's metrics appear as clients are made and partitions assigned; Micrometer binds new ones at each refresh.
+        KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams, List.of(), refresher, STREAMS_METRICS_REFRESH);
         streamsMetrics.bindTo(registry);
-        http.attach(streams, self);
+        http.attach(streams, self, progress);
         Runtime.getRuntime().addShutdownHook(shutdownHook(streams, http, tokens));
         http.start();
         LOG.info("fence enforcer: {} -> {} / {} (winning markers -> {}), HTTP on port {}, advertised as {}", config.inputTopic(),
@@ -102,6 +122,8 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         streams.start();
         stopped.await();
         streamsMetrics.close();
+        refresher.shutdownNow();
+        gc.close();
         return streams.state() == KafkaStreams.State.ERROR ? 1 : 0;
     }
 
@@ -125,6 +147,24 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                         + "max.request.size)",
                 limits.acceptedMaxBytes(), limits.rejectedMaxBytes(), limits.storeMaxBytes());
         return limits;
+    }
+
+    /**
+     * Binds Micrometer's JVM and process meters (issue 16): {@code jvm_memory_*}, {@code jvm_gc_*},
+     * {@code jvm_threads_*}, {@code jvm_classes_*}, {@code process_cpu_usage}, {@code system_cpu_*},
+     * {@code process_uptime_seconds}, {@code process_files_open_files}. Returns the GC binder, which
+     * holds GC notification listeners until closed.
+     */
+    public static JvmGcMetrics bindProcessMetrics(MeterRegistry registry) {
+        new JvmMemoryMetrics().bindTo(registry);
+        JvmGcMetrics gc = new JvmGcMetrics();
+        gc.bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        new FileDescriptorMetrics().bindTo(registry);
+        return gc;
     }
 
     /**
@@ -161,11 +201,12 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         return verifier;
     }
 
-    /** Logs state changes; the latch opens when the instance stops (NOT_RUNNING or ERROR). */
-    private static CountDownLatch watch(KafkaStreams streams) {
+    /** Logs state changes and tells {@code progress}; the latch opens when the instance stops (NOT_RUNNING or ERROR). */
+    private static CountDownLatch watch(KafkaStreams streams, StreamsProgress progress) {
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((newState, oldState) -> {
             LOG.info("Kafka Streams state {} -> {}", oldState, newState);
+            progress.state(newState);
             if (newState == KafkaStreams.State.NOT_RUNNING || newState == KafkaStreams.State.ERROR) {
                 stopped.countDown();
             }
@@ -177,6 +218,14 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
         return stopped;
+    }
+
+    private static ThreadFactory daemon(String name) {
+        return runnable -> {
+            Thread thread = new Thread(runnable, name);
+            thread.setDaemon(true);
+            return thread;
+        };
     }
 
     private static Thread shutdownHook(KafkaStreams streams, EnforcerHttpServer http, TokenVerifier tokens) {

@@ -7,7 +7,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The fence enforcer ({@code FenceEnforcerApp}) as a child JVM, ready when {@code /health} says RUNNING. */
+/**
+ * The fence enforcer ({@code FenceEnforcerApp}) as a child JVM, ready when {@code /health/ready} says RUNNING (or, with
+ * {@link #startAlive}, as soon as {@code /health/live} answers).
+ */
 public final class EnforcerProcess {
     static final String MAIN_CLASS = "dev.fencedwrites.enforcer.FenceEnforcerApp";
 
@@ -24,6 +27,19 @@ public final class EnforcerProcess {
      * {@code streams.session.timeout.ms}); restarting with the same {@code dir} reuses its state directory.
      */
     public static Service start(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides) throws Exception {
+        return start(dir, log4j2, bootstrap, overrides, "/health/ready");
+    }
+
+    /**
+     * Starts the enforcer and returns as soon as its liveness probe answers 200, before Kafka Streams is RUNNING: for
+     * watching what it does meanwhile (joining the group, restoring its state store).
+     */
+    public static Service startAlive(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides) throws Exception {
+        return start(dir, log4j2, bootstrap, overrides, "/health/live");
+    }
+
+    private static Service start(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides, String probe)
+            throws Exception {
         Files.createDirectories(dir);
         int port = FreePorts.pick();
         Map<String, String> config = new LinkedHashMap<>();
@@ -37,7 +53,7 @@ public final class EnforcerProcess {
         ChildProcess process = ChildProcess.start("enforcer", Jvm.command(List.of("-Xmx512m"), log4j2, MAIN_CLASS,
                 List.of("--config", file.toString())), dir, dir.resolve("enforcer.log"), Map.of());
         String url = "http://127.0.0.1:" + port;
-        return process.awaitReady(url, Duration.ofSeconds(120), () -> Http.ok(url + "/health"));
+        return process.awaitReady(url, Duration.ofSeconds(120), () -> Http.ok(url + probe));
     }
 
 }
