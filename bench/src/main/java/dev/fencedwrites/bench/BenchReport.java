@@ -40,8 +40,8 @@ final class BenchReport {
                     + "token), all keys under one long lease. Writes under long leases: each key's token is read from etcd "
                     + "once, the later writes at its fence are compared with the lease the fence store keeps. One acquisition "
                     + "per key: one write per key, so every record's token is verified with one etcd range read. etcd reads/s: "
-                    + "the verifier's fence_token_verification_etcd_reads_total over the same timed part. The run fails unless "
-                    + "every record was accepted and etcd was read exactly once per key.",
+                    + "the verifier's fence_enforcer_token_verification_etcd_reads_total over the same timed part. "
+                    + "The run fails unless every record was accepted and etcd was read exactly once per key.",
             "- Sink: the same batches written with the guarded upsert and with a plain upsert, in the order plain, guarded, "
                     + "guarded, plain.")
             + "\n";

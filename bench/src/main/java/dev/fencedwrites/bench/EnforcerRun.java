@@ -100,8 +100,8 @@ final class EnforcerRun {
             Figure[] stateSize = stateKeys > 0 ? stateSize(admin, app, stateKeys) : null;
             // Reads from the first record on: the ones before (at most the first poll's) are not in the rate either, so this
             // slightly overstates.
-            double reads = verify ? meters.get("fence.token.verification.etcd.reads").counter().count() : 0;
-            double etcdReads = verify ? meters.get("fence.token.verification.etcd.reads").counter().count() : 0;
+            double reads = verify ? meters.get("fence.enforcer.token.verification.etcd.reads").counter().count() : 0;
+            double etcdReads = verify ? meters.get("fence.enforcer.token.verification.etcd.reads").counter().count() : 0;
             return new Throughput(rate, stateSize, reads / seconds, etcdReads);
         } finally {
             streams.close(Duration.ofSeconds(60));
@@ -154,8 +154,8 @@ final class EnforcerRun {
 
     /** The input is all in order, so a rejection means the bench measured the wrong path (headers, partitions). */
     private static void expectAllAccepted(PrometheusMeterRegistry meters, int records, String input) {
-        double accepted = meters.get("accepted.writes").counter().count();
-        double rejected = meters.find("fenced.writes").counters().stream().mapToDouble(Counter::count).sum();
+        double accepted = meters.get("fence.enforcer.records.accepted").counter().count();
+        double rejected = meters.find("fence.enforcer.records.fenced").counters().stream().mapToDouble(Counter::count).sum();
         if (accepted != records || rejected != 0) {
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "the enforcer accepted %,.0f and rejected %,.0f of the %,d records of %s; the input is all in order, so it "

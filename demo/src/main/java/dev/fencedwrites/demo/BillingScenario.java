@@ -48,7 +48,7 @@ public final class BillingScenario {
     public static final String WORKER_B = "worker-B";
     private static final Duration STEP_TIMEOUT = Duration.ofSeconds(90);
     private static final Pattern STALE_COUNTER = Pattern.compile(
-            "^fenced_writes_total\\{[^}]*reason=\"STALE_TOKEN\"[^}]*} ([0-9.E+-]+)$",
+            "^fence_enforcer_records_fenced_total\\{[^}]*reason=\"STALE_TOKEN\"[^}]*} ([0-9.E+-]+)$",
             Pattern.MULTILINE);
 
     private final LocalStack stack;
@@ -250,8 +250,10 @@ public final class BillingScenario {
         String counters;
         try {
             counters = Http.get(stack.enforcerUrl() + "/metrics").body().lines()
-                    .filter(line -> (line.startsWith("fenced_writes_total") || line.startsWith("fence_token_verifications_total")
-                            || line.startsWith("accepted_writes_total") || line.startsWith("fence_markers_accepted_total"))
+                    .filter(line -> (line.startsWith("fence_enforcer_records_fenced_total")
+                            || line.startsWith("fence_enforcer_token_verifications_total")
+                            || line.startsWith("fence_enforcer_records_accepted_total")
+                            || line.startsWith("fence_enforcer_markers_accepted_total"))
                             && !line.endsWith(" 0.0"))
                     .collect(Collectors.joining(", "));
         } catch (IOException | InterruptedException e) {

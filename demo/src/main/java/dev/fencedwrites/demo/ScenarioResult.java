@@ -10,7 +10,7 @@ package dev.fencedwrites.demo;
  * @param rejectedHighest {@code fence.rejected.highest} of that record
  * @param fencedRow       the {@code billing_summary} row after the run
  * @param unfencedRow     the {@code billing_summary_unfenced} row (guard off, enforcer bypassed), or null
- * @param staleCounter    the enforcer's {@code fenced_writes_total{reason="STALE_TOKEN"}}
+ * @param staleCounter    the enforcer's {@code fence_enforcer_records_fenced_total{reason="STALE_TOKEN"}}
  */
 public record ScenarioResult(long tokenA, long tokenB, String rejectedReason, String rejectedStage, String rejectedHighest,
         SummaryRow fencedRow, SummaryRow unfencedRow, double staleCounter) {

@@ -112,7 +112,7 @@ class EtcdPauseIT {
             }
             FencingLease forged = leases.acquire(prefix + "forged", TTL, TIMEOUT);
             FencingLease bystander = leases.acquire(prefix + "bystander", TTL, TIMEOUT);
-            double errorsBefore = probe.metric("fence_token_verification_etcd_errors_total", null, null);
+            double errorsBefore = probe.metric("fence_enforcer_token_verification_etcd_errors_total", null, null);
 
             stack.pauseEtcd();
             boolean paused = true;
@@ -147,9 +147,10 @@ class EtcdPauseIT {
                             assertThat(probe.read(FenceTopics.ACCEPTED, newKeys::contains)).isEmpty();
                             assertThat(probe.read(FenceTopics.MARKERS, newKeys::contains)).isEmpty();
                         });
-                assertThat(probe.metric("fence_token_verification_waiting", null, null)).as("a stream thread waits for etcd")
+                assertThat(probe.metric("fence_enforcer_token_verification_waiting", null, null))
+                        .as("a stream thread waits for etcd")
                         .isGreaterThanOrEqualTo(1.0);
-                assertThat(probe.metric("fence_token_verification_etcd_errors_total", null, null))
+                assertThat(probe.metric("fence_enforcer_token_verification_etcd_errors_total", null, null))
                         .as("etcd reads that got no answer")
                         .isGreaterThan(errorsBefore);
                 List<String> acceptedWhileFrozen = probe.read(FenceTopics.ACCEPTED, k -> k.startsWith(prefix + "verified-"))
@@ -157,7 +158,7 @@ class EtcdPauseIT {
                         .map(r -> header(r, FenceHeaders.WRITER)).filter(writer -> writer.startsWith("at-fence")).toList();
                 System.out.printf("[pause] etcd frozen for %.1f s; at-fence writes accepted meanwhile: %s; etcd errors: %.0f%n",
                         (System.nanoTime() - frozenAt) / 1e9, acceptedWhileFrozen,
-                        probe.metric("fence_token_verification_etcd_errors_total", null, null) - errorsBefore);
+                        probe.metric("fence_enforcer_token_verification_etcd_errors_total", null, null) - errorsBefore);
                 stack.resumeEtcd();
                 paused = false;
             } finally {

@@ -183,7 +183,8 @@ class TokenVerificationIT {
             forgeries.forEach(f -> reasons.merge(f.expected(), 1L, Long::sum));
             Map<String, Double> after = counters();
             for (RejectionReason reason : reasons.keySet()) {
-                assertThat(after.get(reason.name()) - before.get(reason.name())).as("fenced_writes_total{reason=%s}", reason)
+                assertThat(after.get(reason.name()) - before.get(reason.name()))
+                        .as("fence_enforcer_records_fenced_total{reason=%s}", reason)
                         .isEqualTo(reasons.get(reason).doubleValue());
             }
             assertThat(after.get("verified") - before.get("verified"))
@@ -316,18 +317,18 @@ class TokenVerificationIT {
     }
 
     /**
-     * fenced_writes_total by reason, fence_token_verifications_total by outcome, and the verifier's cache hits, from the
-     * enforcer's /metrics.
+     * fence_enforcer_records_fenced_total by reason, fence_enforcer_token_verifications_total by outcome, and the verifier's
+     * cache hits, from the enforcer's /metrics.
      */
     private static Map<String, Double> counters() throws Exception {
         Map<String, Double> counters = new LinkedHashMap<>();
         for (RejectionReason reason : RejectionReason.values()) {
-            counters.put(reason.name(), probe.metric("fenced_writes_total", "reason", reason.name()));
+            counters.put(reason.name(), probe.metric("fence_enforcer_records_fenced_total", "reason", reason.name()));
         }
         for (String outcome : Set.of("verified", "lock_not_held", "future_token")) {
-            counters.put(outcome, probe.metric("fence_token_verifications_total", "outcome", outcome));
+            counters.put(outcome, probe.metric("fence_enforcer_token_verifications_total", "outcome", outcome));
         }
-        counters.put("cache_hits", probe.metric("fence_token_verification_cache_hits_total", null, null));
+        counters.put("cache_hits", probe.metric("fence_enforcer_token_verification_cache_hits_total", null, null));
         return counters;
     }
 

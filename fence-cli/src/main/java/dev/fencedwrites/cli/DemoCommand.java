@@ -66,7 +66,8 @@ public final class DemoCommand implements Callable<Integer> {
             timeline.line("  rejected record for " + BillingScenario.WORKER_A + ":  reason=" + result.rejectedReason() + " stage="
                     + result.rejectedStage()
                     + " highest=" + result.rejectedHighest() + " token=" + result.tokenA());
-            timeline.line("  enforcer counter:  fenced_writes_total{reason=\"STALE_TOKEN\"} = " + (long) result.staleCounter());
+            timeline.line("  enforcer counter:  fence_enforcer_records_fenced_total{reason=\"STALE_TOKEN\"} = "
+                    + (long) result.staleCounter());
             timeline.line("  without fencing (" + BillingConnectors.UNFENCED_TABLE + ": enforcer bypassed, guard off):  "
                     + result.unfencedRow());
             if (result.unfencedRow() != null && BillingScenario.WORKER_A.equals(result.unfencedRow().computedBy())) {

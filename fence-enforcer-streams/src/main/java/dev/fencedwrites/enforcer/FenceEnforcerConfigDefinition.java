@@ -83,11 +83,14 @@ final class FenceEnforcerConfigDefinition {
                         ConfigDef.Width.SHORT, "Replication factor");
     }
 
-    /** The HTTP endpoints (/metrics, /health, /fences/{key}). */
+    /** The HTTP endpoints (/metrics, /health/live, /health/ready, /fences/{key}). */
     private static ConfigDef http(ConfigDef definition) {
         return definition
                 .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW,
-                        "Address the HTTP endpoints (/metrics, /health, /fences/{key}) bind to.", GROUP_HTTP, 1,
+                        "Address the HTTP endpoints bind to: /metrics (Prometheus), /health/live (200 while the Kafka "
+                                + "Streams client is alive, restoring included: a Kubernetes livenessProbe), /health/ready "
+                                + "(200 only while it is RUNNING: a readinessProbe; /health is the same) and /fences/{key}.",
+                        GROUP_HTTP, 1,
                         ConfigDef.Width.MEDIUM, "HTTP host")
                 .define(HTTP_PORT, Type.INT, 8090, ConfigDef.Range.between(0, 65535), Importance.LOW,
                         "Port of the HTTP endpoints; 0 picks a free port.", GROUP_HTTP, 2, ConfigDef.Width.SHORT, "HTTP port")
@@ -115,9 +118,9 @@ final class FenceEnforcerConfigDefinition {
                         "What to do with a token whose revision etcd has compacted away (the history to check is gone). "
                                 + "reject: reject it UNVERIFIABLE_TOKEN, so nothing raises a fence unverified. accept: let it "
                                 + "raise the fence and count it "
-                                + "(fence_token_verifications_total{outcome=\"compacted_accepted\"}); a compacted revision is "
-                                + "below every token etcd issues later, so it cannot block later holders, but it may be a "
-                                + "made-up token.",
+                                + "(fence_enforcer_token_verifications_total{outcome=\"compacted_accepted\"}); "
+                                + "a compacted revision is below every token etcd issues later, so it cannot block later "
+                                + "holders, but it may be a made-up token.",
                         GROUP_VERIFICATION, 11, ConfigDef.Width.SHORT, "Compacted revisions")
                 .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MS, Type.LONG, 100L, ConfigDef.Range.atLeast(1), Importance.LOW,
                         "First wait before asking etcd again when it did not answer, in milliseconds; doubled after each "

@@ -125,7 +125,8 @@ class FenceEnforcerRobustnessTest {
         assertThat(header(reference, FenceHeaders.SEQ)).as("a short fencing header is kept").isEqualTo("1");
         assertThat(accepted.readValuesToList()).extracting(v -> new String(v, StandardCharsets.UTF_8)).containsExactly("before",
                 "after");
-        assertThat(meters.get("rejected.copies.reduced").tag("step", "REFERENCE").counter().count()).isEqualTo(1.0);
+        assertThat(meters.get("fence.enforcer.rejected.copies.reduced").tag("step", "REFERENCE").counter().count())
+                .isEqualTo(1.0);
     }
 
     @Test
@@ -171,7 +172,7 @@ class FenceEnforcerRobustnessTest {
         assertThat(header(copy, FenceHeaders.REJECTED_REASON)).isEqualTo("KEY_TOO_LARGE");
         assertThat(copy.key()).isEqualTo(key);
         assertThat(storedFence(key)).isNull();
-        assertThat(meters.get("fence.markers.accepted").counter().count()).isZero();
+        assertThat(meters.get("fence.enforcer.markers.accepted").counter().count()).isZero();
     }
 
     @Test

@@ -438,15 +438,15 @@ class FenceEnforcerTopologyTest {
         write(KEY, "v1", 5, 1);
         write(KEY, "v2", 5, 2);
 
-        assertThat(meters.get("accepted.writes").counter().count()).isEqualTo(2.0);
+        assertThat(meters.get("fence.enforcer.records.accepted").counter().count()).isEqualTo(2.0);
     }
 
     @Test
     void countsAcceptedMarkersApartFromWrites() {
         marker(KEY, 5);
 
-        assertThat(meters.get("fence.markers.accepted").counter().count()).isEqualTo(1.0);
-        assertThat(meters.get("accepted.writes").counter().count()).isZero();
+        assertThat(meters.get("fence.enforcer.markers.accepted").counter().count()).isEqualTo(1.0);
+        assertThat(meters.get("fence.enforcer.records.accepted").counter().count()).isZero();
     }
 
     @Test
@@ -459,7 +459,7 @@ class FenceEnforcerTopologyTest {
         assertThat(fencedWrites(RejectionReason.STALE_TOKEN)).isEqualTo(2.0);
         assertThat(fencedWrites(RejectionReason.DUPLICATE)).isEqualTo(1.0);
         assertThat(fencedWrites(RejectionReason.OUT_OF_ORDER)).isZero();
-        assertThat(meters.get("accepted.writes").counter().count()).isEqualTo(1.0);
+        assertThat(meters.get("fence.enforcer.records.accepted").counter().count()).isEqualTo(1.0);
     }
 
     /** Issue 13: a lease id sent as the token must not raise the fence, or it would block every real token. */
@@ -476,7 +476,7 @@ class FenceEnforcerTopologyTest {
     // --- helpers ---
 
     private double fencedWrites(RejectionReason reason) {
-        return meters.get("fenced.writes").tags("reason", reason.name(), "stage", FenceHeaders.STAGE_ENFORCER).counter().count();
+        return meters.get("fence.enforcer.records.fenced").tag("reason", reason.name()).counter().count();
     }
 
     private void write(String key, String value, long token, long seq) {

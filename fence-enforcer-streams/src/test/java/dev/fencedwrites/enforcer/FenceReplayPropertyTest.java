@@ -41,7 +41,7 @@ class FenceReplayPropertyTest {
         for (int history = 0; history < HISTORIES; history++) {
             crashes += runHistory(history, random, meters);
         }
-        double replayedAccepts = meters.get("fence.replayed.records").tag("outcome", "accepted").counter().count();
+        double replayedAccepts = meters.get("fence.enforcer.records.replayed").tag("outcome", "accepted").counter().count();
         assertThat(crashes).as("crashes simulated").isGreaterThan(HISTORIES);
         assertThat(replayedAccepts).as("accepted writes forwarded again by replays").isGreaterThan(HISTORIES);
     }

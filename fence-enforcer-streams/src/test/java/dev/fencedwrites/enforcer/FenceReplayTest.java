@@ -313,9 +313,9 @@ class FenceReplayTest {
 
         task.finish();
 
-        assertThat(meters.get("fence.replayed.records").tag("outcome", "accepted").counter().count()).isEqualTo(2.0);
-        assertThat(meters.get("fence.replayed.records").tag("outcome", "rejected").counter().count()).isEqualTo(1.0);
-        assertThat(meters.get("fence.replayed.records").tag("outcome", "marker").counter().count()).isEqualTo(1.0);
+        assertThat(meters.get("fence.enforcer.records.replayed").tag("outcome", "accepted").counter().count()).isEqualTo(2.0);
+        assertThat(meters.get("fence.enforcer.records.replayed").tag("outcome", "rejected").counter().count()).isEqualTo(1.0);
+        assertThat(meters.get("fence.enforcer.records.replayed").tag("outcome", "marker").counter().count()).isEqualTo(1.0);
     }
 
     // --- helpers ---

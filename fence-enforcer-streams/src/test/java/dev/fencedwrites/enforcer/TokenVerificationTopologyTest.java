@@ -161,7 +161,7 @@ class TokenVerificationTopologyTest {
         TestRecord<byte[], byte[]> refused = rejected.readRecord();
         assertThat(header(refused, FenceHeaders.REJECTED_REASON)).isEqualTo("FUTURE_TOKEN");
         assertThat(header(refused, FenceHeaders.REJECTED_HIGHEST)).isEqualTo("5.1");
-        assertThat(meters.get("fenced.writes").tag("reason", "FUTURE_TOKEN").counter().count()).isEqualTo(1.0);
+        assertThat(meters.get("fence.enforcer.records.fenced").tag("reason", "FUTURE_TOKEN").counter().count()).isEqualTo(1.0);
     }
 
     @Test

@@ -136,8 +136,8 @@ class EtcdSecurityIT {
             for (int i = 0; i < 3; i++) {
                 assertThat(verifier.verify(key, lease.token(), lease.leaseId()).verified()).isTrue();
             }
-            assertThat(meters.get("fence.token.verification.etcd.reads").counter().count()).isEqualTo(2.0);
-            assertThat(meters.get("fence.token.verification.cache.hits").counter().count()).isEqualTo(3.0);
+            assertThat(meters.get("fence.enforcer.token.verification.etcd.reads").counter().count()).isEqualTo(2.0);
+            assertThat(meters.get("fence.enforcer.token.verification.cache.hits").counter().count()).isEqualTo(3.0);
         }
     }
 

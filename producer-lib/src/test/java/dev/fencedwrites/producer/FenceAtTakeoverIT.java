@@ -177,7 +177,7 @@ class FenceAtTakeoverIT {
                     .singleElement().satisfies(r -> assertThat(r.value()).isEqualTo("computed under token " + token[0])));
             assertThat(Http.get(enforcer.address() + "/metrics").body())
                     .as("the marker's token was verified in etcd before it raised the fence")
-                    .containsPattern("(?m)^fence_token_verifications_total\\{outcome=\"verified\"\\} [1-9]");
+                    .containsPattern("(?m)^fence_enforcer_token_verifications_total\\{outcome=\"verified\"\\} [1-9]");
             // Released: another acquisition gets the lock at once.
             try (FencingLease next = leases.acquire(resource, TTL, Duration.ofSeconds(2))) {
                 assertThat(next.token()).isGreaterThan(token[0]);

@@ -118,13 +118,13 @@ class EnforcerCrashIT {
                 .as("borrowed tokens in the workload").isGreaterThan(RECORDS / 500);
         assertThat(workload.sent().stream().filter(s -> s.expected().reason() == RejectionReason.FUTURE_TOKEN).count())
                 .as("future tokens in the workload").isGreaterThan(RECORDS / 500);
-        assertThat(counts.verified()).as("tokens verified in etcd (fence_token_verifications_total{outcome=verified})")
+        assertThat(counts.verified()).as("tokens verified in etcd (fence_enforcer_token_verifications_total{outcome=verified})")
                 .isPositive();
     }
 
     /**
-     * @param replayed the records the enforcer counted as replayed ({@code fence_replayed_records_total})
-     * @param verified the tokens it verified in etcd ({@code fence_token_verifications_total{outcome="verified"}})
+     * @param replayed the records the enforcer counted as replayed ({@code fence_enforcer_records_replayed_total})
+     * @param verified the tokens it verified in etcd ({@code fence_enforcer_token_verifications_total{outcome="verified"}})
      */
     record Counts(long replayed, long verified) {
     }
@@ -151,8 +151,8 @@ class EnforcerCrashIT {
                 int killAt = batch * RECORDS / BATCHES + 5_000;
                 Await.until(killAt + " outputs before the kill", Duration.ofMinutes(3), enforcer.process(),
                         () -> outputs.poll() >= killAt);
-                replayed += counter(enforcer, "fence_replayed_records_total{");
-                verified += counter(enforcer, "fence_token_verifications_total{outcome=\"verified\"");
+                replayed += counter(enforcer, "fence_enforcer_records_replayed_total{");
+                verified += counter(enforcer, "fence_enforcer_token_verifications_total{outcome=\"verified\"");
                 enforcer.process().signal("KILL");
                 enforcer.process().waitFor(Duration.ofSeconds(30));
                 System.out.printf("killed the enforcer mid-stream with %d of %d inputs decided%n", outputs.poll(),
@@ -165,8 +165,8 @@ class EnforcerCrashIT {
                         return Workload.inputCommitted(bootstrap, APPLICATION_ID);
                     });
             outputs.settle(Duration.ofSeconds(3));
-            replayed += counter(enforcer, "fence_replayed_records_total{");
-            verified += counter(enforcer, "fence_token_verifications_total{outcome=\"verified\"");
+            replayed += counter(enforcer, "fence_enforcer_records_replayed_total{");
+            verified += counter(enforcer, "fence_enforcer_token_verifications_total{outcome=\"verified\"");
         } finally {
             enforcer.close();
         }

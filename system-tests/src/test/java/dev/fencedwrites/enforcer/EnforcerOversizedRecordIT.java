@@ -198,7 +198,7 @@ class EnforcerOversizedRecordIT {
             assertRunning(alos);
             assertThat(Http.get(alos.address() + "/metrics").body())
                     .contains(
-                            "enforcer_production_errors_total{exception=\"RecordTooLargeException\",outcome=\"resumed\","
+                            "fence_enforcer_production_errors_total{exception=\"RecordTooLargeException\",outcome=\"resumed\","
                                     + "topic=\"alos-ok\"}");
         }
     }

@@ -69,9 +69,9 @@ class EnforcerScaleOutIT {
                 for (Service instance : new Service[]{first, second}) {
                     assertThat(Http.get(instance.address() + "/fences/no-such-key").statusCode()).isEqualTo(404);
                     String metrics = Http.get(instance.address() + "/metrics").body();
-                    assertThat(metrics).contains("accepted_writes_total",
-                            "fenced_writes_total{reason=\"STALE_TOKEN\",stage=\"enforcer\"}", "kafka_stream_");
-                    assertThat(EnforcerCrashIT.counter(instance, "fence_token_verifications_total{outcome=\"verified\""))
+                    assertThat(metrics).contains("fence_enforcer_records_accepted_total",
+                            "fence_enforcer_records_fenced_total{reason=\"STALE_TOKEN\"}", "kafka_stream_");
+                    assertThat(EnforcerCrashIT.counter(instance, "fence_enforcer_token_verifications_total{outcome=\"verified\""))
                             .as("tokens verified in etcd")
                             .isPositive();
                 }

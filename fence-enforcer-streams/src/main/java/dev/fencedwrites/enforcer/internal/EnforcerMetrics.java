@@ -8,9 +8,12 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The enforcer's counters. In Prometheus form: {@code fenced_writes_total{reason}} (rejected
- * records by reason), {@code accepted_writes_total}, {@code fence_markers_accepted_total}, and
- * {@code fence_replayed_records_total{outcome="accepted"|"rejected"|"marker"}}: records decided
+ * The enforcer's counters, in the project's one metric family {@code fence_*} (issue 16: named like
+ * the sink's {@code fence_sink_records_fenced_total{reason}}). In Prometheus form:
+ * {@code fence_enforcer_records_fenced_total{reason}} (records sent to the rejected topic, by
+ * reason), {@code fence_enforcer_records_accepted_total}, {@code fence_enforcer_markers_accepted_total},
+ * {@code fence_enforcer_rejected_copies_reduced_total{step}}, and
+ * {@code fence_enforcer_records_replayed_total{outcome="accepted"|"rejected"|"marker"}}: records decided
  * against their key's history because the fence store was ahead of the committed offsets
  * (at_least_once after a crash, issue 13); an accepted one was forwarded again, so it may be on the
  * accepted topic twice. Counters count processing attempts; under exactly-once a record reprocessed
@@ -24,20 +27,22 @@ public final class EnforcerMetrics {
     private final Map<RejectedCopy.Step, Counter> reduced = new EnumMap<>(RejectedCopy.Step.class);
 
     public EnforcerMetrics(MeterRegistry registry) {
-        accepted = Counter.builder("accepted.writes").description("Input records forwarded to the accepted topic")
+        accepted = Counter.builder("fence.enforcer.records.accepted").description("Input records forwarded to the accepted topic")
                 .register(registry);
-        markers = Counter.builder("fence.markers.accepted").description("FENCE markers that raised a key's fence (not forwarded)")
+        markers = Counter.builder("fence.enforcer.markers.accepted")
+                .description("FENCE markers that raised a key's fence (not forwarded)")
                 .register(registry);
         for (RejectionReason reason : RejectionReason.values()) {
             if (reason == RejectionReason.MALFORMED_VALUE || reason == RejectionReason.MALFORMED_KEY) {
                 continue; // decided by the sink only
             }
             rejected.put(reason,
-                    Counter.builder("fenced.writes").description("Input records sent to the rejected topic, by reason")
-                            .tag("reason", reason.name()).tag("stage", "enforcer").register(registry));
+                    Counter.builder("fence.enforcer.records.fenced")
+                            .description("Input records sent to the rejected topic, by reason")
+                            .tag("reason", reason.name()).register(registry));
         }
         for (String outcome : new String[]{"accepted", "rejected", "marker"}) {
-            replayed.put(outcome, Counter.builder("fence.replayed.records")
+            replayed.put(outcome, Counter.builder("fence.enforcer.records.replayed")
                     .description(
                             "Records decided against the fence they met the first time, the fence store being ahead of the "
                                     + "committed offsets (at_least_once after a crash); accepted ones were forwarded again")
@@ -45,7 +50,7 @@ public final class EnforcerMetrics {
         }
         for (RejectedCopy.Step step : RejectedCopy.Step.values()) {
             if (step != RejectedCopy.Step.FULL) {
-                reduced.put(step, Counter.builder("rejected.copies.reduced")
+                reduced.put(step, Counter.builder("fence.enforcer.rejected.copies.reduced")
                         .description(
                                 "Rejected copies reduced to fit the rejected topic (issue 13), by what was kept: WITHOUT_VALUE, "
                                         + "WITHOUT_HEADERS, REFERENCE")

@@ -35,12 +35,12 @@ import org.slf4j.LoggerFactory;
  * stopped, no quorum, credentials refused) the call waits and retries with exponential backoff,
  * logging every {@value #WAIT_LOG_SECONDS} s; it never lets a token through unverified.
  *
- * <p>Counters: {@code fence_token_verifications_total{outcome}} (verified, lock_not_held,
+ * <p>Counters: {@code fence_enforcer_token_verifications_total{outcome}} (verified, lock_not_held,
  * future_token, compacted_rejected, compacted_accepted; cache hits included),
- * {@code fence_token_verification_cache_hits_total}, {@code fence_token_verification_etcd_reads_total},
- * {@code fence_token_verification_etcd_errors_total}, the read latency
- * {@code fence_token_verification_etcd_read_seconds}, and the gauge
- * {@code fence_token_verification_waiting} (stream threads waiting for etcd now).
+ * {@code fence_enforcer_token_verification_cache_hits_total}, {@code fence_enforcer_token_verification_etcd_reads_total},
+ * {@code fence_enforcer_token_verification_etcd_errors_total}, the read latency
+ * {@code fence_enforcer_token_verification_etcd_read_seconds}, and the gauge
+ * {@code fence_enforcer_token_verification_waiting} (stream threads waiting for etcd now).
  */
 public final class EtcdTokenVerifier implements TokenVerifier {
     private static final Logger LOG = LoggerFactory.getLogger(EtcdTokenVerifier.class);
@@ -124,20 +124,22 @@ public final class EtcdTokenVerifier implements TokenVerifier {
             outcomes.put(outcome, counter(registry, tag));
         }
         compactedAccepted = counter(registry, "compacted_accepted");
-        cacheHits = Counter.builder("fence.token.verification.cache.hits")
+        cacheHits = Counter.builder("fence.enforcer.token.verification.cache.hits")
                 .description("Token verifications answered from the cache").register(registry);
-        reads = Counter.builder("fence.token.verification.etcd.reads").description("Range reads sent to etcd to verify tokens")
+        reads = Counter.builder("fence.enforcer.token.verification.etcd.reads")
+                .description("Range reads sent to etcd to verify tokens")
                 .register(registry);
-        errors = Counter.builder("fence.token.verification.etcd.errors")
+        errors = Counter.builder("fence.enforcer.token.verification.etcd.errors")
                 .description("etcd reads that got no answer (unreachable, timed out, refused); each is retried")
                 .register(registry);
-        readTime = Timer.builder("fence.token.verification.etcd.read").description("Time of each etcd read that answered")
+        readTime = Timer.builder("fence.enforcer.token.verification.etcd.read")
+                .description("Time of each etcd read that answered")
                 .register(registry);
-        registry.gauge("fence.token.verification.waiting", waiting);
+        registry.gauge("fence.enforcer.token.verification.waiting", waiting);
     }
 
     private static Counter counter(MeterRegistry registry, String outcome) {
-        return Counter.builder("fence.token.verifications")
+        return Counter.builder("fence.enforcer.token.verifications")
                 .description("Fencing tokens checked against etcd before raising a fence, by outcome")
                 .tag("outcome", outcome).register(registry);
     }

@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
  * {@code max.message.bytes} lowered while the enforcer runs.
  *
  * <p>Every call is logged with the source record's coordinates and counted in
- * {@code enforcer_production_errors_total{topic,exception,outcome}}; a reference record is also
- * counted in {@code fenced_writes_total{reason="PRODUCE_FAILED"}}. Then, by case:
+ * {@code fence_enforcer_production_errors_total{topic,exception,outcome}}; a reference record is also
+ * counted in {@code fence_enforcer_records_fenced_total{reason="PRODUCE_FAILED"}}. Then, by case:
  * <ul>
  *   <li>a {@link RetriableException}: {@code RETRY}, as Kafka's default handler does (Streams
  *       reprocesses the task from its last commit);</li>
@@ -208,14 +208,13 @@ public final class FenceProductionExceptionHandler implements ProductionExceptio
 
     private void count(String topic, Exception exception, String outcome) {
         if (meters != null) {
-            Counter.builder("enforcer.production.errors")
+            Counter.builder("fence.enforcer.production.errors")
                     .description("Records Kafka refused to take from the enforcer (issue 13), by outcome")
                     .tag("topic", topic).tag("exception", exception.getClass().getSimpleName()).tag("outcome", outcome)
                     .register(meters).increment();
             if (outcome.equals("resumed")) {
                 // The same series the processor counts its rejections in (EnforcerMetrics).
-                Counter.builder("fenced.writes").tag("reason", RejectionReason.PRODUCE_FAILED.name())
-                        .tag("stage", FenceHeaders.STAGE_ENFORCER)
+                Counter.builder("fence.enforcer.records.fenced").tag("reason", RejectionReason.PRODUCE_FAILED.name())
                         .register(meters).increment();
             }
         }

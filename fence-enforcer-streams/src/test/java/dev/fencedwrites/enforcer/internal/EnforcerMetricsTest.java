@@ -15,7 +15,8 @@ class EnforcerMetricsTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         new EnforcerMetrics(registry);
 
-        assertThat(registry.find("fenced.writes").counters()).extracting(counter -> counter.getId().getTag("reason"))
+        assertThat(registry.find("fence.enforcer.records.fenced").counters())
+                .extracting(counter -> counter.getId().getTag("reason"))
                 .containsExactlyInAnyOrderElementsOf(Arrays.stream(RejectionReason.values()).map(Enum::name)
                         .filter(reason -> !reason.equals("MALFORMED_VALUE") && !reason.equals("MALFORMED_KEY"))
                         .toList());

@@ -37,16 +37,16 @@ class EtcdTokenVerifierTest {
                 .supplyAsync(() -> verifier.verify("k".getBytes(StandardCharsets.UTF_8), 5, 7));
 
         await().atMost(Duration.ofSeconds(30))
-                .until(() -> meters.get("fence.token.verification.etcd.errors").counter().count() >= 3);
+                .until(() -> meters.get("fence.enforcer.token.verification.etcd.errors").counter().count() >= 3);
         assertThat(call).isNotDone();
-        assertThat(meters.get("fence.token.verification.waiting").gauge().value()).isEqualTo(1.0);
+        assertThat(meters.get("fence.enforcer.token.verification.waiting").gauge().value()).isEqualTo(1.0);
 
         verifier.close();
 
         assertThat(call).failsWithin(10, TimeUnit.SECONDS).withThrowableOfType(ExecutionException.class)
                 .withCauseInstanceOf(IllegalStateException.class).withMessageContaining("closed while waiting for etcd");
-        assertThat(meters.get("fence.token.verifications").tag("outcome", "verified").counter().count()).isZero();
-        assertThat(meters.get("fence.token.verification.waiting").gauge().value()).isZero();
+        assertThat(meters.get("fence.enforcer.token.verifications").tag("outcome", "verified").counter().count()).isZero();
+        assertThat(meters.get("fence.enforcer.token.verification.waiting").gauge().value()).isZero();
     }
 
     /**
@@ -73,8 +73,9 @@ class EtcdTokenVerifierTest {
                 assertThat(verdict.rejection()).isEqualTo(RejectionReason.LOCK_NOT_HELD);
                 assertThat(verdict.detail()).contains("--max-request-bytes").hasSizeLessThan(1_000);
             });
-            assertThat(meters.get("fence.token.verification.etcd.reads").counter().count()).isZero();
-            assertThat(meters.get("fence.token.verifications").tag("outcome", "lock_not_held").counter().count()).isEqualTo(1.0);
+            assertThat(meters.get("fence.enforcer.token.verification.etcd.reads").counter().count()).isZero();
+            assertThat(meters.get("fence.enforcer.token.verifications").tag("outcome", "lock_not_held").counter().count())
+                    .isEqualTo(1.0);
         }
     }
 }

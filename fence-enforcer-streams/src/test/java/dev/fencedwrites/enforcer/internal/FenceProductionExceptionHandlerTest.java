@@ -55,7 +55,7 @@ class FenceProductionExceptionHandlerTest {
             assertThat(reference.headers().lastHeader(FenceHeaders.REJECTED_KEY_OMITTED)).isNull();
         });
         assertThat(count("ok", "RecordTooLargeException", "resumed")).isEqualTo(1.0);
-        assertThat(meters.get("fenced.writes").tags("reason", "PRODUCE_FAILED", "stage", "enforcer").counter().count())
+        assertThat(meters.get("fence.enforcer.records.fenced").tag("reason", "PRODUCE_FAILED").counter().count())
                 .isEqualTo(1.0);
     }
 
@@ -118,7 +118,7 @@ class FenceProductionExceptionHandlerTest {
         assertThat(response.result()).isEqualTo(Result.FAIL);
         assertThat(response.deadLetterQueueRecords()).isEmpty();
         assertThat(count("ok", "RecordTooLargeException", "failed")).isEqualTo(1.0);
-        assertThat(meters.find("fenced.writes").counter()).isNull();
+        assertThat(meters.find("fence.enforcer.records.fenced").counter()).isNull();
     }
 
     /** Resuming would lose the fence from the changelog, and a restore would let a stale write through. */
@@ -180,7 +180,8 @@ class FenceProductionExceptionHandlerTest {
     }
 
     private double count(String topic, String exception, String outcome) {
-        return meters.get("enforcer.production.errors").tags("topic", topic, "exception", exception, "outcome", outcome).counter()
+        return meters.get("fence.enforcer.production.errors").tags("topic", topic, "exception", exception, "outcome", outcome)
+                .counter()
                 .count();
     }
 
