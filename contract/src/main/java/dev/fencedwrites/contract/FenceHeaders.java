@@ -27,6 +27,11 @@ public final class FenceHeaders {
     /** Added to rejected records: the stored fence that won, as {@code token} or {@code token.seq}; empty when none. */
     public static final String REJECTED_HIGHEST = "fence.rejected.highest";
     /**
+     * Added to records the enforcer rejects: when it rejected them, epoch milliseconds (decimal). The record's own
+     * timestamp stays the input record's, when it was written (issue 16).
+     */
+    public static final String REJECTED_TIME = "fence.rejected.time";
+    /**
      * Added to a rejected record with value {@code true} when its value was left out because the
      * record would not fit the rejected topic; read the original at the source offset.
      */

@@ -167,12 +167,23 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
     }
 
     /**
-     * Reads a properties file (UTF-8) with {@link #load(Properties, Map)}.
+     * Reads a properties file (UTF-8) with {@link #load(Properties, Map)}. A file that does not exist is read as an empty
+     * one, so settings may come from the environment alone (a container with {@code FENCE_ETCD_ENDPOINTS} and no file);
+     * with neither the file nor {@code FENCE_ETCD_ENDPOINTS}, the error names both (issue 16).
      *
-     * @throws IOException if the file cannot be read
+     * @throws IOException if the file exists but cannot be read
+     * @throws IllegalArgumentException naming the setting, when one is missing, unknown or invalid
      */
     public static EtcdSettings load(Path file, Map<String, String> environment) throws IOException {
         Properties properties = new Properties();
+        if (Files.notExists(file)) {
+            String endpoints = environment.get(environmentName(ENDPOINTS));
+            if (endpoints == null || endpoints.isBlank()) {
+                throw new IllegalArgumentException("no etcd settings: " + file + " does not exist and "
+                        + environmentName(ENDPOINTS) + " is not set; set " + ENDPOINTS + " in the file or the variable");
+            }
+            return load(properties, environment);
+        }
         try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             properties.load(reader);
         }

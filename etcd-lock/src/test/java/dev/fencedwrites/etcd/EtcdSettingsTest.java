@@ -46,6 +46,24 @@ class EtcdSettingsTest {
     }
 
     @Test
+    void aMissingFileIsFineWhenTheEnvironmentNamesTheEndpoints() throws Exception {
+        EtcdSettings settings = EtcdSettings.load(dir.resolve("absent.properties"),
+                Map.of("FENCE_ETCD_ENDPOINTS", "http://env:2379", "FENCE_ETCD_LOCK_PREFIX", "env/"));
+
+        assertThat(settings.endpoints()).containsExactly("http://env:2379");
+        assertThat(settings.lockPrefix()).isEqualTo("env/");
+    }
+
+    @Test
+    void aMissingFileWithoutTheEnvironmentNamesTheFileAndTheVariable() {
+        Path absent = dir.resolve("absent.properties");
+
+        assertThatThrownBy(() -> EtcdSettings.load(absent, Map.of())).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(absent.toString()).hasMessageContaining("FENCE_ETCD_ENDPOINTS")
+                .hasMessageContaining("etcd.endpoints");
+    }
+
+    @Test
     void mistakesAreNamed() {
         assertThatThrownBy(() -> EtcdSettings.load(new Properties(), Map.of())).hasMessageContaining("etcd.endpoints")
                 .hasMessageContaining("FENCE_ETCD_ENDPOINTS");

@@ -1,17 +1,17 @@
 package dev.fencedwrites.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.Callable;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericContainer;
 import org.apache.avro.generic.GenericData;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
@@ -75,12 +75,13 @@ public final class ConsumeCommand implements Callable<Integer> {
             object.putNull("value");
         } else {
             try {
-                // Avro's generic data prints as JSON (timestamps as epoch milliseconds; strings, NaN and Infinity quoted at any
-                // level).
+                // Logical types as users read them: decimals as numbers, timestamps as ISO-8601 (AvroJson, issue 16).
                 Object decoded = values.deserialize(record.topic(), record.value());
-                JsonNode value = JSON.readTree(GenericData.get().toString(decoded));
-                object.set("value", value);
-            } catch (IOException | RuntimeException e) {
+                Schema schema = decoded instanceof GenericContainer container
+                        ? container.getSchema()
+                        : GenericData.get().induce(decoded);
+                object.set("value", AvroJson.of(decoded, schema));
+            } catch (RuntimeException e) {
                 // SerializationException from the serde, which bounds what a hostile value can cost (issue 13); whatever it is,
                 // this record's line says why and reading goes on.
                 object.put("value_error", e.getMessage() == null ? e.toString() : e.getMessage());

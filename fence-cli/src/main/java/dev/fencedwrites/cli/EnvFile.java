@@ -6,16 +6,21 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * The KEY=value file {@code fence up} and {@code fence demo} write for the other commands (and for {@code source} in a shell).
+ * The {@code export KEY=value} file {@code fence up} and {@code fence demo} write for the other commands, and for
+ * {@code source} in a shell: the {@code export} puts each setting into the environment of programs started from that
+ * shell afterwards (a worker, {@code kcat}), not only into the shell's own variables (issue 16).
  */
 final class EnvFile {
     private EnvFile() {
     }
 
-    /** One {@code KEY=value} line per entry, each value quoted for the shell when needed. */
+    /** The prefix of each line. */
+    static final String EXPORT = "export ";
+
+    /** One {@code export KEY=value} line per entry, each value quoted for the shell when needed. */
     static String lines(Map<String, String> settings) {
         StringBuilder lines = new StringBuilder();
-        settings.forEach((key, value) -> lines.append(key).append('=').append(shellQuoted(value)).append('\n'));
+        settings.forEach((key, value) -> lines.append(EXPORT).append(key).append('=').append(shellQuoted(value)).append('\n'));
         return lines.toString();
     }
 

@@ -25,6 +25,7 @@ import org.apache.kafka.common.errors.SerializationException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
@@ -85,20 +86,34 @@ public final class ProduceCommand implements Callable<Integer> {
     @ParentCommand
     FenceMain fence;
 
-    @Override
-    public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+    /**
+     * Checks the options picocli cannot ({@code --count} at least 1, one of {@code --amount}, {@code --value} or
+     * {@code --delete}) and parses the duration {@code text} of {@code option}.
+     *
+     * @throws ParameterException a usage error, so it exits 2 like picocli's own (issue 16)
+     */
+    private Duration usage(String option, String text) {
         try {
             if (count < 1) {
-                throw new IllegalArgumentException("--count must be at least 1");
+                throw new IllegalArgumentException("--count must be at least 1, got " + count);
             }
             if (delete == (amount != null || value != null)) {
                 throw new IllegalArgumentException(
                         delete ? "--delete takes no --amount or --value" : "give --amount MINOR or --value JSON (or --delete)");
             }
-            Duration leaseTtl = TopicReader.parseDuration("--ttl", ttl);
-            Duration decisionWait = TopicReader.parseDuration("--wait", wait);
+            return TopicReader.parseDuration(option, text);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Duration leaseTtl = usage("--ttl", ttl);
+        Duration decisionWait = usage("--wait", wait);
+        try {
             BillingSummary summary = delete ? null : SummaryJson.summary(key, value, amount, writer, Instant.now());
             StackOptions stack = fence.stack();
             String servers = stack.bootstrap(false, err);

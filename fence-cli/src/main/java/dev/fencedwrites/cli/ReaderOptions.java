@@ -8,6 +8,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
 /** The options the topic-reading operator commands share ({@code ./fence rejected}, {@code ./fence consume}). */
 final class ReaderOptions {
@@ -32,8 +33,13 @@ final class ReaderOptions {
     int print(String command, String topic, StackOptions stack, CommandSpec spec, Printer printer) {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        Duration window;
         try {
-            Duration window = since == null ? null : TopicReader.parseDuration("--since", since);
+            window = since == null ? null : TopicReader.parseDuration("--since", since);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e); // a usage error: exit 2 (issue 16)
+        }
+        try {
             while (true) {
                 String servers = stack.bootstrap(follow, err);
                 Function<ConsumerRecord<String, byte[]>, String> line = printer.open(err);

@@ -27,10 +27,12 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "rejected", header = "Print what was fenced: one line per record of the rejected topic.", usageHelpWidth = 130,
         mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false, description = {
-                "Reads the rejected topic and prints one line per fenced record: when, key, its token.seq, the key's fence "
-                        + "that refused it,",
-                "the reason, the stage (enforcer or sink), the writer, and where the record came from (topic-partition@offset);",
-                "for a MALFORMED_VALUE, also the error the sink (or Connect) gave.", ""},
+                "Reads the rejected topic and prints one line per fenced record: when it was written, key, its token.seq, "
+                        + "the key's fence that refused it,",
+                "the reason, the stage (enforcer or sink), the writer, where the record came from (topic-partition@offset)",
+                "and when the enforcer rejected it (rejected=); for a MALFORMED_VALUE, also the error the sink (or Connect) "
+                        + "gave.",
+                ""},
         footer = {"", "Examples:",
                 "  ./fence rejected                       everything rejected so far, then exit",
                 "  ./fence rejected --since 15m --follow  the last 15 minutes, then new rejections as they come (Ctrl-C to stop)",
@@ -80,6 +82,9 @@ public final class RejectedCommand implements Callable<Integer> {
                 orDash(f.get("reason")), "stage=" + orDash(f.get("stage")), "writer=" + orDash(f.get("writer")),
                 "source=" + orDash(f.get("source_topic")) + "-" + orDash(f.get("source_partition")) + "@"
                         + orDash(f.get("source_offset")));
+        if (f.get("rejected_time") != null) {
+            line += "  rejected=" + f.get("rejected_time");
+        }
         String omitted = omitted(record);
         if (omitted != null) {
             line += "  omitted=" + omitted;
@@ -142,7 +147,9 @@ public final class RejectedCommand implements Callable<Integer> {
 
     private static Map<String, String> fields(ConsumerRecord<String, byte[]> record) {
         Map<String, String> f = new LinkedHashMap<>();
+        // The record's timestamp is the input record's (the enforcer keeps it): when the writer wrote it.
         f.put("time", Instant.ofEpochMilli(record.timestamp()).toString());
+        f.put("rejected_time", rejectedTime(header(record, FenceHeaders.REJECTED_TIME)));
         f.put("token", header(record, FenceHeaders.TOKEN));
         f.put("seq", header(record, FenceHeaders.SEQ));
         f.put("highest", blankToNull(header(record, FenceHeaders.REJECTED_HIGHEST)));
@@ -168,6 +175,15 @@ public final class RejectedCommand implements Callable<Integer> {
     private static String header(ConsumerRecord<?, ?> record, String name, String fallback) {
         String value = header(record, name);
         return value != null ? value : header(record, fallback);
+    }
+
+    /** {@code fence.rejected.time} (epoch ms) as ISO-8601; null when absent (the sink's rejections, older enforcers). */
+    private static String rejectedTime(String millis) {
+        try {
+            return millis == null ? null : Instant.ofEpochMilli(Long.parseLong(millis.trim())).toString();
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     private static String blankToNull(String value) {

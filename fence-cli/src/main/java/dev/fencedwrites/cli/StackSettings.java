@@ -47,7 +47,9 @@ final class StackSettings {
         } else if (!Files.isRegularFile(file)) {
             throw new IllegalStateException(file + " does not exist; start the stack with ./fence up, or pass " + option);
         }
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+        for (String written : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+            // Lines are "export KEY=value" since issue 16; files written before it have "KEY=value".
+            String line = written.startsWith(EnvFile.EXPORT) ? written.substring(EnvFile.EXPORT.length()) : written;
             if (line.startsWith(name + "=")) {
                 String raw = line.substring(name.length() + 1);
                 if (raw.length() >= 2 && raw.startsWith("'") && raw.endsWith("'")) {

@@ -59,7 +59,14 @@ class FenceMainTest {
             "--bootstrap 127.0.0.1:9092 inspect customer-7 | fence inspect: --bootstrap does not apply to fence inspect",
             "--etcd http://127.0.0.1:2379 rejected | fence rejected: --etcd does not apply to fence rejected",
             "inspect | fence inspect: Missing required parameter: 'KEY'",
-            "consume --since | fence consume: Missing required parameter for option '--since'"})
+            "consume --since | fence consume: Missing required parameter for option '--since'",
+            "consume --since 15x | fence consume: --since '15x' is not a duration like 90s, 15m, 2h or 1d",
+            "rejected --since 15x | fence rejected: --since '15x' is not a duration like 90s, 15m, 2h or 1d",
+            "produce customer-7 --amount 1 --ttl 10x | fence produce: --ttl '10x' is not a duration like 90s, 15m, 2h or 1d",
+            "produce customer-7 --amount 1 --wait abc | fence produce: --wait 'abc' is not a duration like 90s, 15m, 2h or 1d",
+            "produce customer-7 --amount 1 --count 0 | fence produce: --count must be at least 1, got 0",
+            "produce customer-7 | fence produce: give --amount MINOR or --value JSON (or --delete)",
+            "produce customer-7 --delete --amount 1 | fence produce: --delete takes no --amount or --value"})
     void everyUsageErrorIsOneLineAndExitsTwo(String args, String message) {
         Run run = fence(args.split(" "));
 

@@ -83,7 +83,7 @@ class FenceUpIT {
 
     /** The variables as a shell sees them after {@code source FILE}, the way the README uses the file. */
     private static Map<String, String> sourced(Path envFile) throws Exception {
-        Process bash = new ProcessBuilder("bash", "-c", "set -a; source \"$1\"; env", "bash", envFile.toString())
+        Process bash = new ProcessBuilder("bash", "-c", "source \"$1\"; env", "bash", envFile.toString())
                 .redirectErrorStream(true).start();
         List<String> lines = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines()
                 .toList();

@@ -96,7 +96,7 @@ class OperatorCommandsIT {
         assertThat(unreachable.err().strip()).startsWith("fence rejected: cannot reach Kafka at 127.0.0.1:1")
                 .doesNotContain("\n");
         Run badSince = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "yesterday");
-        assertThat(badSince.exit()).isEqualTo(1);
+        assertThat(badSince.exit()).as("a usage error (issue 16)").isEqualTo(FenceMain.USAGE_ERROR);
         assertThat(badSince.err()).contains("--since 'yesterday' is not a duration");
     }
 

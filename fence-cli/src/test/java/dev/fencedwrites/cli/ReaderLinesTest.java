@@ -8,9 +8,15 @@ import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.InMemorySchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
 import java.io.ByteArrayOutputStream;
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.util.Optional;
 import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumWriter;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.EncoderFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
@@ -54,6 +60,56 @@ class ReaderLinesTest {
         assertThat(line.has("value_error")).as(line.toString()).isFalse();
         assertThat(line.path("value").path("x").asText()).isEqualTo("NaN");
         assertThat(line.path("value").path("s").asText()).isEqualTo("o");
+    }
+
+    @Test
+    void consumePrintsLogicalTypesAsUsersReadThem() throws Exception {
+        Schema logical = new Schema.Parser().parse("""
+                {"type": "record", "name": "L", "fields": [
+                  {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+                  {"name": "price", "type": ["null", {"type": "fixed", "name": "F", "size": 4, "logicalType": "decimal",
+                    "precision": 8, "scale": 3}]},
+                  {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+                  {"name": "atMicros", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+                  {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+                  {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+                  {"name": "plain", "type": "long"}]}""");
+        GenericRecord value = new GenericData.Record(logical);
+        value.put("amount", ByteBuffer.wrap(BigInteger.valueOf(123_450).toByteArray()));
+        value.put("price", new GenericData.Fixed(logical.getField("price").schema().getTypes().get(1),
+                ByteBuffer.allocate(4).putInt(-1_500).array()));
+        value.put("at", 1_700_000_000_123L);
+        value.put("atMicros", 1_700_000_000_123_456L);
+        value.put("day", 19_000);
+        value.put("id", "0f8fad5b-d9cb-469f-a165-70867728950e");
+        value.put("plain", 1_700_000_000_123L);
+        AvroDeserializer<Object> decoder = new AvroDeserializer<>(oneSchema(9, logical), null);
+
+        JsonNode line = JSON.readTree(ConsumeCommand.json(record("k0", wire(9, logical, value), new RecordHeaders()), decoder))
+                .path("value");
+
+        assertThat(line.path("amount").isNumber()).as(line.toString()).isTrue();
+        assertThat(line.path("amount").decimalValue()).isEqualByComparingTo("1234.50");
+        assertThat(line.path("price").decimalValue()).isEqualByComparingTo("-1.500");
+        assertThat(line.path("at").asText()).isEqualTo("2023-11-14T22:13:20.123Z");
+        assertThat(line.path("atMicros").asText()).isEqualTo("2023-11-14T22:13:20.123456Z");
+        assertThat(line.path("day").asText()).isEqualTo("2022-01-08");
+        assertThat(line.path("id").asText()).isEqualTo("0f8fad5b-d9cb-469f-a165-70867728950e");
+        assertThat(line.path("plain").asLong()).isEqualTo(1_700_000_000_123L);
+    }
+
+    @Test
+    void rejectedShowsWhenTheRecordWasWrittenAndWhenTheEnforcerRejectedIt() throws Exception {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("STALE_TOKEN"));
+        headers.add(FenceHeaders.REJECTED_TIME, FenceHeaders.encode(1_700_000_060_000L));
+        ConsumerRecord<String, byte[]> record = record("k7", new byte[]{1}, headers); // written at 1_700_000_000_000
+
+        assertThat(RejectedCommand.text(record)).startsWith("2023-11-14T22:13:20Z  k7  ")
+                .contains("  rejected=2023-11-14T22:14:20Z");
+        JsonNode json = JSON.readTree(RejectedCommand.json(record));
+        assertThat(json.path("time").asText()).isEqualTo("2023-11-14T22:13:20Z");
+        assertThat(json.path("rejected_time").asText()).isEqualTo("2023-11-14T22:14:20Z");
     }
 
     @Test
@@ -132,6 +188,17 @@ class ReaderLinesTest {
         for (int b : avro) {
             out.write(b);
         }
+        return out.toByteArray();
+    }
+
+    /** The Confluent wire format around {@code value} written with {@code schema}. */
+    private static byte[] wire(int schemaId, Schema schema, GenericRecord value) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(0);
+        out.writeBytes(ByteBuffer.allocate(4).putInt(schemaId).array());
+        BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(out, null);
+        new GenericDatumWriter<GenericRecord>(schema).write(value, encoder);
+        encoder.flush();
         return out.toByteArray();
     }
 

@@ -7,6 +7,8 @@ import dev.fencedwrites.contract.RejectionReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -222,13 +224,27 @@ class FenceEnforcerTopologyTest {
         assertThat(out.value()).isEqualTo(value);
         Header[] headers = out.headers().toArray();
         assertThat(Arrays.copyOf(headers, original.toArray().length)).containsExactly(original.toArray());
-        assertThat(headers).hasSize(original.toArray().length + 6);
+        assertThat(headers).hasSize(original.toArray().length + 7);
         assertThat(header(out, FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
         assertThat(header(out, FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_ENFORCER);
         assertThat(header(out, FenceHeaders.REJECTED_HIGHEST)).isEqualTo("6.2");
         assertThat(header(out, FenceHeaders.SOURCE_TOPIC)).isEqualTo(INPUT);
         assertThat(header(out, FenceHeaders.SOURCE_PARTITION)).isEqualTo("0");
         assertThat(header(out, FenceHeaders.SOURCE_OFFSET)).isEqualTo("1");
+    }
+
+    @Test
+    void rejectedRecordKeepsTheTimeItWasWrittenAndSaysWhenItWasRejected() {
+        write(KEY, "new", 6, 2);
+        Instant written = Instant.now().minus(Duration.ofHours(1));
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("old"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1"),
+                written));
+
+        TestRecord<byte[], byte[]> out = rejected.readRecord();
+        long now = System.currentTimeMillis();
+        assertThat(out.timestamp()).as("the record's timestamp: when it was written").isEqualTo(written.toEpochMilli());
+        assertThat(Long.parseLong(header(out, FenceHeaders.REJECTED_TIME))).as("when the enforcer rejected it")
+                .isBetween(now - 60_000, now);
     }
 
     @Test

@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceOp;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.contract.NewTopics;
+import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.services.EnforcerProcess;
@@ -25,6 +28,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
@@ -119,6 +123,56 @@ class FenceAtTakeoverIT {
                         + "." + header(r, FenceHeaders.SEQ))
                 .containsExactly("FENCE/" + takeover.tokenA + ".0", "FENCE/" + takeover.tokenB + ".0",
                         "WRITE/" + takeover.tokenA + ".1");
+    }
+
+    @Test
+    void aSupersededWritersLateWriteIsReportedToItAsFencedWithTheFenceThatRefusedIt() throws Exception {
+        String resource = "told-" + UUID.randomUUID();
+        List<WriteDecision> heard = new CopyOnWriteArrayList<>();
+        try (WriteDecisions decisions = WriteDecisions.start(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address()),
+                "worker-A", heard::add)) {
+            decisions.watch(resource, TIMEOUT);
+            Takeover takeover = takeover(resource, true, Duration.ofSeconds(5));
+
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(heard).singleElement().satisfies(told -> {
+                assertThat(told.fenced()).isTrue();
+                assertThat(told.reason()).isEqualTo(RejectionReason.STALE_TOKEN);
+                assertThat(told.stage()).isEqualTo(FenceHeaders.STAGE_ENFORCER);
+                assertThat(told.fence()).isEqualTo(new Fence(takeover.tokenA, 1));
+                assertThat(told.highest()).isEqualTo(new Fence(takeover.tokenB, 0));
+                assertThat(told.op()).isEqualTo(FenceOp.WRITE);
+                assertThat(told.topic()).isEqualTo(FenceTopics.REJECTED);
+            }));
+        }
+    }
+
+    @Test
+    void anAcceptedWriteIsReportedAcceptedToItsWriterOnly() throws Exception {
+        String resource = "heard-" + UUID.randomUUID();
+        List<WriteDecision> mine = new CopyOnWriteArrayList<>();
+        List<WriteDecision> others = new CopyOnWriteArrayList<>();
+        Map<String, Object> consumer = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
+        try (WriteDecisions decisions = WriteDecisions.start(consumer, "worker-heard", mine::add);
+                WriteDecisions otherWriter = WriteDecisions.start(consumer, "worker-other", others::add);
+                FencingLeaseClient leases = leaseClient();
+                FencedProducer<String> producer = producer("worker-heard", 0, true, new SimpleMeterRegistry())) {
+            decisions.watch(resource, TIMEOUT);
+            otherWriter.watch(resource, TIMEOUT);
+            long[] token = new long[1];
+            producer.runUnderLease(leases, resource, TTL, TIMEOUT, lease -> {
+                token[0] = lease.token();
+                return "accepted value";
+            });
+
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(mine).singleElement().satisfies(told -> {
+                assertThat(told.accepted()).isTrue();
+                assertThat(told.fenced()).isFalse();
+                assertThat(told.fence()).isEqualTo(new Fence(token[0], 1));
+                assertThat(told.reason()).isNull();
+                assertThat(told.topic()).isEqualTo(FenceTopics.ACCEPTED);
+            }));
+            assertThat(others).as("another writer's watcher hears nothing of this writer's writes").isEmpty();
+        }
     }
 
     /** The control: the same interleaving without the marker lets the stale write through, because B has not written yet. */
@@ -233,16 +287,20 @@ class FenceAtTakeoverIT {
      * with or without its marker, and has not written; A resumes and its queued write goes out.
      */
     private static Takeover takeover(String resource, boolean markerOnTakeover) throws Exception {
+        return takeover(resource, markerOnTakeover, TTL);
+    }
+
+    private static Takeover takeover(String resource, boolean markerOnTakeover, Duration ttl) throws Exception {
         FencingLeaseClient leasesA = leaseClient();
         try (FencedProducer<String> producerA = producer("worker-A", 60_000, true, new SimpleMeterRegistry());
                 FencingLeaseClient leasesB = leaseClient();
                 FencedProducer<String> producerB = producer("worker-B", 0, markerOnTakeover, new SimpleMeterRegistry())) {
-            FencingLease leaseA = producerA.acquire(leasesA, resource, TTL, TIMEOUT);
+            FencingLease leaseA = producerA.acquire(leasesA, resource, ttl, TIMEOUT);
             // checked and queued, not yet sent
             CompletableFuture<RecordMetadata> staleWrite = producerA.send(leaseA, "A's stale value");
             leasesA.close(); // A freezes: no more keep-alives, so etcd expires its lease after the TTL
 
-            try (FencingLease leaseB = producerB.acquire(leasesB, resource, TTL, TIMEOUT)) {
+            try (FencingLease leaseB = producerB.acquire(leasesB, resource, ttl, TIMEOUT)) {
                 assertThat(staleWrite).as("A's write is still in A's buffer").isNotDone();
                 producerA.flush(); // A resumes: the queued write leaves the process
                 staleWrite.get(30, TimeUnit.SECONDS);

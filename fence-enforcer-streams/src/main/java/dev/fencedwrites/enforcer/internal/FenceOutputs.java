@@ -72,11 +72,12 @@ final class FenceOutputs {
             replay.replayed("rejected");
         }
         metrics.rejected(reason);
-        List<Header> rejection = new ArrayList<>(6);
+        List<Header> rejection = new ArrayList<>(7);
         rejection.add(new RecordHeader(FenceHeaders.REJECTED_REASON, FenceHeaders.encode(reason.name())));
         rejection.add(new RecordHeader(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode(FenceHeaders.STAGE_ENFORCER)));
         rejection.add(
                 new RecordHeader(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString())));
+        rejection.add(new RecordHeader(FenceHeaders.REJECTED_TIME, FenceHeaders.encode(context.currentSystemTimeMs())));
         Optional<RecordMetadata> source = context.recordMetadata();
         source.ifPresent((RecordMetadata from) -> {
             rejection.add(new RecordHeader(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(from.topic())));
