@@ -149,11 +149,15 @@ class DistributionArchiveIT {
     }
 
     @Test
-    void theEnforcerLauncherTakesThePropertiesFileAsItsArgumentAndNamesAMissingOne() throws Exception {
+    void theEnforcerLauncherTakesThePropertiesFileAsItsArgumentOrNoneAndNamesWhatIsMissing() throws Exception {
         Installed.Run missing = dist.launch(outside, Map.of(), "fence-enforcer", "no-such.properties");
         assertThat(missing.exit()).as(missing.output()).isEqualTo(2);
         assertThat(missing.err()).contains("fence-enforcer: invalid configuration: cannot read enforcer configuration "
                 + "no-such.properties");
+        // Without a file (the container image's way) every setting comes from FENCE_ENFORCER_* variables.
+        Installed.Run noFile = dist.launch(outside, Map.of(), "fence-enforcer");
+        assertThat(noFile.exit()).as(noFile.output()).isEqualTo(2);
+        assertThat(noFile.err()).contains("fence-enforcer: invalid configuration").contains("\"bootstrap.servers\"");
         Installed.Run help = dist.launch(outside, Map.of(), "fence-enforcer", "--help");
         assertThat(help.exit()).as(help.output()).isZero();
         assertThat(help.out()).contains("--config");

@@ -83,8 +83,8 @@ class SampleConfigTest {
     @Test
     void theConnectorJsonHoldsTheSameSettingsAsTheConnectorProperties() throws IOException {
         Map<String, String> json = new TreeMap<>();
-        new ObjectMapper().readTree(CONFIG.resolve("connector.json").toFile()).fields()
-                .forEachRemaining(e -> json.put(e.getKey(), e.getValue().asText()));
+        new ObjectMapper().readTree(CONFIG.resolve("connector.json").toFile()).properties()
+                .forEach(e -> json.put(e.getKey(), e.getValue().asText()));
         Map<String, String> props = new TreeMap<>(properties("connector.properties"));
         props.remove("name"); // the REST API takes the name in the URL
         assertThat(json).isEqualTo(props);
