@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.enforcer.FenceEnforcerApp;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.sink.FencedJdbcSinkConfig;
@@ -18,7 +19,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -36,6 +40,9 @@ import org.junit.jupiter.api.Test;
 class ComposeStackTest {
     /** The sink metrics' exporter configuration, written by the sink-metrics work; checked in DashboardTest once it exists. */
     static final String JMX_EXPORTER_CONFIG = "../config/connect-jmx-exporter.yml";
+
+    /** The project's version, from the build (surefire's systemPropertyVariables). */
+    static final String PROJECT_VERSION = System.getProperty("project.version", "unknown");
 
     private final JsonNode compose = StackFiles.compose();
     private final JsonNode services = compose.path("services");
@@ -74,9 +81,48 @@ class ComposeStackTest {
         while (from.find()) {
             froms.add(from.group(1));
         }
-        assertThat(froms).hasSize(2)
+        assertThat(froms).hasSize(1)
                 .allSatisfy(image -> assertThat(image).matches("[a-z0-9./-]+:[A-Za-z0-9._-]*\\d[A-Za-z0-9._-]*"));
-        assertThat(dockerfile).contains("HEALTHCHECK").contains("/health").contains("dev.fencedwrites.enforcer.FenceEnforcerApp");
+        assertThat(dockerfile).contains("HEALTHCHECK").contains("/health");
+    }
+
+    /**
+     * Issue 16: the enforcer's image unpacks the distribution archive the build made (the docker module depends on the
+     * distribution module, so it exists here) and runs its launcher, which runs FenceEnforcerApp; no Maven in the image.
+     */
+    @Test
+    void theEnforcerImageRunsTheDistributionArchive() throws Exception {
+        String dockerfile = StackFiles.text(DIR.resolve("enforcer/Dockerfile"));
+        assertThat(dockerfile).doesNotContainPattern("(?m)^RUN .*\\bmvn\\b")
+                .contains("ARG FENCED_WRITES_VERSION=" + PROJECT_VERSION + "\n")
+                .contains("ADD distribution/target/fenced-writes-${FENCED_WRITES_VERSION}.tar.gz /opt/\n")
+                .contains("RUN ln -s /opt/fenced-writes-${FENCED_WRITES_VERSION} /opt/fenced-writes\n")
+                .contains("ENTRYPOINT [\"/opt/fenced-writes/bin/fence-enforcer\"]");
+        Path archive = ROOT.resolve("distribution/target/fenced-writes-" + PROJECT_VERSION + ".tar.gz");
+        assertThat(archive).as("built by mvn package (the distribution module)").isRegularFile();
+        Process list = new ProcessBuilder("tar", "-tzf", archive.toString()).redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        String entries = new String(list.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(list.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String top = "fenced-writes-" + PROJECT_VERSION + "/";
+        assertThat(entries.lines()).contains(top + "bin/fence-enforcer", top + "config/log4j2.properties")
+                .anyMatch(entry -> entry.matches(Pattern.quote(top) + "lib/fence-enforcer-streams-.*\\.jar"));
+        String launcher = StackFiles.text(ROOT.resolve("distribution/src/bin/fence-enforcer"));
+        assertThat(launcher).contains("dev.fencedwrites.enforcer.FenceEnforcerApp").contains("exec ");
+        assertThat(services.path("enforcer").path("image").asText()).isEqualTo("fenced-writes/fence-enforcer:" + PROJECT_VERSION);
+        // BuildKit sends only what the image needs from the repository root.
+        assertThat(StackFiles.text(DIR.resolve("enforcer/Dockerfile.dockerignore")).lines())
+                .contains("*", "!distribution/target/fenced-writes-*.tar.gz", "!docker/healthcheck/http-ok.sh");
+    }
+
+    /** `docker stop` sends SIGTERM, then SIGKILL after the grace period: the enforcer must have its shutdown timeout first. */
+    @Test
+    void theEnforcersStopGracePeriodIsLongerThanItsShutdownTimeout() {
+        String grace = services.path("enforcer").path("stop_grace_period").asText();
+        Matcher seconds = Pattern.compile("(\\d+)s").matcher(grace);
+        assertThat(seconds.matches()).as("stop_grace_period in seconds, e.g. 45s: %s", grace).isTrue();
+        assertThat(Duration.ofSeconds(Long.parseLong(seconds.group(1))))
+                .isGreaterThan(FenceEnforcerApp.SHUTDOWN_TIMEOUT.plusSeconds(5));
     }
 
     /** Issue 14: the compose stack verifies tokens against the etcd its workers lock with, once that etcd is healthy. */

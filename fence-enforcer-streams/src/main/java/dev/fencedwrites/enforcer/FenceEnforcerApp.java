@@ -53,7 +53,11 @@ import picocli.CommandLine.Option;
                         + "believed."})
 public final class FenceEnforcerApp implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerApp.class);
-    private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * How long SIGTERM waits for Kafka Streams to close (commit, leave the group) before the JVM exits; a container's stop
+     * grace period must be longer (docker/compose.yaml's {@code stop_grace_period}).
+     */
+    public static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
     /** How often Micrometer looks for Kafka metrics made since the last look (its default is 60 s). */
     private static final Duration STREAMS_METRICS_REFRESH = Duration.ofSeconds(10);
 
