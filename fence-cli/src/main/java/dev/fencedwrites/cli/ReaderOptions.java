@@ -32,6 +32,7 @@ final class ReaderOptions {
     int print(String command, String topic, StackOptions stack, CommandSpec spec, Printer printer) {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        KafkaRefusal.quietClientLogs();
         try {
             Duration window = since == null ? null : TopicReader.parseDuration("--since", since);
             while (true) {
@@ -40,7 +41,8 @@ final class ReaderOptions {
                 StackSettings.Source source = follow && stack.bootstrap == null && !stack.hasEnvFile()
                         ? StackSettings.Source.current()
                         : null;
-                boolean stackGone = TopicReader.read(servers, topic, window, follow, record -> out.println(line.apply(record)),
+                boolean stackGone = TopicReader.read(servers, stack.kafkaClient(), topic, window, follow,
+                        record -> out.println(line.apply(record)),
                         out::flush,
                         () -> source == null || source.unchanged());
                 if (!stackGone) {
@@ -51,7 +53,8 @@ final class ReaderOptions {
                 err.flush();
             }
         } catch (IllegalArgumentException | IllegalStateException | KafkaException | IOException e) {
-            err.println(command + ": " + e.getMessage());
+            String refusal = KafkaRefusal.describe(e, stack.kafkaClient());
+            err.println(command + ": " + (refusal != null ? refusal : e.getMessage()));
             err.flush();
             return 1;
         }
