@@ -108,6 +108,20 @@ class SecuredStackIT {
             assertThat(rejected.exit()).as(rejected.err()).isZero();
             assertThat(rejected.out()).containsPattern(customer + ".*STALE_TOKEN");
         });
+        // A value the sink cannot decode: the enforcer accepts it, the sink's dead-letter producer (Connect's producer.*
+        // settings) puts it on the rejected topic.
+        String undecodable = customer + "-not-avro";
+        try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()),
+                FencingLeaseClient.DEFAULT_LOCK_PREFIX);
+                FencedProducer<byte[]> producer = FencedProducer.create(writer, new ByteArraySerializer(), FenceTopics.INPUT,
+                        "secured-writer");
+                FencingLease lease = producer.acquire(leases, undecodable, Duration.ofSeconds(30), Duration.ofSeconds(60))) {
+            producer.sendAndWait(lease, "plain text, not Avro".getBytes(StandardCharsets.UTF_8));
+        }
+        await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
+            Run rejected = fence("rejected", "--command-config", operator.toString(), "--since", "10m");
+            assertThat(rejected.out()).containsPattern(undecodable + ".*MALFORMED_VALUE.*stage=sink");
+        });
         Run consumed = fence("consume", "-X", "bootstrap.servers=" + stack.kafkaBootstrap(), "--command-config",
                 operator.toString(), "--schema-registry", stack.schemaRegistryUrl());
         assertThat(consumed.exit()).as(consumed.err()).isZero();
