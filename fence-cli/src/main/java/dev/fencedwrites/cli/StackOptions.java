@@ -28,6 +28,8 @@ public final class StackOptions {
     static final String SCHEMA_REGISTRY = "--schema-registry";
     static final String COMMAND_CONFIG = "--command-config";
     static final String CLIENT_SETTING = "-X";
+    /** The env file's (or the environment's) client properties file, the default of {@code --command-config}. */
+    static final String COMMAND_CONFIG_VARIABLE = "KAFKA_COMMAND_CONFIG";
     static final Set<String> NAMES = Set.of(ENV_FILE, BOOTSTRAP, ETCD, SCHEMA_REGISTRY, COMMAND_CONFIG, CLIENT_SETTING);
 
     @Option(names = ENV_FILE, paramLabel = "FILE", scope = ScopeType.INHERIT, description = "The stack's KEY=value settings: "
@@ -40,7 +42,8 @@ public final class StackOptions {
     String bootstrap;
     @Option(names = COMMAND_CONFIG, paramLabel = "FILE", scope = ScopeType.INHERIT, description = "Kafka client properties "
             + "(security.protocol, sasl.*, ssl.*, ...) for every Kafka client of the command, as kafka-console-consumer's "
-            + "--command-config.")
+            + "--command-config (default: KAFKA_COMMAND_CONFIG from the environment or the env file, which ./fence up "
+            + "--secured writes).")
     Path commandConfig;
     @Option(names = CLIENT_SETTING, paramLabel = "KEY=VALUE", scope = ScopeType.INHERIT, description = "One Kafka client "
             + "setting, as kcat's -X; repeatable; wins over --command-config, e.g. -X sasl.mechanism=SCRAM-SHA-512.")
@@ -72,21 +75,24 @@ public final class StackOptions {
     }
 
     /**
-     * The settings every Kafka client of the command takes on top of its own: {@code --command-config}'s properties, then
+     * The settings every Kafka client of the command takes on top of its own: the properties of {@code --command-config}
+     * (else of the file {@value #COMMAND_CONFIG_VARIABLE} names in the environment or the env file), then
      * each {@code -X} (issue 16).
      *
      * @throws IllegalStateException naming the file when it cannot be read
      */
     Map<String, Object> kafkaClient() {
         Map<String, Object> settings = new LinkedHashMap<>();
-        if (commandConfig != null) {
-            Properties file = new Properties();
-            try (Reader reader = Files.newBufferedReader(commandConfig)) {
-                file.load(reader);
+        String fromStack = commandConfig == null ? StackSettings.find(COMMAND_CONFIG_VARIABLE, file) : null;
+        Path config = commandConfig != null ? commandConfig : fromStack == null ? null : Path.of(fromStack);
+        if (config != null) {
+            Properties properties = new Properties();
+            try (Reader reader = Files.newBufferedReader(config)) {
+                properties.load(reader);
             } catch (IOException e) {
-                throw new IllegalStateException("cannot read " + COMMAND_CONFIG + " " + commandConfig + ": " + e);
+                throw new IllegalStateException("cannot read " + COMMAND_CONFIG + " " + config + ": " + e);
             }
-            file.forEach((key, value) -> settings.put(key.toString(), value.toString()));
+            properties.forEach((key, value) -> settings.put(key.toString(), value.toString()));
         }
         if (clientSettings != null) {
             settings.putAll(clientSettings);

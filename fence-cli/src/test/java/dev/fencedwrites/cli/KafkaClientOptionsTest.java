@@ -50,6 +50,17 @@ class KafkaClientOptionsTest {
                 .containsEntry("ssl.truststore.location", "/tls/trust.p12");
     }
 
+    @Test
+    void withoutCommandConfigTheEnvFilesKafkaCommandConfigIsUsedAsUpSecuredWritesIt() throws IOException {
+        Path file = Files.writeString(dir.resolve("operator.properties"), "security.protocol=SASL_SSL\n");
+        Path envFile = Files.writeString(dir.resolve("stack.env"), "KAFKA_BOOTSTRAP=127.0.0.1:9093\n"
+                + StackOptions.COMMAND_CONFIG_VARIABLE + "=" + EnvFile.shellQuoted(file.toString()) + "\n");
+
+        StackOptions stack = parse("rejected", "--env-file", envFile.toString());
+
+        assertThat(stack.kafkaClient()).containsEntry("security.protocol", "SASL_SSL");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"--bootstrap-server", "--bootstrap"})
     void bootstrapServerIsAnAliasOfBootstrap(String option) throws IOException {

@@ -79,7 +79,7 @@ public final class KafkaBroker {
                 Jvm.command(List.of("-Xmx768m"), log4j2, "kafka.Kafka", List.of(config.toString())),
                 dir, dir.resolve("kafka.log"), Map.of());
         Map<String, String> client = security == null ? Map.of() : security.client(KafkaSecurity.ADMIN);
-        return process.awaitReady(bootstrap, Duration.ofSeconds(90), () -> ready(bootstrap, client));
+        return process.awaitReady(bootstrap, Duration.ofSeconds(security == null ? 90 : 150), () -> ready(bootstrap, client));
     }
 
     private static boolean ready(String bootstrap, Map<String, String> client) throws Exception {
@@ -87,10 +87,12 @@ public final class KafkaBroker {
         props.putAll(client);
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "local-stack-ready-" + UUID.randomUUID());
-        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "2000");
-        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "3000");
+        // A secured attempt also pays a TLS handshake and SCRAM's key stretching: on a loaded machine 3 s is not enough.
+        long seconds = client.isEmpty() ? 3 : 15;
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(seconds * 1000 - 1000));
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Long.toString(seconds * 1000));
         try (Admin admin = Admin.create(props)) {
-            return !admin.describeCluster().nodes().get(3, TimeUnit.SECONDS).isEmpty();
+            return !admin.describeCluster().nodes().get(seconds, TimeUnit.SECONDS).isEmpty();
         }
     }
 
