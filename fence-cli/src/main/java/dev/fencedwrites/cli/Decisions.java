@@ -31,9 +31,10 @@ final class Decisions implements AutoCloseable {
     private final KafkaConsumer<String, byte[]> consumer;
     private final String servers;
 
-    Decisions(String servers) {
+    /** A consumer of {@code servers} with the command's {@code client} settings (security, {@code -X}). */
+    Decisions(String servers, Map<String, Object> client) {
         this.servers = servers;
-        this.consumer = decisionConsumer(servers);
+        this.consumer = decisionConsumer(servers, client);
     }
 
     /**
@@ -93,12 +94,13 @@ final class Decisions implements AutoCloseable {
         consumer.close();
     }
 
-    private static KafkaConsumer<String, byte[]> decisionConsumer(String servers) {
+    private static KafkaConsumer<String, byte[]> decisionConsumer(String servers, Map<String, Object> client) {
         Properties props = new Properties();
+        props.putAll(client);
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
-        props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        props.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.putIfAbsent(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
+        props.putIfAbsent(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         return new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
     }
 
@@ -113,7 +115,8 @@ final class Decisions implements AutoCloseable {
                 }
                 infos.forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
             } catch (TimeoutException e) {
-                throw new IllegalStateException("cannot reach Kafka at " + servers + " within 10 s (is ./fence up running?)");
+                throw new IllegalStateException("cannot reach Kafka at " + servers + " within 10 s (is ./fence up running? does "
+                        + "its listener need security.protocol and credentials in --command-config?)");
             }
         }
         return consumer.endOffsets(partitions);

@@ -54,9 +54,12 @@ public final class FenceMain implements Callable<Integer> {
             "demo", Set.of(StackOptions.ENV_FILE),
             "up", Set.of(StackOptions.ENV_FILE),
             "enforcer", Set.of(),
-            "rejected", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP),
-            "consume", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.SCHEMA_REGISTRY),
-            "produce", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.ETCD, StackOptions.SCHEMA_REGISTRY),
+            "rejected", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.COMMAND_CONFIG,
+                    StackOptions.CLIENT_SETTING),
+            "consume", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.SCHEMA_REGISTRY,
+                    StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING),
+            "produce", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.ETCD, StackOptions.SCHEMA_REGISTRY,
+                    StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING),
             "inspect", Set.of(StackOptions.ENV_FILE),
             "help", Set.of());
 
@@ -104,7 +107,7 @@ public final class FenceMain implements Callable<Integer> {
     /** Removes the inherited shared options a subcommand does not take, so giving one there is an unknown option. */
     private static void keepSharedOptions(CommandSpec sub, Set<String> taken) {
         for (OptionSpec option : List.copyOf(sub.options())) {
-            if (option.inherited() && !taken.contains(option.longestName())) {
+            if (option.inherited() && !taken.contains(sharedName(option))) {
                 sub.remove(option);
             }
         }
@@ -118,11 +121,33 @@ public final class FenceMain implements Callable<Integer> {
         ParseResult sub = parsed.subcommand();
         Set<String> taken = TAKES.getOrDefault(sub.commandSpec().name(), Set.of());
         for (OptionSpec option : parsed.matchedOptions()) {
-            if (StackOptions.NAMES.contains(option.longestName()) && !taken.contains(option.longestName())) {
-                throw new ParameterException(sub.commandSpec().commandLine(), option.longestName() + " does not apply to "
-                        + sub.commandSpec().qualifiedName());
+            if (StackOptions.NAMES.contains(sharedName(option)) && !taken.contains(sharedName(option))) {
+                throw new ParameterException(sub.commandSpec().commandLine(), typedName(option, parsed.originalArgs())
+                        + " does not apply to " + sub.commandSpec().qualifiedName());
             }
         }
         return parsed;
+    }
+
+    /** The name a shared option is known by in {@link #TAKES} ({@code --bootstrap} for both aliases); else its longest. */
+    private static String sharedName(OptionSpec option) {
+        for (String name : option.names()) {
+            if (StackOptions.NAMES.contains(name)) {
+                return name;
+            }
+        }
+        return option.longestName();
+    }
+
+    /** The name of {@code option} as the user typed it ({@code --bootstrap-server} or {@code --bootstrap}). */
+    private static String typedName(OptionSpec option, List<String> args) {
+        for (String arg : args) {
+            for (String name : option.names()) {
+                if (arg.equals(name) || arg.startsWith(name + "=") || (name.length() == 2 && arg.startsWith(name))) {
+                    return name;
+                }
+            }
+        }
+        return sharedName(option);
     }
 }

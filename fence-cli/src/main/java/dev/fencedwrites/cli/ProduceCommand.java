@@ -14,6 +14,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -111,6 +112,7 @@ public final class ProduceCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        KafkaRefusal.quietClientLogs();
         Duration leaseTtl = usage("--ttl", ttl);
         Duration decisionWait = usage("--wait", wait);
         try {
@@ -120,9 +122,9 @@ public final class ProduceCommand implements Callable<Integer> {
             String endpoints = stack.etcd(err);
             String registryUrl = stack.schemaRegistry(false, err);
 
-            try (Decisions decisions = new Decisions(servers)) {
+            try (Decisions decisions = new Decisions(servers, stack.kafkaClient())) {
                 Map<TopicPartition, Long> from = decisionWait.isZero() ? Map.of() : decisions.endOffsets();
-                List<Sent> sent = publish(servers, endpoints, registryUrl, summary, leaseTtl, out);
+                List<Sent> sent = publish(servers, stack.kafkaClient(), endpoints, registryUrl, summary, leaseTtl, out);
                 if (decisionWait.isZero()) {
                     return 0;
                 }
@@ -133,7 +135,8 @@ public final class ProduceCommand implements Callable<Integer> {
                     || e.getMessage().contains(e.getCause().getMessage())
                             ? ""
                             : ": " + e.getCause().getMessage();
-            err.println("fence produce: " + e.getMessage() + cause);
+            String refusal = KafkaRefusal.describe(e, fence.stack().kafkaClient());
+            err.println("fence produce: " + (refusal != null ? refusal : e.getMessage() + cause));
             err.flush();
             return 1;
         } catch (InterruptedException e) {
@@ -144,12 +147,13 @@ public final class ProduceCommand implements Callable<Integer> {
         }
     }
 
-    private List<Sent> publish(String servers, String endpoints, String registryUrl, BillingSummary summary, Duration leaseTtl,
-            PrintWriter out)
+    private List<Sent> publish(String servers, Map<String, Object> client, String endpoints, String registryUrl,
+            BillingSummary summary, Duration leaseTtl, PrintWriter out)
             throws LeaseAcquisitionException, InterruptedException {
-        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers, ProducerConfig.CLIENT_ID_CONFIG,
-                writer,
-                ProducerConfig.MAX_BLOCK_MS_CONFIG, 15_000);
+        Map<String, Object> kafka = new HashMap<>(client);
+        kafka.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
+        kafka.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, writer);
+        kafka.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, 15_000);
         List<Sent> sent = new ArrayList<>();
         AvroSerializer<BillingSummary> values = new AvroSerializer<>(
                 new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), false);

@@ -39,6 +39,7 @@ final class ReaderOptions {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e); // a usage error: exit 2 (issue 16)
         }
+        KafkaRefusal.quietClientLogs();
         try {
             while (true) {
                 String servers = stack.bootstrap(follow, err);
@@ -46,7 +47,8 @@ final class ReaderOptions {
                 StackSettings.Source source = follow && stack.bootstrap == null && !stack.hasEnvFile()
                         ? StackSettings.Source.current()
                         : null;
-                boolean stackGone = TopicReader.read(servers, topic, window, follow, record -> out.println(line.apply(record)),
+                boolean stackGone = TopicReader.read(servers, stack.kafkaClient(), topic, window, follow,
+                        record -> out.println(line.apply(record)),
                         out::flush,
                         () -> source == null || source.unchanged());
                 if (!stackGone) {
@@ -57,7 +59,8 @@ final class ReaderOptions {
                 err.flush();
             }
         } catch (IllegalArgumentException | IllegalStateException | KafkaException | IOException e) {
-            err.println(command + ": " + e.getMessage());
+            String refusal = KafkaRefusal.describe(e, stack.kafkaClient());
+            err.println(command + ": " + (refusal != null ? refusal : e.getMessage()));
             err.flush();
             return 1;
         }

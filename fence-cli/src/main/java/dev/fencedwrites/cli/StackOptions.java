@@ -2,8 +2,14 @@ package dev.fencedwrites.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.Reader;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
+import org.apache.kafka.clients.CommonClientConfigs;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
@@ -16,17 +22,32 @@ import picocli.CommandLine.ScopeType;
 public final class StackOptions {
     static final String ENV_FILE = "--env-file";
     static final String BOOTSTRAP = "--bootstrap";
+    /** {@link #BOOTSTRAP}'s alias, the name Kafka's own tools use. */
+    static final String BOOTSTRAP_SERVER = "--bootstrap-server";
     static final String ETCD = "--etcd";
     static final String SCHEMA_REGISTRY = "--schema-registry";
-    static final Set<String> NAMES = Set.of(ENV_FILE, BOOTSTRAP, ETCD, SCHEMA_REGISTRY);
+    static final String COMMAND_CONFIG = "--command-config";
+    static final String CLIENT_SETTING = "-X";
+    /** The env file's (or the environment's) client properties file, the default of {@code --command-config}. */
+    static final String COMMAND_CONFIG_VARIABLE = "KAFKA_COMMAND_CONFIG";
+    static final Set<String> NAMES = Set.of(ENV_FILE, BOOTSTRAP, ETCD, SCHEMA_REGISTRY, COMMAND_CONFIG, CLIENT_SETTING);
 
     @Option(names = ENV_FILE, paramLabel = "FILE", scope = ScopeType.INHERIT, description = "The stack's KEY=value settings: "
             + "where up and demo write them while they run (default: .fence/stack.env for up,"
             + " .fence/demo.env for demo), where the other commands read them (default: .fence/stack.env, else .fence/demo.env).")
     Path file;
-    @Option(names = BOOTSTRAP, paramLabel = "HOST:PORT", scope = ScopeType.INHERIT, description = "Kafka bootstrap servers "
-            + "(default: KAFKA_BOOTSTRAP from the environment or the env file).")
+    @Option(names = {BOOTSTRAP, BOOTSTRAP_SERVER}, paramLabel = "HOST:PORT", scope = ScopeType.INHERIT,
+            description = "Kafka bootstrap servers (default: bootstrap.servers from --command-config or -X, else "
+                    + "KAFKA_BOOTSTRAP from the environment or the env file).")
     String bootstrap;
+    @Option(names = COMMAND_CONFIG, paramLabel = "FILE", scope = ScopeType.INHERIT, description = "Kafka client properties "
+            + "(security.protocol, sasl.*, ssl.*, ...) for every Kafka client of the command, as kafka-console-consumer's "
+            + "--command-config (default: KAFKA_COMMAND_CONFIG from the environment or the env file, which ./fence up "
+            + "--secured writes).")
+    Path commandConfig;
+    @Option(names = CLIENT_SETTING, paramLabel = "KEY=VALUE", scope = ScopeType.INHERIT, description = "One Kafka client "
+            + "setting, as kcat's -X; repeatable; wins over --command-config, e.g. -X sasl.mechanism=SCRAM-SHA-512.")
+    Map<String, String> clientSettings;
     @Option(names = ETCD, paramLabel = "URLS", scope = ScopeType.INHERIT, description = "etcd endpoints, comma-separated "
             + "(default: ETCD_ENDPOINTS from the environment or the env file).")
     String etcd;
@@ -44,9 +65,39 @@ public final class StackOptions {
         return file != null;
     }
 
-    /** {@code --bootstrap}, else {@code KAFKA_BOOTSTRAP}; with {@code wait}, waits for a stack's env file to appear. */
+    /**
+     * {@code --bootstrap}, else {@code bootstrap.servers} of {@code --command-config} or {@code -X}, else
+     * {@code KAFKA_BOOTSTRAP}; with {@code wait}, waits for a stack's env file to appear.
+     */
     String bootstrap(boolean wait, PrintWriter err) throws IOException {
-        return setting("KAFKA_BOOTSTRAP", BOOTSTRAP, bootstrap, wait, err);
+        Object fromClient = bootstrap == null ? kafkaClient().get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG) : null;
+        return fromClient != null ? fromClient.toString() : setting("KAFKA_BOOTSTRAP", BOOTSTRAP, bootstrap, wait, err);
+    }
+
+    /**
+     * The settings every Kafka client of the command takes on top of its own: the properties of {@code --command-config}
+     * (else of the file {@value #COMMAND_CONFIG_VARIABLE} names in the environment or the env file), then
+     * each {@code -X} (issue 16).
+     *
+     * @throws IllegalStateException naming the file when it cannot be read
+     */
+    Map<String, Object> kafkaClient() {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        String fromStack = commandConfig == null ? StackSettings.find(COMMAND_CONFIG_VARIABLE, file) : null;
+        Path config = commandConfig != null ? commandConfig : fromStack == null ? null : Path.of(fromStack);
+        if (config != null) {
+            Properties properties = new Properties();
+            try (Reader reader = Files.newBufferedReader(config)) {
+                properties.load(reader);
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot read " + COMMAND_CONFIG + " " + config + ": " + e);
+            }
+            properties.forEach((key, value) -> settings.put(key.toString(), value.toString()));
+        }
+        if (clientSettings != null) {
+            settings.putAll(clientSettings);
+        }
+        return settings;
     }
 
     /** {@code --etcd}, else {@code ETCD_ENDPOINTS}. */

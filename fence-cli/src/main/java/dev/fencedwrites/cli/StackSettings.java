@@ -62,6 +62,26 @@ final class StackSettings {
     }
 
     /**
+     * An optional setting: from the environment, else from {@code envFile}, else from the stack's env file if there is one;
+     * {@code null} when none has it (or a file cannot be read).
+     */
+    static String find(String name, Path envFile) {
+        String value = System.getenv(name);
+        if (value != null && !value.isBlank()) {
+            return value;
+        }
+        Path file = envFile != null ? envFile : findEnvFile();
+        if (file == null || !Files.isRegularFile(file)) {
+            return null;
+        }
+        try {
+            return get(name, name, file, false, null);
+        } catch (IllegalStateException | IOException e) {
+            return null;
+        }
+    }
+
+    /**
      * The env file the settings come from when neither options nor the environment give them, and
      * its contents then: a running {@code ./fence up} or {@code ./fence demo} removes its file when it stops.
      */

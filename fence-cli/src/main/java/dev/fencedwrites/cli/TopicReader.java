@@ -32,17 +32,19 @@ final class TopicReader {
      * or from {@code window} back, to the end offsets, or on until Ctrl-C with {@code follow}
      * (while {@code stackUp} holds, checked after every poll).
      *
+     * @param client the command's client settings ({@code --command-config}, {@code -X}); they win over the defaults here
      * @return whether it stopped following because {@code stackUp} turned false
      * @throws IllegalStateException when Kafka cannot be reached within 10 s or the topic does not exist
      */
-    static boolean read(String servers, String topic, Duration window, boolean follow,
+    static boolean read(String servers, Map<String, Object> client, String topic, Duration window, boolean follow,
             Consumer<ConsumerRecord<String, byte[]>> handler,
             Runnable afterPoll, BooleanSupplier stackUp) {
         Properties props = new Properties();
+        props.putAll(client);
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
-        props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        props.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.putIfAbsent(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
+        props.putIfAbsent(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         AtomicBoolean stopping = new AtomicBoolean();
         try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
                 new ByteArrayDeserializer())) {
@@ -94,7 +96,8 @@ final class TopicReader {
             }
             partitions = infos.stream().map(p -> new TopicPartition(topic, p.partition())).toList();
         } catch (TimeoutException e) {
-            throw new IllegalStateException("cannot reach Kafka at " + servers + " within 10 s (is ./fence up running?)");
+            throw new IllegalStateException("cannot reach Kafka at " + servers + " within 10 s (is ./fence up running? does "
+                    + "its listener need security.protocol and credentials in --command-config?)");
         }
         consumer.assign(partitions);
         consumer.seekToBeginning(partitions);

@@ -2,8 +2,12 @@ package dev.fencedwrites.cli;
 
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.localstack.LocalStackBuilder;
+import dev.fencedwrites.localstack.StackUsers;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -36,6 +40,11 @@ public final class UpCommand implements Callable<Integer> {
             + BillingConnectors.UNFENCED_TABLE + ".")
     boolean unfencedControl;
 
+    @Option(names = "--secured", description = "Secure the broker: SASL_SSL (SCRAM-SHA-512 over TLS, a CA made at start) with "
+            + "ACLs, every part as its own user (README, \"Secured clusters\"); the env file's KAFKA_COMMAND_CONFIG names "
+            + "the CLI's client properties, which produce, rejected and consume then use.")
+    boolean secured;
+
     @ParentCommand
     FenceMain fence;
 
@@ -46,8 +55,9 @@ public final class UpCommand implements Callable<Integer> {
         System.err.println("[fence up] data and logs in " + stackDir);
         LocalStack stack;
         try {
-            stack = LocalStack.builder(stackDir).connectors(BillingConnectors.set(unfencedControl))
-                    .progress(line -> System.err.println("[fence up] " + line)).start();
+            LocalStackBuilder builder = LocalStack.builder(stackDir).connectors(BillingConnectors.set(unfencedControl))
+                    .progress(line -> System.err.println("[fence up] " + line));
+            stack = (secured ? builder.secured() : builder).start();
         } catch (Exception e) {
             System.err.println("[fence up] failed: " + e.getMessage());
             return 1;
@@ -59,7 +69,11 @@ public final class UpCommand implements Callable<Integer> {
             EnvFile.deleteQuietly(envFile);
             stop.countDown();
         }, "fence-up-stop"));
-        String lines = EnvFile.lines(stack.env());
+        Map<String, String> env = new LinkedHashMap<>(stack.env());
+        stack.kafkaSecurity().ifPresent(security -> env.put(StackOptions.COMMAND_CONFIG_VARIABLE, security
+                .writeClientProperties(StackUsers.OPERATOR, stack.kafkaBootstrap(), stackDir.resolve("operator.properties"))
+                .toString()));
+        String lines = EnvFile.lines(env);
         EnvFile.write(envFile, lines);
         System.out.print(lines);
         System.out.flush();

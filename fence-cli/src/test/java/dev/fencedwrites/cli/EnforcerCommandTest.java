@@ -3,6 +3,7 @@ package dev.fencedwrites.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,5 +45,19 @@ class EnforcerCommandTest {
         assertThat(run.exit()).as(run.output()).isEqualTo(2);
         assertThat(run.output()).contains(
                 "fence-enforcer: invalid configuration: cannot read enforcer configuration target/no-such-enforcer.properties");
+    }
+
+    /** Issue 16: a security setting without the streams. prefix would be ignored, so the enforcer connected in plaintext. */
+    @Test
+    void aKafkaSettingWithoutTheStreamsPrefixStopsTheEnforcerWithStatusTwoNamingThePrefixedName() throws Exception {
+        Path config = Files.writeString(Files.createTempDirectory("enforcer-config").resolve("enforcer.properties"),
+                "bootstrap.servers=127.0.0.1:9093\nsecurity.protocol=SASL_SSL\n");
+
+        Run run = fence("enforcer", "--config", config.toString());
+
+        assertThat(run.exit()).as(run.output()).isEqualTo(2);
+        assertThat(run.output()).contains("fence-enforcer: invalid configuration: security.protocol is a Kafka client or "
+                + "Streams setting, which the enforcer passes on only with the prefix streams.: set streams.security.protocol "
+                + "instead");
     }
 }

@@ -74,15 +74,47 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                 throw new ConfigException("cannot read enforcer configuration " + file + ": " + e.getMessage());
             }
             fromFile.forEach((k, v) -> props.put(k.toString(), v));
+            props.keySet().forEach(key -> refuseUnknown(key, key, true));
         }
         env.forEach((name, value) -> {
             if (name.startsWith(ENV_PREFIX)) {
-                props.put(propertyName(name.substring(ENV_PREFIX.length())), value);
+                String key = propertyName(name.substring(ENV_PREFIX.length()));
+                refuseUnknown(key, name, false);
+                props.put(key, value);
             }
         });
         FenceEnforcerConfig config = new FenceEnforcerConfig(props);
         config.validate();
         return config;
+    }
+
+    /**
+     * Refuses a setting the enforcer would otherwise ignore: a Kafka client or Streams setting without the
+     * {@value #STREAMS_PREFIX} prefix (e.g. {@code security.protocol}: ignored, the enforcer would connect without it),
+     * and, from the file, any other unknown key (a typo). An unknown environment variable that is no Kafka setting is
+     * left alone: a shell carries variables for other programs (issue 16).
+     *
+     * @param source the key as given: the file's key or the environment variable's name
+     * @throws ConfigException naming the setting and the prefix
+     */
+    static void refuseUnknown(String key, String source, boolean fromFile) {
+        if (DEFINITION.names().contains(key) || key.startsWith(STREAMS_PREFIX)) {
+            return;
+        }
+        String prefixed = fromFile
+                ? STREAMS_PREFIX + key
+                : ENV_PREFIX + (STREAMS_PREFIX + key).toUpperCase(Locale.ROOT)
+                        .replace("_", "__").replace('.', '_');
+        if (KafkaSettingNames.contains(key)) {
+            throw new ConfigException(
+                    source + " is a Kafka client or Streams setting, which the enforcer passes on only with the "
+                            + "prefix " + STREAMS_PREFIX + ": set " + prefixed + " instead");
+        }
+        if (fromFile) {
+            throw new ConfigException("unknown setting " + source + " (the enforcer's own settings are listed in "
+                    + "fence-enforcer-streams/CONFIGURATION.rst; Kafka Streams and client settings take the prefix "
+                    + STREAMS_PREFIX + ", e.g. " + prefixed + ")");
+        }
     }
 
     /**

@@ -12,7 +12,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -21,6 +20,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.streams.StreamsConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,16 +38,15 @@ final class TopicAdmin {
     private TopicAdmin() {
     }
 
-    /** The Admin client settings among the Streams properties: bootstrap servers and security settings. */
-    static Properties adminProperties(Properties streamsProperties) {
-        Properties props = new Properties();
-        streamsProperties.forEach((k, v) -> {
-            String name = k.toString();
-            if (AdminClientConfig.configNames().contains(name) || name.startsWith("sasl.") || name.startsWith("ssl.")) {
-                props.put(k, v);
-            }
-        });
-        return props;
+    /**
+     * The settings of the enforcer's own Admin client: those Kafka Streams gives its admin client
+     * ({@link StreamsConfig#getAdminConfigs}: bootstrap servers, {@code security.protocol}, {@code sasl.*}, {@code ssl.*} and
+     * every other client setting, with {@code admin.}-prefixed ones winning), so it reaches a secured cluster exactly as
+     * Streams does (issue 16).
+     */
+    static Map<String, Object> adminProperties(Properties streamsProperties) {
+        return new StreamsConfig(streamsProperties)
+                .getAdminConfigs(streamsProperties.getProperty(StreamsConfig.APPLICATION_ID_CONFIG) + "-topic-check");
     }
 
     /** Creates {@code topic} (one that exists already is fine) and waits until it takes writes. */

@@ -56,6 +56,19 @@ public final class ConnectWorker {
     public static Service start(Path dir, Path log4j2, String bootstrap, Path pluginPath,
             Map<String, Map<String, String>> connectors,
             MetricsAgent metrics) throws Exception {
+        return start(dir, log4j2, bootstrap, pluginPath, connectors, metrics, Map.of());
+    }
+
+    /**
+     * Like {@link #start(Path, Path, String, Path, Map, MetricsAgent)}, with {@code clientSettings} (e.g.
+     * {@link KafkaSecurity#client(String)}) for every Kafka client of the worker: its own (top level) and, with Connect's
+     * prefixes, its sink tasks' consumers ({@code consumer.}), the dead-letter queue's producer ({@code producer.}) and
+     * admin client ({@code admin.}); Connect does not pass top-level client settings to those (Kafka docs, "Kafka Connect
+     * Configs": worker configs and "producer." / "consumer." / "admin." overrides).
+     */
+    public static Service start(Path dir, Path log4j2, String bootstrap, Path pluginPath,
+            Map<String, Map<String, String>> connectors,
+            MetricsAgent metrics, Map<String, String> clientSettings) throws Exception {
         Files.createDirectories(dir);
         if (!Files.isDirectory(pluginPath)) {
             throw new IllegalStateException(
@@ -76,6 +89,9 @@ public final class ConnectWorker {
         worker.put("consumer.auto.offset.reset", "earliest");
         // Sinks read only what the enforcer committed.
         worker.put("consumer.isolation.level", "read_committed");
+        for (String prefix : List.of("", "consumer.", "producer.", "admin.")) {
+            clientSettings.forEach((key, value) -> worker.put(prefix + key, value));
+        }
         List<String> args = new ArrayList<>();
         args.add(PropertiesFiles.write(dir.resolve("worker.properties"), worker).toString());
         for (Map.Entry<String, Map<String, String>> connector : connectors.entrySet()) {

@@ -1,13 +1,12 @@
 package dev.fencedwrites.localstack;
 
-import dev.fencedwrites.contract.FenceTopics;
-import dev.fencedwrites.contract.NewTopics;
 import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.services.ConnectWorker;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.EtcdNode;
 import dev.fencedwrites.services.FreePorts;
 import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.KafkaSecurity;
 import dev.fencedwrites.services.Log4j2Config;
 import dev.fencedwrites.services.PostgresServer;
 import dev.fencedwrites.services.SchemaRegistryServer;
@@ -19,6 +18,7 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -28,9 +28,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 
 /**
  * Starts the whole pipeline on loopback as real services, on free ports, in one directory: a Kafka
@@ -56,6 +53,8 @@ public final class LocalStack implements AutoCloseable {
     private Thread onExit;
     private final Deque<AutoCloseable> started = new ConcurrentLinkedDeque<>();
     private final List<Connector> connectors;
+    private final boolean secured;
+    private KafkaSecurity security;
     private Service kafka;
     private Service etcd;
     private Service registry;
@@ -65,9 +64,10 @@ public final class LocalStack implements AutoCloseable {
     private Runnable restartConnect;
     private ConnectWorker.MetricsAgent connectMetrics;
 
-    private LocalStack(Path dir, List<Connector> connectors) {
+    private LocalStack(Path dir, List<Connector> connectors, boolean secured) {
         this.dir = dir;
         this.connectors = connectors;
+        this.secured = secured;
     }
 
     /**
@@ -77,9 +77,10 @@ public final class LocalStack implements AutoCloseable {
         return new LocalStackBuilder(dir);
     }
 
-    static LocalStack start(Path dir, List<Connector> connectors, Consumer<String> progress) throws Exception {
+    static LocalStack start(Path dir, List<Connector> connectors, boolean secured, Consumer<String> progress)
+            throws Exception {
         Files.createDirectories(dir);
-        LocalStack stack = new LocalStack(dir, connectors);
+        LocalStack stack = new LocalStack(dir, connectors, secured);
         stack.onExit = new Thread(() -> {
             stack.close();
             stopDescendants();
@@ -97,6 +98,7 @@ public final class LocalStack implements AutoCloseable {
     private void startAll(Consumer<String> progress) throws Exception {
         Properties locations = StackLocations.load();
         Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
+        security = secured ? KafkaSecurity.create(dir.resolve("tls"), StackUsers.ALL) : null;
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
             Future<Service> etcdStart = pool.submit(timed(progress, "etcd", () -> EtcdNode.start(dir.resolve("etcd"))));
@@ -105,19 +107,22 @@ public final class LocalStack implements AutoCloseable {
             Future<Service> registryStart = pool.submit(timed(progress, "schema registry",
                     () -> SchemaRegistryServer.start(dir.resolve("schema-registry"))));
             Future<Service> kafkaStart = pool
-                    .submit(timed(progress, "Kafka broker", () -> KafkaBroker.start(dir.resolve("kafka"), log4j2)));
+                    .submit(timed(progress, "Kafka broker", () -> KafkaBroker.start(dir.resolve("kafka"), log4j2, security)));
             etcd = await(etcdStart);
             postgres = await(pgStart);
             registry = await(registryStart);
             kafka = await(kafkaStart);
-            createTopics();
+            StackKafka.prepare(kafka.address(), security, PARTITIONS, connectorConfigs());
+            Map<String, String> enforcerSettings = new LinkedHashMap<>(
+                    StackKafka.prefixed("streams.", kafkaClientSettings(StackUsers.ENFORCER)));
+            enforcerSettings.put("etcd.endpoints", etcd.address());
             Future<Service> enforcerStart = pool.submit(timed(progress, "fence enforcer",
-                    () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(),
-                            Map.of("etcd.endpoints", etcd.address()))));
+                    () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(), enforcerSettings)));
             connectMetrics = new ConnectWorker.MetricsAgent(Path.of(locations.getProperty("jmx.exporter.agent")),
                     Path.of(locations.getProperty("jmx.exporter.config")).normalize(), FreePorts.pick());
             Callable<Service> startConnect = () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.address(),
-                    Path.of(locations.getProperty("connect.plugin.path")), connectorConfigs(), connectMetrics);
+                    Path.of(locations.getProperty("connect.plugin.path")), connectorConfigs(), connectMetrics,
+                    kafkaClientSettings(StackUsers.CONNECT));
             restartConnect = () -> {
                 try {
                     connect = startConnect.call();
@@ -155,22 +160,6 @@ public final class LocalStack implements AutoCloseable {
             progress.accept(String.format("%s ready in %.1f s", name, (System.nanoTime() - begin) / 1e9));
             return service;
         };
-    }
-
-    private void createTopics() throws Exception {
-        Properties props = new Properties();
-        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
-        try (Admin admin = Admin.create(props)) {
-            List<NewTopic> topics = List.of(
-                    new NewTopic(FenceTopics.INPUT, PARTITIONS, (short) 1),
-                    new NewTopic(FenceTopics.ACCEPTED, PARTITIONS, (short) 1),
-                    new NewTopic(FenceTopics.MARKERS, PARTITIONS, (short) 1),
-                    // Room for the rejection headers on top of the largest input record (the broker default, 1048588).
-                    new NewTopic(FenceTopics.REJECTED, PARTITIONS, (short) 1)
-                            .configs(Map.of("max.message.bytes", Integer.toString(1048588 + 64 * 1024))));
-            admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
-            NewTopics.awaitWritable(admin, topics.stream().map(NewTopic::name).toList(), Duration.ofSeconds(60));
-        }
     }
 
     private Map<String, Map<String, String>> connectorConfigs() {
@@ -223,6 +212,19 @@ public final class LocalStack implements AutoCloseable {
     /** Kafka's {@code bootstrap.servers}: {@code 127.0.0.1:PORT}. */
     public String kafkaBootstrap() {
         return kafka.address();
+    }
+
+    /**
+     * The client settings {@code user} (one of {@link StackUsers}) connects with on a secured stack
+     * ({@code security.protocol=SASL_SSL}, SCRAM credentials, the trust store); none on a plaintext one.
+     */
+    public Map<String, String> kafkaClientSettings(String user) {
+        return security == null ? Map.of() : security.client(user);
+    }
+
+    /** The broker's users, certificates and client settings, when the stack is {@link LocalStackBuilder#secured()}. */
+    public Optional<KafkaSecurity> kafkaSecurity() {
+        return Optional.ofNullable(security);
     }
 
     /** etcd's client URL, {@code http://127.0.0.1:PORT}. */

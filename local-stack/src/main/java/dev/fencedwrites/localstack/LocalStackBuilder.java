@@ -14,6 +14,7 @@ public final class LocalStackBuilder {
     private final List<Connector> connectors = new ArrayList<>();
     private Consumer<String> progress = line -> {
     };
+    private boolean secured;
 
     LocalStackBuilder(Path dir) {
         this.dir = Objects.requireNonNull(dir, "dir");
@@ -36,6 +37,17 @@ public final class LocalStackBuilder {
         return this;
     }
 
+    /**
+     * Secures the broker (issue 16): one {@code SASL_SSL} listener (SCRAM-SHA-512 over TLS with a CA made at start), ACLs
+     * with {@code allow.everyone.if.no.acl.found=false}, and one SCRAM user per role ({@link StackUsers}) holding exactly
+     * its {@link FenceAcls}: the enforcer and the Connect worker run as theirs; clients get theirs from
+     * {@link LocalStack#kafkaClientSettings(String)}. Default: a {@code PLAINTEXT} broker without ACLs.
+     */
+    public LocalStackBuilder secured() {
+        this.secured = true;
+        return this;
+    }
+
     /** Receives one line per step (default: none). */
     public LocalStackBuilder progress(Consumer<String> progress) {
         this.progress = Objects.requireNonNull(progress, "progress");
@@ -53,6 +65,6 @@ public final class LocalStackBuilder {
             throw new IllegalArgumentException("connector names must be distinct, got "
                     + connectors.stream().map(Connector::name).toList());
         }
-        return LocalStack.start(dir, List.copyOf(connectors), progress);
+        return LocalStack.start(dir, List.copyOf(connectors), secured, progress);
     }
 }

@@ -1,6 +1,7 @@
 package dev.fencedwrites.testing;
 
 import dev.fencedwrites.services.ConnectWorker;
+import dev.fencedwrites.services.KafkaSecurity;
 import dev.fencedwrites.services.Service;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -77,7 +78,9 @@ public final class ConnectWorkerExtension extends ServiceExtension<Service> {
         kafka.ensureStarted();
         Map<String, Map<String, String>> configs = new LinkedHashMap<>();
         connectors.forEach((name, config) -> configs.put(name, config.get()));
-        return ConnectWorker.start(dir, kafka.log4j2(), kafka.bootstrapServers(), pluginPath, configs, null);
+        // On a secured broker the worker and its tasks' clients connect as the super user.
+        return ConnectWorker.start(dir, kafka.log4j2(), kafka.bootstrapServers(), pluginPath, configs, null,
+                kafka.clientSettings(KafkaSecurity.ADMIN));
     }
 
     /** The worker's REST URL, {@code http://127.0.0.1:PORT}. */

@@ -1,0 +1,93 @@
+package dev.fencedwrites.localstack;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
+
+/**
+ * The least ACLs each principal of the pipeline needs on a cluster with an authorizer and
+ * {@code allow.everyone.if.no.acl.found=false}: what the README's "Secured clusters" lists, one method per role, so a
+ * test can run each role with exactly these (issue 16). READ and WRITE imply DESCRIBE (Kafka docs, "Authorization and
+ * ACLs", operations and resources); since KIP-679 WRITE on a topic also allows an idempotent producer.
+ */
+public final class FenceAcls {
+    private FenceAcls() {
+    }
+
+    /**
+     * The enforcer (Kafka Streams, {@code exactly_once_v2}) with {@code applicationId}: READ the input; WRITE the outputs;
+     * DESCRIBE_CONFIGS on those topics and the cluster (it reads their {@code max.message.bytes} and the broker's
+     * {@code message.max.bytes} at start); its internal topics ({@code <application.id>-*}): CREATE, READ, WRITE,
+     * DESCRIBE_CONFIGS; its consumer group ({@code application.id}): READ; its transactional ids
+     * ({@code <application.id>-<process id>-<thread>}): WRITE.
+     *
+     * @param outputs the accepted, rejected and (if used) markers topics
+     */
+    public static List<AclBinding> enforcer(String principal, String applicationId, String input, Collection<String> outputs) {
+        List<AclBinding> acls = new ArrayList<>();
+        acls.add(allow(principal, ResourceType.TOPIC, input, PatternType.LITERAL, AclOperation.READ));
+        acls.add(allow(principal, ResourceType.TOPIC, input, PatternType.LITERAL, AclOperation.DESCRIBE_CONFIGS));
+        for (String output : outputs) {
+            acls.add(allow(principal, ResourceType.TOPIC, output, PatternType.LITERAL, AclOperation.WRITE));
+            acls.add(allow(principal, ResourceType.TOPIC, output, PatternType.LITERAL, AclOperation.DESCRIBE_CONFIGS));
+        }
+        String internal = applicationId + "-";
+        for (AclOperation operation : List.of(AclOperation.CREATE, AclOperation.READ, AclOperation.WRITE,
+                AclOperation.DESCRIBE_CONFIGS)) {
+            acls.add(allow(principal, ResourceType.TOPIC, internal, PatternType.PREFIXED, operation));
+        }
+        acls.add(allow(principal, ResourceType.GROUP, applicationId, PatternType.LITERAL, AclOperation.READ));
+        acls.add(allow(principal, ResourceType.TRANSACTIONAL_ID, internal, PatternType.PREFIXED, AclOperation.WRITE));
+        acls.add(allow(principal, ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL, AclOperation.DESCRIBE_CONFIGS));
+        return acls;
+    }
+
+    /**
+     * A sink connector {@code connector} in a standalone Connect worker: READ its topics and its consumer group
+     * ({@code connect-<connector name>}); WRITE and CREATE its dead-letter topic (Connect creates it at task start when
+     * it is missing). A distributed worker also needs its group and its config, offset and status topics.
+     */
+    public static List<AclBinding> sinkConnector(String principal, String connector, Collection<String> topics,
+            String deadLetterTopic) {
+        List<AclBinding> acls = new ArrayList<>();
+        for (String topic : topics) {
+            acls.add(allow(principal, ResourceType.TOPIC, topic, PatternType.LITERAL, AclOperation.READ));
+        }
+        acls.add(allow(principal, ResourceType.GROUP, "connect-" + connector, PatternType.LITERAL, AclOperation.READ));
+        if (deadLetterTopic != null && !deadLetterTopic.isBlank()) {
+            acls.add(allow(principal, ResourceType.TOPIC, deadLetterTopic, PatternType.LITERAL, AclOperation.WRITE));
+            acls.add(allow(principal, ResourceType.TOPIC, deadLetterTopic, PatternType.LITERAL, AclOperation.CREATE));
+        }
+        return acls;
+    }
+
+    /** A writer (producer-lib's {@code FencedProducer}, idempotent): WRITE the input topic. */
+    public static List<AclBinding> writer(String principal, String input) {
+        return List.of(allow(principal, ResourceType.TOPIC, input, PatternType.LITERAL, AclOperation.WRITE));
+    }
+
+    /**
+     * An operator running the CLI ({@code produce}, {@code rejected}, {@code consume}): a writer's ACLs and READ on
+     * {@code topics} (the commands assign partitions and join no group).
+     */
+    public static List<AclBinding> operator(String principal, String input, Collection<String> topics) {
+        List<AclBinding> acls = new ArrayList<>(writer(principal, input));
+        for (String topic : topics) {
+            acls.add(allow(principal, ResourceType.TOPIC, topic, PatternType.LITERAL, AclOperation.READ));
+        }
+        return acls;
+    }
+
+    private static AclBinding allow(String principal, ResourceType type, String name, PatternType pattern,
+            AclOperation operation) {
+        return new AclBinding(new ResourcePattern(type, name, pattern),
+                new AccessControlEntry("User:" + principal, "*", operation, AclPermissionType.ALLOW));
+    }
+}
