@@ -93,7 +93,7 @@ class OperationsIT {
 
         // A new state directory: the second enforcer restores the whole fence store from its changelog.
         long started = System.nanoTime();
-        enforcer = EnforcerProcess.startAlive(dir.resolve("enforcer-2"), log4j2, kafka.address(), SETTINGS);
+        enforcer = EnforcerProcess.startServing(dir.resolve("enforcer-2"), log4j2, kafka.address(), SETTINGS);
         await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(50)).until(() -> {
             probes.add(probe("/health/live"));
             ProbeAnswer ready = probe("/health/ready");
