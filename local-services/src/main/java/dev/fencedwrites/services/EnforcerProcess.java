@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * The fence enforcer ({@code FenceEnforcerApp}) as a child JVM, ready when {@code /health/ready} says RUNNING (or, with
- * {@link #startAlive}, as soon as {@code /health/live} answers).
+ * {@link #startServing}, as soon as its HTTP server answers).
  */
 public final class EnforcerProcess {
     static final String MAIN_CLASS = "dev.fencedwrites.enforcer.FenceEnforcerApp";
@@ -27,18 +27,24 @@ public final class EnforcerProcess {
      * {@code streams.session.timeout.ms}); restarting with the same {@code dir} reuses its state directory.
      */
     public static Service start(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides) throws Exception {
-        return start(dir, log4j2, bootstrap, overrides, "/health/ready");
+        return start(dir, log4j2, bootstrap, overrides, url -> Http.ok(url + "/health/ready"));
     }
 
     /**
-     * Starts the enforcer and returns as soon as its liveness probe answers 200, before Kafka Streams is RUNNING: for
-     * watching what it does meanwhile (joining the group, restoring its state store).
+     * Starts the enforcer and returns as soon as its HTTP server answers {@code /health/live}, whatever the status, before
+     * Kafka Streams is RUNNING: for watching what it does meanwhile (joining the group, restoring its state store).
      */
-    public static Service startAlive(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides) throws Exception {
-        return start(dir, log4j2, bootstrap, overrides, "/health/live");
+    public static Service startServing(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides)
+            throws Exception {
+        return start(dir, log4j2, bootstrap, overrides, url -> Http.get(url + "/health/live").statusCode() > 0);
     }
 
-    private static Service start(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides, String probe)
+    /** Whether the enforcer at a base URL is up in some sense; exceptions count as not yet. */
+    private interface Check {
+        boolean passes(String url) throws Exception;
+    }
+
+    private static Service start(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides, Check check)
             throws Exception {
         Files.createDirectories(dir);
         int port = FreePorts.pick();
@@ -53,7 +59,7 @@ public final class EnforcerProcess {
         ChildProcess process = ChildProcess.start("enforcer", Jvm.command(List.of("-Xmx512m"), log4j2, MAIN_CLASS,
                 List.of("--config", file.toString())), dir, dir.resolve("enforcer.log"), Map.of());
         String url = "http://127.0.0.1:" + port;
-        return process.awaitReady(url, Duration.ofSeconds(120), () -> Http.ok(url + probe));
+        return process.awaitReady(url, Duration.ofSeconds(120), () -> check.passes(url));
     }
 
 }

@@ -12,6 +12,7 @@ import dev.fencedwrites.localstack.SinkProbe.DeadLetter;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.testing.BillingSummary;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -19,7 +20,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
@@ -319,6 +324,39 @@ class SinkBadRecordsIT {
             assertThat(probe.deadLetters("order-dlq")).extracting(SinkProbe.DeadLetter::reason).containsExactly("STALE_TOKEN");
         });
         assertThat(probe.taskState("order-sink")).isEqualTo("RUNNING");
+    }
+
+    /**
+     * Issue 16: every sink and Connect metric the Grafana dashboard and the alert rules in {@code docker/} name is on the real
+     * Connect worker's scrape (the JMX exporter with {@code config/connect-jmx-exporter.yml}), labelled by connector.
+     */
+    @Test
+    void everyConnectMetricTheDashboardAndTheAlertRulesNameIsOnTheWorkersScrape() throws Exception {
+        Set<String> names = new TreeSet<>();
+        Pattern metric = Pattern.compile("\\b(fence_sink_[a-z0-9_]+|kafka_connect_[a-z0-9_]+)");
+        for (String file : List.of("../docker/grafana/dashboards/fenced-writes.json", "../docker/prometheus/alerts.yml")) {
+            Matcher found = metric.matcher(Files.readString(Path.of(file)));
+            while (found.find()) {
+                names.add(found.group(1));
+            }
+        }
+        assertThat(names).contains("fence_sink_records_fenced_total", "kafka_connect_worker_connector_running_task_count",
+                "kafka_connect_sink_consumer_records_lag_max", "kafka_connect_task_error_deadletterqueue_produce_requests");
+        String url = stack.env().get("CONNECT_METRICS_URL");
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+            List<String> lines = Http.get(url).body().lines().filter(l -> !l.startsWith("#")).toList();
+            assertThat(names).allSatisfy(name -> assertThat(lines).as("series of %s on %s", name, url)
+                    .anyMatch(l -> l.startsWith(name + "{") && l.contains(SINK)));
+        });
+    }
+
+    /** Issue 16: the JMX exporter agent also serves the Connect worker JVM's and process's metrics, beside the sink's. */
+    @Test
+    void theConnectWorkerServesItsJvmAndProcessMetrics() throws Exception {
+        List<String> lines = Http.get(stack.env().get("CONNECT_METRICS_URL")).body().lines().toList();
+        assertThat(lines).anyMatch(l -> l.startsWith("jvm_memory_used_bytes{"))
+                .anyMatch(l -> l.startsWith("jvm_gc_collection_seconds"))
+                .anyMatch(l -> l.startsWith("process_cpu_seconds_total"));
     }
 
     /**

@@ -14,6 +14,10 @@ import java.util.List;
  * fence_lease_keepalive_failures_total} (keep-alive requests
  * that failed and were retried: etcd unreachable or without a leader).
  *
+ * <p>Every meter, with every tag value, is registered at zero when the client is made (issue 16): a counter
+ * that first appears at 1 has no earlier sample, so Prometheus' {@code rate()} and {@code increase()} (and the
+ * {@code FenceLeaseLost} alert of {@code docker/prometheus/alerts.yml}) would never see a worker's first lease loss.
+ *
  * <p>Made by {@link FencingLeaseClient}; public only for {@link #registerAll}.
  */
 public final class LeaseMetrics {
@@ -31,17 +35,17 @@ public final class LeaseMetrics {
         this.acquired = Counter.builder("fence.lease.acquired").description("Leases acquired with their lock").register(registry);
         this.keepAliveFailures = Counter.builder("fence.lease.keepalive.failures")
                 .description("Keep-alive requests that failed and were retried").register(registry);
+        OUTCOMES.forEach(outcome -> acquisition(registry, outcome));
+        CAUSES.forEach(cause -> lost(registry, cause));
     }
 
     /**
-     * Registers every lease meter, with every tag value it takes, at zero: what a worker exports once each event
-     * has happened, for dashboards and alert rules that must name them (the docker module's dashboard test checks
-     * its queries against these). Registering twice in one registry is harmless.
+     * Registers every lease meter, with every tag value it takes, at zero: what a worker with a
+     * {@link FencingLeaseClient} exports, for dashboards and alert rules that must name them (the docker module's
+     * dashboard test checks its queries against these). Registering twice in one registry is harmless.
      */
     public static void registerAll(MeterRegistry registry) {
         new LeaseMetrics(registry);
-        OUTCOMES.forEach(outcome -> acquisition(registry, outcome));
-        CAUSES.forEach(cause -> lost(registry, cause));
     }
 
     private static Timer acquisition(MeterRegistry registry, String outcome) {

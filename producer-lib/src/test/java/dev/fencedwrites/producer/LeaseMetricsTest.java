@@ -36,6 +36,17 @@ class LeaseMetricsTest {
     }
 
     @Test
+    void aNewLeaseClientsMetersExportEveryLossCauseAtZeroSoThatTheFirstLossIsAnIncrease() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+        new LeaseMetrics(registry);
+
+        assertThat(registry.find("fence.lease.lost").counters()).extracting(c -> c.getId().getTag("cause"))
+                .containsExactlyInAnyOrder("expired", "deadline", "closed");
+        assertThat(registry.find("fence.lease.lost").counters()).allSatisfy(c -> assertThat(c.count()).isZero());
+    }
+
+    @Test
     void registerAllRecordsNothing() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
