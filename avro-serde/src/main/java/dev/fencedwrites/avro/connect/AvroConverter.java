@@ -15,6 +15,7 @@ import org.apache.avro.generic.GenericContainer;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.connect.components.Versioned;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaAndValue;
 import org.apache.kafka.connect.errors.DataException;
@@ -52,7 +53,7 @@ import org.apache.kafka.connect.storage.Converter;
  * {@link RetriableException} without these headers, which Connect retries for
  * {@code errors.retry.timeout}.
  */
-public final class AvroConverter implements Converter {
+public final class AvroConverter implements Converter, Versioned {
     /** Schemas kept by the Avro/Connect mapping's caches. */
     private static final int SCHEMA_CACHE_SIZE = 1_000;
 
@@ -68,6 +69,17 @@ public final class AvroConverter implements Converter {
     /** A converter over an existing registry client, e.g. for tests or embedding. */
     public AvroConverter(SchemaRegistryClient registry, boolean isKey) {
         init(registry, isKey);
+    }
+
+    /**
+     * The build's version of this converter (avro-serde's {@code ${project.version}}), shown by a worker's
+     * {@code GET /connector-plugins?connectorsOnly=false} (KIP-891 lets a connector configuration pin it).
+     *
+     * @throws IllegalStateException if the jar was not built by Maven (no filtered version resource)
+     */
+    @Override
+    public String version() {
+        return ConverterVersion.get();
     }
 
     /**
