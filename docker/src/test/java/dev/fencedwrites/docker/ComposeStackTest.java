@@ -19,6 +19,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -139,9 +140,14 @@ class ComposeStackTest {
             }
         }));
         assertThat(missing).isEmpty();
-        assertThat(DIR.resolve("target/connect-plugins/fenced-writes-sink")).isDirectory();
-        try (var jars = Files.list(DIR.resolve("target/connect-plugins/fenced-writes-sink"))) {
-            assertThat(jars.map(p -> p.getFileName().toString())).anyMatch(name -> name.startsWith("sink-connector-"));
+        // The sink's component archive, unzipped: one plugin directory, fencedwrites-fenced-jdbc-sink-<version>/.
+        try (var plugins = Files.list(DIR.resolve("target/connect-plugins"))) {
+            List<Path> components = plugins.toList();
+            assertThat(components).hasSize(1);
+            assertThat(components.get(0).getFileName().toString()).startsWith("fencedwrites-fenced-jdbc-sink-");
+            try (var jars = Files.list(components.get(0).resolve("lib"))) {
+                assertThat(jars.map(p -> p.getFileName().toString())).anyMatch(name -> name.startsWith("sink-connector-"));
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
