@@ -15,7 +15,6 @@ import org.apache.avro.generic.GenericContainer;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.connect.components.Versioned;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaAndValue;
 import org.apache.kafka.connect.errors.DataException;
@@ -53,7 +52,7 @@ import org.apache.kafka.connect.storage.Converter;
  * {@link RetriableException} without these headers, which Connect retries for
  * {@code errors.retry.timeout}.
  */
-public final class AvroConverter implements Converter, Versioned {
+public final class AvroConverter implements Converter {
     /** Schemas kept by the Avro/Connect mapping's caches. */
     private static final int SCHEMA_CACHE_SIZE = 1_000;
 
@@ -73,7 +72,8 @@ public final class AvroConverter implements Converter, Versioned {
 
     /**
      * The build's version of this converter (avro-serde's {@code ${project.version}}), shown by a worker's
-     * {@code GET /connector-plugins?connectorsOnly=false} (KIP-891 lets a connector configuration pin it).
+     * {@code GET /connector-plugins?connectorsOnly=false} instead of the {@code "undefined"} of {@link Converter}'s
+     * default (KIP-891 lets a connector configuration pin it with {@code value.converter.plugin.version}).
      *
      * @throws IllegalStateException if the jar was not built by Maven (no filtered version resource)
      */
