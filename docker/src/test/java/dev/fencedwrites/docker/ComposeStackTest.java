@@ -185,9 +185,14 @@ class ComposeStackTest {
             }
         }));
         assertThat(missing).isEmpty();
-        assertThat(DIR.resolve("target/connect-plugins/fenced-writes-sink")).isDirectory();
-        try (var jars = Files.list(DIR.resolve("target/connect-plugins/fenced-writes-sink"))) {
-            assertThat(jars.map(p -> p.getFileName().toString())).anyMatch(name -> name.startsWith("sink-connector-"));
+        // The sink's component archive, unzipped: one plugin directory, fencedwrites-fenced-jdbc-sink-<version>/.
+        try (var plugins = Files.list(DIR.resolve("target/connect-plugins"))) {
+            List<Path> components = plugins.toList();
+            assertThat(components).hasSize(1);
+            assertThat(components.get(0).getFileName().toString()).startsWith("fencedwrites-fenced-jdbc-sink-");
+            try (var jars = Files.list(components.get(0).resolve("lib"))) {
+                assertThat(jars.map(p -> p.getFileName().toString())).anyMatch(name -> name.startsWith("sink-connector-"));
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

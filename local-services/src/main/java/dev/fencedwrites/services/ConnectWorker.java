@@ -13,7 +13,7 @@ import java.util.Map;
 
 /**
  * A Kafka Connect standalone worker as a child JVM, loading connector plugins from
- * {@code plugin.path} with {@code plugin.discovery=service_load}. Keys are strings, values and
+ * {@code plugin.path} with {@code plugin.discovery=service_load} (or as {@link Plugins} says). Keys are strings, values and
  * headers raw bytes, so records reach the sink and the dead-letter topic byte for byte.
  */
 public final class ConnectWorker {
@@ -44,6 +44,22 @@ public final class ConnectWorker {
     }
 
     /**
+     * Where the worker finds its plugins ({@code plugin.path}, {@code plugin.discovery}) and the class path it runs
+     * on.
+     *
+     * @param path      a directory whose sub-directories are plugins
+     * @param discovery {@code plugin.discovery} (KIP-898): {@code only_scan}, {@code hybrid_warn}, {@code hybrid_fail}
+     *                  or {@code service_load}
+     * @param classPath the worker JVM's class path
+     */
+    public record Plugins(Path path, String discovery, String classPath) {
+        /** Plugins from {@code path} found by their ServiceLoader manifests, the worker on this JVM's class path. */
+        public static Plugins serviceLoad(Path path) {
+            return new Plugins(path, "service_load", Jvm.classPath());
+        }
+    }
+
+    /**
      * Starts the worker with {@code connectors} (name → connector config) and waits (up to 150 s) until its
      * REST API answers and every connector's tasks are RUNNING.
      *
@@ -69,7 +85,18 @@ public final class ConnectWorker {
     public static Service start(Path dir, Path log4j2, String bootstrap, Path pluginPath,
             Map<String, Map<String, String>> connectors,
             MetricsAgent metrics, Map<String, String> clientSettings) throws Exception {
+        return start(dir, log4j2, bootstrap, Plugins.serviceLoad(pluginPath), connectors, metrics, clientSettings);
+    }
+
+    /**
+     * Starts the worker as {@link #start(Path, Path, String, Path, Map, MetricsAgent, Map)} does, with its plugins and
+     * class path from {@code plugins}.
+     */
+    public static Service start(Path dir, Path log4j2, String bootstrap, Plugins plugins,
+            Map<String, Map<String, String>> connectors,
+            MetricsAgent metrics, Map<String, String> clientSettings) throws Exception {
         Files.createDirectories(dir);
+        Path pluginPath = plugins.path();
         if (!Files.isDirectory(pluginPath)) {
             throw new IllegalStateException(
                     "Connect plugin directory " + pluginPath + " not found; run the build (mvn package) first");
@@ -85,7 +112,7 @@ public final class ConnectWorker {
         worker.put("offset.flush.interval.ms", "1000");
         worker.put("listeners", url);
         worker.put("plugin.path", pluginPath.toString());
-        worker.put("plugin.discovery", "service_load");
+        worker.put("plugin.discovery", plugins.discovery());
         worker.put("consumer.auto.offset.reset", "earliest");
         // Sinks read only what the enforcer committed.
         worker.put("consumer.isolation.level", "read_committed");
@@ -100,8 +127,8 @@ public final class ConnectWorker {
             args.add(PropertiesFiles.write(dir.resolve(connector.getKey() + ".properties"), config).toString());
         }
         ChildProcess process = ChildProcess.start("connect", Jvm.command(
-                metrics == null ? List.of("-Xmx512m") : List.of("-Xmx512m", metrics.jvmArgument()), log4j2,
-                "org.apache.kafka.connect.cli.ConnectStandalone", args), dir, dir.resolve("connect.log"), Map.of());
+                metrics == null ? List.of("-Xmx512m") : List.of("-Xmx512m", metrics.jvmArgument()), plugins.classPath(),
+                log4j2, "org.apache.kafka.connect.cli.ConnectStandalone", args), dir, dir.resolve("connect.log"), Map.of());
         return process.awaitReady(url, Duration.ofSeconds(150), () -> {
             if (!Http.ok(url + "/")) {
                 return false;

@@ -32,11 +32,22 @@ public final class Jvm {
      * @param log4j2 a log4j2 properties file for the child, or {@code null}
      */
     public static List<String> command(List<String> jvmArgs, Path log4j2, String mainClass, List<String> args) {
+        return command(jvmArgs, classPath(), log4j2, mainClass, args);
+    }
+
+    /**
+     * {@code java <jvmArgs> -cp <classPath> -Dlog4j2.configurationFile=<log4j2> <mainClass> <args>}.
+     *
+     * @param classPath the child's class path, absolute entries separated by {@link File#pathSeparator}
+     * @param log4j2    a log4j2 properties file for the child, or {@code null}
+     */
+    public static List<String> command(List<String> jvmArgs, String classPath, Path log4j2, String mainClass,
+            List<String> args) {
         List<String> command = new ArrayList<>();
         command.add(java());
         command.addAll(jvmArgs);
         command.add("-cp");
-        command.add(classPath());
+        command.add(classPath);
         if (log4j2 != null) {
             command.add("-Dlog4j2.configurationFile=" + log4j2);
         }

@@ -71,6 +71,18 @@ public final class AvroConverter implements Converter {
     }
 
     /**
+     * The build's version of this converter (avro-serde's {@code ${project.version}}), shown by a worker's
+     * {@code GET /connector-plugins?connectorsOnly=false} instead of the {@code "undefined"} of {@link Converter}'s
+     * default (KIP-891 lets a connector configuration pin it with {@code value.converter.plugin.version}).
+     *
+     * @throws IllegalStateException if the jar was not built by Maven (no filtered version resource)
+     */
+    @Override
+    public String version() {
+        return ConverterVersion.get();
+    }
+
+    /**
      * Reads the registry client's and the serializer's settings (Connect passes them with the
      * {@code value.converter.} or {@code key.converter.} prefix removed): Confluent's names, see
      * {@link AvroSerdeConfig}. A converter constructed with a client takes only the serializer's.
