@@ -34,7 +34,7 @@ final class ExampleBuild {
 
     /** {@code mvn deploy:deploy-file} of the parent pom and each library's jar, sources and Javadoc into a file repository. */
     Path deploy() throws Exception {
-        Path deployed = dir.resolve("deployed");
+        Path deployed = deployedRepository();
         StringBuilder executions = new StringBuilder(execution("parent", root.resolve("pom.xml"), root.resolve("pom.xml"), null));
         for (String library : LIBRARIES) {
             Path target = root.resolve(library).resolve("target");
@@ -103,6 +103,11 @@ final class ExampleBuild {
                                 buildRepository.toUri()));
         mvn(example, "-s", settings.toString(), "-Dfenced-writes.version=" + version, "package");
         return example.resolve("target").resolve("fenced-worker.jar");
+    }
+
+    /** The file repository {@link #deploy} deploys to. */
+    Path deployedRepository() {
+        return dir.resolve("deployed");
     }
 
     /** The local repository the example was built with. */

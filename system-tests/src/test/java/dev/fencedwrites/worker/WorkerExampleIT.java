@@ -14,17 +14,23 @@ import dev.fencedwrites.testing.EtcdNodeExtension;
 import dev.fencedwrites.testing.KafkaBrokerExtension;
 import dev.fencedwrites.testing.SchemaRegistryExtension;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -49,18 +55,24 @@ class WorkerExampleIT {
     static final KafkaBrokerExtension kafkaBroker = new KafkaBrokerExtension();
     @RegisterExtension
     static final SchemaRegistryExtension registry = new SchemaRegistryExtension();
+    /** The deploy and the example's build, most of this class's time, run from class loading on, beside the services' start. */
+    private static final Path BUILD_DIR = newDirectory();
+    private static final ExampleBuild BUILD = new ExampleBuild(BUILD_DIR);
+    private static final CompletableFuture<Path> BUILT = CompletableFuture.supplyAsync(() -> {
+        try {
+            return BUILD.buildExample(BUILD.deploy());
+        } catch (Exception e) {
+            throw new CompletionException(e);
+        }
+    });
+
     @TempDir
     static Path dir;
-    static ExampleBuild build;
-    static Path deployed;
     static Path workerJar;
     static Service enforcer;
 
     @BeforeAll
-    static void deployBuildAndStartTheEnforcer() throws Exception {
-        build = new ExampleBuild(dir);
-        deployed = build.deploy();
-        workerJar = build.buildExample(deployed);
+    static void startTheEnforcerAndAwaitTheBuild() throws Exception {
         Properties admin = new Properties();
         admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBroker.service().address());
         List<String> topics = List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS);
@@ -72,12 +84,33 @@ class WorkerExampleIT {
         enforcer = EnforcerProcess.start(dir.resolve("enforcer"), kafkaBroker.log4j2(), kafkaBroker.service().address(),
                 Map.of(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true", EtcdSettings.ENDPOINTS,
                         etcdNode.service().address()));
+        try {
+            workerJar = BUILT.get(5, TimeUnit.MINUTES);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() instanceof CompletionException wrapped ? wrapped.getCause() : e.getCause();
+            if (cause instanceof Error error) {
+                throw error; // an assertion of the build, with Maven's output
+            }
+            throw e;
+        }
     }
 
     @AfterAll
-    static void stopTheEnforcer() {
+    static void stopTheEnforcerAndRemoveTheBuild() throws IOException {
         if (enforcer != null) {
             enforcer.close();
+        }
+        BUILT.cancel(false);
+        try (Stream<Path> files = Files.walk(BUILD_DIR)) {
+            files.sorted(Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
+        }
+    }
+
+    private static Path newDirectory() {
+        try {
+            return Files.createTempDirectory("worker-example-");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -85,14 +118,14 @@ class WorkerExampleIT {
     void theLibrariesAreDeployedWithSourcesAndJavadocAndTheExampleGotThemFromThere() throws IOException {
         String version = System.getProperty("fence.version");
         for (String library : ExampleBuild.LIBRARIES) {
-            Path folder = deployed.resolve("dev/fencedwrites").resolve(library).resolve(version);
+            Path folder = BUILD.deployedRepository().resolve("dev/fencedwrites").resolve(library).resolve(version);
             try (var files = Files.list(folder)) {
                 assertThat(files.map(f -> f.getFileName().toString()).toList()).as(library)
                         .anyMatch(name -> name.matches(library + "-.*\\d-sources\\.jar"))
                         .anyMatch(name -> name.matches(library + "-.*\\d-javadoc\\.jar"))
                         .anyMatch(name -> name.matches(library + "-.*\\d\\.jar")).anyMatch(name -> name.endsWith(".pom"));
             }
-            assertThat(build.exampleRepository().resolve("dev/fencedwrites").resolve(library).resolve(version)
+            assertThat(BUILD.exampleRepository().resolve("dev/fencedwrites").resolve(library).resolve(version)
                     .resolve("_remote.repositories")).content().contains("fenced-writes-deployed");
         }
     }
