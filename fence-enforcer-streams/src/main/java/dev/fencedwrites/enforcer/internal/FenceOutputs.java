@@ -77,7 +77,7 @@ final class FenceOutputs {
         rejection.add(new RecordHeader(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode(FenceHeaders.STAGE_ENFORCER)));
         rejection.add(
                 new RecordHeader(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString())));
-        rejection.add(new RecordHeader(FenceHeaders.REJECTED_TIME, FenceHeaders.encode(context.currentSystemTimeMs())));
+        rejection.add(new RecordHeader(FenceHeaders.REJECTED_TIME, FenceHeaders.encode(System.currentTimeMillis())));
         Optional<RecordMetadata> source = context.recordMetadata();
         source.ifPresent((RecordMetadata from) -> {
             rejection.add(new RecordHeader(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(from.topic())));
