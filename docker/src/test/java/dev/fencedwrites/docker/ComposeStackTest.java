@@ -83,7 +83,7 @@ class ComposeStackTest {
         }
         assertThat(froms).hasSize(1)
                 .allSatisfy(image -> assertThat(image).matches("[a-z0-9./-]+:[A-Za-z0-9._-]*\\d[A-Za-z0-9._-]*"));
-        assertThat(dockerfile).contains("HEALTHCHECK").contains("/health");
+        assertThat(dockerfile).contains("HEALTHCHECK").contains("/health/ready");
     }
 
     /**
