@@ -39,7 +39,7 @@ class DistributionArchiveIT {
 
     @BeforeAll
     static void unpack() throws Exception {
-        dist = Installed.unpack(Files.createDirectory(outside.resolve("opt")));
+        dist = Installed.unpack(Files.createDirectory(outside.resolve("opt with spaces")));
     }
 
     @Test

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 /**
  * How the lease client (producer-lib) and the enforcer's token verification reaches etcd: endpoints, credentials, TLS, timeouts
@@ -59,6 +60,12 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
     public static final String CONNECT_TIMEOUT_MS = "etcd.connect.timeout.ms";
     public static final String REQUEST_TIMEOUT_MS = "etcd.request.timeout.ms";
     public static final String LOCK_PREFIX = "etcd.lock.prefix";
+    /**
+     * The variables Kubernetes injects for a Service named like {@code fence-etcd} ({@code FENCE_ETCD_SERVICE_HOST},
+     * {@code FENCE_ETCD_PORT_2379_TCP}, ...; Kubernetes docs, "Service" / environment variables): not settings, ignored.
+     */
+    private static final Pattern SERVICE_LINK = Pattern
+            .compile(".*_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_[0-9]+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?)?)");
     private static final List<String> KEYS = List.of(ENDPOINTS, USER, PASSWORD, TLS_CA_FILE, TLS_CERT_FILE, TLS_KEY_FILE,
             CONNECT_TIMEOUT_MS,
             REQUEST_TIMEOUT_MS, LOCK_PREFIX);
@@ -139,7 +146,7 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
         }
         List<String> known = KEYS.stream().map(EtcdSettings::environmentName).toList();
         for (String name : environment.keySet()) {
-            if (name.startsWith("FENCE_ETCD_") && !known.contains(name)) {
+            if (name.startsWith("FENCE_ETCD_") && !known.contains(name) && !SERVICE_LINK.matcher(name).matches()) {
                 throw new IllegalArgumentException("unknown environment variable " + name + "; known: " + new TreeSet<>(known));
             }
         }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -61,6 +62,20 @@ class EtcdSettingsTest {
         assertThatThrownBy(() -> EtcdSettings.load(absent, Map.of())).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(absent.toString()).hasMessageContaining("FENCE_ETCD_ENDPOINTS")
                 .hasMessageContaining("etcd.endpoints");
+    }
+
+    @Test
+    void theVariablesKubernetesInjectsForAServiceNamedFenceEtcdAreNotSettings() {
+        Map<String, String> serviceLinks = Map.of("FENCE_ETCD_SERVICE_HOST", "10.0.0.7", "FENCE_ETCD_SERVICE_PORT", "2379",
+                "FENCE_ETCD_SERVICE_PORT_CLIENT", "2379", "FENCE_ETCD_PORT", "tcp://10.0.0.7:2379", "FENCE_ETCD_PORT_2379_TCP",
+                "tcp://10.0.0.7:2379", "FENCE_ETCD_PORT_2379_TCP_ADDR", "10.0.0.7", "FENCE_ETCD_PORT_2379_TCP_PROTO", "tcp",
+                "FENCE_ETCD_PORT_2379_TCP_PORT", "2379");
+        Map<String, String> environment = new HashMap<>(serviceLinks);
+        environment.put("FENCE_ETCD_ENDPOINTS", "http://fence-etcd:2379");
+
+        assertThat(EtcdSettings.load(new Properties(), environment).endpoints()).containsExactly("http://fence-etcd:2379");
+        assertThatThrownBy(() -> EtcdSettings.load(new Properties(), Map.of("FENCE_ETCD_ENDPOINTS", "http://a:2379",
+                "FENCE_ETCD_LOCK_PREFX", "x/"))).hasMessageContaining("unknown environment variable FENCE_ETCD_LOCK_PREFX");
     }
 
     @Test

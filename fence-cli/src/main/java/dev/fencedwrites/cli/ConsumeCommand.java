@@ -1,5 +1,7 @@
 package dev.fencedwrites.cli;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencedwrites.avro.AvroDeserializer;
@@ -40,7 +42,8 @@ import picocli.CommandLine.Spec;
                 "Exit status: 0 when done (or stopped with Ctrl-C), 1 with a one-line reason when Kafka or the topic cannot be "
                         + "read."})
 public final class ConsumeCommand implements Callable<Integer> {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    // Decimals as written (0.00000001, not 1E-8).
+    private static final ObjectMapper JSON = new ObjectMapper().enable(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN);
 
     @Option(names = "--topic", defaultValue = FenceTopics.ACCEPTED,
             description = "The topic to read (default: ${DEFAULT-VALUE}).")
@@ -87,7 +90,11 @@ public final class ConsumeCommand implements Callable<Integer> {
                 object.put("value_error", e.getMessage() == null ? e.toString() : e.getMessage());
             }
         }
-        return object.toString();
+        try {
+            return JSON.writeValueAsString(object);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot print a JSON tree", e); // a tree of plain nodes always prints
+        }
     }
 
     private static String header(ConsumerRecord<?, ?> record, String name) {

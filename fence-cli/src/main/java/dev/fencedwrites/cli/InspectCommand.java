@@ -237,8 +237,7 @@ public final class InspectCommand implements Callable<Integer> {
                         + " (the sink creates it with its first write; --table names another)");
             }
             if (e.getSQLState() != null && e.getSQLState().startsWith("08")) {
-                throw new IllegalStateException("cannot reach PostgreSQL at " + withoutPassword(jdbcUrl) + ": " + e.getMessage()
-                        + "; is ./fence up running?");
+                throw unreachable(jdbcUrl, e);
             }
             throw e;
         }
@@ -251,6 +250,16 @@ public final class InspectCommand implements Callable<Integer> {
     static String quoted(String table) {
         return Arrays.stream(table.split("\\.")).map(part -> '"' + part.toLowerCase(Locale.ROOT) + '"')
                 .collect(Collectors.joining("."));
+    }
+
+    /**
+     * The one-line error for a connection failure (SQLSTATE class 08), with the URL's password redacted also where the
+     * driver quotes the URL: DriverManager's "No suitable driver found for jdbc:...?password=...".
+     */
+    static IllegalStateException unreachable(String jdbcUrl, SQLException e) {
+        String reason = String.valueOf(e.getMessage()).replace(jdbcUrl, withoutPassword(jdbcUrl));
+        return new IllegalStateException("cannot reach PostgreSQL at " + withoutPassword(jdbcUrl) + ": " + reason
+                + "; is PostgreSQL running there (./fence up starts one)?");
     }
 
     private static String withoutPassword(String jdbcUrl) {

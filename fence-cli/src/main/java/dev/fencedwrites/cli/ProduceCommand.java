@@ -135,7 +135,7 @@ public final class ProduceCommand implements Callable<Integer> {
                     || e.getMessage().contains(e.getCause().getMessage())
                             ? ""
                             : ": " + e.getCause().getMessage();
-            String refusal = KafkaRefusal.describe(e, fence.stack().kafkaClient());
+            String refusal = KafkaRefusal.describe(e, fence.stack().kafkaClientForErrors());
             err.println("fence produce: " + (refusal != null ? refusal : e.getMessage() + cause));
             err.flush();
             return 1;

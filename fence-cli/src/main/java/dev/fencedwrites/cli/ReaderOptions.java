@@ -59,7 +59,7 @@ final class ReaderOptions {
                 err.flush();
             }
         } catch (IllegalArgumentException | IllegalStateException | KafkaException | IOException e) {
-            String refusal = KafkaRefusal.describe(e, stack.kafkaClient());
+            String refusal = KafkaRefusal.describe(e, stack.kafkaClientForErrors());
             err.println(command + ": " + (refusal != null ? refusal : e.getMessage()));
             err.flush();
             return 1;

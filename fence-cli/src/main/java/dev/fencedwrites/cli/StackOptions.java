@@ -100,6 +100,18 @@ public final class StackOptions {
         return settings;
     }
 
+    /**
+     * {@link #kafkaClient()} for describing an error: empty when the client properties cannot be read, so an error
+     * handler never throws (the unreadable file is then the error being reported).
+     */
+    Map<String, Object> kafkaClientForErrors() {
+        try {
+            return kafkaClient();
+        } catch (IllegalStateException e) {
+            return Map.of();
+        }
+    }
+
     /** {@code --etcd}, else {@code ETCD_ENDPOINTS}. */
     String etcd(PrintWriter err) throws IOException {
         return setting("ETCD_ENDPOINTS", ETCD, etcd, false, err);

@@ -87,6 +87,20 @@ class FenceMainTest {
     }
 
     @ParameterizedTest
+    @ValueSource(strings = {"rejected", "consume --schema-registry http://127.0.0.1:1",
+            "produce customer-7 --amount 1 --etcd http://127.0.0.1:1 --schema-registry "
+                    + "http://127.0.0.1:1"})
+    void anUnreadableCommandConfigIsOneLineNamingTheFileNotAStackTrace(String command) {
+        String missing = Path.of("target", "no-such-client.properties").toString();
+
+        Run run = fence((command + " --bootstrap 127.0.0.1:1 --command-config " + missing).split(" "));
+
+        assertThat(run.exit()).isEqualTo(1);
+        assertThat(run.err().strip()).doesNotContain("\n").doesNotContain("\tat ")
+                .startsWith("fence " + command.split(" ")[0] + ": cannot read --command-config " + missing);
+    }
+
+    @ParameterizedTest
     @ValueSource(strings = {"produce customer-7 --bootstrap b:1 --etcd http://e:2 --schema-registry http://r:3 --env-file x.env",
             "--bootstrap b:1 --etcd http://e:2 --schema-registry http://r:3 --env-file x.env produce customer-7"})
     void theSharedOptionsLandOnTheRootCommandWhereverTheyAreGiven(String args) {

@@ -63,6 +63,20 @@ class ReaderLinesTest {
     }
 
     @Test
+    void consumePrintsASmallDecimalAsWrittenNotInExponentForm() throws Exception {
+        Schema tiny = new Schema.Parser().parse("""
+                {"type": "record", "name": "Rate", "fields": [
+                  {"name": "rate", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 8}}]}""");
+        GenericRecord value = new GenericData.Record(tiny);
+        value.put("rate", ByteBuffer.wrap(BigInteger.ONE.toByteArray()));
+
+        String line = ConsumeCommand.json(record("k9", wire(10, tiny, value), new RecordHeaders()),
+                new AvroDeserializer<>(oneSchema(10, tiny), null));
+
+        assertThat(line).contains("\"rate\":0.00000001").doesNotContain("E-8");
+    }
+
+    @Test
     void consumePrintsLogicalTypesAsUsersReadThem() throws Exception {
         Schema logical = new Schema.Parser().parse("""
                 {"type": "record", "name": "L", "fields": [

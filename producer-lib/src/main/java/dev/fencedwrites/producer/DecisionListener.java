@@ -8,4 +8,14 @@ package dev.fencedwrites.producer;
 public interface DecisionListener {
     /** One decision: {@link WriteDecision#accepted()}, or rejected with its reason ({@link WriteDecision#fenced()}). */
     void onDecision(WriteDecision decision);
+
+    /**
+     * The watcher stopped reading for good (a missing READ ACL on the accepted or rejected topic, a deleted topic, a
+     * broker error Kafka's consumer does not retry): no later decision will be heard, so a writer that relies on hearing
+     * that it was fenced should stop or start a new {@link WriteDecisions}. Called once, on the watcher's thread, before
+     * its consumer closes; not called after {@link WriteDecisions#close()}. The default does nothing (the failure is
+     * logged at ERROR).
+     */
+    default void onFailure(Throwable cause) {
+    }
 }

@@ -46,6 +46,17 @@ public record WriteDecision(Outcome outcome, String resource, Fence fence, long 
         return outcome == Outcome.REJECTED && reason == RejectionReason.STALE_TOKEN;
     }
 
+    /**
+     * Whether this decision fences the lease the writer holds now: {@link #fenced()}, for a write made under {@code lease}'s
+     * token or a later one. A writer that lost a key and took it again gets a higher token; a late decision on a write of
+     * its earlier lease is {@link #fenced()} but says nothing about the lease it now holds.
+     *
+     * @param lease the writer's current lease on {@link #resource()}
+     */
+    public boolean fences(FencingLease lease) {
+        return fenced() && fence.token() >= lease.token();
+    }
+
     @Override
     public String toString() {
         String where = topic + "-" + partition + "@" + offset;

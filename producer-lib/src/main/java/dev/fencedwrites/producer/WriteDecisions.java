@@ -68,6 +68,7 @@ public final class WriteDecisions implements AutoCloseable {
     private final BlockingQueue<Watch> pending = new LinkedBlockingQueue<>();
     private final Thread thread;
     private volatile boolean closed;
+    private volatile RuntimeException failure;
 
     private record Watch(String resource, CompletableFuture<Void> started) {
     }
@@ -120,6 +121,9 @@ public final class WriteDecisions implements AutoCloseable {
      * @throws IllegalStateException if the watcher is closed
      */
     public void watch(String resource, Duration timeout) throws InterruptedException, TimeoutException {
+        if (failure != null) {
+            throw new IllegalStateException("this WriteDecisions stopped reading: " + failure, failure);
+        }
         if (closed || !thread.isAlive()) {
             throw new IllegalStateException("this WriteDecisions is closed");
         }
@@ -127,7 +131,11 @@ public final class WriteDecisions implements AutoCloseable {
             return;
         }
         Watch watch = new Watch(resource, new CompletableFuture<>());
-        pending.add(watch);
+        if (Thread.currentThread() == thread) {
+            start(watch); // a listener, on the watcher's own thread, would wait for itself: start the watch here
+        } else {
+            pending.add(watch);
+        }
         try {
             watch.started().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
@@ -158,10 +166,19 @@ public final class WriteDecisions implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
+            failure = e;
             LOG.error("the write decisions of {} are no longer read: {}", writer, e.toString(), e);
+            try {
+                listener.onFailure(e);
+            } catch (RuntimeException listenerFailure) {
+                LOG.warn("the decision listener failed on the watcher's failure", listenerFailure);
+            }
         } finally {
             closed = true;
-            pending.forEach(w -> w.started().completeExceptionally(new IllegalStateException("WriteDecisions closed")));
+            IllegalStateException stopped = failure == null
+                    ? new IllegalStateException("WriteDecisions closed")
+                    : new IllegalStateException("WriteDecisions stopped: " + failure, failure);
+            pending.forEach(w -> w.started().completeExceptionally(stopped));
             consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
         }
     }
@@ -248,6 +265,9 @@ public final class WriteDecisions implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        if (Thread.currentThread() == thread) {
+            return; // called from a listener: the loop ends after it returns, and closes the consumer
+        }
         consumer.wakeup();
         try {
             thread.join(Duration.ofSeconds(10).toMillis());
