@@ -6,6 +6,7 @@ import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
+import dev.fencedwrites.producer.LeaseAcquisitionException;
 import dev.fencedwrites.producer.LeaseLostException;
 import java.io.IOException;
 import java.time.Duration;
@@ -72,8 +73,7 @@ public final class BillingWorker implements Callable<Integer> {
                         FenceTopics.INPUT, name)) {
             event("acquiring", "resource=" + resource);
             // acquire() also publishes the FENCE marker that raises the key's fence to this token at once.
-            try (FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(ttlSeconds),
-                    Duration.ofSeconds(60))) {
+            try (FencingLease lease = acquire(producer, leases)) {
                 event("acquired", "token=" + lease.token() + " lease=" + Long.toHexString(lease.leaseId()) + " ttl="
                         + lease.ttl().toSeconds());
                 event("computing", "ms=" + computeMs);
@@ -104,6 +104,24 @@ public final class BillingWorker implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /**
+     * Acquires the lease and lock, with a new lease when the last one was lost while waiting for the lock (no keep-alive
+     * renewal within the TTL: on a loaded machine a fresh JVM's first renewal can be late): no lock was held, so trying
+     * again is safe, and it is what a worker should do. Gives up after three such losses.
+     */
+    private FencingLease acquire(FencedProducer<BillingSummary> producer, FencingLeaseClient leases) throws Exception {
+        for (int attempt = 1;; attempt++) {
+            try {
+                return producer.acquire(leases, resource, Duration.ofSeconds(ttlSeconds), Duration.ofSeconds(60));
+            } catch (LeaseAcquisitionException e) {
+                if (attempt == 3 || !(e.getCause() instanceof LeaseLostException)) {
+                    throw e;
+                }
+                event("retrying", "attempt=" + (attempt + 1) + " cause=lease_lost_while_waiting");
+            }
+        }
     }
 
     /** Stops this JVM with a real SIGSTOP, as a stop-the-world pause would, until someone sends SIGCONT. */
