@@ -1,9 +1,6 @@
 package dev.fencedwrites.cli;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.util.Properties;
+import dev.fencedwrites.contract.ModuleVersion;
 import picocli.CommandLine.IVersionProvider;
 
 /**
@@ -19,20 +16,7 @@ public final class BuildVersion implements IVersionProvider {
      * @throws IllegalStateException when the properties file is missing or was not filtered (a build from an IDE without Maven)
      */
     public static String version() {
-        Properties properties = new Properties();
-        try (InputStream in = BuildVersion.class.getResourceAsStream(RESOURCE)) {
-            if (in == null) {
-                throw new IllegalStateException(RESOURCE + " is not on the class path; build fence-cli with Maven");
-            }
-            properties.load(in);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        String version = properties.getProperty("version");
-        if (version == null || version.isBlank() || version.contains("${")) {
-            throw new IllegalStateException(RESOURCE + " has no filtered version (" + version + "); build fence-cli with Maven");
-        }
-        return version;
+        return ModuleVersion.read(BuildVersion.class, RESOURCE, "fence-cli");
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.fencedwrites.sink;
 import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.avro.SchemaRegistryException;
+import dev.fencedwrites.contract.ModuleVersion;
 import dev.fencedwrites.sink.internal.ResourceKeys;
 import dev.fencedwrites.sink.internal.TableName;
 import dev.fencedwrites.sink.internal.TableStructure;
@@ -181,6 +182,6 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
 
     @Override
     public String version() {
-        return Version.get();
+        return ModuleVersion.read(FencedJdbcSinkConnector.class, "sink-connector.properties", "sink-connector");
     }
 }

@@ -2,6 +2,7 @@ package dev.fencedwrites.sink;
 
 import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.connect.AvroConverter;
+import dev.fencedwrites.contract.ModuleVersion;
 import dev.fencedwrites.sink.internal.ColumnMapping;
 import dev.fencedwrites.sink.internal.HandledOffsets;
 import dev.fencedwrites.sink.internal.RecordDecoder;
@@ -68,7 +69,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
 
     @Override
     public String version() {
-        return Version.get();
+        return ModuleVersion.read(FencedJdbcSinkTask.class, "sink-connector.properties", "sink-connector");
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.SchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.ModuleVersion;
 import dev.fencedwrites.contract.RejectionReason;
 import io.apicurio.registry.utils.converter.avro.AvroData;
 import io.apicurio.registry.utils.converter.avro.AvroDataConfig;
@@ -79,7 +80,7 @@ public final class AvroConverter implements Converter {
      */
     @Override
     public String version() {
-        return ConverterVersion.get();
+        return ModuleVersion.read(AvroConverter.class, "avro-serde.properties", "avro-serde");
     }
 
     /**
