@@ -45,7 +45,10 @@ class AlertRulesTest {
         Map<String, String> alerts = alerts();
         assertThat(alerts.get("FenceWorkerStallNearLeaseTtl"))
                 .contains("fence_pause_largest_recent_seconds / fence_pause_lease_ttl_seconds").endsWith("> 0.5");
-        assertThat(alerts.get("FenceWritesRejected")).contains("rate(fence_enforcer_records_fenced_total[").endsWith("> 0");
+        assertThat(alerts.get("FenceWritesRejected"))
+                .contains("rate(fence_enforcer_records_fenced_total{reason!~\"STALE_TOKEN|DUPLICATE\"}[").endsWith("> 0");
+        assertThat(alerts.get("FenceStaleWritesStopped"))
+                .contains("increase(fence_enforcer_records_fenced_total{reason=\"STALE_TOKEN\"}[").endsWith("> 0");
         assertThat(alerts.get("FenceSinkRefusedWrites")).contains("rate(fence_sink_records_fenced_total[").endsWith("> 0");
         assertThat(alerts.get("FenceLeaseLost")).contains("fence_lease_lost_total{cause!=\"closed\"}").endsWith("> 0");
     }

@@ -108,9 +108,12 @@ class OperationsIT {
         try (KafkaProducer<String, byte[]> producer = producer()) {
             producer.send(write("stale-key", 5));
             producer.send(write("stale-key", 3));
+            // A write without fencing headers: a writer off the wire contract, not the fence at work.
+            producer.send(new ProducerRecord<>(FenceTopics.INPUT, "unfenced-key", new byte[16]));
         }
-        await().atMost(Duration.ofMinutes(1))
-                .until(() -> scrape(enforcer).sum("fence_enforcer_records_fenced_total", "reason=\"STALE_TOKEN\"") == 1);
+        await().atMost(Duration.ofMinutes(1)).until(() -> scrape(enforcer).sum("fence_enforcer_records_fenced_total",
+                "reason=\"STALE_TOKEN\"") == 1
+                && scrape(enforcer).sum("fence_enforcer_records_fenced_total", "reason=\"MISSING_TOKEN\"") == 1);
         enforcerTarget = new AlertRuleTests.Target("fence-enforcer", "enforcer:8090", enforcerBefore, scrape(enforcer));
 
         // The worker starts once the enforcer is quiet: on a loaded machine its stalls would be real ones.
@@ -210,7 +213,7 @@ class OperationsIT {
     }
 
     @Test
-    void everyAlertFiresOnTheRealMetricsOfAStaleWriteAFrozenWorkerAndItsLostLeaseAndNoneBefore() throws Exception {
+    void everyAlertFiresOnTheRealMetricsOfAStaleWriteAnUnfencedWriteAFrozenWorkerAndItsLostLeaseAndNoneBefore() throws Exception {
         List<String> causes = workerTarget.after().series().entrySet().stream()
                 .filter(e -> Scrape.nameOf(e.getKey()).equals("fence_lease_lost_total") && e.getValue() > 0)
                 .map(e -> e.getKey().replaceAll(".*cause=\"([^\"]*)\".*", "$1")).toList();
@@ -219,7 +222,8 @@ class OperationsIT {
         tests.quietCase("before the stale write and the freeze", List.of(enforcerTarget, workerTarget));
         tests.changeCase("after the stale write and the freeze", List.of(enforcerTarget, workerTarget), Map.of(
                 "FenceWritesRejected",
-                List.of(Map.of("job", "fence-enforcer", "instance", "enforcer:8090", "reason", "STALE_TOKEN")),
+                List.of(Map.of("job", "fence-enforcer", "instance", "enforcer:8090", "reason", "MISSING_TOKEN")),
+                "FenceStaleWritesStopped", List.of(Map.of("job", "fence-enforcer", "instance", "enforcer:8090")),
                 "FenceWorkerStallNearLeaseTtl", List.of(Map.of("job", "fenced-workers", "instance", "worker:8099")),
                 "FenceLeaseLost", List.of(Map.of("job", "fenced-workers", "instance", "worker:8099", "cause", causes.get(0)))));
         Path file = dir.resolve("alerts-test.yml");
