@@ -2,21 +2,16 @@ package dev.fencedwrites.distribution;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencedwrites.testing.BundledLicences;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipFile;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,7 +24,6 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class DistributionArchiveIT {
     /** A jar's name without its version: {@code kafka-clients-4.3.1.jar} is {@code kafka-clients}. */
-    private static final Pattern JAR = Pattern.compile("(.+?)-\\d[^/]*\\.jar");
     /** The project's own jars carry its version. */
     private static final String OWN = "-" + System.getProperty("distribution.version") + ".jar";
 
@@ -82,48 +76,15 @@ class DistributionArchiveIT {
     /** Section 4(d) of the Apache License 2.0: a redistribution carries the NOTICE files of what it bundles. */
     @Test
     void theNoticeCarriesTheNoticeOfEveryBundledJarThatShipsOne() throws IOException {
-        String notice = normalized(Installed.read(dist.home.resolve("NOTICE")));
-        List<String> missing = new ArrayList<>();
-        int carried = 0;
-        for (String jar : jars()) {
-            try (ZipFile zip = new ZipFile(dist.home.resolve("lib").resolve(jar).toFile())) {
-                for (ZipEntry entry : zip.stream().filter(e -> e.getName().matches("(?i)(META-INF/)?NOTICE(\\.txt|\\.md)?"))
-                        .toList()) {
-                    String text = normalized(new String(zip.getInputStream(entry).readAllBytes(), StandardCharsets.UTF_8));
-                    if (notice.contains(text)) {
-                        carried++;
-                    } else {
-                        missing.add(jar + "!/" + entry.getName());
-                    }
-                }
-            }
-        }
-        assertThat(missing).as("NOTICE files not in distribution/src/dist/NOTICE: add their text under a 'Bundled:' line")
-                .isEmpty();
+        int carried = BundledLicences.assertNoticeCarriesEveryBundledNotice(dist.home.resolve("lib"),
+                dist.home.resolve("NOTICE"));
         assertThat(carried).as("kafka-clients, log4j, jackson and others ship one").isGreaterThanOrEqualTo(10);
     }
 
     @Test
     void everyBundledLibraryIsListedWithItsLicenceAndEveryNamedLicenceFileIsThere() throws IOException {
-        Map<String, String[]> listed = new HashMap<>();
-        for (String line : Installed.read(dist.home.resolve("licenses/README.txt")).lines().toList()) {
-            String[] columns = line.split("\\s{2,}");
-            if (columns.length == 3) {
-                listed.put(columns[0], columns);
-            }
-        }
-        List<String> bundled = jars().stream().filter(jar -> !jar.endsWith(OWN)).map(DistributionArchiveIT::artifact).toList();
-        assertThat(listed.keySet()).as("licenses/README.txt against lib/").containsExactlyInAnyOrderElementsOf(bundled);
-        listed.forEach((artifact, columns) -> {
-            String file = columns[2].split(" ")[0];
-            if (!file.equals("-")) {
-                assertThat(dist.home.resolve("licenses").resolve(file).normalize()).as("licence of %s", artifact).isRegularFile();
-            }
-            if (!columns[1].startsWith("Apache-2.0")) {
-                assertThat(file).as("%s is under %s: its text belongs in licenses/", artifact, columns[1])
-                        .isNotEqualTo("../LICENSE");
-            }
-        });
+        BundledLicences.assertEveryBundledLibraryIsListed(dist.home.resolve("lib"), dist.home.resolve("licenses"),
+                jar -> jar.endsWith(OWN));
     }
 
     @Test
@@ -211,20 +172,10 @@ class DistributionArchiveIT {
     }
 
     private static List<String> jars() throws IOException {
-        try (var lib = Files.list(dist.home.resolve("lib"))) {
-            List<String> jars = lib.map(p -> p.getFileName().toString()).sorted().toList();
-            assertThat(jars).allSatisfy(name -> assertThat(name).endsWith(".jar"));
-            return jars;
-        }
+        return BundledLicences.jars(dist.home.resolve("lib"));
     }
 
     private static String artifact(String jar) {
-        Matcher m = JAR.matcher(jar);
-        assertThat(m.matches()).as("a versioned jar name: %s", jar).isTrue();
-        return m.group(1);
-    }
-
-    private static String normalized(String text) {
-        return text.replace("\r\n", "\n").replaceAll("\\s+", " ").strip();
+        return BundledLicences.artifact(jar);
     }
 }

@@ -12,6 +12,7 @@ import dev.fencedwrites.services.ConnectWorker;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
 import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.testing.BundledLicences;
 import dev.fencedwrites.testing.KafkaBrokerExtension;
 import dev.fencedwrites.testing.PostgresExtension;
 import dev.fencedwrites.testing.SchemaRegistryExtension;
@@ -101,6 +102,17 @@ class ComponentArchiveIT {
         assertThat(component.resolve("doc/LICENSE")).isRegularFile();
         assertThat(component.resolve("doc/CONFIGURATION.rst")).isRegularFile();
         assertThat(component.resolve("etc/fenced-jdbc-sink.properties")).isRegularFile();
+    }
+
+    /** Section 4(d) of the Apache License 2.0, and the other licences: the component carries what its jars ask. */
+    @Test
+    void theComponentCarriesTheNoticeAndTheLicenceOfEveryBundledJar() throws IOException {
+        Path component = pluginPath.resolve(COMPONENT);
+        int carried = BundledLicences.assertNoticeCarriesEveryBundledNotice(component.resolve("lib"),
+                component.resolve("doc/NOTICE"));
+        assertThat(carried).as("avro, commons-* and jackson ship one").isGreaterThanOrEqualTo(8);
+        BundledLicences.assertEveryBundledLibraryIsListed(component.resolve("lib"), component.resolve("doc/licenses"),
+                jar -> jar.endsWith("-" + BUILD_VERSION + ".jar"));
     }
 
     @Test
