@@ -50,6 +50,8 @@ public final class FenceEnforcerTopology {
     static final String HOME = "on-its-partition";
     static final String AWAY = "misrouted";
     static final String MERGE = "to-decide";
+    /** The {@code CommitSignal} of the side that re-routes: it tells the receiving task what its input commits cover. */
+    static final String REROUTE_COMMIT_SIGNAL = "fence-reroute-commits";
 
     private FenceEnforcerTopology() {
     }
@@ -179,7 +181,9 @@ public final class FenceEnforcerTopology {
         KStream<byte[], byte[]> toDecide = in;
         if (mismatch == PartitionMismatch.REROUTE) {
             KStream<byte[], byte[]> home = in.process(() -> PartitionRoute.home(metrics, limits), Named.as(HOME));
-            KStream<byte[], byte[]> away = in.process(() -> PartitionRoute.away(metrics, limits), Named.as(AWAY))
+            builder.addStateStore(CommitSignal.builder(REROUTE_COMMIT_SIGNAL));
+            KStream<byte[], byte[]> away = in.process(() -> PartitionRoute.away(metrics, limits, REROUTE_COMMIT_SIGNAL),
+                    Named.as(AWAY), REROUTE_COMMIT_SIGNAL)
                     .repartition(Repartitioned.<byte[], byte[]>as(REROUTE).withKeySerde(bytes).withValueSerde(bytes)
                             .withNumberOfPartitions(limits.inputPartitions())
                             .withStreamPartitioner(PartitionRoute.partitioner()));

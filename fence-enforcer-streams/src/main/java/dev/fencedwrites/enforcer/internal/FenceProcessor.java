@@ -58,8 +58,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * topic instead ({@link PartitionRoute}), on the partition that owns their key's fence; they are
  * decided like any other, minus the origin header, and their outputs name the input record in
  * {@code fence.source.*}. Only a misrouted record too large for the detour still arrives on the input
- * topic, and is rejected {@code TOO_LARGE}. A re-routed record keeps no replay history under
- * at_least_once: its replay is decided against the key's current fence.
+ * topic, and is rejected {@code TOO_LARGE}. Under at_least_once, a re-routed record's replay history
+ * is kept by its input partition and offset ({@link StoredFence#origin()}), so a copy processed again,
+ * from the repartition topic or sent twice by its sender, gets its first outcome.
  *
  * <p>The outputs are {@link FenceOutputs}', the replay bookkeeping {@link ReplayTracker}'s and the
  * lease checks {@link LeaseCheck}'s; this class decides.
@@ -85,6 +86,10 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private ReplayTracker replay;
     private FenceOutputs outputs;
     private LeaseCheck leases;
+
+    /** A record's input position: its input partition ({@link StoredFence#OWN} for this task's) and offset (-1: unknown). */
+    private record Position(int from, long offset) {
+    }
 
     /**
      * Where winning markers go.
@@ -166,11 +171,14 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         boolean rerouted = origin.map(Origin::rerouted).orElse(false);
         Record<byte[], byte[]> record = rerouted ? arrived.withHeaders(PartitionRoute.withoutOrigin(arrived.headers())) : arrived;
         outputs.origin(origin);
-        // Replay history is kept for records read from the input partition only: a task's input
-        // partition is the one position its commits tell about (a re-routed record gets offset -1:
-        // no history, decided against the key's current fence).
-        long offset = rerouted ? -1 : origin.map(Origin::offset).orElse(-1L);
-        if (offset >= 0) {
+        // The replay history's positions are input positions: the task's own input partition (OWN)
+        // for records read from the input, the partition a re-routed record was written to for the
+        // others (issue 17), so that a copy the sender wrote twice is recognised by its input offset.
+        int from = rerouted ? origin.get().partition() : StoredFence.OWN;
+        long offset = origin.filter(o -> o.committed() >= 0).map(Origin::offset).orElse(-1L);
+        if (offset >= 0 && rerouted) {
+            replay.rerouted(from, origin.get().committed());
+        } else if (offset >= 0) {
             replay.position(origin.get().partition(), offset);
         }
         replay.replaying(false);
@@ -180,8 +188,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         Bytes storeKey = Bytes.wrap(key);
         StoredFence state = fences.get(storeKey);
-        replay.replaying(state != null && state.remembers(offset));
-        Fence stored = state == null ? null : state.fenceAt(offset);
+        replay.replaying(state != null && state.remembers(from, offset));
+        Fence stored = state == null ? null : state.fenceAt(from, offset);
         FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(record.headers()));
         if (!parsed.valid()) {
             outputs.reject(record, parsed.rejection(), stored, parsed.detail());
@@ -189,7 +197,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         FenceStamp stamp = parsed.stamp();
         if (acceptable(record, key, stamp, stored)) {
-            accept(record, storeKey, state, offset, stamp, stored);
+            accept(record, storeKey, state, new Position(from, offset), stamp, stored);
         }
     }
 
@@ -262,11 +270,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /** Raises the key's fence (unless replaying) and routes an acceptable record, after the replay and lease checks. */
-    private void accept(Record<byte[], byte[]> record, Bytes storeKey, StoredFence state, long offset, FenceStamp stamp,
+    private void accept(Record<byte[], byte[]> record, Bytes storeKey, StoredFence state, Position at, FenceStamp stamp,
             Fence stored) {
         Fence before = stored;
         Fence raised = FenceRule.raise(stored, stamp.fence());
-        if (replay.replaying() && !state.acceptedAt(offset, raised)) {
+        if (replay.replaying() && !state.acceptedAt(at.from(), at.offset(), raised)) {
             // Not the accept the history holds at this offset. If the verifier refuses the token
             // against the fence the record met the first time, that is why it was not accepted
             // then (etcd's answers about past revisions do not change), and it gets the same
@@ -300,7 +308,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (replay.replaying()) {
             replay.replayed(stamp.op() == FenceOp.FENCE ? "marker" : "accepted");
         } else {
-            remember(storeKey, state, offset, raised, lease);
+            remember(storeKey, state, at, raised, lease);
         }
         if (stamp.op() == FenceOp.FENCE) {
             outputs.markerAccepted(record, stamp, before);
@@ -314,9 +322,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      * reaches another {@value StoredFence#COMMIT_REQUEST_ACCEPTS} accepts (once, not on every accept,
      * should commits be slow to come).
      */
-    private void remember(Bytes storeKey, StoredFence previous, long offset, Fence raised, long lease) {
+    private void remember(Bytes storeKey, StoredFence previous, Position at, Fence raised, long lease) {
         StoredFence next = keepHistory
-                ? StoredFence.afterAccept(previous, offset, raised, replay.committedOffset(), lease)
+                ? StoredFence.afterAccept(previous, at.from(), at.offset(), raised, replay.committedOffset(at.from()), lease)
                 : StoredFence.of(raised, lease);
         fences.put(storeKey, next);
         int count = next.acceptCount();

@@ -10,9 +10,11 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
  * back from the repartition topic (from its {@value PartitionRoute#ORIGIN_HEADER} header), so that
  * rejected copies and published markers name the input record in {@code fence.source.*} (issue 17).
  *
- * @param rerouted whether the record came through the repartition topic
+ * @param rerouted  whether the record came through the repartition topic
+ * @param committed for a re-routed record, the input offset of its partition that the sending task had committed
+ *                  when it sent it (0 when unknown; -1 when the record had no origin header: it keeps no history)
  */
-record Origin(String topic, int partition, long offset, boolean rerouted) {
+record Origin(String topic, int partition, long offset, boolean rerouted, long committed) {
 
     /**
      * The origin of the record being processed in {@code context}, or empty when the context knows no
@@ -29,10 +31,10 @@ record Origin(String topic, int partition, long offset, boolean rerouted) {
         }
         RecordMetadata arrival = metadata.get();
         if (inputTopic == null || inputTopic.equals(arrival.topic())) {
-            return Optional.of(new Origin(arrival.topic(), arrival.partition(), arrival.offset(), false));
+            return Optional.of(new Origin(arrival.topic(), arrival.partition(), arrival.offset(), false, 0));
         }
         return Optional.of(PartitionRoute.origin(headers)
-                .map(at -> new Origin(inputTopic, (int) at[0], at[1], true))
-                .orElseGet(() -> new Origin(arrival.topic(), arrival.partition(), arrival.offset(), true)));
+                .map(at -> new Origin(inputTopic, (int) at[0], at[1], true, at[2]))
+                .orElseGet(() -> new Origin(arrival.topic(), arrival.partition(), arrival.offset(), true, -1)));
     }
 }

@@ -25,7 +25,8 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
  *       fence processor rejects it {@code TOO_LARGE}): no round trip for them;</li>
  *   <li>the away side forwards every other misrouted record, with the {@value #ORIGIN_HEADER} header
  *       appended last (its input partition and offset, for the rejected copy's
- *       {@code fence.source.*}), to the repartition topic, whose {@link #partitioner()} sends it to
+ *       {@code fence.source.*} and the replay history, and this task's last committed input offset, see
+ *       {@link ReplayTracker}), to the repartition topic, whose {@link #partitioner()} sends it to
  *       the partition that owns its key's fence.</li>
  * </ul>
  * A record is misrouted when its partition differs from
@@ -35,7 +36,8 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
  */
 public final class PartitionRoute implements Processor<byte[], byte[], byte[], byte[]> {
     /**
-     * Internal header of a record on the repartition topic: {@code <input partition>:<input offset>}.
+     * Internal header of a record on the repartition topic: {@code <input partition>:<input offset>:<committed>}, the
+     * last the input offset the sending task had committed (under at_least_once; 0 when unknown or under exactly_once_v2).
      * Appended last on the way out, removed before any output; a writer's own header of that name
      * stays where it was and is never read.
      */
@@ -44,22 +46,32 @@ public final class PartitionRoute implements Processor<byte[], byte[], byte[], b
     private final boolean away;
     private final EnforcerMetrics metrics;
     private final FenceEnforcerTopology.Limits limits;
+    private final String commitSignalName;
     private ProcessorContext<byte[], byte[]> context;
+    private CommitSignal commits;
+    /** The input offset after the last record seen, and after the last one seen before the task's last commit. */
+    private long nextOffset = -1;
+    private long committed;
 
-    private PartitionRoute(boolean away, EnforcerMetrics metrics, FenceEnforcerTopology.Limits limits) {
+    private PartitionRoute(boolean away, EnforcerMetrics metrics, FenceEnforcerTopology.Limits limits,
+            String commitSignalName) {
         this.away = away;
         this.metrics = metrics;
         this.limits = limits;
+        this.commitSignalName = commitSignalName;
     }
 
     /** The side that forwards records to be decided where they arrived. */
     public static PartitionRoute home(EnforcerMetrics metrics, FenceEnforcerTopology.Limits limits) {
-        return new PartitionRoute(false, metrics, limits);
+        return new PartitionRoute(false, metrics, limits, null);
     }
 
-    /** The side that forwards misrouted records, with their origin, to the repartition topic. */
-    public static PartitionRoute away(EnforcerMetrics metrics, FenceEnforcerTopology.Limits limits) {
-        return new PartitionRoute(true, metrics, limits);
+    /**
+     * The side that forwards misrouted records, with their origin, to the repartition topic; {@code commitSignalName} is
+     * the {@link CommitSignal} store connected to it.
+     */
+    public static PartitionRoute away(EnforcerMetrics metrics, FenceEnforcerTopology.Limits limits, String commitSignalName) {
+        return new PartitionRoute(true, metrics, limits, commitSignalName);
     }
 
     /** The partition murmur2 assigns {@code key} among {@code partitions}, as Kafka's default partitioner does. */
@@ -75,11 +87,23 @@ public final class PartitionRoute implements Processor<byte[], byte[], byte[], b
     @Override
     public void init(ProcessorContext<byte[], byte[]> context) {
         this.context = context;
+        if (commitSignalName != null) {
+            commits = context.getStateStore(commitSignalName);
+            commits.listen(() -> committed = Math.max(committed, nextOffset));
+        }
+    }
+
+    @Override
+    public void close() {
+        if (commits != null) {
+            commits.stopListening();
+        }
     }
 
     @Override
     public void process(Record<byte[], byte[]> record) {
         Optional<RecordMetadata> source = context.recordMetadata();
+        source.ifPresent(from -> nextOffset = from.offset() + 1);
         byte[] key = record.key();
         boolean misrouted = key != null && key.length > 0 && source.isPresent()
                 && source.get().partition() != owner(key, limits.inputPartitions());
@@ -94,7 +118,7 @@ public final class PartitionRoute implements Processor<byte[], byte[], byte[], b
         metrics.rerouted();
         RecordHeaders headers = new RecordHeaders(record.headers().toArray());
         headers.add(new RecordHeader(ORIGIN_HEADER,
-                (source.get().partition() + ":" + source.get().offset()).getBytes(StandardCharsets.UTF_8)));
+                (source.get().partition() + ":" + source.get().offset() + ":" + committed).getBytes(StandardCharsets.UTF_8)));
         context.forward(record.withHeaders(headers));
     }
 
@@ -104,13 +128,13 @@ public final class PartitionRoute implements Processor<byte[], byte[], byte[], b
      * changelog's limit is taken for both (a record refused by the broker would stop the task).
      */
     private boolean fitsTheDetour(Record<byte[], byte[]> record) {
-        long origin = ORIGIN_HEADER.length() + 2L * 20 + 1 + RecordSize.HEADER_OVERHEAD;
+        long origin = ORIGIN_HEADER.length() + 3L * 20 + 2 + RecordSize.HEADER_OVERHEAD;
         return RecordSize.upperBound(record.key(), record.value(), record.headers()) + origin <= limits.storeMaxBytes();
     }
 
     /**
-     * Where a record read from the repartition topic was first read: the input partition and offset of
-     * its last {@value #ORIGIN_HEADER} header, or empty when it has none that parses.
+     * Where a record read from the repartition topic was first read: the input partition, offset and the
+     * sender's committed offset of its last {@value #ORIGIN_HEADER} header, or empty when it has none that parses.
      */
     static Optional<long[]> origin(Headers headers) {
         Header last = headers.lastHeader(ORIGIN_HEADER);
@@ -119,9 +143,11 @@ public final class PartitionRoute implements Processor<byte[], byte[], byte[], b
             return Optional.empty();
         }
         String text = new String(last.value() == null ? new byte[0] : last.value(), StandardCharsets.UTF_8);
-        int colon = text.indexOf(':');
+        String[] fields = text.split(":", -1);
         try {
-            return Optional.of(new long[]{Integer.parseInt(text.substring(0, colon)), Long.parseLong(text.substring(colon + 1))});
+            long[] origin = {Integer.parseInt(fields[0]), Long.parseLong(fields[1]),
+                    fields.length > 2 ? Long.parseLong(fields[2]) : 0};
+            return origin[0] >= 0 && origin[1] >= 0 && origin[2] >= 0 ? Optional.of(origin) : Optional.empty();
         } catch (RuntimeException e) {
             return Optional.empty();
         }
