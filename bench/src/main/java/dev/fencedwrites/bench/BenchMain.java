@@ -44,7 +44,9 @@ import picocli.CommandLine.Spec;
         "Measured: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",
         "resource under contention; the sink's guarded upsert against the plain upsert, 0 %% and 20 %% stale; the enforcer's",
         "throughput against a pass-through Kafka Streams topology (100 B and 1 KB values, 10k and 1M keys, exactly_once_v2 and",
-        "at_least_once) and end-to-end latency p50/p99; the fence state's bytes per key at 1M keys (state store and changelog);",
+        "at_least_once) and end-to-end latency p50/p99; the enforcer over a CRC32-partitioning writer's records (librdkafka's",
+        "default: most re-routed through the repartition topic) against a murmur2 writer's (issue 17); the fence state's",
+        "bytes per key at 1M keys (state store and changelog);",
         "the enforcer with token verification against etcd on vs off (writes under long leases, one acquisition per key) and",
         "the etcd reads/s it adds; the decision rule's per-record work (JMH) against a pass-through's.",
         "Starts its own etcd, Kafka broker and PostgreSQL on loopback; needs about 4 GB of free disk for the full run.",
@@ -156,6 +158,7 @@ public final class BenchMain implements Callable<Integer> {
                     figures.addAll(quick
                             ? enforcer.latency(500, Duration.ofSeconds(4))
                             : enforcer.latency(1000, Duration.ofSeconds(20)));
+                    figures.addAll(quick ? enforcer.rerouting(20_000, 1_000, 100) : enforcer.rerouting(200_000, 10_000, 100));
                 }
             }
             if (only.contains(Part.verification)) {

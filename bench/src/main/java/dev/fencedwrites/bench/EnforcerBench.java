@@ -13,9 +13,11 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.IntFunction;
+import java.util.zip.CRC32;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -117,6 +119,60 @@ final class EnforcerBench {
             figures.addAll(List.of(stateSize));
         }
         return figures;
+    }
+
+    /**
+     * Issue 17: the enforcer's throughput over the same writes produced by a writer with librdkafka's default partitioner
+     * (CRC32 of the key: about (N-1)/N of the records land on another partition than murmur2 assigns and are re-routed
+     * through the repartition topic) against a writer with Kafka's (murmur2: none re-routed), under each guarantee.
+     *
+     * @param records    records of each input
+     * @param keys       distinct keys
+     * @param valueBytes value size in bytes
+     */
+    List<Figure> rerouting(int records, int keys, int valueBytes) throws Exception {
+        List<Figure> figures = new ArrayList<>();
+        byte[] value = new byte[valueBytes];
+        new Random(valueBytes).nextBytes(value);
+        try (Admin admin = admin()) {
+            String murmur2 = "bench.input.murmur2." + shortId();
+            String crc32 = "bench.input.crc32." + shortId();
+            createTopics(admin, murmur2, crc32);
+            progress.accept(String.format(Locale.ROOT,
+                    "enforcer: producing %,d records of %d B over %,d keys with murmur2 to %s and with CRC32 to %s", records,
+                    valueBytes, keys, murmur2, crc32));
+            produce(admin, murmur2, records, i -> record(murmur2, i, keys, value));
+            produce(admin, crc32, records, i -> onCrc32Partition(record(crc32, i, keys, value)));
+            int misrouted = 0;
+            for (int i = 0; i < records; i++) {
+                byte[] key = record(crc32, i, keys, value).key();
+                misrouted += crc32Partition(key) != Utils.toPositive(Utils.murmur2(key)) % PARTITIONS ? 1 : 0;
+            }
+            for (String guarantee : GUARANTEES) {
+                double direct = runToEnd(admin, Kind.ENFORCER, murmur2, records, true, 0, guarantee, false).recordsPerSecond();
+                double rerouted = runs.runToEnd(admin, Kind.ENFORCER, crc32, records, true, 0, guarantee, false,
+                        records + misrouted).recordsPerSecond();
+                progress.accept(String.format(Locale.ROOT, "enforcer:   %s: murmur2 writer %,.0f records/s, CRC32 writer %,.0f "
+                        + "records/s (%d %% re-routed)", guarantee, direct, rerouted, 100L * misrouted / records));
+                figures.add(new Figure(String.format(Locale.ROOT,
+                        "enforcer throughput, CRC32 writer (re-routed) vs murmur2 writer, %d B values, %s keys, %s", valueBytes,
+                        count(keys), guarantee), rerouted, direct, "records/s", "", true));
+            }
+            admin.deleteTopics(List.of(murmur2, crc32)).all().get(60, TimeUnit.SECONDS);
+        }
+        return figures;
+    }
+
+    /** librdkafka's {@code consistent_random} for a key: CRC32 of its bytes modulo the partition count. */
+    private static int crc32Partition(byte[] key) {
+        CRC32 crc = new CRC32();
+        crc.update(key);
+        return (int) (crc.getValue() % PARTITIONS);
+    }
+
+    private static ProducerRecord<byte[], byte[]> onCrc32Partition(ProducerRecord<byte[], byte[]> record) {
+        return new ProducerRecord<>(record.topic(), crc32Partition(record.key()), record.timestamp(), record.key(),
+                record.value(), record.headers());
     }
 
     /** Creates an input topic and produces {@code records} in-order writes over {@code keys} keys into it; returns its name. */

@@ -71,6 +71,8 @@ class BenchQuickIT {
                 "end-to-end latency p99, produce to output topic, enforcer vs pass-through, exactly_once_v2",
                 "end-to-end latency p50, produce to output topic, enforcer vs pass-through, at_least_once",
                 "end-to-end latency p99, produce to output topic, enforcer vs pass-through, at_least_once",
+                "enforcer throughput, CRC32 writer (re-routed) vs murmur2 writer, 100 B values, 1k keys, exactly_once_v2",
+                "enforcer throughput, CRC32 writer (re-routed) vs murmur2 writer, 100 B values, 1k keys, at_least_once",
                 "enforcer with vs without token verification, writes under long leases (1k keys, 20 writes per token), "
                         + "exactly_once_v2",
                 "enforcer with vs without token verification, one acquisition per key (5k keys, one write each), exactly_once_v2",

@@ -8,9 +8,10 @@ import dev.fencedwrites.contract.FenceStamp;
 import dev.fencedwrites.contract.HeaderLookup;
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
+import dev.fencedwrites.enforcer.PartitionMismatch;
 import dev.fencedwrites.enforcer.TokenVerifier;
+import java.util.Optional;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -51,6 +52,16 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * every cheaper rule (stale and duplicate records never reach it), and a replayed record that the
  * key's history says was accepted is not checked again (it was verified the first time).
  *
+ * <p>Misrouted records (issue 17): a record read from the input topic on another partition than
+ * murmur2 assigns its key is rejected {@code WRONG_PARTITION} under {@link PartitionMismatch#REJECT}.
+ * Under {@link PartitionMismatch#REROUTE} such records reach this processor through the repartition
+ * topic instead ({@link PartitionRoute}), on the partition that owns their key's fence; they are
+ * decided like any other, minus the origin header, and their outputs name the input record in
+ * {@code fence.source.*}. Only a misrouted record too large for the detour still arrives on the input
+ * topic, and is rejected {@code TOO_LARGE}. Under at_least_once, a re-routed record's replay history
+ * is kept by its input partition and offset ({@link StoredFence#origin()}), so a copy processed again,
+ * from the repartition topic or sent twice by its sender, gets its first outcome.
+ *
  * <p>The outputs are {@link FenceOutputs}', the replay bookkeeping {@link ReplayTracker}'s and the
  * lease checks {@link LeaseCheck}'s; this class decides.
  */
@@ -66,6 +77,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private final FenceEnforcerTopology.Limits limits;
     private final MarkerOutput markers;
     private final TokenVerifier verifier;
+    private final String inputTopic;
+    private final PartitionMismatch mismatch;
     private ProcessorContext<byte[], byte[]> context;
     private KeyValueStore<Bytes, StoredFence> fences;
     private CommitSignal commits;
@@ -73,6 +86,10 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private ReplayTracker replay;
     private FenceOutputs outputs;
     private LeaseCheck leases;
+
+    /** A record's input position: its input partition ({@link StoredFence#OWN} for this task's) and offset (-1: unknown). */
+    private record Position(int from, long offset) {
+    }
 
     /**
      * Where winning markers go.
@@ -94,6 +111,24 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
             MarkerOutput markers, EnforcerMetrics metrics,
             FenceEnforcerTopology.Limits limits, TokenVerifier verifier) {
+        this(storeName, commitSignalName, acceptedSink, rejectedSink, markers, metrics, limits, verifier, null,
+                PartitionMismatch.REJECT);
+    }
+
+    /**
+     * A processor that also reads the repartition topic (issue 17).
+     *
+     * @param inputTopic the input topic: a record read from any other topic came through the repartition topic;
+     *                   {@code null} when the processor reads only the input
+     * @param mismatch   what a record read from the input on the wrong partition means: {@code REJECT}, it is
+     *                   rejected {@code WRONG_PARTITION}; {@code REROUTE}, it was too large for the repartition
+     *                   topic and is rejected {@code TOO_LARGE}
+     */
+    public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
+            MarkerOutput markers, EnforcerMetrics metrics,
+            FenceEnforcerTopology.Limits limits, TokenVerifier verifier, String inputTopic, PartitionMismatch mismatch) {
+        this.inputTopic = inputTopic;
+        this.mismatch = mismatch;
         if (limits.inputPartitions() < 1) {
             throw new IllegalArgumentException("inputPartitions must be at least 1, got " + limits.inputPartitions());
         }
@@ -131,21 +166,30 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     @Override
-    public void process(Record<byte[], byte[]> record) {
-        long offset = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
-        if (offset >= 0) {
-            // One source topic: a task, and so this processor, sees one input partition.
-            replay.position(context.recordMetadata().get().partition(), offset);
+    public void process(Record<byte[], byte[]> arrived) {
+        Optional<Origin> origin = Origin.of(context, inputTopic, arrived.headers());
+        boolean rerouted = origin.map(Origin::rerouted).orElse(false);
+        Record<byte[], byte[]> record = rerouted ? arrived.withHeaders(PartitionRoute.withoutOrigin(arrived.headers())) : arrived;
+        outputs.origin(origin);
+        // The replay history's positions are input positions: the task's own input partition (OWN)
+        // for records read from the input, the partition a re-routed record was written to for the
+        // others (issue 17), so that a copy the sender wrote twice is recognised by its input offset.
+        int from = rerouted ? origin.get().partition() : StoredFence.OWN;
+        long offset = origin.filter(o -> o.committed() >= 0).map(Origin::offset).orElse(-1L);
+        if (offset >= 0 && rerouted) {
+            replay.rerouted(from, origin.get().committed());
+        } else if (offset >= 0) {
+            replay.position(origin.get().partition(), offset);
         }
         replay.replaying(false);
         byte[] key = record.key();
-        if (rejectedBeforeTheStore(record, key)) {
+        if (rejectedBeforeTheStore(record, key, rerouted)) {
             return;
         }
         Bytes storeKey = Bytes.wrap(key);
         StoredFence state = fences.get(storeKey);
-        replay.replaying(state != null && state.remembers(offset));
-        Fence stored = state == null ? null : state.fenceAt(offset);
+        replay.replaying(state != null && state.remembers(from, offset));
+        Fence stored = state == null ? null : state.fenceAt(from, offset);
         FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(record.headers()));
         if (!parsed.valid()) {
             outputs.reject(record, parsed.rejection(), stored, parsed.detail());
@@ -153,25 +197,33 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         FenceStamp stamp = parsed.stamp();
         if (acceptable(record, key, stamp, stored)) {
-            accept(record, storeKey, state, offset, stamp, stored);
+            accept(record, storeKey, state, new Position(from, offset), stamp, stored);
         }
     }
 
     /** Rejects a record that no stored fence could admit: no key, the wrong partition, or a rejected copy sent back. */
-    private boolean rejectedBeforeTheStore(Record<byte[], byte[]> record, byte[] key) {
+    private boolean rejectedBeforeTheStore(Record<byte[], byte[]> record, byte[] key, boolean rerouted) {
         if (key == null || key.length == 0) {
             outputs.reject(record, RejectionReason.MISSING_KEY, null, key == null ? "null key" : "empty key");
             return true;
         }
         int inputPartitions = limits.inputPartitions();
-        int expected = Utils.toPositive(Utils.murmur2(key)) % inputPartitions;
+        int expected = PartitionRoute.owner(key, inputPartitions);
         int actual = context.recordMetadata().map(RecordMetadata::partition).orElse(expected);
-        if (actual != expected) {
+        if (!rerouted && actual != expected) {
             // The fence of this key lives with partition `expected`; deciding here would compare
             // against the wrong (or no) stored fence and could accept a stale write.
-            outputs.reject(record, RejectionReason.WRONG_PARTITION, null,
-                    "key hashes to partition " + expected + " of " + inputPartitions
-                            + " (murmur2, Kafka's default partitioner) but the record is on partition " + actual);
+            if (mismatch == PartitionMismatch.REROUTE) {
+                outputs.reject(record, RejectionReason.TOO_LARGE, null, "record of up to "
+                        + RecordSize.upperBound(key, record.value(), record.headers()) + " bytes on partition " + actual
+                        + " does not fit the repartition topic (" + limits.storeMaxBytes() + " bytes, the limit of the "
+                        + "enforcer's internal topics) on its way to partition " + expected + ", where its key's fence lives");
+            } else {
+                outputs.reject(record, RejectionReason.WRONG_PARTITION, null,
+                        "key hashes to partition " + expected + " of " + inputPartitions
+                                + " (murmur2, Kafka's default partitioner) but the record is on partition " + actual
+                                + " (partition.mismatch.policy=reject)");
+            }
             return true;
         }
         String rejectedBefore = FenceOutputs.rejectedBefore(record.headers());
@@ -218,11 +270,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /** Raises the key's fence (unless replaying) and routes an acceptable record, after the replay and lease checks. */
-    private void accept(Record<byte[], byte[]> record, Bytes storeKey, StoredFence state, long offset, FenceStamp stamp,
+    private void accept(Record<byte[], byte[]> record, Bytes storeKey, StoredFence state, Position at, FenceStamp stamp,
             Fence stored) {
         Fence before = stored;
         Fence raised = FenceRule.raise(stored, stamp.fence());
-        if (replay.replaying() && !state.acceptedAt(offset, raised)) {
+        if (replay.replaying() && !state.acceptedAt(at.from(), at.offset(), raised)) {
             // Not the accept the history holds at this offset. If the verifier refuses the token
             // against the fence the record met the first time, that is why it was not accepted
             // then (etcd's answers about past revisions do not change), and it gets the same
@@ -256,7 +308,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (replay.replaying()) {
             replay.replayed(stamp.op() == FenceOp.FENCE ? "marker" : "accepted");
         } else {
-            remember(storeKey, state, offset, raised, lease);
+            remember(storeKey, state, at, raised, lease);
         }
         if (stamp.op() == FenceOp.FENCE) {
             outputs.markerAccepted(record, stamp, before);
@@ -270,9 +322,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      * reaches another {@value StoredFence#COMMIT_REQUEST_ACCEPTS} accepts (once, not on every accept,
      * should commits be slow to come).
      */
-    private void remember(Bytes storeKey, StoredFence previous, long offset, Fence raised, long lease) {
+    private void remember(Bytes storeKey, StoredFence previous, Position at, Fence raised, long lease) {
         StoredFence next = keepHistory
-                ? StoredFence.afterAccept(previous, offset, raised, replay.committedOffset(), lease)
+                ? StoredFence.afterAccept(previous, at.from(), at.offset(), raised, replay.committedOffset(at.from()), lease)
                 : StoredFence.of(raised, lease);
         fences.put(storeKey, next);
         int count = next.acceptCount();

@@ -12,8 +12,8 @@ import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.ByteUtils;
 
 /**
- * State store value serde for a {@link StoredFence}, in three formats; it writes versions 1 and 2 and
- * reads all three, so a changelog written before issue 13 still restores.
+ * State store value serde for a {@link StoredFence}, in four formats; it writes versions 1 to 3 and
+ * reads all four, so a changelog written before issue 13 still restores.
  *
  * <ul>
  *   <li>16 bytes, the first below {@code 0x80}: token then seq, big-endian longs (seq -1 = absent). A
@@ -29,6 +29,10 @@ import org.apache.kafka.common.utils.ByteUtils;
  *       current fence's token as a zig-zag varlong (issue 14). Written only when that lease is known;
  *       a value without one is written as version 1, so an enforcer without token verification
  *       writes what earlier versions read.</li>
+ *   <li>Version 3, first byte {@code 0x83}: version 1's fields, the lease as a zig-zag varlong (0:
+ *       unknown), then the input partition of the history's offsets as an unsigned varint (issue 17:
+ *       records re-routed from another input partition). Written only for such a history; enforcers
+ *       from before issue 17 cannot read it.</li>
  * </ul>
  *
  * A value in neither format fails with a {@link SerializationException} naming what is wrong.
@@ -40,9 +44,10 @@ public final class FenceSerde implements Serde<StoredFence> {
      * count (an unsigned varint) and {@code since}, then {@link StoredFence#MAX_ACCEPTS} accepts of
      * three varlongs; a varlong takes at most 10 bytes, an unsigned varint 5.
      */
-    public static final int MAX_SIZE_BYTES = 1 + 10 + 10 + 5 + 10 + StoredFence.MAX_ACCEPTS * 30 + 10;
+    public static final int MAX_SIZE_BYTES = 1 + 10 + 10 + 5 + 10 + StoredFence.MAX_ACCEPTS * 30 + 10 + 5;
     private static final byte VERSION_1 = (byte) 0x81;
     private static final byte VERSION_2 = (byte) 0x82;
+    private static final byte VERSION_3 = (byte) 0x83;
     /** The fewest bytes one accept takes: three varlongs of one byte. */
     private static final int MIN_ACCEPT_BYTES = 3;
 
@@ -62,7 +67,8 @@ public final class FenceSerde implements Serde<StoredFence> {
         boolean history = stored.acceptCount() > 0;
         int size = 1 + ByteUtils.sizeOfVarlong(baseToken) + (base == null ? 0 : ByteUtils.sizeOfVarlong(base.seq()))
                 + ByteUtils.sizeOfUnsignedVarint(stored.acceptCount()) + (history ? ByteUtils.sizeOfVarlong(stored.since()) : 0)
-                + (stored.lease() != 0 ? ByteUtils.sizeOfVarlong(stored.lease()) : 0);
+                + (stored.lease() != 0 || rerouted(stored) ? ByteUtils.sizeOfVarlong(stored.lease()) : 0)
+                + (rerouted(stored) ? ByteUtils.sizeOfUnsignedVarint(stored.origin()) : 0);
         long offset = stored.since();
         long token = baseToken;
         for (StoredFence.Accept accept : stored.accepts()) {
@@ -72,7 +78,7 @@ public final class FenceSerde implements Serde<StoredFence> {
             token = accept.fence().token();
         }
         ByteBuffer buffer = ByteBuffer.allocate(size);
-        buffer.put(stored.lease() != 0 ? VERSION_2 : VERSION_1);
+        buffer.put(rerouted(stored) ? VERSION_3 : stored.lease() != 0 ? VERSION_2 : VERSION_1);
         ByteUtils.writeVarlong(baseToken, buffer);
         if (base != null) {
             ByteUtils.writeVarlong(base.seq(), buffer);
@@ -90,10 +96,17 @@ public final class FenceSerde implements Serde<StoredFence> {
             offset = accept.offset();
             token = accept.fence().token();
         }
-        if (stored.lease() != 0) {
+        if (stored.lease() != 0 || rerouted(stored)) {
             ByteUtils.writeVarlong(stored.lease(), buffer);
         }
+        if (rerouted(stored)) {
+            ByteUtils.writeUnsignedVarint(stored.origin(), buffer);
+        }
         return buffer.array();
+    }
+
+    private static boolean rerouted(StoredFence stored) {
+        return stored.origin() != StoredFence.OWN;
     }
 
     static StoredFence read(byte[] bytes) {
@@ -101,15 +114,16 @@ public final class FenceSerde implements Serde<StoredFence> {
             ByteBuffer buffer = ByteBuffer.wrap(bytes);
             return StoredFence.of(fence(buffer.getLong(), buffer.getLong()));
         }
-        if (bytes.length == 0 || (bytes[0] != VERSION_1 && bytes[0] != VERSION_2)) {
+        if (bytes.length == 0 || (bytes[0] != VERSION_1 && bytes[0] != VERSION_2 && bytes[0] != VERSION_3)) {
             throw new SerializationException("stored fence has "
                     + bytes.length + " bytes" + (bytes.length == 0
                             ? ""
                             : String.format(
                                     " starting with 0x%02x", bytes[0]))
-                    + ": neither the 16-byte format nor version 1 (0x81) or 2 (0x82)");
+                    + ": neither the 16-byte format nor version 1 (0x81), 2 (0x82) or 3 (0x83)");
         }
         boolean withLease = bytes[0] == VERSION_2;
+        boolean withOrigin = bytes[0] == VERSION_3;
         ByteBuffer buffer = ByteBuffer.wrap(bytes, 1, bytes.length - 1);
         try {
             long baseToken = ByteUtils.readVarlong(buffer);
@@ -127,16 +141,21 @@ public final class FenceSerde implements Serde<StoredFence> {
                 token += ByteUtils.readVarlong(buffer);
                 accepts.add(new StoredFence.Accept(offset, fence(token, ByteUtils.readVarlong(buffer))));
             }
-            long lease = withLease ? ByteUtils.readVarlong(buffer) : 0;
+            long lease = withLease || withOrigin ? ByteUtils.readVarlong(buffer) : 0;
             if (withLease && lease <= 0) {
                 throw new SerializationException(
                         "stored fence of version 2 has lease " + lease + ", expected a positive etcd lease id");
             }
+            int origin = withOrigin ? ByteUtils.readUnsignedVarint(buffer) : StoredFence.OWN;
+            if (withOrigin && count == 0) {
+                throw new SerializationException("stored fence of version 3 has no accepts for its input partition " + origin);
+            }
             if (buffer.hasRemaining()) {
                 throw new SerializationException(
-                        "stored fence has " + buffer.remaining() + " bytes after its last " + (withLease ? "field" : "accept"));
+                        "stored fence has " + buffer.remaining() + " bytes after its last "
+                                + (withLease || withOrigin ? "field" : "accept"));
             }
-            return new StoredFence(base, since, accepts, lease);
+            return new StoredFence(base, since, accepts, lease, origin);
         } catch (BufferUnderflowException e) {
             throw new SerializationException("stored fence of " + bytes.length + " bytes is truncated", e);
         } catch (IllegalArgumentException e) {

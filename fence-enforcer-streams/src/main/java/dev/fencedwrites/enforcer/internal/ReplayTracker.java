@@ -1,5 +1,7 @@
 package dev.fencedwrites.enforcer.internal;
 
+import java.util.HashMap;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -8,6 +10,14 @@ import org.slf4j.LoggerFactory;
  * after the last record processed, the offset the last commit covers, whether the record being
  * processed is a replay, and how many replays to report. One instance per processor (per task); not
  * thread-safe, as a processor is not.
+ *
+ * <p>Re-routed records (issue 17) come from other input partitions through the repartition topic.
+ * A record of input partition q at offset o can be processed here again if this task has not
+ * committed past its copy on the repartition topic, or if q's task has not committed past o (it then
+ * sends the record again). Each re-routed record carries the input offset q's task had committed
+ * when it sent it; once this task commits after processing a record of q that carried c, every copy
+ * of a record of q below c was sent before c's commit, so before that record, and is behind this
+ * task's commit too: {@link #committedOffset(int)} of q is that c.
  */
 final class ReplayTracker {
     private static final Logger LOG = LoggerFactory.getLogger(FenceProcessor.class);
@@ -20,6 +30,9 @@ final class ReplayTracker {
     private long committed;
     private long replayed;
     private long replayedSinceCommit;
+    /** Per input partition of re-routed records, the highest committed offset they carried, and its value at the last commit. */
+    private final Map<Integer, Long> carried = new HashMap<>();
+    private final Map<Integer, Long> carriedAtCommit = new HashMap<>();
     /** Whether the record being processed is decided against its key's history, as a replay. */
     private boolean replaying;
 
@@ -33,9 +46,25 @@ final class ReplayTracker {
         this.nextOffset = offset + 1;
     }
 
+    /**
+     * A re-routed record of input partition {@code origin} is being processed; its sender had committed input offset
+     * {@code senderCommitted}.
+     */
+    void rerouted(int origin, long senderCommitted) {
+        carried.merge(origin, senderCommitted, Math::max);
+    }
+
     /** The input offset after the last record processed before the last commit. */
     long committedOffset() {
         return committed;
+    }
+
+    /**
+     * The offset of input partition {@code origin} ({@link StoredFence#OWN}: this task's) below which no record can be
+     * processed here again.
+     */
+    long committedOffset(int origin) {
+        return origin == StoredFence.OWN ? committed : carriedAtCommit.getOrDefault(origin, 0L);
     }
 
     boolean replaying() {
@@ -51,6 +80,7 @@ final class ReplayTracker {
         if (nextOffset >= 0) {
             committed = nextOffset;
         }
+        carriedAtCommit.putAll(carried);
         if (replayed > 0 && replayedSinceCommit == 0) {
             reportReplay();
         }

@@ -19,8 +19,13 @@ import java.util.List;
  * <p>Shape: {@code base} is the key's fence (or {@code null}: none) at every input offset from
  * {@code since} up to the first accept; {@code accepts} lists each accepted record's offset
  * (ascending, all at or after {@code since}) with the key's fence after it. The current fence is
- * the last accept's, or {@code base} when there is none. Offsets are those of the key's input
- * partition (a key always arrives on the one partition murmur2 gives it).
+ * the last accept's, or {@code base} when there is none. Offsets are those of one input partition,
+ * {@code origin}: the key's own (murmur2's, {@link #OWN}) for records read from the input, or the
+ * partition a re-routed record was written to (issue 17: it arrives through the repartition topic
+ * and carries its input partition and offset). One writer uses one partitioner, so a key's records
+ * usually come from one partition; an accept from another partition starts a new history (the
+ * replays of the previous partition's records are then decided against the current fence, which
+ * can reject but never accept a stale write).
  *
  * <p>Bounds: accepts before the task's last known commit are folded into {@code base} at the next
  * accept, since no replay can start before a committed offset; the processor asks for a commit
@@ -35,8 +40,12 @@ import java.util.List;
  * @param lease   the etcd lease the token verifier confirmed for the current fence's token (issue 14: only
  *                one lease holds a lock at a revision, so a write at that token under another lease is
  *                refused without asking etcd); 0 when unknown (verification off, or a value written before it)
+ * @param origin  the input partition of the offsets: {@link #OWN} for the key's own, else the partition re-routed
+ *                records were written to (issue 17)
  */
-public record StoredFence(Fence base, long since, List<Accept> accepts, long lease) {
+public record StoredFence(Fence base, long since, List<Accept> accepts, long lease, int origin) {
+    /** {@code origin} of offsets read from the key's own input partition (every value before issue 17). */
+    public static final int OWN = -1;
     /** {@code since} of a value that kept no offsets (the 16-byte format): nothing is replayed against it. */
     public static final long UNKNOWN = Long.MAX_VALUE;
     /** Accepts of one key after which the processor asks Kafka Streams to commit, so the next accept can fold them. */
@@ -73,11 +82,15 @@ public record StoredFence(Fence base, long since, List<Accept> accepts, long lea
         if (lease < 0) {
             throw new IllegalArgumentException("lease must be >= 0 (0 = unknown), got " + lease);
         }
+        if (origin < OWN) {
+            throw new IllegalArgumentException("origin must be a partition or OWN (-1), got " + origin);
+        }
         if (base == null && accepts.isEmpty()) {
             throw new IllegalArgumentException("a stored fence needs a base fence or an accept");
         }
         if (accepts.isEmpty()) {
             since = UNKNOWN; // nothing to replay against, whatever it was
+            origin = OWN;
         }
         long previous = since;
         for (int i = 0; i < accepts.size(); i++) {
@@ -95,6 +108,11 @@ public record StoredFence(Fence base, long since, List<Accept> accepts, long lea
         this(base, since, accepts, 0);
     }
 
+    /** A value whose offsets are the key's own input partition's. */
+    public StoredFence(Fence base, long since, List<Accept> accepts, long lease) {
+        this(base, since, accepts, lease, OWN);
+    }
+
     /** A fence with no replay history: what the 16-byte format held, and what exactly_once_v2 keeps. */
     public static StoredFence of(Fence fence) {
         return of(fence, 0);
@@ -102,7 +120,7 @@ public record StoredFence(Fence base, long since, List<Accept> accepts, long lea
 
     /** A fence with no replay history and the lease confirmed for its token (0: unknown). */
     public static StoredFence of(Fence fence, long lease) {
-        return new StoredFence(fence, UNKNOWN, List.of(), lease);
+        return new StoredFence(fence, UNKNOWN, List.of(), lease, OWN);
     }
 
     /** The key's highest accepted fence: what a new record is decided against. */
@@ -116,7 +134,12 @@ public record StoredFence(Fence base, long since, List<Accept> accepts, long lea
      * (at_least_once replay after a crash) and is decided against {@link #fenceAt}.
      */
     public boolean remembers(long offset) {
-        return !accepts.isEmpty() && offset >= since && offset <= accepts.get(accepts.size() - 1).offset();
+        return remembers(OWN, offset);
+    }
+
+    /** {@link #remembers(long)} for an offset of input partition {@code from} ({@link #OWN}: the key's own). */
+    public boolean remembers(int from, long offset) {
+        return from == origin && !accepts.isEmpty() && offset >= since && offset <= accepts.get(accepts.size() - 1).offset();
     }
 
     /**
@@ -125,7 +148,12 @@ public record StoredFence(Fence base, long since, List<Accept> accepts, long lea
      * {@linkplain #remembers remember}, the current {@link #fence()}.
      */
     public Fence fenceAt(long offset) {
-        if (!remembers(offset)) {
+        return fenceAt(OWN, offset);
+    }
+
+    /** {@link #fenceAt(long)} for an offset of input partition {@code from}. */
+    public Fence fenceAt(int from, long offset) {
+        if (!remembers(from, offset)) {
             return fence();
         }
         for (int i = accepts.size() - 1; i >= 0; i--) {
@@ -138,6 +166,14 @@ public record StoredFence(Fence base, long since, List<Accept> accepts, long lea
 
     /** Whether the record at {@code offset} was accepted and left the key's fence at {@code fence}. */
     public boolean acceptedAt(long offset, Fence fence) {
+        return acceptedAt(OWN, offset, fence);
+    }
+
+    /** {@link #acceptedAt(long, Fence)} for an offset of input partition {@code from}. */
+    public boolean acceptedAt(int from, long offset, Fence fence) {
+        if (from != origin) {
+            return false;
+        }
         for (Accept accept : accepts) {
             if (accept.offset() == offset) {
                 return accept.fence().equals(fence);
@@ -169,16 +205,27 @@ public record StoredFence(Fence base, long since, List<Accept> accepts, long lea
      * {@code fence}'s token (0: unknown).
      */
     public static StoredFence afterAccept(StoredFence previous, long offset, Fence fence, long committed, long lease) {
+        return afterAccept(previous, OWN, offset, fence, committed, lease);
+    }
+
+    /**
+     * {@link #afterAccept(StoredFence, long, Fence, long, long)} for a record of input partition {@code from}
+     * ({@link #OWN}: the key's own); {@code committed} is the offset of that partition below which no record can be
+     * processed again.
+     */
+    public static StoredFence afterAccept(StoredFence previous, int from, long offset, Fence fence, long committed,
+            long lease) {
         if (offset < 0) {
             return of(fence, lease);
         }
         if (previous == null) {
-            return new StoredFence(null, 0, List.of(new Accept(offset, fence)), lease);
+            return new StoredFence(null, 0, List.of(new Accept(offset, fence)), lease, from);
         }
-        if (!previous.accepts.isEmpty()
-                && (offset < previous.since || offset <= previous.accepts.get(previous.accepts.size() - 1).offset())) {
-            // The input's offsets went back without a replay (offsets reset, topic recreated): start the history here.
-            return new StoredFence(previous.fence(), offset, List.of(new Accept(offset, fence)), lease);
+        if (!previous.accepts.isEmpty() && (from != previous.origin || offset < previous.since
+                || offset <= previous.accepts.get(previous.accepts.size() - 1).offset())) {
+            // Another input partition, or the input's offsets went back without a replay (offsets reset, topic
+            // recreated): start the history here.
+            return new StoredFence(previous.fence(), offset, List.of(new Accept(offset, fence)), lease, from);
         }
         Fence base = previous.base;
         long since = previous.since;
@@ -200,6 +247,6 @@ public record StoredFence(Fence base, long since, List<Accept> accepts, long lea
             base = oldest.fence();
             since = oldest.offset() + 1;
         }
-        return new StoredFence(base, since, kept, lease);
+        return new StoredFence(base, since, kept, lease, from);
     }
 }

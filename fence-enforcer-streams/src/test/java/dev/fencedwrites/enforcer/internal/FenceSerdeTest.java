@@ -111,10 +111,24 @@ class FenceSerdeTest {
         assertThat(bytes.length).isLessThan(16);
     }
 
+    /** Issue 17: a history of records re-routed from input partition 2 keeps its partition, as version 3. */
+    @Test
+    void roundTripsTheInputPartitionOfAReroutedHistoryAsVersion3() {
+        StoredFence rerouted = StoredFence.afterAccept(StoredFence.of(Fence.of(3)), 2, 40, new Fence(9, 1), 0, 0);
+        StoredFence leased = StoredFence.afterAccept(rerouted, 2, 41, new Fence(9, 2), 0, 77);
+
+        assertThat(FenceSerde.write(rerouted)[0]).isEqualTo((byte) 0x83);
+        assertThat(roundTrip(rerouted)).isEqualTo(rerouted);
+        assertThat(roundTrip(leased)).isEqualTo(leased);
+        assertThat(roundTrip(leased).origin()).isEqualTo(2);
+        assertThat(FenceSerde.write(StoredFence.afterAccept(null, 40, new Fence(9, 1), 0))[0])
+                .as("a history of the key's own partition keeps the earlier format").isEqualTo((byte) 0x81);
+    }
+
     @Test
     void refusesAnUnknownFormat() {
-        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[]{(byte) 0x83, 0, 0}))
-                .isInstanceOf(SerializationException.class).hasMessageContaining("0x83");
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[]{(byte) 0x84, 0, 0}))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("0x84");
         assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[0])).isInstanceOf(SerializationException.class);
     }
 
