@@ -87,14 +87,15 @@ final class PythonWriter implements AutoCloseable {
 
     /** Runs {@code script} (in the script directory) with {@code env} added, to completion; returns its stdout. */
     static String run(String script, Map<String, String> env, String stdin, Duration timeout) {
-        return ExternalCommand.run(List.of(PYTHON.toString(), script), scriptDir(), env, stdin.getBytes(StandardCharsets.UTF_8),
-                timeout);
+        return ExternalCommand.run(List.of(PYTHON.toString(), "-B", script), scriptDir(), env,
+                stdin.getBytes(StandardCharsets.UTF_8), timeout);
     }
 
     /** Starts fenced_writer.py with {@code env} added (KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, TOPIC, ...). */
     static PythonWriter start(Map<String, String> env) {
         ProcessBuilder builder = new ProcessBuilder(PYTHON.toString(), "fenced_writer.py").directory(scriptDir().toFile());
         builder.environment().putAll(env);
+        builder.environment().put("PYTHONDONTWRITEBYTECODE", "1"); // no __pycache__ in the source tree
         try {
             return new PythonWriter(builder.start());
         } catch (IOException e) {
