@@ -30,7 +30,9 @@ public enum RejectionReason {
     /**
      * The record is not on the partition Kafka's default partitioner (murmur2 of the serialized
      * key) assigns its key. Its fence lives with another partition, so it cannot be decided safely.
-     * The writer must use the default partitioner (kcat: {@code -X partitioner=murmur2_random}).
+     * Only in the enforcer's strict mode, {@code partition.mismatch.policy=reject}; by default such a
+     * record is re-routed to the partition that owns its key's fence and decided there (issue 17).
+     * In strict mode the writer must use the default partitioner (kcat: {@code -X partitioner=murmur2_random}).
      */
     WRONG_PARTITION,
     /**

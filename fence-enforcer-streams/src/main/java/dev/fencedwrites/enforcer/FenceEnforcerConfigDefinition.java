@@ -62,7 +62,19 @@ final class FenceEnforcerConfigDefinition {
                                 + "after a crash the records since the last commit are decided again against the fence each "
                                 + "met the first time, so an outcome may be written twice but none is lost and no rejected "
                                 + "write is ever accepted (issue 13).",
-                        GROUP_KAFKA, 8, ConfigDef.Width.SHORT, "Processing guarantee");
+                        GROUP_KAFKA, 8, ConfigDef.Width.SHORT, "Processing guarantee")
+                .define(PARTITION_MISMATCH_POLICY, Type.STRING, PartitionMismatch.REROUTE.configValue(),
+                        ConfigDef.CaseInsensitiveValidString.in(PartitionMismatch.REROUTE.configValue(),
+                                PartitionMismatch.REJECT.configValue()),
+                        Importance.MEDIUM,
+                        "What to do with a record on another input partition than murmur2 of its key assigns (its key's "
+                                + "fence lives there; librdkafka clients such as kcat, Python, Go and .NET default to CRC32). "
+                                + "reroute: send it through the repartition topic <application.id>-fence-reroute-repartition "
+                                + "(internal, the input's partition count, transactional under exactly_once_v2) to that "
+                                + "partition and decide it there: one extra write and read per misrouted record, none for "
+                                + "the others. reject: reject it WRONG_PARTITION (strict: no extra topic, no extra hop, "
+                                + "every writer must use murmur2). Issue 17.",
+                        GROUP_KAFKA, 9, ConfigDef.Width.SHORT, "Partition mismatch policy");
     }
 
     /** Creation of missing topics at start. */

@@ -5,13 +5,19 @@ import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
 import dev.fencedwrites.enforcer.internal.FenceProcessor;
 import dev.fencedwrites.enforcer.internal.FenceSerde;
 import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
+import dev.fencedwrites.enforcer.internal.PartitionRoute;
 import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.AutoOffsetReset;
+import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.Named;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.Repartitioned;
 import org.apache.kafka.streams.state.Stores;
 
 /**
@@ -19,6 +25,15 @@ import org.apache.kafka.streams.state.Stores;
  * persistent {@value #STORE} state store (and the {@value #COMMIT_SIGNAL} store, which holds
  * nothing) → accepted sink, rejected sink and, when set, the markers sink (winning FENCE markers,
  * for the sink connector to raise the row's fence). Does no I/O.
+ *
+ * <p>Under {@link PartitionMismatch#REROUTE} (the default, issue 17) the source splits in two
+ * ({@code PartitionRoute}): records on the partition murmur2 assigns their key go straight to the
+ * fence processor; the others go through the repartition topic {@code <application.id>-}{@value #REROUTE}{@code
+ * -repartition} (the input's partition count, murmur2 of the key as its partitioner) and are merged back
+ * in front of it. Both sources feed the one processor, so they form one sub-topology: the task of
+ * partition p reads input partition p and repartition partition p, and owns the fences of the keys
+ * murmur2 puts on p. Kafka Streams creates, purges and (under exactly_once_v2) writes the
+ * repartition topic inside the task's transaction.
  */
 public final class FenceEnforcerTopology {
     /** Name of the state store holding the highest accepted fence per key (changelog-backed). */
@@ -30,6 +45,11 @@ public final class FenceEnforcerTopology {
     static final String ACCEPTED_SINK = "accepted";
     static final String REJECTED_SINK = "rejected";
     static final String MARKERS_SINK = "markers";
+    /** Name of the repartition step: Kafka Streams names its topic {@code <application.id>-fence-reroute-repartition}. */
+    public static final String REROUTE = "fence-reroute";
+    static final String HOME = "on-its-partition";
+    static final String AWAY = "misrouted";
+    static final String MERGE = "to-decide";
 
     private FenceEnforcerTopology() {
     }
@@ -41,12 +61,15 @@ public final class FenceEnforcerTopology {
      * producer's effective {@code max.request.size}, in bytes, compared with a record's
      * uncompressed size.
      *
-     * @param inputPartitions  the input topic's partition count (records on the wrong partition for their key are rejected)
+     * @param inputPartitions  the input topic's partition count, and the repartition topic's (a key's fence lives with the
+     *                         partition murmur2 assigns it)
      * @param acceptedMaxBytes the largest accepted record (larger winning writes are rejected {@code TOO_LARGE})
      * @param rejectedMaxBytes the largest rejected copy (larger copies are reduced, down to a reference record);
      *                         at least {@link #MIN_REJECTED_MAX_BYTES}
      * @param storeMaxBytes    the largest record of the fence store's changelog topic (a key whose changelog
-     *                         record would be larger is rejected {@code KEY_TOO_LARGE} and never stored)
+     *                         record would be larger is rejected {@code KEY_TOO_LARGE} and never stored); also taken
+     *                         for the repartition topic, created from the same {@code streams.topic.*} settings (a
+     *                         misrouted record that would not fit is rejected {@code TOO_LARGE})
      * @throws IllegalArgumentException when {@code rejectedMaxBytes} cannot hold a reference record
      */
     public record Limits(int inputPartitions, int acceptedMaxBytes, int rejectedMaxBytes, int storeMaxBytes) {
@@ -114,13 +137,25 @@ public final class FenceEnforcerTopology {
     public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
             MeterRegistry meters,
             TokenVerifier verifier) {
+        return build(input, accepted, rejected, markers, limits, meters, verifier, PartitionMismatch.REROUTE);
+    }
+
+    /**
+     * @param input    the input topic
+     * @param accepted the accepted topic
+     * @param rejected the rejected topic
+     * @param markers  the topic winning FENCE markers are published to, or {@code null} for none
+     * @param limits   the topics' partition count and size limits
+     * @param meters   where the fenced-writes counters are registered
+     * @param verifier checks the token of every record the rule would accept (issue 14), or {@code null} to believe every token;
+     *                 shared by all tasks, so it must be thread-safe
+     * @param mismatch what to do with a record on another partition than murmur2 assigns its key (issue 17)
+     */
+    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
+            MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
-        Topology topology = new Topology();
-        topology.addSource(AutoOffsetReset.earliest(), SOURCE, new LenientTimestampExtractor(), new ByteArrayDeserializer(),
-                new ByteArrayDeserializer(), input);
-        topology.addProcessor(PROCESSOR, () -> new FenceProcessor(STORE, COMMIT_SIGNAL, ACCEPTED_SINK, REJECTED_SINK,
-                markers == null ? null : new FenceProcessor.MarkerOutput(MARKERS_SINK, accepted), metrics, limits, verifier),
-                SOURCE);
+        Serde<byte[]> bytes = Serdes.ByteArray();
+        StreamsBuilder builder = new StreamsBuilder();
         // Cached: gets and puts hit an in-memory cache, and RocksDB and the changelog get one write
         // per key per commit instead of one per record. The processor and /fences/{key} read
         // through the cache. Under exactly_once_v2 the cache is flushed into the transaction
@@ -134,17 +169,32 @@ public final class FenceEnforcerTopology {
         // punctuator). Without the cache the enforcer ran at 0.34 of a pass-through under
         // at_least_once at 10k keys, 0.57 with it (./fence bench; JFR showed a RocksDB put and a
         // changelog send on every record).
-        topology.addStateStore(
-                Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde())
-                        .withCachingEnabled(),
-                PROCESSOR);
-        topology.addStateStore(CommitSignal.builder(COMMIT_SIGNAL), PROCESSOR);
-        topology.addSink(ACCEPTED_SINK, accepted, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
-        topology.addSink(REJECTED_SINK, rejected, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
-        if (markers != null) {
-            topology.addSink(MARKERS_SINK, markers, new ByteArraySerializer(), new ByteArraySerializer(), PROCESSOR);
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde())
+                .withCachingEnabled());
+        builder.addStateStore(CommitSignal.builder(COMMIT_SIGNAL));
+        KStream<byte[], byte[]> in = builder.stream(input, Consumed.with(bytes, bytes)
+                .withTimestampExtractor(new LenientTimestampExtractor())
+                .withOffsetResetPolicy(AutoOffsetReset.earliest())
+                .withName(SOURCE));
+        KStream<byte[], byte[]> toDecide = in;
+        if (mismatch == PartitionMismatch.REROUTE) {
+            KStream<byte[], byte[]> home = in.process(() -> PartitionRoute.home(metrics, limits), Named.as(HOME));
+            KStream<byte[], byte[]> away = in.process(() -> PartitionRoute.away(metrics, limits), Named.as(AWAY))
+                    .repartition(Repartitioned.<byte[], byte[]>as(REROUTE).withKeySerde(bytes).withValueSerde(bytes)
+                            .withNumberOfPartitions(limits.inputPartitions())
+                            .withStreamPartitioner(PartitionRoute.partitioner()));
+            toDecide = home.merge(away, Named.as(MERGE));
         }
-        return topology;
+        String rerouteFrom = mismatch == PartitionMismatch.REROUTE ? input : null;
+        KStream<byte[], byte[]> decided = toDecide.process(() -> new FenceProcessor(STORE, COMMIT_SIGNAL, ACCEPTED_SINK,
+                REJECTED_SINK, markers == null ? null : new FenceProcessor.MarkerOutput(MARKERS_SINK, accepted), metrics, limits,
+                verifier, rerouteFrom, mismatch), Named.as(PROCESSOR), STORE, COMMIT_SIGNAL);
+        decided.to(accepted, Produced.with(bytes, bytes).withName(ACCEPTED_SINK));
+        decided.to(rejected, Produced.with(bytes, bytes).withName(REJECTED_SINK));
+        if (markers != null) {
+            decided.to(markers, Produced.with(bytes, bytes).withName(MARKERS_SINK));
+        }
+        return builder.build();
     }
 
     /** Builds the topology for the topics named in {@code config}. */
@@ -158,6 +208,6 @@ public final class FenceEnforcerTopology {
      */
     public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters, TokenVerifier verifier) {
         return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null),
-                limits, meters, verifier);
+                limits, meters, verifier, config.partitionMismatch());
     }
 }

@@ -55,12 +55,16 @@ class FenceEnforcerTopologyTest {
     }
 
     private void startDriver(int inputPartitions) {
+        startDriver(inputPartitions, PartitionMismatch.REROUTE);
+    }
+
+    private void startDriver(int inputPartitions, PartitionMismatch mismatch) {
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-enforcer-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         driver = new TopologyTestDriver(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS,
-                FenceEnforcerTopology.Limits.unbounded(inputPartitions), meters), props);
+                FenceEnforcerTopology.Limits.unbounded(inputPartitions), meters, null, mismatch), props);
         input = driver.createInputTopic(INPUT, new ByteArraySerializer(), new ByteArraySerializer());
         accepted = driver.createOutputTopic(ACCEPTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         rejected = driver.createOutputTopic(REJECTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -74,11 +78,14 @@ class FenceEnforcerTopologyTest {
 
     // --- decision rule, one row per test ---
 
-    /** TopologyTestDriver feeds partition 0: with 4 input partitions only keys that murmur2-hash to 0 belong there. */
+    /**
+     * TopologyTestDriver feeds partition 0: with 4 input partitions only keys that murmur2-hash to 0 belong there. Strict
+     * mode (partition.mismatch.policy=reject, issue 17); re-routing is RerouteTopologyTest's.
+     */
     @Test
-    void rejectsRecordOnAnotherPartitionThanItsKeyHashesTo() {
+    void rejectsRecordOnAnotherPartitionThanItsKeyHashesToInStrictMode() {
         closeDriver();
-        startDriver(4);
+        startDriver(4, PartitionMismatch.REJECT);
         String home = keyHashingTo(4, true);
         String elsewhere = keyHashingTo(4, false);
 

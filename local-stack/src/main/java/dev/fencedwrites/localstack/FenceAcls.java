@@ -24,9 +24,10 @@ public final class FenceAcls {
     /**
      * The enforcer (Kafka Streams, {@code exactly_once_v2}) with {@code applicationId}: READ the input; WRITE the outputs;
      * DESCRIBE_CONFIGS on those topics and the cluster (it reads their {@code max.message.bytes} and the broker's
-     * {@code message.max.bytes} at start); its internal topics ({@code <application.id>-*}): CREATE, READ, WRITE,
-     * DESCRIBE_CONFIGS; its consumer group ({@code application.id}): READ; its transactional ids
-     * ({@code <application.id>-<process id>-<thread>}): WRITE.
+     * {@code message.max.bytes} at start); its internal topics ({@code <application.id>-*}: the fence store's changelog and
+     * the repartition topic of misrouted records, issue 17): CREATE, READ, WRITE, DESCRIBE_CONFIGS, and DELETE (Kafka
+     * Streams purges the repartition topic's committed records with {@code deleteRecords}); its consumer group
+     * ({@code application.id}): READ; its transactional ids ({@code <application.id>-<process id>-<thread>}): WRITE.
      *
      * @param outputs the accepted, rejected and (if used) markers topics
      */
@@ -39,7 +40,7 @@ public final class FenceAcls {
             acls.add(allow(principal, ResourceType.TOPIC, output, PatternType.LITERAL, AclOperation.DESCRIBE_CONFIGS));
         }
         String internal = applicationId + "-";
-        for (AclOperation operation : List.of(AclOperation.CREATE, AclOperation.READ, AclOperation.WRITE,
+        for (AclOperation operation : List.of(AclOperation.CREATE, AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE,
                 AclOperation.DESCRIBE_CONFIGS)) {
             acls.add(allow(principal, ResourceType.TOPIC, internal, PatternType.PREFIXED, operation));
         }

@@ -16,12 +16,16 @@ import java.util.Map;
  * {@code fence_enforcer_records_replayed_total{outcome="accepted"|"rejected"|"marker"}}: records decided
  * against their key's history because the fence store was ahead of the committed offsets
  * (at_least_once after a crash, issue 13); an accepted one was forwarded again, so it may be on the
- * accepted topic twice. Counters count processing attempts; under exactly-once a record reprocessed
- * after a crash is counted again even though its output is written once.
+ * accepted topic twice. {@code fence_enforcer_records_rerouted_total}: records that arrived on another
+ * input partition than murmur2 assigns their key and were sent through the repartition topic to the
+ * partition owning the key's fence (issue 17); each is also counted where it is decided. Counters
+ * count processing attempts; under exactly-once a record reprocessed after a crash is counted again
+ * even though its output is written once.
  */
 public final class EnforcerMetrics {
     private final Counter accepted;
     private final Counter markers;
+    private final Counter rerouted;
     private final Map<RejectionReason, Counter> rejected = new EnumMap<>(RejectionReason.class);
     private final Map<String, Counter> replayed = new HashMap<>();
     private final Map<RejectedCopy.Step, Counter> reduced = new EnumMap<>(RejectedCopy.Step.class);
@@ -31,6 +35,10 @@ public final class EnforcerMetrics {
                 .register(registry);
         markers = Counter.builder("fence.enforcer.markers.accepted")
                 .description("FENCE markers that raised a key's fence (not forwarded)")
+                .register(registry);
+        rerouted = Counter.builder("fence.enforcer.records.rerouted")
+                .description("Input records on another partition than murmur2 assigns their key, sent through the repartition "
+                        + "topic to the partition that owns the key's fence (issue 17)")
                 .register(registry);
         for (RejectionReason reason : RejectionReason.values()) {
             if (reason == RejectionReason.MALFORMED_VALUE || reason == RejectionReason.MALFORMED_KEY) {
@@ -65,6 +73,10 @@ public final class EnforcerMetrics {
 
     void accepted() {
         accepted.increment();
+    }
+
+    void rerouted() {
+        rerouted.increment();
     }
 
     void markerAccepted() {

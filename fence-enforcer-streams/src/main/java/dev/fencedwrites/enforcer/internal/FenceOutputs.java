@@ -15,7 +15,6 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +34,8 @@ final class FenceOutputs {
     private final EnforcerMetrics metrics;
     private final FenceEnforcerTopology.Limits limits;
     private final ReplayTracker replay;
+    /** Where the record being decided was written to the input topic; empty when unknown. */
+    private Optional<Origin> origin = Optional.empty();
 
     FenceOutputs(ProcessorContext<byte[], byte[]> context, String acceptedSink, String rejectedSink,
             FenceProcessor.MarkerOutput markers,
@@ -46,6 +47,11 @@ final class FenceOutputs {
         this.metrics = metrics;
         this.limits = limits;
         this.replay = replay;
+    }
+
+    /** The record about to be decided was written at {@code origin} (its {@code fence.source.*} on any output). */
+    void origin(Optional<Origin> origin) {
+        this.origin = origin;
     }
 
     /** Forwards an accepted write to the accepted sink, byte for byte. */
@@ -78,8 +84,8 @@ final class FenceOutputs {
         rejection.add(
                 new RecordHeader(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString())));
         rejection.add(new RecordHeader(FenceHeaders.REJECTED_TIME, FenceHeaders.encode(System.currentTimeMillis())));
-        Optional<RecordMetadata> source = context.recordMetadata();
-        source.ifPresent((RecordMetadata from) -> {
+        Optional<Origin> source = origin;
+        source.ifPresent((Origin from) -> {
             rejection.add(new RecordHeader(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(from.topic())));
             rejection.add(new RecordHeader(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(from.partition())));
             rejection.add(new RecordHeader(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(from.offset())));
@@ -147,7 +153,7 @@ final class FenceOutputs {
 
     /** Adds {@code fence.source.topic}, {@code .partition} and {@code .offset}: where the input record was read. */
     private void addSource(Headers headers) {
-        context.recordMetadata().ifPresent((RecordMetadata source) -> {
+        origin.ifPresent((Origin source) -> {
             headers.add(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(source.topic()));
             headers.add(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(source.partition()));
             headers.add(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(source.offset()));

@@ -8,9 +8,10 @@ import dev.fencedwrites.contract.FenceStamp;
 import dev.fencedwrites.contract.HeaderLookup;
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
+import dev.fencedwrites.enforcer.PartitionMismatch;
 import dev.fencedwrites.enforcer.TokenVerifier;
+import java.util.Optional;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -51,6 +52,15 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * every cheaper rule (stale and duplicate records never reach it), and a replayed record that the
  * key's history says was accepted is not checked again (it was verified the first time).
  *
+ * <p>Misrouted records (issue 17): a record read from the input topic on another partition than
+ * murmur2 assigns its key is rejected {@code WRONG_PARTITION} under {@link PartitionMismatch#REJECT}.
+ * Under {@link PartitionMismatch#REROUTE} such records reach this processor through the repartition
+ * topic instead ({@link PartitionRoute}), on the partition that owns their key's fence; they are
+ * decided like any other, minus the origin header, and their outputs name the input record in
+ * {@code fence.source.*}. Only a misrouted record too large for the detour still arrives on the input
+ * topic, and is rejected {@code TOO_LARGE}. A re-routed record keeps no replay history under
+ * at_least_once: its replay is decided against the key's current fence.
+ *
  * <p>The outputs are {@link FenceOutputs}', the replay bookkeeping {@link ReplayTracker}'s and the
  * lease checks {@link LeaseCheck}'s; this class decides.
  */
@@ -66,6 +76,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private final FenceEnforcerTopology.Limits limits;
     private final MarkerOutput markers;
     private final TokenVerifier verifier;
+    private final String inputTopic;
+    private final PartitionMismatch mismatch;
     private ProcessorContext<byte[], byte[]> context;
     private KeyValueStore<Bytes, StoredFence> fences;
     private CommitSignal commits;
@@ -94,6 +106,24 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
             MarkerOutput markers, EnforcerMetrics metrics,
             FenceEnforcerTopology.Limits limits, TokenVerifier verifier) {
+        this(storeName, commitSignalName, acceptedSink, rejectedSink, markers, metrics, limits, verifier, null,
+                PartitionMismatch.REJECT);
+    }
+
+    /**
+     * A processor that also reads the repartition topic (issue 17).
+     *
+     * @param inputTopic the input topic: a record read from any other topic came through the repartition topic;
+     *                   {@code null} when the processor reads only the input
+     * @param mismatch   what a record read from the input on the wrong partition means: {@code REJECT}, it is
+     *                   rejected {@code WRONG_PARTITION}; {@code REROUTE}, it was too large for the repartition
+     *                   topic and is rejected {@code TOO_LARGE}
+     */
+    public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
+            MarkerOutput markers, EnforcerMetrics metrics,
+            FenceEnforcerTopology.Limits limits, TokenVerifier verifier, String inputTopic, PartitionMismatch mismatch) {
+        this.inputTopic = inputTopic;
+        this.mismatch = mismatch;
         if (limits.inputPartitions() < 1) {
             throw new IllegalArgumentException("inputPartitions must be at least 1, got " + limits.inputPartitions());
         }
@@ -131,15 +161,21 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     @Override
-    public void process(Record<byte[], byte[]> record) {
-        long offset = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
+    public void process(Record<byte[], byte[]> arrived) {
+        Optional<Origin> origin = Origin.of(context, inputTopic, arrived.headers());
+        boolean rerouted = origin.map(Origin::rerouted).orElse(false);
+        Record<byte[], byte[]> record = rerouted ? arrived.withHeaders(PartitionRoute.withoutOrigin(arrived.headers())) : arrived;
+        outputs.origin(origin);
+        // Replay history is kept for records read from the input partition only: a task's input
+        // partition is the one position its commits tell about (a re-routed record gets offset -1:
+        // no history, decided against the key's current fence).
+        long offset = rerouted ? -1 : origin.map(Origin::offset).orElse(-1L);
         if (offset >= 0) {
-            // One source topic: a task, and so this processor, sees one input partition.
-            replay.position(context.recordMetadata().get().partition(), offset);
+            replay.position(origin.get().partition(), offset);
         }
         replay.replaying(false);
         byte[] key = record.key();
-        if (rejectedBeforeTheStore(record, key)) {
+        if (rejectedBeforeTheStore(record, key, rerouted)) {
             return;
         }
         Bytes storeKey = Bytes.wrap(key);
@@ -158,20 +194,28 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /** Rejects a record that no stored fence could admit: no key, the wrong partition, or a rejected copy sent back. */
-    private boolean rejectedBeforeTheStore(Record<byte[], byte[]> record, byte[] key) {
+    private boolean rejectedBeforeTheStore(Record<byte[], byte[]> record, byte[] key, boolean rerouted) {
         if (key == null || key.length == 0) {
             outputs.reject(record, RejectionReason.MISSING_KEY, null, key == null ? "null key" : "empty key");
             return true;
         }
         int inputPartitions = limits.inputPartitions();
-        int expected = Utils.toPositive(Utils.murmur2(key)) % inputPartitions;
+        int expected = PartitionRoute.owner(key, inputPartitions);
         int actual = context.recordMetadata().map(RecordMetadata::partition).orElse(expected);
-        if (actual != expected) {
+        if (!rerouted && actual != expected) {
             // The fence of this key lives with partition `expected`; deciding here would compare
             // against the wrong (or no) stored fence and could accept a stale write.
-            outputs.reject(record, RejectionReason.WRONG_PARTITION, null,
-                    "key hashes to partition " + expected + " of " + inputPartitions
-                            + " (murmur2, Kafka's default partitioner) but the record is on partition " + actual);
+            if (mismatch == PartitionMismatch.REROUTE) {
+                outputs.reject(record, RejectionReason.TOO_LARGE, null, "record of up to "
+                        + RecordSize.upperBound(key, record.value(), record.headers()) + " bytes on partition " + actual
+                        + " does not fit the repartition topic (" + limits.storeMaxBytes() + " bytes, the limit of the "
+                        + "enforcer's internal topics) on its way to partition " + expected + ", where its key's fence lives");
+            } else {
+                outputs.reject(record, RejectionReason.WRONG_PARTITION, null,
+                        "key hashes to partition " + expected + " of " + inputPartitions
+                                + " (murmur2, Kafka's default partitioner) but the record is on partition " + actual
+                                + " (partition.mismatch.policy=reject)");
+            }
             return true;
         }
         String rejectedBefore = FenceOutputs.rejectedBefore(record.headers());
