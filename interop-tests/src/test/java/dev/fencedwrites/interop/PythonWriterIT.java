@@ -218,6 +218,9 @@ class PythonWriterIT {
             try (FencingLease b = javaAcquire.get(STEP.toSeconds(), TimeUnit.SECONDS)) {
                 assertThat(b.token()).as("the Java holder's token").isGreaterThan(a.get("token").asLong());
                 producer.sendAndWait(b, summary(key, 12_550, 5, "java-B"));
+                // The takeover is decided (Java's marker and write) before the late write is sent, which is then stale.
+                await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                        .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
 
                 python.send(write("py-A", key, 2, summaryJson(key, 999, 9, "py-A")));
                 JsonNode late = python.until(isSent("WRITE", key), STEP);
@@ -272,6 +275,9 @@ class PythonWriterIT {
             assertThat(queued.get("holder").asText()).as("when Python's key went in, Java's key held the lock")
                     .isEqualTo(javaKey);
             producer.sendAndWait(a, summary(key, 2, 2, "java-A"));
+            // Java's writes are decided before it lets go, so Python's marker (re-routed, a longer path) cannot overtake them.
+            await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                    .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
             assertThat(python.lines()).as("Python holds nothing while Java does").noneMatch(line -> line.has("acquired"));
             a.close();
 
