@@ -1,0 +1,487 @@
+package dev.fencedwrites.interop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fencedwrites.avro.AvroDeserializer;
+import dev.fencedwrites.avro.AvroSerializer;
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.etcd.LockKeys;
+import dev.fencedwrites.localstack.BillingConnectors;
+import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.producer.FencedProducer;
+import dev.fencedwrites.producer.FencingLease;
+import dev.fencedwrites.producer.FencingLeaseClient;
+import dev.fencedwrites.producer.LeaseAcquisitionException;
+import dev.fencedwrites.testing.BillingSummary;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.zip.CRC32;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.internals.BuiltInPartitioner;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A Python writer against the real pipeline (issue 17): {@code src/test/python/fenced_writer.py}
+ * on Debian's packages only (python3-confluent-kafka 1.7 with librdkafka's DEFAULT partitioner,
+ * python3-etcd3 for the lock, Confluent's Avro serializer on python3-avro). It shares no code with
+ * this project; what it must agree on is the writer protocol (README, "Writing from any
+ * language"): the lock layout and token, the marker, the headers, Avro in the Confluent wire format.
+ * librdkafka partitions by CRC32, not murmur2, so every key here is one that lands on another
+ * partition than the Java client's: the enforcer must re-route it to the partition that owns the
+ * key's fence. Real services, because what is proven is that etcd verifies the Python lock's
+ * tokens, that the enforcer re-routes and decides them, and that the rows reach PostgreSQL.
+ *
+ * <p>One local stack for the class; each test uses keys of its own.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class PythonWriterIT {
+    private static final Duration STEP = Duration.ofSeconds(90);
+    private static final Duration PIPELINE = Duration.ofSeconds(90);
+    private static final String SUBJECT = FenceTopics.INPUT + "-value";
+    private static final long COMPUTED_AT = Instant.parse("2026-11-30T18:00:00.123Z").toEpochMilli();
+
+    @TempDir
+    static Path dir;
+    static LocalStack stack;
+    static RestSchemaRegistryClient registry;
+    static Path schemaFile;
+
+    @BeforeAll
+    static void startStack() throws Exception {
+        PythonWriter.checkInstalled();
+        schemaFile = Files.writeString(dir.resolve("BillingSummary.avsc"), BillingSummary.getClassSchema().toString());
+        stack = LocalStack.builder(dir.resolve("stack")).connectors(BillingConnectors.set(false)).start();
+        registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
+    }
+
+    @AfterAll
+    static void stopStack() {
+        if (stack != null) {
+            stack.close();
+        }
+    }
+
+    /**
+     * Python acquires four keys (the lock layout of LockKeys), publishes each marker and two Avro
+     * writes with librdkafka's default partitioner: every record lands on CRC32's partition, not
+     * murmur2's; the enforcer verifies each token, re-routes and accepts every write in order; the
+     * values arrive byte for byte and become rows in PostgreSQL; nothing is rejected.
+     */
+    @Test
+    void pythonWritesOnLibrdkafkasDefaultPartitionsAreAcceptedInOrderAndBecomeRows() throws Exception {
+        String prefix = "py-a-" + shortId() + "-";
+        List<String> keys = keysWhereCrc32DisagreesWithMurmur2(prefix, 4);
+        Map<String, JsonNode> acquired = new HashMap<>();
+        List<JsonNode> sent = new ArrayList<>();
+        try (PythonWriter python = PythonWriter.start(writerEnv("py-writer-a"))) {
+            JsonNode registered = python.until(line -> line.has("registered"), STEP);
+            assertThat(registered.get("registered").asInt()).as("the contract's schema text gets the Java client's id")
+                    .isEqualTo(registry.register(SUBJECT, BillingSummary.getClassSchema()));
+            for (String key : keys) {
+                python.send(acquire("py-A", key));
+                acquired.put(key, python.until(line -> line.has("acquired"), STEP));
+                sent.add(python.until(isSent("FENCE", key), STEP));
+                for (int seq = 1; seq <= 2; seq++) {
+                    python.send(write("py-A", key, seq, summaryJson(key, 1_000L * seq + key.length(), seq, "py-A")));
+                    sent.add(python.until(isSent("WRITE", key), STEP));
+                }
+            }
+        }
+
+        for (String key : keys) {
+            JsonNode lock = acquired.get(key);
+            assertThat(lock.get("lockKey").asText()).as("the Python writer's lock key is LockKeys' layout")
+                    .isEqualTo(LockKeys.key(LockKeys.DEFAULT_PREFIX, key.getBytes(StandardCharsets.UTF_8),
+                            lock.get("lease").asLong()));
+            assertThat(lock.get("waitedOn")).as("uncontended: no wait").isEmpty();
+        }
+        for (JsonNode record : sent) {
+            String key = record.get("key").asText();
+            assertThat(record.get("partition").asInt()).as("librdkafka's default partitioner put %s on CRC32's partition", key)
+                    .isEqualTo(crc32Partition(key)).isNotEqualTo(javaPartition(key));
+        }
+        AvroDeserializer<BillingSummary> deserializer = new AvroDeserializer<>(registry, BillingSummary.getClassSchema());
+        for (JsonNode record : sent.stream().filter(r -> r.get("op").asText().equals("WRITE")).toList()) {
+            BillingSummary value = deserializer.deserialize(FenceTopics.INPUT, base64(record.get("valueBytes")));
+            String key = record.get("key").asText();
+            long seq = record.get("seq").asLong();
+            assertThat(value).as("what Confluent's Python serializer wrote, decoded by this project's deserializer")
+                    .isEqualTo(summary(key, 1_000L * seq + key.length(), (int) seq, "py-A"));
+        }
+
+        List<String> expected = new ArrayList<>();
+        keys.forEach(key -> expected.addAll(List.of(key + "@1", key + "@2")));
+        List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= expected.size());
+        assertThat(accepted).extracting(r -> r.key() + "@" + header(r, FenceHeaders.SEQ)).as("every write, once")
+                .containsExactlyInAnyOrderElementsOf(expected);
+        for (String key : keys) {
+            JsonNode lock = acquired.get(key);
+            List<ConsumerRecord<String, byte[]>> ofKey = accepted.stream().filter(r -> r.key().equals(key)).toList();
+            assertThat(ofKey).extracting(r -> header(r, FenceHeaders.SEQ)).as("%s's writes in the order sent", key)
+                    .containsExactly("1", "2");
+            assertThat(ofKey).allSatisfy(r -> {
+                assertThat(header(r, FenceHeaders.TOKEN)).isEqualTo(lock.get("token").asText());
+                assertThat(header(r, FenceHeaders.LEASE)).isEqualTo(lock.get("lease").asText());
+                assertThat(header(r, FenceHeaders.WRITER)).isEqualTo("py-A");
+                assertThat(header(r, FenceHeaders.OP)).isEqualTo("WRITE");
+            });
+        }
+        assertThat(accepted).extracting(ConsumerRecord::value).as("the values, byte for byte")
+                .containsExactlyInAnyOrderElementsOf(sent.stream().filter(r -> r.get("op").asText().equals("WRITE"))
+                        .map(r -> base64(r.get("valueBytes"))).toList());
+        assertThat(readAll(FenceTopics.REJECTED, prefix)).as("nothing of the Python writer's rejected").isEmpty();
+
+        await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+            Map<String, Map<String, Object>> rows = rows(prefix);
+            assertThat(rows).containsOnlyKeys(keys);
+            for (String key : keys) {
+                assertThat(rows.get(key)).containsEntry("computed_by", "py-A")
+                        .containsEntry("amount_minor", 2_000L + key.length())
+                        .containsEntry("line_items", 2).containsEntry("fence_token", acquired.get(key).get("token").asLong())
+                        .containsEntry("fence_seq", 2L).containsEntry("deleted", false);
+            }
+        });
+    }
+
+    /**
+     * Python holds a key; producer-lib's acquire queues behind the Python lock key and gets the lock
+     * only once Python releases it; the Python writer's late write with its old token is rejected
+     * STALE_TOKEN with its headers and value as sent, and the row keeps the Java holder's data.
+     */
+    @Test
+    void pythonsStaleWriteAfterAJavaTakeoverIsRejectedStaleTokenAndTheRowKeepsTheNewHoldersData() throws Exception {
+        String prefix = "py-b-" + shortId() + "-";
+        String key = keysWhereCrc32DisagreesWithMurmur2(prefix, 1).get(0);
+        String lockName = LockKeys.name(LockKeys.DEFAULT_PREFIX, key);
+        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
+        try (PythonWriter python = PythonWriter.start(writerEnv("py-writer-b"));
+                FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), LockKeys.DEFAULT_PREFIX);
+                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, new AvroSerializer<>(registry, false),
+                        FenceTopics.INPUT, "java-B");
+                Client etcd = Client.builder().endpoints(stack.etcdEndpoints()).build()) {
+            python.send(acquire("py-A", key));
+            JsonNode a = python.until(line -> line.has("acquired"), STEP);
+            python.send(write("py-A", key, 1, summaryJson(key, 100, 1, "py-A")));
+            python.until(isSent("WRITE", key), STEP);
+            // The write is decided before anyone else holds the key, so the takeover below fences only the late one.
+            await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                    .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> !found.isEmpty());
+
+            CompletableFuture<FencingLease> javaAcquire = CompletableFuture
+                    .supplyAsync(() -> acquireUnchecked(producer, leases, key));
+            await().atMost(STEP).pollInterval(Duration.ofMillis(200)).until(() -> lockKeys(etcd, lockName).size() == 2);
+            assertThat(lockKeys(etcd, lockName)).as("Java's key queued behind Python's, oldest first")
+                    .startsWith(a.get("lockKey").asText());
+            assertThat(javaAcquire).as("producer-lib waits while the Python writer holds the lock").isNotDone();
+
+            python.send(release("py-A", key));
+            python.until(line -> line.has("released"), STEP);
+            try (FencingLease b = javaAcquire.get(STEP.toSeconds(), TimeUnit.SECONDS)) {
+                assertThat(b.token()).as("the Java holder's token").isGreaterThan(a.get("token").asLong());
+                producer.sendAndWait(b, summary(key, 12_550, 5, "java-B"));
+                // The takeover is decided (Java's marker and write) before the late write is sent, which is then stale.
+                await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                        .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
+
+                python.send(write("py-A", key, 2, summaryJson(key, 999, 9, "py-A")));
+                JsonNode late = python.until(isSent("WRITE", key), STEP);
+
+                List<ConsumerRecord<String, byte[]>> rejected = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                        .until(() -> readAll(FenceTopics.REJECTED, prefix), found -> !found.isEmpty());
+                assertThat(rejected).hasSize(1);
+                ConsumerRecord<String, byte[]> stale = rejected.get(0);
+                assertThat(stale.key()).isEqualTo(key);
+                assertThat(header(stale, FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
+                assertThat(header(stale, FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_ENFORCER);
+                assertThat(header(stale, FenceHeaders.REJECTED_HIGHEST)).isEqualTo(b.token() + ".1");
+                assertThat(header(stale, FenceHeaders.TOKEN) + "." + header(stale, FenceHeaders.SEQ))
+                        .isEqualTo(a.get("token").asText() + ".2");
+                assertThat(header(stale, FenceHeaders.LEASE)).isEqualTo(a.get("lease").asText());
+                assertThat(header(stale, FenceHeaders.WRITER)).isEqualTo("py-A");
+                assertThat(stale.value()).as("the stale record's value, byte for byte").isEqualTo(base64(late.get("valueBytes")));
+
+                List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                        .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
+                assertThat(accepted).extracting(r -> header(r, FenceHeaders.WRITER) + "@" + header(r, FenceHeaders.TOKEN) + "."
+                        + header(r, FenceHeaders.SEQ)).containsExactly("py-A@" + a.get("token").asText() + ".1",
+                                "java-B@" + b.token() + ".1");
+                await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(rows(prefix).get(key))
+                        .containsEntry("computed_by", "java-B").containsEntry("amount_minor", 12_550L)
+                        .containsEntry("fence_token", b.token()).containsEntry("fence_seq", 1L));
+            }
+        }
+    }
+
+    /**
+     * producer-lib holds a key; the Python writer's key queues behind it (the holder it reports is
+     * producer-lib's lock key) and it holds the lock only after producer-lib releases, with a higher
+     * token that the enforcer verifies: its write follows the Java writes on the accepted topic and
+     * its data is the row's.
+     */
+    @Test
+    void pythonWaitsForTheJavaHoldersKeyToGoAndThenWritesWithAHigherToken() throws Exception {
+        String prefix = "py-c-" + shortId() + "-";
+        String key = keysWhereCrc32DisagreesWithMurmur2(prefix, 1).get(0);
+        Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
+        try (PythonWriter python = PythonWriter.start(writerEnv("py-writer-c"));
+                FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), LockKeys.DEFAULT_PREFIX);
+                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, new AvroSerializer<>(registry, false),
+                        FenceTopics.INPUT, "java-A")) {
+            FencingLease a = producer.acquire(leases, key, Duration.ofSeconds(30), STEP);
+            String javaKey = LockKeys.key(LockKeys.DEFAULT_PREFIX, key.getBytes(StandardCharsets.UTF_8), a.leaseId());
+            producer.sendAndWait(a, summary(key, 1, 1, "java-A"));
+
+            python.send(acquire("py-C", key));
+            JsonNode queued = python.until(line -> line.has("queued"), STEP);
+            assertThat(queued.get("holder").asText()).as("when Python's key went in, Java's key held the lock")
+                    .isEqualTo(javaKey);
+            producer.sendAndWait(a, summary(key, 2, 2, "java-A"));
+            // Java's writes are decided before it lets go, so Python's marker (re-routed, a longer path) cannot overtake them.
+            await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                    .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
+            assertThat(python.lines()).as("Python holds nothing while Java does").noneMatch(line -> line.has("acquired"));
+            a.close();
+
+            JsonNode c = python.until(line -> line.has("acquired"), STEP);
+            assertThat(c.get("waitedOn")).extracting(JsonNode::asText).as("Python waited for Java's key to go")
+                    .containsExactly(javaKey);
+            assertThat(c.get("token").asLong()).isGreaterThan(a.token());
+            python.until(isSent("FENCE", key), STEP);
+            python.send(write("py-C", key, 1, summaryJson(key, 3_000, 3, "py-C")));
+            python.until(isSent("WRITE", key), STEP);
+
+            List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                    .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 3);
+            assertThat(accepted).extracting(r -> header(r, FenceHeaders.WRITER) + "@" + header(r, FenceHeaders.TOKEN) + "."
+                    + header(r, FenceHeaders.SEQ)).containsExactly("java-A@" + a.token() + ".1", "java-A@" + a.token() + ".2",
+                            "py-C@" + c.get("token").asText() + ".1");
+            assertThat(readAll(FenceTopics.REJECTED, prefix)).as("the Python token verified: nothing rejected").isEmpty();
+            await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(rows(prefix).get(key))
+                    .containsEntry("computed_by", "py-C").containsEntry("amount_minor", 3_000L)
+                    .containsEntry("fence_token", c.get("token").asLong()));
+        }
+    }
+
+    /**
+     * fenced_lock.py encodes resource names byte for byte as Java's LockKeys does (URLEncoder's
+     * rules), for names with a space, '/', '~', '*', '+', '%', control characters and text beyond
+     * ASCII, 2 000 random names and raw bytes that are not UTF-8: a difference would put a Python
+     * writer's lock on another key than the one the enforcer reads.
+     */
+    @Test
+    void pythonEncodesResourceNamesExactlyLikeLockKeys() throws Exception {
+        List<String> names = new ArrayList<>(List.of("", "a", "a b", "a/x", "~user", "*", "a+b", "100%", "%2F", ".-_*",
+                "?&=#:;@", "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"));
+        Random random = new Random(20261202);
+        int[] codePoints = "abcXYZ019 /~*+%.-_:?&=#\u0000\u001f\u007fÄöüßéñçΩж漢字🙂𝄞".codePoints().toArray();
+        while (names.size() < 2_000) {
+            StringBuilder name = new StringBuilder();
+            for (int i = random.nextInt(24); i > 0; i--) {
+                name.appendCodePoint(codePoints[random.nextInt(codePoints.length)]);
+            }
+            names.add(name.toString());
+        }
+        List<byte[]> bytes = new ArrayList<>(List.of(new byte[]{(byte) 0xff, 0, (byte) 0x80}, new byte[]{(byte) 0xc3}));
+        for (int i = 0; i < 200; i++) {
+            byte[] raw = new byte[random.nextInt(16)];
+            random.nextBytes(raw);
+            bytes.add(raw);
+        }
+        ObjectNode input = ExternalCommand.JSON.createObjectNode();
+        names.forEach(input.putArray("strings")::add);
+        ArrayNode encodedBytes = input.putArray("bytes");
+        bytes.forEach(b -> encodedBytes.add(Base64.getEncoder().encodeToString(b)));
+
+        JsonNode out = ExternalCommand.JSON.readTree(PythonWriter.run("encode.py", Map.of(), input.toString(), STEP));
+
+        List<String> java = names.stream().map(n -> LockKeys.encode(n.getBytes(StandardCharsets.UTF_8))).toList();
+        assertThat(out.get("strings")).extracting(JsonNode::asText).as("names encoded as LockKeys does")
+                .containsExactlyElementsOf(java);
+        assertThat(out.get("bytes")).extracting(JsonNode::asText).as("raw bytes encoded as LockKeys does")
+                .containsExactlyElementsOf(bytes.stream().map(LockKeys::encode).toList());
+        assertThat(out.get("strings").get(names.indexOf("a/x")).asText()).isEqualTo("a%2Fx");
+        assertThat(out.get("strings").get(names.indexOf("~user")).asText()).isEqualTo("%7Euser");
+    }
+
+    // ---- helpers ----
+
+    private static Map<String, String> writerEnv(String clientId) {
+        return Map.of("KAFKA_BOOTSTRAP", stack.kafkaBootstrap(), "SCHEMA_REGISTRY_URL", stack.schemaRegistryUrl(), "TOPIC",
+                FenceTopics.INPUT, "SCHEMA_FILE", schemaFile.toString(), "ETCD_ENDPOINTS", stack.etcdEndpoints(), "LOCK_PREFIX",
+                LockKeys.DEFAULT_PREFIX, "WRITER_ID", clientId);
+    }
+
+    private static ObjectNode acquire(String holder, String key) {
+        return ExternalCommand.JSON.createObjectNode().put("acquire", holder).put("key", key);
+    }
+
+    private static ObjectNode release(String holder, String key) {
+        return ExternalCommand.JSON.createObjectNode().put("release", holder).put("key", key);
+    }
+
+    private static ObjectNode write(String holder, String key, long seq, ObjectNode value) {
+        ObjectNode command = ExternalCommand.JSON.createObjectNode().put("write", holder).put("key", key).put("seq", seq);
+        command.set("value", value);
+        return command;
+    }
+
+    private static Predicate<JsonNode> isSent(String op, String key) {
+        return line -> line.has("sent") && line.get("op").asText().equals(op) && line.get("key").asText().equals(key);
+    }
+
+    private static FencingLease acquireUnchecked(FencedProducer<?> producer, FencingLeaseClient leases, String key) {
+        try {
+            return producer.acquire(leases, key, Duration.ofSeconds(30), STEP);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CompletionException(e);
+        } catch (LeaseAcquisitionException e) {
+            throw new CompletionException(e);
+        }
+    }
+
+    /** The waiter keys under a lock's name, oldest (the holder) first. */
+    private static List<String> lockKeys(Client etcd, String lockName) throws Exception {
+        GetOption option = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND).withKeysOnly(true).build();
+        return etcd.getKVClient().get(ByteSequence.from(lockName + "/", StandardCharsets.UTF_8), option)
+                .get(30, TimeUnit.SECONDS).getKvs().stream().map(kv -> kv.getKey().toString(StandardCharsets.UTF_8)).toList();
+    }
+
+    private static ObjectNode summaryJson(String customer, long amountMinor, int lineItems, String computedBy) {
+        return ExternalCommand.JSON.createObjectNode().put("customerId", customer).put("billingPeriod", "2026-11")
+                .put("amountMinor", amountMinor).put("currency", "EUR").put("lineItems", lineItems).put("computedAt", COMPUTED_AT)
+                .put("computedBy", computedBy);
+    }
+
+    private static BillingSummary summary(String customer, long amountMinor, int lineItems, String computedBy) {
+        return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-11").setAmountMinor(amountMinor)
+                .setCurrency("EUR").setLineItems(lineItems).setComputedAt(Instant.ofEpochMilli(COMPUTED_AT))
+                .setComputedBy(computedBy).build();
+    }
+
+    private static byte[] base64(JsonNode text) {
+        return Base64.getDecoder().decode(text.asText());
+    }
+
+    /** The partition Kafka's Java producer picks for a String key: murmur2 of its UTF-8 bytes. */
+    private static int javaPartition(String key) {
+        return BuiltInPartitioner.partitionForKey(key.getBytes(StandardCharsets.UTF_8), LocalStack.PARTITIONS);
+    }
+
+    /** The partition librdkafka's default partitioner (consistent_random) picks for a key: CRC32 of its bytes. */
+    private static int crc32Partition(String key) {
+        CRC32 crc = new CRC32();
+        crc.update(key.getBytes(StandardCharsets.UTF_8));
+        return (int) (crc.getValue() % LocalStack.PARTITIONS);
+    }
+
+    private static List<String> keysWhereCrc32DisagreesWithMurmur2(String prefix, int count) {
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; keys.size() < count; i++) {
+            if (crc32Partition(prefix + i) != javaPartition(prefix + i)) {
+                keys.add(prefix + i);
+            }
+        }
+        return keys;
+    }
+
+    /** Every record of {@code topic} whose key starts with {@code prefix}, read committed, from the beginning to the end. */
+    private static List<ConsumerRecord<String, byte[]>> readAll(String topic, String prefix) {
+        Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                assertThat(System.nanoTime()).as("read %s to its end within 30 s", topic).isLessThan(deadline);
+                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    if (record.key() != null && record.key().startsWith(prefix)) {
+                        records.add(record);
+                    }
+                }
+            }
+        }
+        return records;
+    }
+
+    private static String header(ConsumerRecord<?, ?> record, String name) {
+        Header header = record.headers().lastHeader(name);
+        return header == null ? null : FenceHeaders.decode(header.value());
+    }
+
+    /** The fenced sink's rows whose key starts with {@code prefix}, column by column. */
+    private static Map<String, Map<String, Object>> rows(String prefix) throws Exception {
+        Map<String, Map<String, Object>> rows = new HashMap<>();
+        try (Connection connection = DriverManager.getConnection(stack.postgresUrl())) {
+            try (ResultSet tables = connection.getMetaData().getTables(null, null, BillingConnectors.TABLE, null)) {
+                if (!tables.next()) {
+                    return rows;
+                }
+            }
+            try (PreparedStatement statement = connection
+                    .prepareStatement("SELECT * FROM " + BillingConnectors.TABLE + " WHERE resource_key LIKE ?")) {
+                statement.setString(1, prefix.replace("_", "\\_").replace("%", "\\%") + "%");
+                try (ResultSet result = statement.executeQuery()) {
+                    while (result.next()) {
+                        Map<String, Object> row = new HashMap<>();
+                        for (int c = 1; c <= result.getMetaData().getColumnCount(); c++) {
+                            row.put(result.getMetaData().getColumnName(c), result.getObject(c));
+                        }
+                        rows.put(result.getString("resource_key"), row);
+                    }
+                }
+            }
+        }
+        return rows;
+    }
+
+    private static String shortId() {
+        return UUID.randomUUID().toString().substring(0, 8);
+    }
+}
