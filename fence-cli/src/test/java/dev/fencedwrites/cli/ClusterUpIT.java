@@ -26,7 +26,6 @@ import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -154,7 +153,10 @@ class ClusterUpIT {
         }
         Set<String> standby = new HashSet<>();
         for (Path log : List.of(dir.resolve("stack/enforcer/enforcer.log"), dir.resolve("stack/enforcer-1/enforcer.log"))) {
-            standby.addAll(lastStandbyTasks(Files.readString(log)));
+            Assignment assignment = lastAssignment(Files.readString(log));
+            assertThat(assignment.standby()).as("standby tasks that are also active in %s", log)
+                    .doesNotContainAnyElementsOf(assignment.active());
+            standby.addAll(assignment.standby());
         }
         assertThat(standby).as("standby tasks over both instances").isNotEmpty();
     }
@@ -182,7 +184,8 @@ class ClusterUpIT {
         picocli.CommandLine line = FenceMain.commandLine();
         line.setOut(new PrintWriter(out));
         line.setErr(new PrintWriter(err));
-        int exit = line.execute("produce", "customer-cluster-1", "--amount", "4217", "--env-file", envFile.toString());
+        int exit = line.execute("produce", "customer-cluster-1", "--amount", "4217", "--ttl", "60s",
+                "--env-file", envFile.toString());
         assertThat(exit).as("fence produce: %s %s", out, err).isZero();
         await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
             try (Connection connection = DriverManager.getConnection(env.get("POSTGRES_URL"));
@@ -218,15 +221,31 @@ class ClusterUpIT {
         assertThat(envFile).doesNotExist();
     }
 
-    /** The task ids of the last "New standby tasks" line the enforcer's Kafka Streams logged at its last assignment. */
-    private static Collection<String> lastStandbyTasks(String log) {
-        List<String> lines = log.lines().filter(l -> l.contains("New standby tasks:")).toList();
-        if (lines.isEmpty()) {
-            return List.of();
+    /** The tasks a Kafka Streams instance runs after a rebalance, as its TaskManager logged them. */
+    private record Assignment(Set<String> active, Set<String> standby) {
+    }
+
+    /**
+     * The last assignment in an enforcer's log: Kafka Streams' TaskManager logs "Handle new assignment with:" and then
+     * one line each for the new and existing active and standby tasks, e.g. {@code \tNew standby tasks: [0_1]}.
+     */
+    private static Assignment lastAssignment(String log) {
+        List<String> lines = log.lines().toList();
+        int start = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("Handle new assignment with:")) {
+                start = i;
+            }
         }
-        String last = lines.get(lines.size() - 1);
-        String list = last.substring(last.indexOf('[') + 1, last.lastIndexOf(']'));
-        return Arrays.stream(list.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
+        assertThat(start).as("an assignment in the enforcer's log").isNotNegative();
+        Set<String> active = new HashSet<>();
+        Set<String> standby = new HashSet<>();
+        for (String line : lines.subList(start + 1, Math.min(lines.size(), start + 5))) {
+            String tasks = line.substring(line.indexOf('[') + 1, line.lastIndexOf(']'));
+            Set<String> target = line.contains("standby tasks:") ? standby : active;
+            Arrays.stream(tasks.split(",")).map(String::strip).filter(t -> !t.isEmpty()).forEach(target::add);
+        }
+        return new Assignment(active, standby);
     }
 
     private static Admin admin() {

@@ -89,13 +89,17 @@ public final class LocalStackBuilder {
     /**
      * Starts every service and returns once all are ready (the Connect worker once every connector's tasks run).
      *
-     * @throws IllegalArgumentException if two connectors have the same name
+     * @throws IllegalArgumentException if two connectors have the same name, or both {@link #cluster()} and
+     *                                  {@link #secured()} were asked for (not supported yet: untested)
      * @throws Exception                if a service fails to start; those already started are stopped
      */
     public LocalStack start() throws Exception {
         if (connectors.stream().map(Connector::name).distinct().count() != connectors.size()) {
             throw new IllegalArgumentException("connector names must be distinct, got "
                     + connectors.stream().map(Connector::name).toList());
+        }
+        if (cluster && secured) {
+            throw new IllegalArgumentException("cluster() and secured() together are not supported yet");
         }
         return LocalStack.start(dir, new StackShape(connectors, secured, cluster, enforcerSettings, connectWorkerSettings),
                 progress);
