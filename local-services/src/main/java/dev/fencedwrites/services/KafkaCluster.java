@@ -30,8 +30,8 @@ import org.apache.kafka.common.Uuid;
  * transaction-state and share-state topics. Not thread-safe: drive it from one thread.
  */
 public final class KafkaCluster implements AutoCloseable {
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(150);
-    private static final Duration REJOIN_TIMEOUT = Duration.ofSeconds(180);
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(300);
+    private static final Duration REJOIN_TIMEOUT = Duration.ofSeconds(300);
     private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(30);
 
     private final List<Path> dirs;
@@ -54,7 +54,8 @@ public final class KafkaCluster implements AutoCloseable {
     }
 
     /**
-     * Formats and starts {@code nodes} nodes under {@code dir} and waits (up to 150 s) until every broker is registered.
+     * Formats and starts {@code nodes} nodes under {@code dir} and waits (up to 300 s: minutes on a loaded machine) until every
+     * broker is registered.
      *
      * @param heap each node's maximum heap ({@code -Xmx}), e.g. {@code 512m}
      * @throws IllegalArgumentException if {@code nodes < 1}
@@ -169,7 +170,7 @@ public final class KafkaCluster implements AutoCloseable {
     /**
      * Starts a stopped node again with the same node id, ports and data dir, and returns once it has rejoined: its broker
      * is registered and no partition of any topic (internal ones included) is under-replicated, i.e. every replica it
-     * holds is back in sync (waits up to 180 s).
+     * holds is back in sync (waits up to 300 s).
      *
      * @throws IllegalStateException if the node is still running, exits, or has not rejoined in time (the new process is
      *                               stopped then)
