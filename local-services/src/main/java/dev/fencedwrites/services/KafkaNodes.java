@@ -66,7 +66,7 @@ final class KafkaNodes {
         format.addAll(extraArguments);
         ChildProcess.run("kafka storage format",
                 Jvm.command(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), log4j2, "kafka.tools.StorageTool", format),
-                dir, dir.resolve("format.log"), Duration.ofSeconds(60));
+                dir, dir.resolve("format.log"), Duration.ofSeconds(180));
     }
 
     /** Starts {@code kafka.Kafka} on {@code config} with a {@code heap} ({@code -Xmx}), appending to {@code dir/kafka.log}. */
