@@ -96,29 +96,10 @@ public final class ConnectWorker {
             Map<String, Map<String, String>> connectors,
             MetricsAgent metrics, Map<String, String> clientSettings) throws Exception {
         Files.createDirectories(dir);
-        Path pluginPath = plugins.path();
-        if (!Files.isDirectory(pluginPath)) {
-            throw new IllegalStateException(
-                    "Connect plugin directory " + pluginPath + " not found; run the build (mvn package) first");
-        }
         int port = FreePorts.pick();
         String url = "http://127.0.0.1:" + port;
-        Map<String, String> worker = new LinkedHashMap<>();
-        worker.put("bootstrap.servers", bootstrap);
-        worker.put("key.converter", "org.apache.kafka.connect.storage.StringConverter");
-        worker.put("value.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
-        worker.put("header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+        Map<String, String> worker = settings(bootstrap, plugins, url, clientSettings);
         worker.put("offset.storage.file.filename", dir.resolve("connect.offsets").toString());
-        worker.put("offset.flush.interval.ms", "1000");
-        worker.put("listeners", url);
-        worker.put("plugin.path", pluginPath.toString());
-        worker.put("plugin.discovery", plugins.discovery());
-        worker.put("consumer.auto.offset.reset", "earliest");
-        // Sinks read only what the enforcer committed.
-        worker.put("consumer.isolation.level", "read_committed");
-        for (String prefix : List.of("", "consumer.", "producer.", "admin.")) {
-            clientSettings.forEach((key, value) -> worker.put(prefix + key, value));
-        }
         List<String> args = new ArrayList<>();
         args.add(PropertiesFiles.write(dir.resolve("worker.properties"), worker).toString());
         for (Map.Entry<String, Map<String, String>> connector : connectors.entrySet()) {
@@ -142,7 +123,37 @@ public final class ConnectWorker {
         });
     }
 
-    private static boolean running(String url, String name) throws Exception {
+    /**
+     * The settings a standalone and a distributed worker share: converters (string keys, raw-byte values and headers), the
+     * REST listener, the plugins, {@code offset.flush.interval.ms=1000}, and the sink tasks' consumers reading from the
+     * earliest offset with {@code read_committed}; {@code clientSettings} go to the worker's own clients and, with
+     * Connect's prefixes, to its tasks' consumers, the dead-letter queue's producer and admin client.
+     */
+    static Map<String, String> settings(String bootstrap, Plugins plugins, String url, Map<String, String> clientSettings) {
+        Path pluginPath = plugins.path();
+        if (!Files.isDirectory(pluginPath)) {
+            throw new IllegalStateException(
+                    "Connect plugin directory " + pluginPath + " not found; run the build (mvn package) first");
+        }
+        Map<String, String> worker = new LinkedHashMap<>();
+        worker.put("bootstrap.servers", bootstrap);
+        worker.put("key.converter", "org.apache.kafka.connect.storage.StringConverter");
+        worker.put("value.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+        worker.put("header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+        worker.put("offset.flush.interval.ms", "1000");
+        worker.put("listeners", url);
+        worker.put("plugin.path", pluginPath.toString());
+        worker.put("plugin.discovery", plugins.discovery());
+        worker.put("consumer.auto.offset.reset", "earliest");
+        // Sinks read only what the enforcer committed.
+        worker.put("consumer.isolation.level", "read_committed");
+        for (String prefix : List.of("", "consumer.", "producer.", "admin.")) {
+            clientSettings.forEach((key, value) -> worker.put(prefix + key, value));
+        }
+        return worker;
+    }
+
+    static boolean running(String url, String name) throws Exception {
         HttpResponse<String> response = Http.get(url + "/connectors/" + name + "/status");
         if (response.statusCode() != 200) {
             return false;

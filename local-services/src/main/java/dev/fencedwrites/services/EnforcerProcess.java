@@ -24,7 +24,8 @@ public final class EnforcerProcess {
 
     /**
      * Starts the enforcer with {@code overrides} on top of the local defaults (e.g.
-     * {@code streams.session.timeout.ms}); restarting with the same {@code dir} reuses its state directory.
+     * {@code streams.session.timeout.ms}); restarting with the same {@code dir} reuses its state directory, and with the
+     * same {@code http.port} among the overrides keeps its URL.
      */
     public static Service start(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides) throws Exception {
         return start(dir, log4j2, bootstrap, overrides, url -> Http.ok(url + "/health/ready"));
@@ -47,7 +48,8 @@ public final class EnforcerProcess {
     private static Service start(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides, Check check)
             throws Exception {
         Files.createDirectories(dir);
-        int port = FreePorts.pick();
+        // A caller that restarts an enforcer passes its old http.port, so its URL stays the same.
+        int port = overrides.containsKey("http.port") ? Integer.parseInt(overrides.get("http.port")) : FreePorts.pick();
         Map<String, String> config = new LinkedHashMap<>();
         config.put("bootstrap.servers", bootstrap);
         config.put("state.dir", dir.resolve("state").toString());

@@ -14,7 +14,8 @@ public final class Log4j2Config {
     }
 
     /**
-     * Writes a log4j2 properties file: console (captured to the service's log file) at {@code level}, Kafka at WARN,
+     * Writes a log4j2 properties file: console (captured to the service's log file) at {@code level}, Kafka at WARN but
+     * Kafka Streams' task assignments ({@code TaskManager}: active and standby tasks at each rebalance) at INFO,
      * {@code dev.fencedwrites} at INFO.
      *
      * @param level a log4j2 level name, e.g. {@code INFO} or {@code WARN}
@@ -34,6 +35,9 @@ public final class Log4j2Config {
                 "logger.kafka.level = WARN",
                 "logger.kafkaserver.name = kafka",
                 "logger.kafkaserver.level = WARN",
+                // One block per rebalance: the tasks, active and standby, a Kafka Streams instance was given.
+                "logger.streamstasks.name = org.apache.kafka.streams.processor.internals.TaskManager",
+                "logger.streamstasks.level = INFO",
                 "logger.fenced.name = dev.fencedwrites",
                 "logger.fenced.level = INFO",
                 "");

@@ -60,14 +60,15 @@ public final class BillingConnectors {
     private static Map<String, String> fencedSinkConfig(LocalStack stack) {
         Map<String, String> sink = new LinkedHashMap<>();
         sink.put("connector.class", "dev.fencedwrites.sink.FencedJdbcSinkConnector");
-        sink.put("tasks.max", "1");
+        // One task per Connect worker: in a cluster each worker holds one, and a dead worker's task moves to the other.
+        sink.put("tasks.max", Integer.toString(stack.connectWorkerCount()));
         sink.put("topics", FenceTopics.ACCEPTED + "," + FenceTopics.MARKERS);
         sink.put("connection.url", stack.postgresUrl());
         sink.put("schema.registry.url", stack.schemaRegistryUrl());
         sink.put("table.name", TABLE);
         sink.put("errors.tolerance", "all");
         sink.put("errors.deadletterqueue.topic.name", FenceTopics.REJECTED);
-        sink.put("errors.deadletterqueue.topic.replication.factor", "1");
+        sink.put("errors.deadletterqueue.topic.replication.factor", Integer.toString(stack.brokerCount()));
         sink.put("errors.deadletterqueue.context.headers.enable", "true");
         return sink;
     }

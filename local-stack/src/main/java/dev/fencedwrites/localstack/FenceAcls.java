@@ -52,7 +52,7 @@ public final class FenceAcls {
     /**
      * A sink connector {@code connector} in a standalone Connect worker: READ its topics and its consumer group
      * ({@code connect-<connector name>}); WRITE and CREATE its dead-letter topic (Connect creates it at task start when
-     * it is missing). A distributed worker also needs its group and its config, offset and status topics.
+     * it is missing). A distributed worker also needs {@link #connectWorker}.
      */
     public static List<AclBinding> sinkConnector(String principal, String connector, Collection<String> topics,
             String deadLetterTopic) {
@@ -64,6 +64,25 @@ public final class FenceAcls {
         if (deadLetterTopic != null && !deadLetterTopic.isBlank()) {
             acls.add(allow(principal, ResourceType.TOPIC, deadLetterTopic, PatternType.LITERAL, AclOperation.WRITE));
             acls.add(allow(principal, ResourceType.TOPIC, deadLetterTopic, PatternType.LITERAL, AclOperation.CREATE));
+        }
+        return acls;
+    }
+
+    /**
+     * A Connect worker in distributed mode with {@code groupId}: READ its group (the workers' group, where they elect a
+     * leader and get assignments); on its internal topics ({@code config.storage.topic}, {@code offset.storage.topic},
+     * {@code status.storage.topic}): CREATE (the first worker creates them), READ, WRITE and DESCRIBE_CONFIGS (a worker
+     * checks that they are compacted). Needed beyond {@link #sinkConnector}, which covers the tasks' consumers and
+     * the dead-letter producer; source connectors and exactly-once source support (KIP-618) would need more.
+     */
+    public static List<AclBinding> connectWorker(String principal, String groupId, Collection<String> internalTopics) {
+        List<AclBinding> acls = new ArrayList<>();
+        acls.add(allow(principal, ResourceType.GROUP, groupId, PatternType.LITERAL, AclOperation.READ));
+        for (String topic : internalTopics) {
+            for (AclOperation operation : List.of(AclOperation.CREATE, AclOperation.READ, AclOperation.WRITE,
+                    AclOperation.DESCRIBE_CONFIGS)) {
+                acls.add(allow(principal, ResourceType.TOPIC, topic, PatternType.LITERAL, operation));
+            }
         }
         return acls;
     }

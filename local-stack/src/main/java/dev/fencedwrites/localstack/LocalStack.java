@@ -1,40 +1,28 @@
 package dev.fencedwrites.localstack;
 
 import dev.fencedwrites.services.ChildProcess;
-import dev.fencedwrites.services.ConnectWorker;
-import dev.fencedwrites.services.EnforcerProcess;
-import dev.fencedwrites.services.EtcdNode;
-import dev.fencedwrites.services.FreePorts;
-import dev.fencedwrites.services.KafkaBroker;
+import dev.fencedwrites.services.EtcdCluster;
 import dev.fencedwrites.services.KafkaSecurity;
-import dev.fencedwrites.services.Log4j2Config;
-import dev.fencedwrites.services.PostgresServer;
-import dev.fencedwrites.services.SchemaRegistryServer;
 import dev.fencedwrites.services.Service;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * Starts the whole pipeline on loopback as real services, on free ports, in one directory: a Kafka
- * broker (KRaft), etcd, a Confluent-compatible schema registry, PostgreSQL, the fence enforcer,
- * and a Connect worker running the connectors the caller names (the billing ones of {@code ./fence up}
- * and the demo are {@link BillingConnectors}). Each service runs as its own process and is awaited
- * until it really answers. {@link #close()} stops them in reverse order.
+ * Starts the whole pipeline on loopback as real services, on free ports, in one directory: Kafka (KRaft), etcd, a
+ * Confluent-compatible schema registry, PostgreSQL, the fence enforcer, and a Connect cluster in distributed mode running
+ * the connectors the caller names (the billing ones of {@code ./fence up} and the demo are {@link BillingConnectors}),
+ * created through its REST API. Each service runs as its own process and is awaited until it really answers.
+ * {@link #close()} stops them in reverse order.
+ *
+ * <p>By default one of each (one broker, one etcd member, one enforcer, one Connect worker). {@link LocalStackBuilder#cluster()}
+ * starts the production shape of issue 17: 3 brokers, 3 etcd members, 2 enforcer instances, 2 Connect workers. Methods
+ * that take an index {@code i} accept {@code 0} in the default stack and {@code 0 .. n-1} in a cluster.
  *
  * <pre>{@code
  * try (LocalStack stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false)).progress(System.err::println).start())
@@ -43,31 +31,17 @@ import java.util.function.Consumer;
  * }
  * }</pre>
  *
- * <p>Service logs are in {@link #dir()}, one folder per service.
+ * <p>Service logs are in {@link #dir()}, one folder per service (per node or instance in a cluster).
  */
 public final class LocalStack implements AutoCloseable {
     /** Partitions of the input, accepted, rejected and markers topics. */
     public static final int PARTITIONS = 3;
 
-    private final Path dir;
+    private final StackServices services;
     private Thread onExit;
-    private final Deque<AutoCloseable> started = new ConcurrentLinkedDeque<>();
-    private final List<Connector> connectors;
-    private final boolean secured;
-    private KafkaSecurity security;
-    private Service kafka;
-    private Service etcd;
-    private Service registry;
-    private PostgresServer postgres;
-    private Service enforcer;
-    private Service connect;
-    private Runnable restartConnect;
-    private ConnectWorker.MetricsAgent connectMetrics;
 
-    private LocalStack(Path dir, List<Connector> connectors, boolean secured) {
-        this.dir = dir;
-        this.connectors = connectors;
-        this.secured = secured;
+    private LocalStack(Path dir, StackShape shape) {
+        this.services = new StackServices(dir, shape);
     }
 
     /**
@@ -77,97 +51,21 @@ public final class LocalStack implements AutoCloseable {
         return new LocalStackBuilder(dir);
     }
 
-    static LocalStack start(Path dir, List<Connector> connectors, boolean secured, Consumer<String> progress)
-            throws Exception {
+    static LocalStack start(Path dir, StackShape shape, Consumer<String> progress) throws Exception {
         Files.createDirectories(dir);
-        LocalStack stack = new LocalStack(dir, connectors, secured);
+        LocalStack stack = new LocalStack(dir, shape);
         stack.onExit = new Thread(() -> {
             stack.close();
             stopDescendants();
         }, "local-stack-shutdown");
         Runtime.getRuntime().addShutdownHook(stack.onExit);
         try {
-            stack.startAll(progress);
+            stack.services.start(stack, progress);
         } catch (Exception | Error e) {
             stack.close();
             throw e;
         }
         return stack;
-    }
-
-    private void startAll(Consumer<String> progress) throws Exception {
-        Properties locations = StackLocations.load();
-        Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
-        security = secured ? KafkaSecurity.create(dir.resolve("tls"), StackUsers.ALL) : null;
-        ExecutorService pool = Executors.newFixedThreadPool(4);
-        try {
-            Future<Service> etcdStart = pool.submit(timed(progress, "etcd", () -> EtcdNode.start(dir.resolve("etcd"))));
-            Future<PostgresServer> pgStart = pool
-                    .submit(timed(progress, "PostgreSQL", () -> PostgresServer.start(dir.resolve("postgres"))));
-            Future<Service> registryStart = pool.submit(timed(progress, "schema registry",
-                    () -> SchemaRegistryServer.start(dir.resolve("schema-registry"))));
-            Future<Service> kafkaStart = pool
-                    .submit(timed(progress, "Kafka broker", () -> KafkaBroker.start(dir.resolve("kafka"), log4j2, security)));
-            etcd = await(etcdStart);
-            postgres = await(pgStart);
-            registry = await(registryStart);
-            kafka = await(kafkaStart);
-            StackKafka.prepare(kafka.address(), security, PARTITIONS, connectorConfigs());
-            Map<String, String> enforcerSettings = new LinkedHashMap<>(
-                    StackKafka.prefixed("streams.", kafkaClientSettings(StackUsers.ENFORCER)));
-            enforcerSettings.put("etcd.endpoints", etcd.address());
-            Future<Service> enforcerStart = pool.submit(timed(progress, "fence enforcer",
-                    () -> EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(), enforcerSettings)));
-            connectMetrics = new ConnectWorker.MetricsAgent(Path.of(locations.getProperty("jmx.exporter.agent")),
-                    Path.of(locations.getProperty("jmx.exporter.config")).normalize(), FreePorts.pick());
-            Callable<Service> startConnect = () -> ConnectWorker.start(dir.resolve("connect"), log4j2, kafka.address(),
-                    Path.of(locations.getProperty("connect.plugin.path")), connectorConfigs(), connectMetrics,
-                    kafkaClientSettings(StackUsers.CONNECT));
-            restartConnect = () -> {
-                try {
-                    connect = startConnect.call();
-                    started.push(connect);
-                } catch (Exception e) {
-                    throw new IllegalStateException("could not restart the Connect worker: " + e.getMessage(), e);
-                }
-            };
-            Future<Service> connectStart = pool.submit(timed(progress, "Connect worker + sink", startConnect));
-            enforcer = await(enforcerStart);
-            connect = await(connectStart);
-        } finally {
-            pool.shutdownNow();
-            pool.awaitTermination(30, TimeUnit.SECONDS);
-        }
-    }
-
-    private static <T> T await(Future<T> future) throws Exception {
-        try {
-            return future.get();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof Exception cause) {
-                throw cause;
-            }
-            throw e;
-        }
-    }
-
-    private <T extends AutoCloseable> Callable<T> timed(Consumer<String> progress, String name, Callable<T> start) {
-        return () -> {
-            long begin = System.nanoTime();
-            progress.accept("starting " + name + " ...");
-            T service = start.call();
-            started.push(service);
-            progress.accept(String.format("%s ready in %.1f s", name, (System.nanoTime() - begin) / 1e9));
-            return service;
-        };
-    }
-
-    private Map<String, Map<String, String>> connectorConfigs() {
-        Map<String, Map<String, String>> configs = new LinkedHashMap<>();
-        for (Connector connector : connectors) {
-            configs.put(connector.name(), new LinkedHashMap<>(connector.config().apply(this)));
-        }
-        return configs;
     }
 
     /**
@@ -180,38 +78,110 @@ public final class LocalStack implements AutoCloseable {
         children.forEach(child -> ChildProcess.terminate(child, Duration.ofSeconds(10)));
     }
 
-    /** Kills the Connect worker with SIGKILL, as a crash would: no offset commit, no task stop. For tests. */
-    public synchronized void killConnect() throws InterruptedException {
-        connect.process().signal("KILL");
-        connect.process().waitFor(Duration.ofSeconds(30));
+    /** Kafka nodes: 3 in a cluster, else 1. */
+    public int brokerCount() {
+        return services.shape.brokers();
     }
 
-    /** Starts the Connect worker again with the same directory and connectors; returns when its tasks run. For tests. */
-    public synchronized void restartConnect() {
-        restartConnect.run();
+    /** Connect workers in the Connect cluster (2 in a cluster, else 1); the sink runs that many tasks. */
+    int connectWorkerCount() {
+        return services.shape.connectWorkers();
+    }
+
+    /** SIGKILLs Kafka node {@code i} and waits until it has exited; its ports and data are kept. For tests. */
+    public void killBroker(int i) throws InterruptedException {
+        services.kafka.kill(i);
     }
 
     /**
-     * Freezes etcd with SIGSTOP, as a stalled disk or a paused VM would: its sockets stay open and
-     * every request hangs until {@link #resumeEtcd()}. For tests.
+     * Starts Kafka node {@code i} again (same node id, ports, data dir); returns once it is registered and no partition is
+     * under-replicated. For tests.
      */
-    public synchronized void pauseEtcd() {
-        etcd.process().signal("STOP");
+    public void restartBroker(int i) throws InterruptedException {
+        services.kafka.restart(i);
+    }
+
+    /** SIGKILLs enforcer instance {@code i} and waits until it has exited. For tests. */
+    public void killEnforcer(int i) throws InterruptedException {
+        services.enforcers.kill(i);
+    }
+
+    /** Starts enforcer instance {@code i} again with its state directory and URL; returns once /health/ready answers 200. */
+    public void restartEnforcer(int i) throws Exception {
+        services.enforcers.restart(i);
+    }
+
+    /** Freezes enforcer instance {@code i} with SIGSTOP (a stop-the-world pause: its sockets stay open). For tests. */
+    public void pauseEnforcer(int i) {
+        services.enforcers.signal(i, "STOP");
+    }
+
+    /** Lets enforcer instance {@code i} run again (SIGCONT) after {@link #pauseEnforcer(int)}. For tests. */
+    public void resumeEnforcer(int i) {
+        services.enforcers.signal(i, "CONT");
+    }
+
+    /** Kills the first Connect worker: {@link #killConnect(int) killConnect(0)}. For tests. */
+    public void killConnect() throws InterruptedException {
+        killConnect(0);
+    }
+
+    /**
+     * Kills Connect worker {@code i} with SIGKILL, as a crash would: no offset commit, no task stop, no leaving its group
+     * (the others notice after {@code session.timeout.ms}). For tests.
+     */
+    public void killConnect(int i) throws InterruptedException {
+        services.connect.kill(i);
+    }
+
+    /** Restarts the first Connect worker: {@link #restartConnect(int) restartConnect(0)}. For tests. */
+    public void restartConnect() throws Exception {
+        restartConnect(0);
+    }
+
+    /**
+     * Starts Connect worker {@code i} again (same directory, REST and metrics ports); returns once every connector's
+     * tasks run on the live workers and each live worker runs at least one task when there are enough. For tests.
+     */
+    public void restartConnect(int i) throws Exception {
+        services.connect.restart(i);
+    }
+
+    /**
+     * Freezes etcd with SIGSTOP, as a stalled disk or a paused VM would: its sockets stay open and every request hangs
+     * until {@link #resumeEtcd()}. For tests; the default stack only (a cluster's members: {@link #etcdCluster()}).
+     *
+     * @throws IllegalStateException in a cluster
+     */
+    public void pauseEtcd() {
+        singleEtcd().process().signal("STOP");
     }
 
     /** Lets etcd run again (SIGCONT) after {@link #pauseEtcd()}. For tests. */
-    public synchronized void resumeEtcd() {
-        etcd.process().signal("CONT");
+    public void resumeEtcd() {
+        singleEtcd().process().signal("CONT");
+    }
+
+    private Service singleEtcd() {
+        if (services.etcd == null) {
+            throw new IllegalStateException("a clustered stack has several etcd members: use etcdCluster()");
+        }
+        return services.etcd;
+    }
+
+    /** The etcd cluster's members (leader(), kill(i), restart(i)), in a cluster; empty in the default stack. */
+    public Optional<EtcdCluster> etcdCluster() {
+        return Optional.ofNullable(services.etcdCluster);
     }
 
     /** Where data and logs are. */
     public Path dir() {
-        return dir;
+        return services.dir;
     }
 
-    /** Kafka's {@code bootstrap.servers}: {@code 127.0.0.1:PORT}. */
+    /** Kafka's {@code bootstrap.servers}: every node's {@code 127.0.0.1:PORT}, comma-separated. */
     public String kafkaBootstrap() {
-        return kafka.address();
+        return services.kafka.bootstrap();
     }
 
     /**
@@ -219,50 +189,60 @@ public final class LocalStack implements AutoCloseable {
      * ({@code security.protocol=SASL_SSL}, SCRAM credentials, the trust store); none on a plaintext one.
      */
     public Map<String, String> kafkaClientSettings(String user) {
-        return security == null ? Map.of() : security.client(user);
+        return services.security == null ? Map.of() : services.security.client(user);
     }
 
     /** The broker's users, certificates and client settings, when the stack is {@link LocalStackBuilder#secured()}. */
     public Optional<KafkaSecurity> kafkaSecurity() {
-        return Optional.ofNullable(security);
+        return Optional.ofNullable(services.security);
     }
 
-    /** etcd's client URL, {@code http://127.0.0.1:PORT}. */
+    /** etcd's client URLs, {@code http://127.0.0.1:PORT}, comma-separated (one per member). */
     public String etcdEndpoints() {
-        return etcd.address();
+        return services.etcd != null ? services.etcd.address() : String.join(",", services.etcdCluster.endpoints());
     }
 
     /** The Confluent-compatible registry's base URL, for {@code schema.registry.url}. */
     public String schemaRegistryUrl() {
-        return registry.address();
+        return services.registry.address();
     }
 
     /** JDBC URL with user and password. */
     public String postgresUrl() {
-        return postgres.jdbcUrl();
+        return services.postgres.jdbcUrl();
     }
 
-    /** The Connect worker's REST URL. */
+    /** The first Connect worker's REST URL. */
     public String connectUrl() {
-        return connect.address();
+        return connectUrls().get(0);
+    }
+
+    /** Every Connect worker's REST URL, by index; the same across restarts. */
+    public List<String> connectUrls() {
+        return services.connect.urls();
     }
 
     /**
-     * The Connect worker's Prometheus metrics (JMX exporter rules in {@code config/connect-jmx-exporter.yml}), the sink's among
-     * them.
+     * The first Connect worker's Prometheus metrics (JMX exporter rules in {@code config/connect-jmx-exporter.yml}), the
+     * sink's among them.
      */
     public String connectMetricsUrl() {
-        return connectMetrics.url();
+        return services.connect.metricsUrl(0);
     }
 
-    /** The enforcer's HTTP base URL ({@code /health}, {@code /metrics}, {@code /fences/KEY}). */
+    /** The first enforcer instance's HTTP base URL ({@code /health}, {@code /metrics}, {@code /fences/KEY}). */
     public String enforcerUrl() {
-        return enforcer.address();
+        return enforcerUrls().get(0);
+    }
+
+    /** Every enforcer instance's HTTP base URL, by index; the same across restarts. */
+    public List<String> enforcerUrls() {
+        return services.enforcers.urls();
     }
 
     /**
-     * KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL, POSTGRES_URL, CONNECT_URL, CONNECT_METRICS_URL, ENFORCER_URL, in that
-     * order.
+     * KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL, POSTGRES_URL, CONNECT_URL, CONNECT_METRICS_URL, ENFORCER_URL,
+     * then the lists CONNECT_URLS and ENFORCER_URLS (comma-separated, first = CONNECT_URL, ENFORCER_URL), in that order.
      */
     public Map<String, String> env() {
         Map<String, String> env = new LinkedHashMap<>();
@@ -273,6 +253,8 @@ public final class LocalStack implements AutoCloseable {
         env.put("CONNECT_URL", connectUrl());
         env.put("CONNECT_METRICS_URL", connectMetricsUrl());
         env.put("ENFORCER_URL", enforcerUrl());
+        env.put("CONNECT_URLS", String.join(",", connectUrls()));
+        env.put("ENFORCER_URLS", String.join(",", enforcerUrls()));
         return env;
     }
 
@@ -287,12 +269,6 @@ public final class LocalStack implements AutoCloseable {
             }
             onExit = null;
         }
-        while (!started.isEmpty()) {
-            try {
-                started.pop().close();
-            } catch (Exception e) {
-                System.err.println("local-stack: error while stopping a service: " + e);
-            }
-        }
+        services.close();
     }
 }

@@ -15,6 +15,9 @@ public final class LocalStackBuilder {
     private Consumer<String> progress = line -> {
     };
     private boolean secured;
+    private boolean cluster;
+    private Map<String, String> enforcerSettings = Map.of();
+    private Map<String, String> connectWorkerSettings = Map.of();
 
     LocalStackBuilder(Path dir) {
         this.dir = Objects.requireNonNull(dir, "dir");
@@ -48,6 +51,35 @@ public final class LocalStackBuilder {
         return this;
     }
 
+    /**
+     * The production shape (issue 17): 3 Kafka nodes (KRaft, combined broker + controller, static quorum) with
+     * {@code default.replication.factor=3} and {@code min.insync.replicas=2} for every topic, a 3-member etcd cluster, 2
+     * enforcer instances with one application id and {@code num.standby.replicas=1}, and 2 Connect workers in one
+     * distributed group running each connector's tasks ({@code tasks.max=2} for the billing sink). Default: one of each.
+     */
+    public LocalStackBuilder cluster() {
+        this.cluster = true;
+        return this;
+    }
+
+    /**
+     * Extra settings for every enforcer instance, on top of the stack's (e.g. {@code streams.session.timeout.ms}); the
+     * enforcer's own names, Kafka Streams settings with the {@code streams.} prefix.
+     */
+    public LocalStackBuilder enforcerSettings(Map<String, String> settings) {
+        this.enforcerSettings = Map.copyOf(settings);
+        return this;
+    }
+
+    /**
+     * Extra settings for every Connect worker, on top of the stack's (e.g. {@code scheduled.rebalance.max.delay.ms},
+     * {@code consumer.session.timeout.ms}); see {@code DistributedConnectWorker} for the stack's own.
+     */
+    public LocalStackBuilder connectWorkerSettings(Map<String, String> settings) {
+        this.connectWorkerSettings = Map.copyOf(settings);
+        return this;
+    }
+
     /** Receives one line per step (default: none). */
     public LocalStackBuilder progress(Consumer<String> progress) {
         this.progress = Objects.requireNonNull(progress, "progress");
@@ -57,7 +89,8 @@ public final class LocalStackBuilder {
     /**
      * Starts every service and returns once all are ready (the Connect worker once every connector's tasks run).
      *
-     * @throws IllegalArgumentException if two connectors have the same name
+     * @throws IllegalArgumentException if two connectors have the same name, or both {@link #cluster()} and
+     *                                  {@link #secured()} were asked for (not supported yet: untested)
      * @throws Exception                if a service fails to start; those already started are stopped
      */
     public LocalStack start() throws Exception {
@@ -65,6 +98,10 @@ public final class LocalStackBuilder {
             throw new IllegalArgumentException("connector names must be distinct, got "
                     + connectors.stream().map(Connector::name).toList());
         }
-        return LocalStack.start(dir, List.copyOf(connectors), secured, progress);
+        if (cluster && secured) {
+            throw new IllegalArgumentException("cluster() and secured() together are not supported yet");
+        }
+        return LocalStack.start(dir, new StackShape(connectors, secured, cluster, enforcerSettings, connectWorkerSettings),
+                progress);
     }
 }

@@ -27,22 +27,24 @@ final class StackKafka {
      * Creates the input, accepted, markers and rejected topics ({@code partitions} each) and waits until they take writes;
      * with {@code security}, grants each {@link StackUsers} role its {@link FenceAcls}.
      *
+     * @param brokers    the replication factor (every broker holds a replica)
      * @param connectors each connector's name and configuration ({@code topics}, {@code errors.deadletterqueue.topic.name})
      */
-    static void prepare(String bootstrap, KafkaSecurity security, int partitions, Map<String, Map<String, String>> connectors)
-            throws Exception {
+    static void prepare(String bootstrap, KafkaSecurity security, int partitions, int brokers,
+            Map<String, Map<String, String>> connectors) throws Exception {
         Properties props = new Properties();
         if (security != null) {
             props.putAll(security.client(KafkaSecurity.ADMIN));
         }
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        short replication = (short) brokers;
         try (Admin admin = Admin.create(props)) {
             List<NewTopic> topics = List.of(
-                    new NewTopic(FenceTopics.INPUT, partitions, (short) 1),
-                    new NewTopic(FenceTopics.ACCEPTED, partitions, (short) 1),
-                    new NewTopic(FenceTopics.MARKERS, partitions, (short) 1),
+                    new NewTopic(FenceTopics.INPUT, partitions, replication),
+                    new NewTopic(FenceTopics.ACCEPTED, partitions, replication),
+                    new NewTopic(FenceTopics.MARKERS, partitions, replication),
                     // Room for the rejection headers on top of the largest input record (the broker default, 1048588).
-                    new NewTopic(FenceTopics.REJECTED, partitions, (short) 1)
+                    new NewTopic(FenceTopics.REJECTED, partitions, replication)
                             .configs(Map.of("max.message.bytes", Integer.toString(1048588 + 64 * 1024))));
             admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
             NewTopics.awaitWritable(admin, topics.stream().map(NewTopic::name).toList(), Duration.ofSeconds(60));
@@ -57,6 +59,9 @@ final class StackKafka {
                 FenceTopics.INPUT, List.of(FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS)));
         connectors.forEach((name, config) -> acls.addAll(FenceAcls.sinkConnector(StackUsers.CONNECT, name,
                 List.of(config.getOrDefault("topics", "").split(",")), config.get("errors.deadletterqueue.topic.name"))));
+        acls.addAll(FenceAcls.connectWorker(StackUsers.CONNECT, StackConnect.GROUP_ID,
+                List.of(StackConnect.GROUP_ID + "-configs", StackConnect.GROUP_ID + "-offsets",
+                        StackConnect.GROUP_ID + "-status")));
         acls.addAll(FenceAcls.writer(StackUsers.WRITER, FenceTopics.INPUT));
         acls.addAll(FenceAcls.operator(StackUsers.OPERATOR, FenceTopics.INPUT,
                 List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS)));
