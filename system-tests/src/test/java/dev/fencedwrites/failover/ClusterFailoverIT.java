@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -89,7 +88,7 @@ class ClusterFailoverIT {
             run.note(String.format("Kafka node 1 restarted, no partition under-replicated after %.1f s",
                     (System.nanoTime() - restarting) / 1e9));
             run.awaitMoreInputs(300);
-            run.finish();
+            run.finish(false);
         }
     }
 
@@ -121,7 +120,7 @@ class ClusterFailoverIT {
             stack.resumeEnforcer(0);
             run.note("SIGCONT of enforcer instance 0: a zombie until it rejoins; its open transaction must be fenced");
             run.awaitMoreInputs(200);
-            run.finish();
+            run.finish(true);
         }
     }
 
@@ -153,7 +152,7 @@ class ClusterFailoverIT {
             stack.restartConnect(victim);
             run.note("Connect worker " + victim + " restarted; tasks spread again: " + taskPlacement());
             run.awaitMoreInputs(200);
-            FailoverRun.Findings findings = run.finish();
+            FailoverRun.Findings findings = run.finish(false);
             SingleStackFailoverIT.assertSinkMatches(audit, run, findings, "connect-");
         }
     }
@@ -192,7 +191,7 @@ class ClusterFailoverIT {
                 run.note("etcd member " + leader + " restarted");
                 run.awaitMoreInputs(150);
             }
-            FailoverRun.Findings findings = run.finish();
+            FailoverRun.Findings findings = run.finish(false);
             Map<String, List<WriterLedger.Acquired>> byKey = new HashMap<>();
             findings.ledger().acquired().forEach(a -> byKey.computeIfAbsent(a.key(), k -> new ArrayList<>()).add(a));
             List<String> problems = new ArrayList<>();

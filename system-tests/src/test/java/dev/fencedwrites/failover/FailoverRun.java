@@ -152,11 +152,12 @@ final class FailoverRun implements AutoCloseable {
 
     /**
      * Stops the writers, waits until the enforcer committed the end of the input, then asserts
-     * checks (a), (b) and (c) on this run's keys, that every acknowledged write is on the input
-     * topic, and that every write a stopped writer sent after another took its key over was
-     * rejected {@code STALE_TOKEN} and its lease loss reported to its listener.
+     * checks (a) and (b) on this run's keys, that every acknowledged write is on the input topic,
+     * and that every write a stopped writer sent after another took its key over was rejected
+     * {@code STALE_TOKEN} and its lease loss reported to its listener; check (c) is printed, and
+     * asserted when {@code assertFences}.
      */
-    Findings finish() throws Exception {
+    Findings finish(boolean assertFences) throws Exception {
         writers.stop();
         note(String.format("writers stopped: %d writes acknowledged (%.0f/s), %d stalls past the lease", writers.ledger().acks()
                 .size(), writers.writesPerSecond(), writers.resumed().size()));
@@ -176,7 +177,9 @@ final class FailoverRun implements AutoCloseable {
         results.forEach(result -> note("check " + result.summary()));
         note("fence answers other than 200 while polling: " + watch.errors());
         for (FailoverChecks.Result result : results) {
-            assertThat(result.problems()).as(result.name()).isEmpty();
+            if (assertFences || !result.name().startsWith("(c)")) {
+                assertThat(result.problems()).as(result.name()).isEmpty();
+            }
         }
         return new Findings(ledger, inputs, outputs);
     }

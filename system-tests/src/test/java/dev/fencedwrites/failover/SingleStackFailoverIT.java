@@ -88,7 +88,7 @@ class SingleStackFailoverIT {
             second[0] = EnforcerProcess.start(dir.resolve("second"), log4j2, stack.kafkaBootstrap(), settings);
             run.note("second enforcer instance restarted on its state directory");
             run.awaitMoreInputs(200);
-            run.finish();
+            run.finish(true);
         } finally {
             second[0].close();
         }
@@ -108,7 +108,7 @@ class SingleStackFailoverIT {
             run.note(String.format("Connect worker restarted, its task running again after %.1f s",
                     (System.nanoTime() - restarting) / 1e9));
             run.awaitMoreInputs(200);
-            FailoverRun.Findings findings = run.finish();
+            FailoverRun.Findings findings = run.finish(false);
             assertSinkMatches(audit, run, findings, "connect-");
         }
     }
