@@ -56,7 +56,7 @@ import org.junit.jupiter.api.io.TempDir;
  * real brokers replicate every topic, two real enforcers share one group and two distributed Connect workers share the
  * sink. One cluster start for the whole class.
  */
-@Timeout(value = 10, unit = TimeUnit.MINUTES)
+@Timeout(value = 14, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterUpIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -77,9 +77,14 @@ class ClusterUpIT {
         up = ChildProcess.start("fence up --cluster", Jvm.command(List.of(), null, FenceMain.class.getName(),
                 List.of("up", "--cluster", "--dir", dir.resolve("stack").toString(), "--env-file", envFile.toString())), dir,
                 dir.resolve("up.log"), Map.of());
-        await().atMost(Duration.ofMinutes(6)).pollInterval(Duration.ofMillis(250))
-                .failFast("fence up --cluster exited", () -> !up.isAlive())
-                .until(() -> Files.exists(envFile) && Files.readAllLines(envFile).size() == ENV.size());
+        try {
+            await().atMost(Duration.ofMinutes(8)).pollInterval(Duration.ofMillis(250))
+                    .failFast("fence up --cluster exited", () -> !up.isAlive())
+                    .until(() -> Files.exists(envFile) && Files.readAllLines(envFile).size() == ENV.size());
+        } catch (RuntimeException e) {
+            System.out.println("[fence up --cluster did not get ready; its log]\n" + Files.readString(up.log()));
+            throw e;
+        }
         readyMillis = (System.nanoTime() - begin) / 1_000_000;
         System.out.printf("[ClusterUpIT] fence up --cluster printed its lines after %.1f s%n", readyMillis / 1000.0);
         env = sourced(envFile);

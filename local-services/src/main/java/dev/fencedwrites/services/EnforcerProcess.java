@@ -61,7 +61,8 @@ public final class EnforcerProcess {
         ChildProcess process = ChildProcess.start("enforcer", Jvm.command(List.of("-Xmx512m"), log4j2, MAIN_CLASS,
                 List.of("--config", file.toString())), dir, dir.resolve("enforcer.log"), Map.of());
         String url = "http://127.0.0.1:" + port;
-        return process.awaitReady(url, Duration.ofSeconds(120), () -> check.passes(url));
+        // 240 s: a clustered stack starts two enforcers next to two Connect workers, on a loaded machine.
+        return process.awaitReady(url, Duration.ofSeconds(240), () -> check.passes(url));
     }
 
 }

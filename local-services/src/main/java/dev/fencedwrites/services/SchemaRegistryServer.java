@@ -78,7 +78,8 @@ public final class SchemaRegistryServer {
                 "-Dquarkus.banner.enabled=false", "-Dquarkus.log.level=WARN", "-jar", runner.toString()),
                 dir, dir.resolve("schema-registry.log"), Map.of());
         String base = "http://127.0.0.1:" + port;
-        return process.awaitReady(base + "/apis/ccompat/v7", Duration.ofSeconds(120), () -> Http.ok(base + "/health/ready"));
+        // 300 s: Apicurio (Quarkus) starts in ~20 s on a quiet machine but takes minutes while a cluster starts beside it.
+        return process.awaitReady(base + "/apis/ccompat/v7", Duration.ofSeconds(300), () -> Http.ok(base + "/health/ready"));
     }
 
 }

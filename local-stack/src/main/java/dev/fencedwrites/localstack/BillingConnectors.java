@@ -10,7 +10,7 @@ import java.util.Map;
  * accepted and markers topics into {@value #TABLE}, and optionally an unguarded control sink from the input
  * topic into {@value #UNFENCED_TABLE} that shows what the fence prevents.
  *
- * <p>A named preset here, in local-stack, rather than in the demo: {@code ./fence up} (LocalStackMain, or the
+ * <p>A named preset here, in local-stack, rather than in the demo: {@code ./fence up} (the
  * CLI's {@code up} command) and the demo both depend on local-stack, and neither should depend on the other.
  */
 public final class BillingConnectors {
