@@ -1,0 +1,214 @@
+package dev.fencedwrites.failover;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fencedwrites.localstack.BillingConnectors;
+import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.services.EtcdCluster;
+import dev.fencedwrites.services.Http;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Needs real services: failover of every component of the clustered stack (3 Kafka nodes, 3 etcd
+ * members, 2 enforcer instances, 2 distributed Connect workers) under a steady load of real
+ * producer-lib writers, some stalled past their lease with SIGSTOP (issue 17). Elections, replica
+ * leadership, consumer-group and Connect rebalances and producer fencing are the real services'.
+ * One cluster start; the scenarios run in order and each leaves the cluster whole.
+ */
+@Timeout(value = 15, unit = TimeUnit.MINUTES)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterFailoverIT {
+    /** An instance killed or paused leaves the consumer group after 6 s instead of the default 45 s. */
+    private static final Map<String, String> ENFORCER = Map.of("streams.session.timeout.ms", "6000",
+            "streams.heartbeat.interval.ms", "1000");
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static Path dir;
+    private static LocalStack stack;
+    private static SinkAudit audit;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        dir = Files.createTempDirectory("cluster-failover");
+        long begin = System.nanoTime();
+        stack = LocalStack.builder(dir.resolve("stack")).cluster().connectors(BillingConnectors.set(false))
+                .enforcerSettings(ENFORCER).start();
+        System.out.printf("[cluster] ready in %.1f s: %d Kafka nodes, %d etcd members, %d enforcers, %d Connect workers%n",
+                (System.nanoTime() - begin) / 1e9, stack.brokerCount(), etcd().size(), stack.enforcerUrls().size(),
+                stack.connectUrls().size());
+        audit = new SinkAudit(stack.postgresUrl(), BillingConnectors.TABLE);
+        audit.install();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (stack != null) {
+            stack.close();
+        }
+    }
+
+    private static EtcdCluster etcd() {
+        return stack.etcdCluster().orElseThrow();
+    }
+
+    private static FailoverRun run(String name) throws Exception {
+        return FailoverRun.start(dir, name, SingleStackFailoverIT.LOAD, stack.kafkaBootstrap(),
+                List.of(stack.etcdEndpoints().split(",")), stack.schemaRegistryUrl(), stack::enforcerUrls);
+    }
+
+    @Test
+    @Order(1)
+    void aBrokerKilledAndRestartedMidLoadLosesDuplicatesAndAcceptsNothingStale() throws Exception {
+        try (FailoverRun run = run("broker")) {
+            run.awaitMoreInputs(300);
+            stack.killBroker(1);
+            run.note("kill -9 of Kafka node 1 (of " + stack.brokerCount() + ")");
+            run.awaitMoreInputs(300);
+            long restarting = System.nanoTime();
+            stack.restartBroker(1);
+            run.note(String.format("Kafka node 1 restarted, no partition under-replicated after %.1f s",
+                    (System.nanoTime() - restarting) / 1e9));
+            run.awaitMoreInputs(300);
+            run.finish(false);
+        }
+    }
+
+    @Test
+    @Order(2)
+    void anEnforcerKilledAndOnePausedPastItsSessionAreTakenOverAndTheZombieIsFenced() throws Exception {
+        try (FailoverRun run = run("enforcer")) {
+            run.awaitMoreInputs(300);
+            int members = run.enforcerMembers();
+            long killed = System.nanoTime();
+            stack.killEnforcer(1);
+            run.note("kill -9 of enforcer instance 1 (" + members + " members in the group)");
+            Duration takeover = run.awaitTakeover(members, killed);
+            run.note(String.format("enforcer takeover after the kill: %.1f s", takeover.toMillis() / 1e3));
+            awaitSurvivorAnswers(run, 0, killed);
+            run.awaitMoreInputs(200);
+            stack.restartEnforcer(1);
+            run.note("enforcer instance 1 restarted");
+            run.awaitMoreInputs(200);
+
+            members = run.enforcerMembers();
+            long paused = System.nanoTime();
+            stack.pauseEnforcer(0);
+            run.note("SIGSTOP of enforcer instance 0, past streams.session.timeout.ms=6000");
+            takeover = run.awaitTakeover(members, paused);
+            run.note(String.format("enforcer takeover after the pause: %.1f s", takeover.toMillis() / 1e3));
+            awaitSurvivorAnswers(run, 1, paused);
+            run.awaitMoreInputs(200);
+            stack.resumeEnforcer(0);
+            run.note("SIGCONT of enforcer instance 0: a zombie until it rejoins; its open transaction must be fenced");
+            run.awaitMoreInputs(200);
+            run.finish(true);
+        }
+    }
+
+    private static void awaitSurvivorAnswers(FailoverRun run, int survivor, long sinceNanos) {
+        String url = stack.enforcerUrls().get(survivor);
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(200))
+                .until(() -> run.watch().answeredEveryKeySince(url, sinceNanos));
+        run.note("enforcer instance " + survivor + " answered /fences/{key} for every key while the other was out");
+    }
+
+    @Test
+    @Order(3)
+    void aConnectWorkerKilledMidLoadHandsItsTasksToTheOtherAndNoRowFenceDecreases() throws Exception {
+        try (FailoverRun run = run("connect")) {
+            run.awaitMoreInputs(300);
+            Map<Integer, String> placement = taskPlacement();
+            int victim = stack.connectUrls().indexOf("http://" + placement.get(0));
+            int survivor = 1 - victim;
+            String survivorId = stack.connectUrls().get(survivor).substring("http://".length());
+            run.note("sink tasks on workers " + placement + "; kill -9 of Connect worker " + victim);
+            long killed = System.nanoTime();
+            stack.killConnect(victim);
+            await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> taskPlacement().values().stream().allMatch(survivorId::equals)
+                            && taskPlacement().size() == 2);
+            run.note(String.format("Connect task move: every sink task RUNNING on worker %s %.1f s after the kill", survivorId,
+                    (System.nanoTime() - killed) / 1e9));
+            run.awaitMoreInputs(300);
+            stack.restartConnect(victim);
+            run.note("Connect worker " + victim + " restarted; tasks spread again: " + taskPlacement());
+            run.awaitMoreInputs(200);
+            FailoverRun.Findings findings = run.finish(false);
+            SingleStackFailoverIT.assertSinkMatches(audit, run, findings, "connect-");
+        }
+    }
+
+    /** The sink's RUNNING tasks by id, with the worker id (host:port) each runs on, from the Connect REST API. */
+    private static Map<Integer, String> taskPlacement() throws Exception {
+        for (String url : stack.connectUrls()) {
+            try {
+                JsonNode status = JSON.readTree(
+                        Http.get(url + "/connectors/" + BillingConnectors.SINK_CONNECTOR + "/status").body());
+                Map<Integer, String> running = new HashMap<>();
+                status.path("tasks").forEach(task -> {
+                    if ("RUNNING".equals(task.path("state").asText())) {
+                        running.put(task.path("id").asInt(), task.path("worker_id").asText());
+                    }
+                });
+                return running;
+            } catch (IOException e) {
+                // that worker is down: ask the next
+            }
+        }
+        throw new IllegalStateException("no Connect worker answered");
+    }
+
+    @Test
+    @Order(4)
+    void theEtcdLeaderKilledRepeatedlyKeepsTokensUniqueAndRisingAndNothingStaleIsAccepted() throws Exception {
+        try (FailoverRun run = run("etcd")) {
+            run.awaitMoreInputs(300);
+            for (int round = 0; round < 3; round++) {
+                int leader = etcd().leader();
+                etcd().kill(leader);
+                run.note("kill -9 of the etcd leader, member " + leader);
+                run.awaitMoreInputs(150);
+                etcd().restart(leader);
+                run.note("etcd member " + leader + " restarted");
+                run.awaitMoreInputs(150);
+            }
+            FailoverRun.Findings findings = run.finish(false);
+            Map<String, List<WriterLedger.Acquired>> byKey = new HashMap<>();
+            findings.ledger().acquired().forEach(a -> byKey.computeIfAbsent(a.key(), k -> new ArrayList<>()).add(a));
+            List<String> problems = new ArrayList<>();
+            byKey.forEach((key, grants) -> {
+                grants.sort(Comparator.comparingLong(WriterLedger.Acquired::millis));
+                for (int i = 1; i < grants.size(); i++) {
+                    if (grants.get(i).token() <= grants.get(i - 1).token()) {
+                        problems.add(key + ": " + grants.get(i) + " after " + grants.get(i - 1));
+                    }
+                }
+            });
+            run.note(String.format("check tokens unique and rising per key in grant order: %d acquisitions, %d lease losses "
+                    + "reported to the writers' listeners, %d acquisitions failed, %d problems",
+                    findings.ledger().acquired()
+                            .size(),
+                    findings.ledger().lost().size(), findings.ledger().failures().size(), problems.size()));
+            assertThat(problems).as("tokens in grant order per key").isEmpty();
+        }
+    }
+}
