@@ -46,19 +46,31 @@ public abstract class SharedServiceExtension<S extends AutoCloseable> implements
         return parameter.getParameter().getType() == type;
     }
 
+    /**
+     * The running service, started by the first class that asks. A start that fails fails that class and is forgotten,
+     * so the next class tries again (as each did with a service of its own).
+     */
     @Override
     public final S resolveParameter(ParameterContext parameter, ExtensionContext context) {
-        Running running = context.getRoot().getStore(NAMESPACE).getOrComputeIfAbsent(getClass().getName(), key -> {
-            Path dir = null;
-            try {
-                dir = Files.createTempDirectory("fenced-writes-" + name + "-");
-                return new Running(start(dir), dir);
-            } catch (Exception e) {
-                deleteRecursively(dir);
-                throw new ParameterResolutionException("cannot start the shared " + name + ": " + e, e);
-            }
-        }, Running.class);
-        return type.cast(running.service());
+        ExtensionContext.Store store = context.getRoot().getStore(NAMESPACE);
+        String key = getClass().getName();
+        try {
+            return type.cast(store.getOrComputeIfAbsent(key, k -> startRunning(), Running.class).service());
+        } catch (RuntimeException e) {
+            store.remove(key);
+            throw e;
+        }
+    }
+
+    private Running startRunning() {
+        Path dir = null;
+        try {
+            dir = Files.createTempDirectory("fenced-writes-" + name + "-");
+            return new Running(start(dir), dir);
+        } catch (Exception e) {
+            deleteRecursively(dir);
+            throw new ParameterResolutionException("cannot start the shared " + name + ": " + e, e);
+        }
     }
 
     /** The service and its directory; closed by the root store when the run ends. */
