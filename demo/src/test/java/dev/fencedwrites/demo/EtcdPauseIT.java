@@ -9,14 +9,12 @@ import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceOp;
 import dev.fencedwrites.contract.FenceTopics;
-import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -35,7 +33,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Needs real services: only a real etcd process frozen with SIGSTOP (its sockets open, its
@@ -43,6 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * real broker's exactly-once transactions (issue 14's acceptance: nothing accepted unverified, nothing lost).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
+@ExtendWith(SharedBillingStack.class)
 class EtcdPauseIT {
     private static final Duration TTL = Duration.ofSeconds(120);
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
@@ -54,23 +53,21 @@ class EtcdPauseIT {
     private static final int VERIFIED_KEYS = 4;
     private static final int NEW_KEYS = 6;
 
-    @TempDir
-    static Path dir;
     static LocalStack stack;
     static StackProbe probe;
 
+    /** The stack TokenVerificationIT uses too; this class's keys have a prefix of their own and its counters are differences. */
     @BeforeAll
-    static void startStack() throws Exception {
-        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
-                .progress(line -> System.out.println("[stack] " + line)).start();
+    static void useSharedStack(LocalStack shared) {
+        stack = shared;
         probe = new StackProbe(stack);
     }
 
+    /** Whatever happened, etcd runs again for the classes after this one. */
     @AfterAll
-    static void stopStack() {
+    static void resumeEtcd() {
         if (stack != null) {
             stack.resumeEtcd();
-            stack.close();
         }
     }
 

@@ -11,7 +11,6 @@ import dev.fencedwrites.contract.FenceOp;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.etcd.LockKeys;
-import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
@@ -23,7 +22,6 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -43,11 +41,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Needs real services: a token is only verified against a real etcd's history (its revisions,
@@ -55,28 +52,20 @@ import org.junit.jupiter.api.io.TempDir;
  * broker, with the row in PostgreSQL as the last witness (issue 14's acceptance on {@code ./fence up}).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
+@ExtendWith(SharedBillingStack.class)
 class TokenVerificationIT {
     private static final Duration TTL = Duration.ofSeconds(60);
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final Duration DECIDED = Duration.ofSeconds(120);
 
-    @TempDir
-    static Path dir;
     static LocalStack stack;
     static StackProbe probe;
 
+    /** The stack EtcdPauseIT uses too; this class's keys are its own and its counters are differences. */
     @BeforeAll
-    static void startStack() throws Exception {
-        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
-                .progress(line -> System.out.println("[stack] " + line)).start();
+    static void useSharedStack(LocalStack shared) {
+        stack = shared;
         probe = new StackProbe(stack);
-    }
-
-    @AfterAll
-    static void stopStack() {
-        if (stack != null) {
-            stack.close();
-        }
     }
 
     /**

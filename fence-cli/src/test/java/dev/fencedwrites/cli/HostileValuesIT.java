@@ -25,7 +25,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -62,7 +61,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Needs real services: an OutOfMemoryError or StackOverflowError in decoding only shows as a
@@ -74,6 +73,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 12, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@ExtendWith(SharedBillingStack.class)
 class HostileValuesIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String CONVERTER_SINK = "hostile-converter-sink";
@@ -85,8 +85,6 @@ class HostileValuesIT {
     private static final int UNPARSABLE_ID = 900_002;
     private static final long[] GOOD_AMOUNTS = {101, 202, 303};
 
-    @TempDir
-    static Path dir;
     static LocalStack stack;
     static HttpServer brokenRegistry;
     static Map<String, Integer> ids = new LinkedHashMap<>();
@@ -102,10 +100,13 @@ class HostileValuesIT {
         }
     }
 
+    /**
+     * On the stack OperatorCommandsIT uses too: this class's keys (stack-, converter-, proxy-), tables and connectors are
+     * its own, and it finds its records among the others' by key.
+     */
     @BeforeAll
-    static void startStack() throws Exception {
-        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
-                .progress(line -> System.out.println("[stack] " + line)).start();
+    static void startSinks(LocalStack shared) throws Exception {
+        stack = shared;
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
         register(registry, "string",
                 "{\"type\":\"record\",\"name\":\"HostileString\",\"namespace\":\"hostile\",\"fields\":[{\"name\":\"s\","
@@ -170,12 +171,9 @@ class HostileValuesIT {
     }
 
     @AfterAll
-    static void stopStack() {
+    static void stopBrokenRegistry() {
         if (brokenRegistry != null) {
             brokenRegistry.stop(0);
-        }
-        if (stack != null) {
-            stack.close();
         }
     }
 

@@ -9,7 +9,6 @@ import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.demo.BillingSummary;
-import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
@@ -32,10 +31,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -44,22 +43,17 @@ import org.junit.jupiter.api.io.TempDir;
  * 15).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
+@ExtendWith(SharedBillingStack.class)
 class OperatorCommandsIT {
+    /** For the other etcd of the stale writer. */
     @TempDir
     static Path dir;
     static LocalStack stack;
 
+    /** The stack HostileValuesIT uses too; this class's keys are its own (a UUID each) and it filters what it reads by them. */
     @BeforeAll
-    static void startStack() throws Exception {
-        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
-                .progress(line -> System.out.println("[stack] " + line)).start();
-    }
-
-    @AfterAll
-    static void stopStack() {
-        if (stack != null) {
-            stack.close();
-        }
+    static void useSharedStack(LocalStack shared) {
+        stack = shared;
     }
 
     /**

@@ -7,7 +7,21 @@ import java.util.List;
 
 /** Command lines for child JVMs that run with this JVM's class path. */
 public final class Jvm {
+    /**
+     * System property with options for every child JVM, before its own, separated by spaces; unset or blank: none. The
+     * integration tests set {@code -XX:+UseSerialGC -XX:TieredStopAtLevel=1} (failsafe's systemPropertyVariables): their
+     * services live for a minute on 2 shared cores, where G1's threads and C2 compilations cost more start-up CPU than they
+     * save (issue 17); {@code ./fence up} and the benchmarks leave it unset.
+     */
+    public static final String CHILD_OPTIONS = "fence.child.jvm.options";
+
     private Jvm() {
+    }
+
+    /** The options of {@link #CHILD_OPTIONS}, in order; empty when it is unset or blank. */
+    public static List<String> childOptions() {
+        String options = System.getProperty(CHILD_OPTIONS, "").strip();
+        return options.isEmpty() ? List.of() : List.of(options.split("\\s+"));
     }
 
     /** The java launcher of the running JVM. */
@@ -27,7 +41,7 @@ public final class Jvm {
     }
 
     /**
-     * {@code java <jvmArgs> -cp <this class path> -Dlog4j2.configurationFile=<log4j2> <mainClass> <args>}.
+     * {@code java <child options> <jvmArgs> -cp <this class path> -Dlog4j2.configurationFile=<log4j2> <mainClass> <args>}.
      *
      * @param log4j2 a log4j2 properties file for the child, or {@code null}
      */
@@ -36,7 +50,8 @@ public final class Jvm {
     }
 
     /**
-     * {@code java <jvmArgs> -cp <classPath> -Dlog4j2.configurationFile=<log4j2> <mainClass> <args>}.
+     * {@code java <child options> <jvmArgs> -cp <classPath> -Dlog4j2.configurationFile=<log4j2> <mainClass> <args>}
+     * (the child options of {@link #CHILD_OPTIONS}; a later option of {@code jvmArgs} wins).
      *
      * @param classPath the child's class path, absolute entries separated by {@link File#pathSeparator}
      * @param log4j2    a log4j2 properties file for the child, or {@code null}
@@ -45,6 +60,7 @@ public final class Jvm {
             List<String> args) {
         List<String> command = new ArrayList<>();
         command.add(java());
+        command.addAll(childOptions());
         command.addAll(jvmArgs);
         command.add("-cp");
         command.add(classPath);

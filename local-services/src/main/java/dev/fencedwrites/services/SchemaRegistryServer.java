@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -73,10 +74,11 @@ public final class SchemaRegistryServer {
                     "schema registry distribution not found at " + home + "; run the build (mvn package) first", e);
         }
         int port = FreePorts.pick();
-        ChildProcess process = ChildProcess.start("schema-registry", List.of(Jvm.java(), "-Xmx384m",
-                "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port,
-                "-Dquarkus.banner.enabled=false", "-Dquarkus.log.level=WARN", "-jar", runner.toString()),
-                dir, dir.resolve("schema-registry.log"), Map.of());
+        List<String> command = new ArrayList<>(List.of(Jvm.java()));
+        command.addAll(Jvm.childOptions());
+        command.addAll(List.of("-Xmx384m", "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port,
+                "-Dquarkus.banner.enabled=false", "-Dquarkus.log.level=WARN", "-jar", runner.toString()));
+        ChildProcess process = ChildProcess.start("schema-registry", command, dir, dir.resolve("schema-registry.log"), Map.of());
         String base = "http://127.0.0.1:" + port;
         // 300 s: Apicurio (Quarkus) starts in ~20 s on a quiet machine but takes minutes while a cluster starts beside it.
         return process.awaitReady(base + "/apis/ccompat/v7", Duration.ofSeconds(300), () -> Http.ok(base + "/health/ready"));

@@ -88,6 +88,8 @@ class LockHistoryPropertyIT {
     static final List<Waiter> neverHeld = new ArrayList<>();
     static final List<Mislabelled> mislabelled = new ArrayList<>();
     static final Random random = new Random(SEED);
+    /** Per resource, the lock keys of raw writers whose 2 s leases nobody keeps alive and that have not been seen expire yet. */
+    static final Map<String, List<ByteSequence>> expiring = new HashMap<>();
 
     @BeforeAll
     static void runRandomHistory() throws Exception {
@@ -108,6 +110,7 @@ class LockHistoryPropertyIT {
             for (int step = 0; step < STEPS; step++) {
                 String resource = RESOURCES.get(random.nextInt(RESOURCES.size()));
                 FencingLeaseClient client = clients.get(random.nextInt(clients.size()));
+                awaitExpiries(resource);
                 FencingLease holder = held.get(resource);
                 int action = random.nextInt(10);
                 if (action < 2) {
@@ -134,6 +137,7 @@ class LockHistoryPropertyIT {
             }
             // Whatever the seed, every kind of step happens at least once.
             String last = RESOURCES.get(0);
+            awaitExpiries(last);
             if (held.get(last) == null) {
                 held.put(last, clients.get(0).acquire(last, TTL, TIMEOUT));
                 real.add(new Acquisition(last, held.get(last).token(), held.get(last).leaseId(), "uncontended"));
@@ -143,15 +147,20 @@ class LockHistoryPropertyIT {
             }
             if (neverHeld.isEmpty()) {
                 rawAcquireAndExpire(last);
+                awaitExpiries(last);
             }
             for (FencingLease lease : held.values()) {
                 lease.close();
             }
             if (real.stream().noneMatch(a -> a.how().equals("raw, expired"))) {
                 rawAcquireAndExpire(last);
+                awaitExpiries(last);
             }
             if (mislabelled.isEmpty()) {
                 putMislabelledKey(last, real.get(0).leaseId());
+            }
+            for (String resource : RESOURCES) {
+                awaitExpiries(resource);
             }
             long end = observer.getKVClient().put(bytes(PREFIX + "~end"), bytes("")).get(10, TimeUnit.SECONDS).getHeader()
                     .getRevision();
@@ -189,7 +198,8 @@ class LockHistoryPropertyIT {
     /**
      * A writer in another language: grants a 2 s lease that nobody keeps alive and, in one
      * transaction, puts its key under it and reads the oldest key under the lock. If its key is the
-     * oldest, the transaction's revision is its token. Returns once etcd has expired the lease.
+     * oldest, the transaction's revision is its token. The lease's expiry is awaited before the next
+     * step on the same resource ({@link #awaitExpiries}), not here: steps on other resources overlap its TTL.
      */
     private static void rawAcquireAndExpire(String resource) throws Exception {
         long leaseId = observer.getLeaseClient().grant(2).get(10, TimeUnit.SECONDS).getID();
@@ -208,14 +218,13 @@ class LockHistoryPropertyIT {
         } else {
             neverHeld.add(new Waiter(resource, leaseId, response.getHeader().getRevision()));
         }
-        await("lease " + leaseId + " expiring").atMost(Duration.ofSeconds(60))
-                .until(() -> observer.getKVClient().get(key).get(10, TimeUnit.SECONDS).getCount() == 0);
+        expiring.computeIfAbsent(resource, r -> new ArrayList<>()).add(key);
     }
 
     /**
      * Puts, under a fresh 2 s lease nobody keeps alive, the key {@code <lock>/<hex of namedLease>} on
-     * a free lock (so it is the oldest), and returns once the lease expired: neither the lease it names
-     * nor the lease it is attached to held the lock.
+     * a free lock (so it is the oldest); the lease expires before the next step on the same resource
+     * ({@link #awaitExpiries}): neither the lease it names nor the lease it is attached to held the lock.
      */
     private static void putMislabelledKey(String resource, long namedLease) throws Exception {
         long attached = observer.getLeaseClient().grant(2).get(10, TimeUnit.SECONDS).getID();
@@ -223,8 +232,20 @@ class LockHistoryPropertyIT {
         long created = observer.getKVClient().put(key, ByteSequence.EMPTY, PutOption.builder().withLeaseId(attached).build())
                 .get(10, TimeUnit.SECONDS).getHeader().getRevision();
         mislabelled.add(new Mislabelled(resource, namedLease, attached, created));
-        await("lease " + attached + " expiring").atMost(Duration.ofSeconds(60))
-                .until(() -> observer.getKVClient().get(key).get(10, TimeUnit.SECONDS).getCount() == 0);
+        expiring.computeIfAbsent(resource, r -> new ArrayList<>()).add(key);
+    }
+
+    /**
+     * Waits until etcd has expired every lease a raw writer left on {@code resource}'s lock, so the
+     * next step on it starts from the same lock state as if each step had waited for its own expiry;
+     * steps on other resources run meanwhile.
+     */
+    private static void awaitExpiries(String resource) {
+        for (ByteSequence key : expiring.getOrDefault(resource, List.of())) {
+            await("the lease of " + key + " expiring").atMost(Duration.ofSeconds(60))
+                    .until(() -> observer.getKVClient().get(key).get(10, TimeUnit.SECONDS).getCount() == 0);
+        }
+        expiring.remove(resource);
     }
 
     @Test

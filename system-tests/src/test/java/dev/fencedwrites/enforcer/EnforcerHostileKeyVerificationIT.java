@@ -8,7 +8,6 @@ import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.Service;
 import dev.fencedwrites.testing.EtcdNodeExtension;
-import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,6 +33,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,6 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * broker, which no test driver has (issue 14 review: no single record may stop the enforcer).
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
+@ExtendWith(SharedKafkaBroker.class)
 class EnforcerHostileKeyVerificationIT {
     /**
      * Bytes 0xFF: each becomes %FF in the lock name, so 400 KB of key is a 1.2 MB lock name, and the
@@ -53,19 +54,18 @@ class EnforcerHostileKeyVerificationIT {
 
     @RegisterExtension
     static final EtcdNodeExtension etcdNode = new EtcdNodeExtension();
-    @RegisterExtension
-    static final KafkaBrokerExtension kafkaBroker = new KafkaBrokerExtension();
     @TempDir
     static Path dir;
     static Service etcd;
     static Service kafka;
     static Service enforcer;
 
+    /** On the broker the other enforcer ITs use too: this class's topics (hk-) and application id are its own. */
     @BeforeAll
-    static void start() throws Exception {
-        Path log4j2 = kafkaBroker.log4j2();
+    static void start(SharedKafkaBroker.Broker broker) throws Exception {
+        Path log4j2 = broker.log4j2();
         etcd = etcdNode.service();
-        kafka = kafkaBroker.service();
+        kafka = broker.service();
         enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(), Map.of("input.topic", "hk-in",
                 "accepted.topic", "hk-ok", "rejected.topic", "hk-dlq", "application.id", "hk-enforcer",
                 "topics.create.enable", "true", "topics.create.partitions", "1", EtcdSettings.ENDPOINTS, etcd.address(),

@@ -7,7 +7,6 @@ import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
-import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,7 +35,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -46,13 +45,12 @@ import org.junit.jupiter.api.io.TempDir;
  * a lease id sent as the token must not block its key).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
+@ExtendWith(SharedKafkaBroker.class)
 class EnforcerOversizedRecordIT {
     /** 2 MB of zeros: gzip makes a few KB of it, so the input topic takes it; uncompressed it fits no output. */
     private static final int HUGE = 2 * 1024 * 1024;
     private static final Duration DECIDED_WITHIN = Duration.ofSeconds(90);
 
-    @RegisterExtension
-    static final KafkaBrokerExtension kafkaBroker = new KafkaBrokerExtension();
     @TempDir
     static Path dir;
     static Path log4j2;
@@ -60,10 +58,11 @@ class EnforcerOversizedRecordIT {
     /** One enforcer under exactly_once_v2 (the default) for the oversized inputs. */
     static Service enforcer;
 
+    /** On the broker the other enforcer ITs use too: this class's topics (big-, alos-) and application ids are its own. */
     @BeforeAll
-    static void start() throws Exception {
-        log4j2 = kafkaBroker.log4j2();
-        kafka = kafkaBroker.service();
+    static void start(SharedKafkaBroker.Broker broker) throws Exception {
+        log4j2 = broker.log4j2();
+        kafka = broker.service();
         enforcer = EnforcerProcess.start(dir.resolve("enforcer-big"), log4j2, kafka.address(), Map.of("input.topic", "big-in",
                 "accepted.topic", "big-ok", "rejected.topic", "big-dlq", "application.id", "big-enforcer",
                 "topics.create.enable", "true", "topics.create.partitions", "1"));

@@ -10,7 +10,6 @@ import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.FreePorts;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
-import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,7 +37,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -46,18 +45,18 @@ import org.junit.jupiter.api.io.TempDir;
  * (and, with token verification on, try a real etcd endpoint).
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
+@ExtendWith(SharedKafkaBroker.class)
 class EnforcerStartupIT {
-    @RegisterExtension
-    static final KafkaBrokerExtension kafkaBroker = new KafkaBrokerExtension();
     @TempDir
     static Path dir;
     static Path log4j2;
     static Service kafka;
 
+    /** The broker the other enforcer ITs use too; this class's topics and application ids are its own. */
     @BeforeAll
-    static void connectKafka() {
-        log4j2 = kafkaBroker.log4j2();
-        kafka = kafkaBroker.service();
+    static void connectKafka(SharedKafkaBroker.Broker broker) {
+        log4j2 = broker.log4j2();
+        kafka = broker.service();
     }
 
     @Test

@@ -5,7 +5,8 @@
  * {@code @RegisterExtension} on a static field (one service per test class) or an instance field (one per test):
  * {@link dev.fencedwrites.testing.EtcdNodeExtension}, {@link dev.fencedwrites.testing.EtcdClusterExtension},
  * {@link dev.fencedwrites.testing.KafkaBrokerExtension}, {@link dev.fencedwrites.testing.PostgresExtension},
- * {@link dev.fencedwrites.testing.SchemaRegistryExtension} and {@link dev.fencedwrites.testing.ConnectWorkerExtension}.
+ * {@link dev.fencedwrites.testing.SchemaRegistryExtension} and {@link dev.fencedwrites.testing.ConnectWorkerExtension};
+ * {@link dev.fencedwrites.testing.SharedServiceExtension} shares one service among the test classes of a run.
  * Also the sample Avro record {@code BillingSummary} (generated from {@code src/main/avro}) and the one
  * {@code log4j2-test.properties} on every test class path.
  */

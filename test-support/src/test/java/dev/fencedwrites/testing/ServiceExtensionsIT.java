@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,8 +38,6 @@ class ServiceExtensionsIT {
     static final PostgresExtension postgres = new PostgresExtension();
     @RegisterExtension
     static final SchemaRegistryExtension registry = new SchemaRegistryExtension();
-    @RegisterExtension
-    final EtcdClusterExtension cluster = EtcdClusterExtension.withMembers(1);
 
     private static Path emptyDirectory() {
         try {
@@ -81,10 +80,17 @@ class ServiceExtensionsIT {
         assertThat(Http.get(registry.url() + "/subjects").statusCode()).isEqualTo(200);
     }
 
-    @Test
-    void anEtcdClusterOnAnInstanceFieldRunsForTheTestWithAnAgreedLeader() throws Exception {
-        assertThat(cluster.endpoints()).hasSize(1);
-        assertThat(cluster.cluster().leader()).isZero();
+    /** Its own class, so that the cluster on an instance field starts for its one test, not for each test above. */
+    @Nested
+    class OnAnInstanceField {
+        @RegisterExtension
+        final EtcdClusterExtension cluster = EtcdClusterExtension.withMembers(1);
+
+        @Test
+        void anEtcdClusterOnAnInstanceFieldRunsForTheTestWithAnAgreedLeader() throws Exception {
+            assertThat(cluster.endpoints()).hasSize(1);
+            assertThat(cluster.cluster().leader()).isZero();
+        }
     }
 
     @Test
