@@ -31,6 +31,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
@@ -136,7 +137,7 @@ class ClusterUpIT {
             configs.forEach((resource, config) -> assertThat(config.get("min.insync.replicas").value())
                     .as("min.insync.replicas of %s", resource.name()).isEqualTo("2"));
             System.out.printf("[ClusterUpIT] %d topics, each with 3 replicas per partition and min.insync.replicas=2: %s%n",
-                    topics.size(), new java.util.TreeSet<>(topics));
+                    topics.size(), new TreeSet<>(topics));
         }
     }
 

@@ -90,10 +90,11 @@ public final class DistributedConnectWorker {
 
     /**
      * Creates or updates connector {@code name} with {@code config} ({@code PUT /connectors/NAME/config}), retrying while
-     * the worker answers 409 (a rebalance is under way) or 5xx, for up to 60 s.
+     * the worker answers 400 (the connector's validation could not reach a service yet), 409 (a rebalance is under way) or
+     * 5xx, for up to 60 s; a PUT of the same config is idempotent.
      *
-     * @throws IllegalStateException if the worker refuses the config (4xx other than 409: the message carries its answer)
-     *                               or keeps failing for 60 s
+     * @throws IllegalStateException if the worker refuses the config (another 4xx) or keeps failing for 60 s (the message
+     *                               carries its last answer)
      */
     public static void putConnector(String url, String name, Map<String, String> config) throws InterruptedException {
         String body;
@@ -109,8 +110,12 @@ public final class DistributedConnectWorker {
         Await.until("connector " + name + " created at " + url, Duration.ofSeconds(60), null, () -> {
             HttpResponse<String> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
             int status = response.statusCode();
-            if (status >= 400 && status < 500 && status != 409) {
+            if (status >= 400 && status < 500 && status != 409 && status != 400) {
                 throw new Await.GiveUp("PUT " + request.uri() + " answered " + status + ": " + response.body());
+            }
+            if (status >= 400) {
+                // 400 too: the connector's validation may need a service that is slow to answer on a loaded machine.
+                throw new IllegalStateException("PUT " + request.uri() + " answered " + status + ": " + response.body());
             }
             return status == 200 || status == 201;
         });

@@ -271,8 +271,15 @@ public final class TableStructure {
             }
             try (Statement statement = connection.createStatement()) {
                 statement.execute(createStatement(columns));
+                LOG.info("created table {} for schema {}", table, schemaName);
+            } catch (SQLException e) {
+                // Two tasks creating the table at once: PostgreSQL's CREATE TABLE IF NOT EXISTS is not safe against a
+                // concurrent one and may fail with unique_violation (on pg_type) or duplicate_table; the other won.
+                if (!"23505".equals(e.getSQLState()) && !"42P07".equals(e.getSQLState())) {
+                    throw e;
+                }
+                LOG.info("table {} was created by another task at the same time", table);
             }
-            LOG.info("created table {} for schema {}", table, schemaName);
             catalog = TableCatalog.read(connection, table);
         }
         if (!validated) {
