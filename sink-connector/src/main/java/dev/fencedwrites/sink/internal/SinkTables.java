@@ -2,7 +2,6 @@ package dev.fencedwrites.sink.internal;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,9 +52,7 @@ public final class SinkTables {
     public void prepareFixed(Connection connection) throws SQLException {
         RecordTable table = forTopic(null);
         if (autoCreate) {
-            try (Statement statement = connection.createStatement()) {
-                statement.execute(table.createStatement(List.of()));
-            }
+            ConcurrentDdl.execute(connection, table.createStatement(List.of()));
             connection.commit();
         }
         List<String> mismatches = table.ownColumnMismatches(connection);

@@ -3,7 +3,6 @@ package dev.fencedwrites.sink.internal;
 import dev.fencedwrites.sink.internal.ColumnMapping.Column;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -197,13 +196,11 @@ public final class TableStructure {
                     + " do not fit table " + table + ": " + String.join("; ", problems));
         }
         if (!missing.isEmpty()) {
-            try (Statement statement = connection.createStatement()) {
-                for (Column column : missing) {
-                    statement.execute(
-                            "ALTER TABLE " + table.sql() + " ADD COLUMN IF NOT EXISTS " + column.sql() + " " + column.sqlType());
-                    LOG.info("added column {}.{} {} for field {}", table, column.name(), column.sqlType(),
-                            String.join(".", column.path()));
-                }
+            for (Column column : missing) {
+                boolean added = ConcurrentDdl.execute(connection,
+                        "ALTER TABLE " + table.sql() + " ADD COLUMN IF NOT EXISTS " + column.sql() + " " + column.sqlType());
+                LOG.info("{} column {}.{} {} for field {}", added ? "added" : "another sink task added", table, column.name(),
+                        column.sqlType(), String.join(".", column.path()));
             }
             catalog = TableCatalog.read(connection, table);
         }
@@ -269,16 +266,10 @@ public final class TableStructure {
                 throw new SchemaMismatchException(
                         "table " + table + " does not exist; set auto.create=true or create it as: " + createStatement(columns));
             }
-            try (Statement statement = connection.createStatement()) {
-                statement.execute(createStatement(columns));
+            if (ConcurrentDdl.execute(connection, createStatement(columns))) {
                 LOG.info("created table {} for schema {}", table, schemaName);
-            } catch (SQLException e) {
-                // Two tasks creating the table at once: PostgreSQL's CREATE TABLE IF NOT EXISTS is not safe against a
-                // concurrent one and may fail with unique_violation (on pg_type) or duplicate_table; the other won.
-                if (!"23505".equals(e.getSQLState()) && !"42P07".equals(e.getSQLState())) {
-                    throw e;
-                }
-                LOG.info("table {} was created by another task at the same time", table);
+            } else {
+                LOG.info("table {} was created by another sink task at the same time", table);
             }
             catalog = TableCatalog.read(connection, table);
         }

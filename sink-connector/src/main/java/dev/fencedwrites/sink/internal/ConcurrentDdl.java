@@ -1,0 +1,54 @@
+package dev.fencedwrites.sink.internal;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.sql.Statement;
+import java.util.Set;
+
+/**
+ * Runs {@code CREATE TABLE IF NOT EXISTS} and {@code ALTER TABLE ... ADD COLUMN IF NOT EXISTS} that
+ * other sink tasks may run at the same moment (several tasks of one connector start together, issue 17).
+ *
+ * <p>Why: PostgreSQL checks {@code IF NOT EXISTS} before it inserts the catalog rows, so of two
+ * transactions creating the same table the second waits for the first and then fails with
+ * {@code unique_violation} (23505, on {@code pg_type_typname_nsp_index} or {@code pg_class}) or
+ * {@code duplicate_table} (42P07); a column added twice fails with {@code duplicate_column} (42701).
+ * Each of those means another task made the same change, which is all this one wanted. The sink's
+ * connections do not auto-commit, and a failed statement aborts the whole transaction (every later
+ * statement fails with 25P02), so the statement runs inside a savepoint that is rolled back on such a
+ * failure: the caller's transaction goes on.
+ */
+final class ConcurrentDdl {
+    /** SQLStates that mean "another transaction made this same object first". */
+    private static final Set<String> MADE_BY_ANOTHER = Set.of("23505", "42P07", "42701");
+
+    private ConcurrentDdl() {
+    }
+
+    /**
+     * Runs {@code ddl} on {@code connection}, in a savepoint unless the connection auto-commits.
+     *
+     * @return {@code true} when this statement made the change (or found it made), {@code false} when a
+     *         concurrent transaction made it and this one's attempt was rolled back to the savepoint
+     * @throws SQLException any other failure, after rolling back to the savepoint
+     */
+    static boolean execute(Connection connection, String ddl) throws SQLException {
+        Savepoint savepoint = connection.getAutoCommit() ? null : connection.setSavepoint();
+        try (Statement statement = connection.createStatement()) {
+            statement.execute(ddl);
+        } catch (SQLException e) {
+            if (savepoint != null) {
+                connection.rollback(savepoint);
+            }
+            if (MADE_BY_ANOTHER.contains(e.getSQLState())) {
+                return false;
+            }
+            throw e;
+        }
+        if (savepoint != null) {
+            connection.releaseSavepoint(savepoint);
+        }
+        return true;
+    }
+}
