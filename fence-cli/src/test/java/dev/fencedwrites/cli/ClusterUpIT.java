@@ -62,7 +62,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ClusterUpIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final List<String> ENV = List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL",
-            "CONNECT_URL", "CONNECT_METRICS_URL", "ENFORCER_URL", "CONNECT_URLS", "ENFORCER_URLS");
+            "CONNECT_URL", "CONNECT_METRICS_URL", "ENFORCER_URL", "CONNECT_URLS", "ENFORCER_URLS", "CONNECT_METRICS_URLS");
 
     @TempDir
     static Path dir;
@@ -108,6 +108,10 @@ class ClusterUpIT {
         assertThat(env.get("ETCD_ENDPOINTS").split(",")).hasSize(3).allMatch(a -> a.startsWith("http://127.0.0.1:"));
         assertThat(env.get("ENFORCER_URLS").split(",")).hasSize(2).startsWith(env.get("ENFORCER_URL"));
         assertThat(env.get("CONNECT_URLS").split(",")).hasSize(2).startsWith(env.get("CONNECT_URL"));
+        assertThat(env.get("CONNECT_METRICS_URLS").split(",")).hasSize(2).startsWith(env.get("CONNECT_METRICS_URL"));
+        for (String url : env.get("CONNECT_METRICS_URLS").split(",")) {
+            assertThat(Http.get(url).body()).as(url).contains("kafka_connect_");
+        }
         for (String url : env.get("ENFORCER_URLS").split(",")) {
             assertThat(Http.get(url + "/health/ready").statusCode()).as(url).isEqualTo(200);
         }
@@ -211,7 +215,8 @@ class ClusterUpIT {
     @Order(6)
     void sigtermStopsEveryServiceItStarted() throws Exception {
         List<String> urls = new ArrayList<>();
-        urls.addAll(List.of(env.get("SCHEMA_REGISTRY_URL"), env.get("CONNECT_METRICS_URL")));
+        urls.add(env.get("SCHEMA_REGISTRY_URL"));
+        urls.addAll(List.of(env.get("CONNECT_METRICS_URLS").split(",")));
         urls.addAll(List.of(env.get("ETCD_ENDPOINTS").split(",")));
         urls.addAll(List.of(env.get("ENFORCER_URLS").split(",")));
         urls.addAll(List.of(env.get("CONNECT_URLS").split(",")));

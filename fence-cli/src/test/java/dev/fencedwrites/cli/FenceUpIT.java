@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
 class FenceUpIT {
     private static final List<String> ENV = List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL",
             "CONNECT_URL",
-            "CONNECT_METRICS_URL", "ENFORCER_URL", "CONNECT_URLS", "ENFORCER_URLS");
+            "CONNECT_METRICS_URL", "ENFORCER_URL", "CONNECT_URLS", "ENFORCER_URLS", "CONNECT_METRICS_URLS");
 
     @TempDir
     Path dir;

@@ -147,9 +147,9 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         }
         FenceEnforcerTopology.Limits limits = topics.limits(streamsProperties);
         LOG.info(
-                "largest records written: accepted {} B, rejected {} B, fence changelog {} B (max.message.bytes capped by "
-                        + "max.request.size)",
-                limits.acceptedMaxBytes(), limits.rejectedMaxBytes(), limits.storeMaxBytes());
+                "largest records written: accepted {} B, rejected {} B, fence changelog {} B, re-route repartition {} B "
+                        + "(max.message.bytes capped by max.request.size)",
+                limits.acceptedMaxBytes(), limits.rejectedMaxBytes(), limits.storeMaxBytes(), limits.rerouteMaxBytes());
         return limits;
     }
 

@@ -69,12 +69,13 @@ public final class FenceEnforcerTopology {
      * @param rejectedMaxBytes the largest rejected copy (larger copies are reduced, down to a reference record);
      *                         at least {@link #MIN_REJECTED_MAX_BYTES}
      * @param storeMaxBytes    the largest record of the fence store's changelog topic (a key whose changelog
-     *                         record would be larger is rejected {@code KEY_TOO_LARGE} and never stored); also taken
-     *                         for the repartition topic, created from the same {@code streams.topic.*} settings (a
-     *                         misrouted record that would not fit is rejected {@code TOO_LARGE})
+     *                         record would be larger is rejected {@code KEY_TOO_LARGE} and never stored)
+     * @param rerouteMaxBytes  the largest record of the repartition topic that re-routed records take (a misrouted
+     *                         record that would not fit, with its origin header, is rejected {@code TOO_LARGE})
      * @throws IllegalArgumentException when {@code rejectedMaxBytes} cannot hold a reference record
      */
-    public record Limits(int inputPartitions, int acceptedMaxBytes, int rejectedMaxBytes, int storeMaxBytes) {
+    public record Limits(int inputPartitions, int acceptedMaxBytes, int rejectedMaxBytes, int storeMaxBytes,
+            int rerouteMaxBytes) {
         /** The smallest rejected-topic limit that still takes a reference record (its headers are under 1 KiB). */
         public static final int MIN_REJECTED_MAX_BYTES = 2048;
         /**
@@ -90,6 +91,14 @@ public final class FenceEnforcerTopology {
                 throw new IllegalArgumentException("the rejected topic must take records of at least " + MIN_REJECTED_MAX_BYTES
                         + " bytes (max.message.bytes and max.request.size), got " + rejectedMaxBytes);
             }
+        }
+
+        /**
+         * Limits whose repartition topic takes what the changelog takes (Kafka Streams creates both from the same
+         * {@code streams.topic.*} settings).
+         */
+        public Limits(int inputPartitions, int acceptedMaxBytes, int rejectedMaxBytes, int storeMaxBytes) {
+            this(inputPartitions, acceptedMaxBytes, rejectedMaxBytes, storeMaxBytes, storeMaxBytes);
         }
 
         /** No size limits: for tests and topologies whose topics take any record. */

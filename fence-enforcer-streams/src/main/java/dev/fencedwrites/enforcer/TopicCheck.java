@@ -50,11 +50,12 @@ final class TopicCheck {
      *                        creates it, the value it will get ({@code streams.topic.max.message.bytes},
      *                        else the broker's message.max.bytes); with a markers topic, the smaller of that
      *                        and the markers topic's, since a stored key may be published as a marker
+     * @param rerouteMax      the repartition topic's max.message.bytes (issue 17), found the same way as the changelog's
      */
-    record Topics(int inputPartitions, int acceptedMax, int rejectedMax, int changelogMax) {
-        /** The largest of the three output limits: what the producer's max.request.size is raised to. */
+    record Topics(int inputPartitions, int acceptedMax, int rejectedMax, int changelogMax, int rerouteMax) {
+        /** The largest of the output limits: what the producer's max.request.size is raised to. */
         int largestOutput() {
-            return Math.max(acceptedMax, Math.max(rejectedMax, changelogMax));
+            return Math.max(Math.max(acceptedMax, rejectedMax), Math.max(changelogMax, rerouteMax));
         }
 
         /**
@@ -74,7 +75,7 @@ final class TopicCheck {
                         + " a reference record of a rejected record needs: raise them");
             }
             return new FenceEnforcerTopology.Limits(inputPartitions, Math.min(acceptedMax, producerMax), rejected,
-                    Math.min(changelogMax, producerMax));
+                    Math.min(changelogMax, producerMax), Math.min(rerouteMax, producerMax));
         }
     }
 
@@ -109,7 +110,13 @@ final class TopicCheck {
             prepareOutputs(admin, config, found, partitions, inputMax, timeout);
             Map<String, Integer> maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(),
                     config.rejectedTopic());
-            int changelogMax = changelogMaxMessageBytes(admin, config, timeout);
+            String applicationId = config.getString(FenceEnforcerConfig.APPLICATION_ID);
+            // Kafka Streams names a store's changelog <application.id>-<store>-changelog and a repartition topic
+            // <application.id>-<name>-repartition.
+            int changelogMax = internalMaxMessageBytes(admin, config,
+                    applicationId + "-" + FenceEnforcerTopology.STORE + "-changelog", timeout);
+            int rerouteMax = internalMaxMessageBytes(admin, config,
+                    applicationId + "-" + FenceEnforcerTopology.REROUTE + "-repartition", timeout);
             int rejectedMax = maxBytes.get(config.rejectedTopic());
             int acceptedMax = maxBytes.get(config.acceptedTopic());
             if (compacted(admin, config.rejectedTopic(), timeout)) {
@@ -123,7 +130,7 @@ final class TopicCheck {
                         prepareMarkers(admin, config, config.markersTopic().get(), partitions, timeout));
             }
             warnOfSmallOutputs(config, inputMax, acceptedMax, rejectedMax);
-            return new Topics(partitions, acceptedMax, rejectedMax, changelogMax);
+            return new Topics(partitions, acceptedMax, rejectedMax, changelogMax, rerouteMax);
         } catch (ExecutionException e) {
             throw new IllegalStateException("cannot check the enforcer's topics: " + e.getCause(), e.getCause());
         } catch (TimeoutException e) {
@@ -223,17 +230,15 @@ final class TopicCheck {
     }
 
     /**
-     * The fence store's changelog topic's max.message.bytes: read from the topic when it exists;
-     * before Kafka Streams creates it, {@code streams.topic.max.message.bytes} (Streams' setting for
-     * its internal topics) or else the broker's message.max.bytes, which a new topic inherits.
+     * An internal topic's max.message.bytes (the fence store's changelog, the repartition topic): read
+     * from the topic when it exists (an operator may have changed it); before Kafka Streams creates it,
+     * {@code streams.topic.max.message.bytes} (Streams' setting for its internal topics) or else the
+     * broker's message.max.bytes, which a new topic inherits.
      */
-    private static int changelogMaxMessageBytes(Admin admin, FenceEnforcerConfig config, Duration timeout)
+    private static int internalMaxMessageBytes(Admin admin, FenceEnforcerConfig config, String topic, Duration timeout)
             throws ExecutionException, InterruptedException, TimeoutException {
-        // Kafka Streams names a store's changelog <application.id>-<store name>-changelog.
-        String changelog = config.getString(FenceEnforcerConfig.APPLICATION_ID) + "-" + FenceEnforcerTopology.STORE
-                + "-changelog";
-        if (describe(admin, List.of(changelog), timeout).containsKey(changelog)) {
-            return maxMessageBytes(admin, changelog, timeout).get(changelog);
+        if (describe(admin, List.of(topic), timeout).containsKey(topic)) {
+            return maxMessageBytes(admin, topic, timeout).get(topic);
         }
         Object internal = config.streamsProperties().get(StreamsConfig.topicPrefix(TopicConfig.MAX_MESSAGE_BYTES_CONFIG));
         if (internal != null) {

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 /** The processor's size bounds: each topic's max.message.bytes capped by the Streams producer's max.request.size (issue 13). */
 class TopicLimitsTest {
-    private static final TopicCheck.Topics TOPICS = new TopicCheck.Topics(3, 2_000_000, 3_000_000, 500_000);
+    private static final TopicCheck.Topics TOPICS = new TopicCheck.Topics(3, 2_000_000, 3_000_000, 500_000, 200_000);
 
     @Test
     void producerDefaultMaxRequestSizeCapsEveryTopicLimit() {
@@ -19,6 +19,7 @@ class TopicLimitsTest {
         assertThat(limits.acceptedMaxBytes()).isEqualTo(1_048_576);
         assertThat(limits.rejectedMaxBytes()).isEqualTo(1_048_576);
         assertThat(limits.storeMaxBytes()).isEqualTo(500_000);
+        assertThat(limits.rerouteMaxBytes()).as("the repartition topic's own limit, not the changelog's").isEqualTo(200_000);
     }
 
     @Test
@@ -52,7 +53,7 @@ class TopicLimitsTest {
 
     @Test
     void rejectedTopicTooSmallForAReferenceRecordStopsTheEnforcerNamingTheSettings() {
-        TopicCheck.Topics tiny = new TopicCheck.Topics(1, 1_000_000, 1_000, 1_000_000);
+        TopicCheck.Topics tiny = new TopicCheck.Topics(1, 1_000_000, 1_000, 1_000_000, 1_000_000);
 
         assertThatThrownBy(() -> tiny.limits(streams())).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("max.message.bytes").hasMessageContaining("max.request.size");

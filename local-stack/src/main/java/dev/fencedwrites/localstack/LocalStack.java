@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.stream.IntStream;
 
 /**
  * Starts the whole pipeline on loopback as real services, on free ports, in one directory: Kafka (KRaft), etcd, a
@@ -230,6 +231,11 @@ public final class LocalStack implements AutoCloseable {
         return services.connect.metricsUrl(0);
     }
 
+    /** Every Connect worker's Prometheus metrics URL, by index (each worker reports only the sink tasks it runs). */
+    public List<String> connectMetricsUrls() {
+        return IntStream.range(0, services.connect.count()).mapToObj(services.connect::metricsUrl).toList();
+    }
+
     /** The first enforcer instance's HTTP base URL ({@code /health}, {@code /metrics}, {@code /fences/KEY}). */
     public String enforcerUrl() {
         return enforcerUrls().get(0);
@@ -242,7 +248,8 @@ public final class LocalStack implements AutoCloseable {
 
     /**
      * KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL, POSTGRES_URL, CONNECT_URL, CONNECT_METRICS_URL, ENFORCER_URL,
-     * then the lists CONNECT_URLS and ENFORCER_URLS (comma-separated, first = CONNECT_URL, ENFORCER_URL), in that order.
+     * then the lists CONNECT_URLS, ENFORCER_URLS and CONNECT_METRICS_URLS (comma-separated, first = CONNECT_URL,
+     * ENFORCER_URL, CONNECT_METRICS_URL), in that order.
      */
     public Map<String, String> env() {
         Map<String, String> env = new LinkedHashMap<>();
@@ -255,6 +262,7 @@ public final class LocalStack implements AutoCloseable {
         env.put("ENFORCER_URL", enforcerUrl());
         env.put("CONNECT_URLS", String.join(",", connectUrls()));
         env.put("ENFORCER_URLS", String.join(",", enforcerUrls()));
+        env.put("CONNECT_METRICS_URLS", String.join(",", connectMetricsUrls()));
         return env;
     }
 

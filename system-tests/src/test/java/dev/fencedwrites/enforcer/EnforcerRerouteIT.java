@@ -16,6 +16,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -56,11 +59,20 @@ class EnforcerRerouteIT {
     static Service rerouting;
     /** partition.mismatch.policy=reject on st-*. */
     static Service strict;
+    /** Re-routing on sm-*, whose repartition topic an operator made smaller than the changelog ({@value #SMALL_REROUTE} B). */
+    static Service smallDetour;
+    static final int SMALL_REROUTE = 16_384;
 
     @BeforeAll
     static void start() throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBroker.bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic("sm-enforcer-fence-reroute-repartition", PARTITIONS, (short) 1)
+                    .configs(Map.of("max.message.bytes", Integer.toString(SMALL_REROUTE), "retention.ms", "-1"))))
+                    .all().get(30, TimeUnit.SECONDS);
+        }
         rerouting = enforcer("rr", Map.of());
         strict = enforcer("st", Map.of(FenceEnforcerConfig.PARTITION_MISMATCH_POLICY, "reject"));
+        smallDetour = enforcer("sm", Map.of());
     }
 
     private static Service enforcer(String prefix, Map<String, String> settings) {
@@ -77,7 +89,7 @@ class EnforcerRerouteIT {
 
     @AfterAll
     static void stop() {
-        for (Service service : new Service[]{rerouting, strict}) {
+        for (Service service : new Service[]{rerouting, strict, smallDetour}) {
             if (service != null) {
                 service.close();
             }
@@ -140,6 +152,29 @@ class EnforcerRerouteIT {
         assertThat(readCommitted("rr-ok", key, 2)).extracting(r -> header(r, FenceHeaders.TOKEN)).containsExactly("10", "12");
         assertThat(readCommitted("rr-dlq", key, 1)).extracting(r -> header(r, FenceHeaders.REJECTED_REASON))
                 .containsExactly("STALE_TOKEN");
+    }
+
+    /**
+     * The repartition topic's own max.message.bytes bounds a re-routed record (read at start, not assumed equal to the
+     * changelog's): a write that would not fit is rejected TOO_LARGE where it arrived, and the key's next write is decided.
+     */
+    @Test
+    void rejectsAMisroutedWriteLargerThanTheRepartitionTopicTakesTooLargeAndGoesOn() throws Exception {
+        String key = keys("big-", 1).get(0);
+        long bigOffset;
+        try (KafkaProducer<byte[], byte[]> writer = producer(Crc32Partitioner.class)) {
+            ProducerRecord<byte[], byte[]> small = write("sm-in", key, 10, 1);
+            ProducerRecord<byte[], byte[]> big = new ProducerRecord<>("sm-in", null, small.key(), new byte[SMALL_REROUTE * 2],
+                    small.headers());
+            bigOffset = writer.send(big).get().offset();
+            writer.send(write("sm-in", key, 11, 1)).get();
+        }
+
+        ConsumerRecord<byte[], byte[]> rejected = readCommitted("sm-dlq", key, 1).get(0);
+        assertThat(header(rejected, FenceHeaders.REJECTED_REASON)).isEqualTo("TOO_LARGE");
+        assertThat(header(rejected, FenceHeaders.SOURCE_OFFSET)).isEqualTo(Long.toString(bigOffset));
+        assertThat(readCommitted("sm-ok", key, 1)).extracting(r -> header(r, FenceHeaders.TOKEN)).containsExactly("11");
+        assertThat(Http.get(smallDetour.address() + "/health/ready").statusCode()).as("the enforcer still runs").isEqualTo(200);
     }
 
     @Test

@@ -123,13 +123,12 @@ public final class PartitionRoute implements Processor<byte[], byte[], byte[], b
     }
 
     /**
-     * Whether the record with its origin header fits the repartition topic: Kafka Streams creates it
-     * with the same {@code streams.topic.*} settings as the fence store's changelog, so the
-     * changelog's limit is taken for both (a record refused by the broker would stop the task).
+     * Whether the record with its origin header fits the repartition topic (its {@code max.message.bytes}
+     * as read at start, capped by the producer's; a record refused by the broker would stop the task).
      */
     private boolean fitsTheDetour(Record<byte[], byte[]> record) {
         long origin = ORIGIN_HEADER.length() + 3L * 20 + 2 + RecordSize.HEADER_OVERHEAD;
-        return RecordSize.upperBound(record.key(), record.value(), record.headers()) + origin <= limits.storeMaxBytes();
+        return RecordSize.upperBound(record.key(), record.value(), record.headers()) + origin <= limits.rerouteMaxBytes();
     }
 
     /**
