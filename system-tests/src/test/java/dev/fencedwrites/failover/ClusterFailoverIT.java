@@ -41,6 +41,16 @@ class ClusterFailoverIT {
     private static final Map<String, String> ENFORCER = Map.of("streams.session.timeout.ms", "6000",
             "streams.heartbeat.interval.ms", "1000");
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Inputs written before the first fault: every writer has taken, lost and retaken leases by then. */
+    private static final int WARM_UP = 120;
+    /** Inputs written between two steps of a scenario: the load goes on through each fault and recovery. */
+    private static final int BETWEEN = 80;
+    /**
+     * The default stack's load with four times its chance of a stall, so that each of these shorter scenarios (about 600
+     * inputs) still holds stale writes after takeovers (check: stale writes rejected).
+     */
+    private static final WriterFleet.Load LOAD = new WriterFleet.Load(3, 2, 8, Duration.ofSeconds(3), 0.02,
+            Duration.ofMillis(20));
 
     private static Path dir;
     private static LocalStack stack;
@@ -71,7 +81,7 @@ class ClusterFailoverIT {
     }
 
     private static FailoverRun run(String name) throws Exception {
-        return FailoverRun.start(dir, name, SingleStackFailoverIT.LOAD, stack.kafkaBootstrap(),
+        return FailoverRun.start(dir, name, LOAD, stack.kafkaBootstrap(),
                 List.of(stack.etcdEndpoints().split(",")), stack.schemaRegistryUrl(), stack::enforcerUrls);
     }
 
@@ -79,15 +89,15 @@ class ClusterFailoverIT {
     @Order(1)
     void aBrokerKilledAndRestartedMidLoadLosesDuplicatesAndAcceptsNothingStale() throws Exception {
         try (FailoverRun run = run("broker")) {
-            run.awaitMoreInputs(300);
+            run.awaitMoreInputs(WARM_UP);
             stack.killBroker(1);
             run.note("kill -9 of Kafka node 1 (of " + stack.brokerCount() + ")");
-            run.awaitMoreInputs(300);
+            run.awaitMoreInputs(BETWEEN);
             long restarting = System.nanoTime();
             stack.restartBroker(1);
             run.note(String.format("Kafka node 1 restarted, no partition under-replicated after %.1f s",
                     (System.nanoTime() - restarting) / 1e9));
-            run.awaitMoreInputs(300);
+            run.awaitMoreInputs(BETWEEN);
             run.finish(false);
         }
     }
@@ -96,7 +106,7 @@ class ClusterFailoverIT {
     @Order(2)
     void anEnforcerKilledAndOnePausedPastItsSessionAreTakenOverAndTheZombieIsFenced() throws Exception {
         try (FailoverRun run = run("enforcer")) {
-            run.awaitMoreInputs(300);
+            run.awaitMoreInputs(WARM_UP);
             int members = run.enforcerMembers();
             long killed = System.nanoTime();
             stack.killEnforcer(1);
@@ -104,10 +114,10 @@ class ClusterFailoverIT {
             Duration takeover = run.awaitTakeover(members, killed);
             run.note(String.format("enforcer takeover after the kill: %.1f s", takeover.toMillis() / 1e3));
             awaitSurvivorAnswers(run, 0, killed);
-            run.awaitMoreInputs(200);
+            run.awaitMoreInputs(BETWEEN);
             stack.restartEnforcer(1);
             run.note("enforcer instance 1 restarted");
-            run.awaitMoreInputs(200);
+            run.awaitMoreInputs(BETWEEN);
 
             members = run.enforcerMembers();
             long paused = System.nanoTime();
@@ -116,10 +126,10 @@ class ClusterFailoverIT {
             takeover = run.awaitTakeover(members, paused);
             run.note(String.format("enforcer takeover after the pause: %.1f s", takeover.toMillis() / 1e3));
             awaitSurvivorAnswers(run, 1, paused);
-            run.awaitMoreInputs(200);
+            run.awaitMoreInputs(BETWEEN);
             stack.resumeEnforcer(0);
             run.note("SIGCONT of enforcer instance 0: a zombie until it rejoins; its open transaction must be fenced");
-            run.awaitMoreInputs(200);
+            run.awaitMoreInputs(BETWEEN);
             run.finish(true);
         }
     }
@@ -135,7 +145,7 @@ class ClusterFailoverIT {
     @Order(3)
     void aConnectWorkerKilledMidLoadHandsItsTasksToTheOtherAndNoRowFenceDecreases() throws Exception {
         try (FailoverRun run = run("connect")) {
-            run.awaitMoreInputs(300);
+            run.awaitMoreInputs(WARM_UP);
             Map<Integer, String> placement = taskPlacement();
             int victim = stack.connectUrls().indexOf("http://" + placement.get(0));
             int survivor = 1 - victim;
@@ -148,10 +158,10 @@ class ClusterFailoverIT {
                             && taskPlacement().size() == 2);
             run.note(String.format("Connect task move: every sink task RUNNING on worker %s %.1f s after the kill", survivorId,
                     (System.nanoTime() - killed) / 1e9));
-            run.awaitMoreInputs(300);
+            run.awaitMoreInputs(BETWEEN);
             stack.restartConnect(victim);
-            run.note("Connect worker " + victim + " restarted; tasks spread again: " + taskPlacement());
-            run.awaitMoreInputs(200);
+            run.note("Connect worker " + victim + " restarted; sink tasks now on workers " + taskPlacement());
+            run.awaitMoreInputs(BETWEEN);
             FailoverRun.Findings findings = run.finish(false);
             SingleStackFailoverIT.assertSinkMatches(audit, run, findings, "connect-");
         }
@@ -181,15 +191,15 @@ class ClusterFailoverIT {
     @Order(4)
     void theEtcdLeaderKilledRepeatedlyKeepsTokensUniqueAndRisingAndNothingStaleIsAccepted() throws Exception {
         try (FailoverRun run = run("etcd")) {
-            run.awaitMoreInputs(300);
+            run.awaitMoreInputs(WARM_UP);
             for (int round = 0; round < 3; round++) {
                 int leader = etcd().leader();
                 etcd().kill(leader);
                 run.note("kill -9 of the etcd leader, member " + leader);
-                run.awaitMoreInputs(150);
+                run.awaitMoreInputs(BETWEEN);
                 etcd().restart(leader);
                 run.note("etcd member " + leader + " restarted");
-                run.awaitMoreInputs(150);
+                run.awaitMoreInputs(BETWEEN);
             }
             FailoverRun.Findings findings = run.finish(false);
             Map<String, List<WriterLedger.Acquired>> byKey = new HashMap<>();
