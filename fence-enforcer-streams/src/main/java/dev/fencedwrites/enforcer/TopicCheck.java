@@ -115,8 +115,11 @@ final class TopicCheck {
             // <application.id>-<name>-repartition.
             int changelogMax = internalMaxMessageBytes(admin, config,
                     applicationId + "-" + FenceEnforcerTopology.STORE + "-changelog", timeout);
-            int rerouteMax = internalMaxMessageBytes(admin, config,
-                    applicationId + "-" + FenceEnforcerTopology.REROUTE + "-repartition", timeout);
+            String reroute = applicationId + "-" + FenceEnforcerTopology.REROUTE + "-repartition";
+            int rerouteMax = internalMaxMessageBytes(admin, config, reroute, timeout);
+            if (config.partitionMismatch() == PartitionMismatch.REJECT) {
+                RerouteDrainCheck.requireDrained(admin, applicationId, reroute, timeout);
+            }
             int rejectedMax = maxBytes.get(config.rejectedTopic());
             int acceptedMax = maxBytes.get(config.acceptedTopic());
             if (compacted(admin, config.rejectedTopic(), timeout)) {

@@ -104,6 +104,22 @@ class EnforcerStartupIT {
                 .hasMessageContaining("markers.topic");
     }
 
+    /** Strict mode does not read the repartition topic: records an earlier re-routing run left there would stay undecided. */
+    @Test
+    void strictModeRefusesToStartWhileTheRepartitionTopicHoldsUndecidedRecords() throws Exception {
+        createTopics(new NewTopic("drain-in", 1, (short) 1), new NewTopic("drain-ok", 1, (short) 1),
+                new NewTopic("drain-dlq", 1, (short) 1), new NewTopic("drain-markers", 1, (short) 1),
+                new NewTopic("drain-enforcer-fence-reroute-repartition", 1, (short) 1));
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+            producer.send(record("drain-enforcer-fence-reroute-repartition", "k", new byte[10], "7")).get();
+        }
+
+        assertThatThrownBy(() -> start("drain", Map.of(FenceEnforcerConfig.PARTITION_MISMATCH_POLICY, "reject")))
+                .hasMessageContaining("exited (exit code 2)")
+                .hasMessageContaining("repartition topic 'drain-enforcer-fence-reroute-repartition' holds 1 re-routed record(s)")
+                .hasMessageContaining("partition.mismatch.policy=reroute");
+    }
+
     /** A compressed value fits the input topic but not, uncompressed, the output topics: routed, not fatal. */
     @Test
     void compressedValueTooLargeForTheOutputsIsRejectedTooLargeWithoutStoppingTheEnforcer() throws Exception {
