@@ -83,10 +83,26 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         return transport.urls();
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Registered once more after an HTTP 409: Apicurio 2.6 answers 409 ("an artifact with ID ... already exists") to
+     * the loser of two first registrations under one subject at the same moment, e.g. writers that start together
+     * (issue 17); the second attempt finds the subject and registers (or finds) the schema in it. A schema that is
+     * really incompatible gets its 409 again, and that one is thrown.
+     */
     @Override
     public int register(String subject, Schema schema) {
         Cache<Schema, Integer> ids = subjectCache(subject);
-        return idUnder(ids, subject, schema, "/subjects/" + encode(subject) + "/versions", "register", "registering");
+        String path = "/subjects/" + encode(subject) + "/versions";
+        try {
+            return idUnder(ids, subject, schema, path, "register", "registering");
+        } catch (SchemaRegistryException e) {
+            if (e.httpStatus() != 409) {
+                throw e;
+            }
+            return idUnder(ids, subject, schema, path, "register", "registering");
+        }
     }
 
     @Override

@@ -18,9 +18,16 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
@@ -91,6 +98,37 @@ class SchemaRegistryClientIT {
         byte[] bytes = noRegister.serialize("preregistered", summary());
 
         assertThat(ByteBuffer.wrap(bytes, 1, 4).getInt()).isEqualTo(id);
+    }
+
+    /**
+     * Writers that start together register the same new schema at once (issue 17's failover fleet did): Apicurio answers
+     * some of them 409; each must still get the one id.
+     */
+    @Test
+    void writersRegisteringTheSameNewSchemaAtOnceAllGetItsId() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            String subject = "race-" + round + "-value";
+            int writers = 8;
+            CyclicBarrier start = new CyclicBarrier(writers);
+            ExecutorService pool = Executors.newFixedThreadPool(writers);
+            try {
+                List<Future<Integer>> ids = new ArrayList<>();
+                for (int w = 0; w < writers; w++) {
+                    RestSchemaRegistryClient client = new RestSchemaRegistryClient(settings());
+                    ids.add(pool.submit(() -> {
+                        start.await(30, TimeUnit.SECONDS);
+                        return client.register(subject, BillingSummary.getClassSchema());
+                    }));
+                }
+                Set<Integer> distinct = new HashSet<>();
+                for (Future<Integer> id : ids) {
+                    distinct.add(id.get(60, TimeUnit.SECONDS));
+                }
+                assertThat(distinct).as("ids %s got for %s", distinct, subject).hasSize(1);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
     }
 
     @Test
