@@ -18,6 +18,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -107,6 +108,7 @@ class ClusterFailoverIT {
     void anEnforcerKilledAndOnePausedPastItsSessionAreTakenOverAndTheZombieIsFenced() throws Exception {
         try (FailoverRun run = run("enforcer")) {
             run.awaitMoreInputs(WARM_UP);
+            bothInstancesAnswerForEveryKeyAndVerifyTokens(run);
             int members = run.enforcerMembers();
             long killed = System.nanoTime();
             stack.killEnforcer(1);
@@ -132,6 +134,36 @@ class ClusterFailoverIT {
             run.awaitMoreInputs(BETWEEN);
             run.finish(true);
         }
+    }
+
+    /**
+     * Before any fault: each instance answers {@code /fences/{key}} for every key, those the other owns by forwarding (so
+     * the answers name both instances), 404 for a key without a fence, and both verified tokens in etcd (issue 14: on,
+     * since {@code etcd.endpoints} is set).
+     */
+    private static void bothInstancesAnswerForEveryKeyAndVerifyTokens(FailoverRun run) throws Exception {
+        long begin = System.nanoTime();
+        for (String url : stack.enforcerUrls()) {
+            await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> run.watch().answeredEveryKeySince(url, begin));
+            assertThat(Http.get(url + "/fences/no-such-key").statusCode()).as("%s for a key without a fence", url)
+                    .isEqualTo(404);
+            assertThat(verifiedTokens(url)).as("tokens %s verified in etcd", url).isPositive();
+        }
+        Set<String> servedBy = run.watch().servedBySince(begin);
+        assertThat(servedBy).as("instances that served the answers (the owners of the keys)").hasSize(2);
+        run.note("both enforcer instances answered /fences/{key} for every key (served by " + servedBy
+                + ", the other's keys forwarded) and verified tokens in etcd");
+    }
+
+    private static double verifiedTokens(String url) throws Exception {
+        double sum = 0;
+        for (String line : Http.get(url + "/metrics").body().split("\n")) {
+            if (line.startsWith("fence_enforcer_token_verifications_total{outcome=\"verified\"")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
     }
 
     private static void awaitSurvivorAnswers(FailoverRun run, int survivor, long sinceNanos) {

@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -89,6 +91,13 @@ final class FenceWatch implements AutoCloseable {
     boolean answeredEveryKeySince(String url, long sinceNanos) {
         return keys.stream().allMatch(key -> observations.stream()
                 .anyMatch(o -> o.url().equals(url) && o.key().equals(key) && o.askedNanos() > sinceNanos));
+    }
+
+    /** The instances ({@code host:port}) that served a 200 answer asked after {@code sinceNanos}. */
+    Set<String> servedBySince(long sinceNanos) {
+        Set<String> servedBy = new TreeSet<>();
+        observations.stream().filter(o -> o.askedNanos() > sinceNanos).forEach(o -> servedBy.add(o.servedBy()));
+        return servedBy;
     }
 
     /** Check (c) over {@code observed}: per key, no answer below one received before it was asked. */
