@@ -28,7 +28,8 @@ import picocli.CommandLine.ParentCommand;
                         + "a standby replica) and 2 Connect workers in one distributed group (the sink runs 2 tasks, one each). "
                         + "It costs about 5 GiB of heap (3 x 512 MiB brokers, 2 x 512 MiB enforcers, 2 x 512 MiB workers, the "
                         + "registry and PostgreSQL) and about 2 minutes to be ready on 2 cores; KAFKA_BOOTSTRAP and "
-                        + "ETCD_ENDPOINTS then list every node, ENFORCER_URLS, CONNECT_URLS and CONNECT_METRICS_URLS every instance.",
+                        + "ETCD_ENDPOINTS then list every node, ENFORCER_URLS, CONNECT_URLS and CONNECT_METRICS_URLS every "
+                        + "instance.",
                 "Exit status: 0 after Ctrl-C or SIGTERM, 1 with a one-line reason when a service does not start, 2 for "
                         + "--cluster with --secured (not supported yet)."},
         footer = {"",
