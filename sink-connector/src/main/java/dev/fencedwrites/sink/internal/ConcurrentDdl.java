@@ -11,9 +11,10 @@ import java.util.Set;
  * other sink tasks may run at the same moment (several tasks of one connector start together, issue 17).
  *
  * <p>Why: PostgreSQL checks {@code IF NOT EXISTS} before it inserts the catalog rows, so of two
- * transactions creating the same table the second waits for the first and then fails with
- * {@code unique_violation} (23505, on {@code pg_type_typname_nsp_index} or {@code pg_class}) or
- * {@code duplicate_table} (42P07); a column added twice fails with {@code duplicate_column} (42701).
+ * transactions creating the same table the second fails, depending on when the first commits, with
+ * {@code unique_violation} (23505, on {@code pg_type_typname_nsp_index} or {@code pg_class}),
+ * {@code duplicate_table} (42P07) or {@code duplicate_object} (42710, "type ... already exists": the
+ * table's row type, seen in a clustered start); a column added twice fails with {@code duplicate_column} (42701).
  * Each of those means another task made the same change, which is all this one wanted. The sink's
  * connections do not auto-commit, and a failed statement aborts the whole transaction (every later
  * statement fails with 25P02), so the statement runs inside a savepoint that is rolled back on such a
@@ -21,7 +22,7 @@ import java.util.Set;
  */
 final class ConcurrentDdl {
     /** SQLStates that mean "another transaction made this same object first". */
-    private static final Set<String> MADE_BY_ANOTHER = Set.of("23505", "42P07", "42701");
+    private static final Set<String> MADE_BY_ANOTHER = Set.of("23505", "42P07", "42710", "42701");
 
     private ConcurrentDdl() {
     }

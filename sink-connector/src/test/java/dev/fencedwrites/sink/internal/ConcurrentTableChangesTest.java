@@ -80,6 +80,28 @@ class ConcurrentTableChangesTest {
         assertThat(columns("race_evolve")).contains("customer_id", "amount_minor", "computed_by");
     }
 
+    /**
+     * The other forms the lost race takes, depending on when the winner commits (42710 "type ... already exists" was seen
+     * when two Connect workers started a connector's tasks together): each leaves the caller's transaction usable.
+     */
+    @Test
+    void eachFormOfTheLostRaceIsRolledBackToItsSavepointAndTheTransactionGoesOn() throws Exception {
+        try (Connection connection = connection()) {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("CREATE TYPE race_row AS (n int)");
+                statement.execute("CREATE TABLE race_forms (n int)");
+                statement.execute("CREATE UNIQUE INDEX race_forms_n ON race_forms (n)");
+            }
+            assertThat(ConcurrentDdl.execute(connection, "CREATE TYPE race_row AS (n int)")).as("42710").isFalse();
+            assertThat(ConcurrentDdl.execute(connection, "CREATE TABLE race_forms (n int)")).as("42P07").isFalse();
+            assertThat(ConcurrentDdl.execute(connection, "ALTER TABLE race_forms ADD COLUMN n int")).as("42701").isFalse();
+            assertThat(ConcurrentDdl.execute(connection, "INSERT INTO race_forms VALUES (1), (1)")).as("23505").isFalse();
+            assertThat(ConcurrentDdl.execute(connection, "CREATE TABLE race_forms_more (n int)")).isTrue();
+            connection.commit();
+        }
+        assertThat(columns("race_forms_more")).containsExactly("n");
+    }
+
     private interface Racer {
         void run(Connection connection) throws Exception;
     }
