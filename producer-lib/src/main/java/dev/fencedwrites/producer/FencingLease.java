@@ -100,6 +100,9 @@ public final class FencingLease implements AutoCloseable {
         if (revoked != null) {
             return revoked;
         }
+        // A deadline that passed before the release (the process was stopped, say) is a loss, even when the deadline timer
+        // has not run yet: tell the listeners now, before they are dropped.
+        isValid();
         closed = true;
         listeners.clear();
         onFinished.accept(this);
@@ -181,7 +184,8 @@ public final class FencingLease implements AutoCloseable {
 
     /**
      * Registers {@code listener} to be told once when this lease is lost. If it already was,
-     * the listener is called at once on this thread. Release by {@link #close()} is not a loss.
+     * the listener is called at once on this thread. Release by {@link #close()} is not a loss, but a deadline that
+     * passed before it is: {@code close()} reports it when the deadline timer has not yet.
      */
     public void onLoss(LeaseLossListener listener) {
         listeners.add(listener);

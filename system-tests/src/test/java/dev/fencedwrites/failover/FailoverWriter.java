@@ -154,7 +154,6 @@ public final class FailoverWriter {
             }
         } finally {
             STALL.remove();
-            lease.isValid(); // a careful writer's last look: notices a deadline passed while stopped, so its listener hears of it
             log("RELEASED " + name + " " + key + " " + lease.token() + " " + lease.leaseId());
         }
     }
