@@ -48,7 +48,8 @@ import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
  * committed it ({@link CommittedFences}), so an answer never exceeds what the next owner restores, and answers for a key
  * never decrease across a failover. The owner answers 503 instead of a fence while it may be a zombie: after this process
  * was paused (SIGSTOP, GC, a suspended VM) long enough that its consumer group may have given its tasks to another
- * instance, until a commit proves it still owns them or {@code session.timeout.ms} has passed ({@link PauseWatch}).
+ * instance, until a commit proves it still owns them or {@code session.timeout.ms} has passed, and while the stream thread
+ * of the key's task has not run for half of {@code max.poll.interval.ms} ({@link PauseWatch}).
  */
 final class EnforcerHttpServer implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -172,7 +173,7 @@ final class EnforcerHttpServer implements AutoCloseable {
             return;
         }
         // After the read: a pause that began before it is seen here (the answer would come from a possible zombie).
-        Optional<String> paused = pauses.refusal();
+        Optional<String> paused = pauses.refusal(committed.streamThreadSeenNanos(owner.partition()));
         if (paused.isPresent()) {
             respond(exchange, 503, "application/json",
                     JSON.writeValueAsString(Map.of("key", key, "error", paused.get(), "served_by", address(self))));

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -48,8 +49,9 @@ final class PauseWatch implements AutoCloseable {
      * @param sessionTimeout the main consumer's {@code session.timeout.ms}
      * @param threshold      the shortest gap between ticks that counts as a pause
      * @param tick           how often the watchdog ticks
+     * @param maxPollInterval the main consumer's {@code max.poll.interval.ms}
      */
-    record Settings(Duration sessionTimeout, Duration threshold, Duration tick) {
+    record Settings(Duration sessionTimeout, Duration threshold, Duration tick, Duration maxPollInterval) {
         /**
          * The settings for the main consumer configured in {@code streamsProperties} (with Kafka Streams' prefixes
          * {@code main.consumer.} and {@code consumer.}, or none; Kafka's defaults otherwise).
@@ -59,7 +61,8 @@ final class PauseWatch implements AutoCloseable {
             long heartbeat = consumerSetting(streamsProperties, ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG);
             long threshold = Math.max(1, Math.min(session / 2, session - heartbeat));
             return new Settings(Duration.ofMillis(session), Duration.ofMillis(threshold),
-                    Duration.ofMillis(Math.max(20, Math.min(threshold / 10, 500))));
+                    Duration.ofMillis(Math.max(20, Math.min(threshold / 10, 500))),
+                    Duration.ofMillis(consumerSetting(streamsProperties, ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG)));
         }
 
         private static long consumerSetting(Properties streamsProperties, String name) {
@@ -135,8 +138,29 @@ final class PauseWatch implements AutoCloseable {
         lastTick = now;
     }
 
-    /** Why this instance must not answer from its state stores now, or empty when it may. */
-    Optional<String> refusal() {
+    /**
+     * Why this instance must not answer from the state store of a task whose stream thread last ran its loop at
+     * {@code streamThreadSeen} ({@link System#nanoTime}; empty: unknown), or empty when it may. Besides the pause rule: a
+     * stream thread that has not run for half its consumer's {@code max.poll.interval.ms} (a record waiting for etcd, a
+     * stall) may have been removed from the group, whose heartbeat thread leaves it once that interval passes without a
+     * poll (Kafka's consumer documentation of {@code max.poll.interval.ms}).
+     */
+    Optional<String> refusal(OptionalLong streamThreadSeen) {
+        Optional<String> paused = pauseRefusal();
+        if (paused.isPresent() || streamThreadSeen.isEmpty()) {
+            return paused;
+        }
+        long idle = nanoClock.getAsLong() - streamThreadSeen.getAsLong();
+        if (idle > settings.maxPollInterval().toNanos() / 2) {
+            return Optional.of(String.format("the stream thread that owns this key has not run for %d ms (a record waiting "
+                    + "for etcd, or a stall), past half of max.poll.interval.ms=%d, after which its consumer leaves the group: "
+                    + "the key may be another instance's now", TimeUnit.NANOSECONDS.toMillis(idle),
+                    settings.maxPollInterval().toMillis()));
+        }
+        return Optional.empty();
+    }
+
+    private Optional<String> pauseRefusal() {
         long now = nanoClock.getAsLong();
         long sinceTick = now - lastTick;
         long threshold = settings.threshold().toNanos();

@@ -123,6 +123,16 @@ class CommittedFencesTopologyTest {
     }
 
     @Test
+    void theTaskOfAPartitionReportsWhenItsStreamThreadLastRanAndNoOtherPartitionDoes() {
+        long before = System.nanoTime();
+        observe();
+
+        assertThat(committed.streamThreadSeenNanos(0)).isPresent();
+        assertThat(committed.streamThreadSeenNanos(0).getAsLong()).isGreaterThanOrEqualTo(before);
+        assertThat(committed.streamThreadSeenNanos(1)).isEmpty();
+    }
+
+    @Test
     void withoutCommitsTheAnswerStaysAtTheLastCommittedFence() {
         write(5);
         observe();

@@ -3,6 +3,7 @@ package dev.fencedwrites.enforcer.internal;
 import dev.fencedwrites.contract.Fence;
 import java.time.Duration;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -86,9 +87,18 @@ public final class CommittedFences {
      * a closed task's store answers no query.
      */
     PendingFences open(int partition) {
-        PendingFences fresh = new PendingFences();
+        PendingFences fresh = new PendingFences(System.nanoTime());
         byPartition.put(partition, fresh);
         return fresh;
+    }
+
+    /**
+     * When the stream thread that runs the task of input partition {@code partition} last ran its loop (observed its commit
+     * count; {@link System#nanoTime}), or empty when no task of that partition has run here.
+     */
+    public OptionalLong streamThreadSeenNanos(int partition) {
+        PendingFences pending = byPartition.get(partition);
+        return pending == null ? OptionalLong.empty() : OptionalLong.of(pending.observedNanos());
     }
 
     /**

@@ -179,7 +179,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             PendingFences fresh = committedFences.open(context.taskId().partition());
             LongSupplier commitCount = committedFences.commitCount(context);
             context.schedule(CommittedFences.observationInterval(context.appConfigs()), PunctuationType.WALL_CLOCK_TIME,
-                    now -> fresh.observe(commitCount.getAsLong()));
+                    now -> fresh.observe(commitCount.getAsLong(), System.nanoTime()));
             pending = fresh;
         }
     }

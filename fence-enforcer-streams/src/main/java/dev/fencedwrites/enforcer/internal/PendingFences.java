@@ -39,6 +39,8 @@ import org.apache.kafka.common.utils.Bytes;
  */
 public final class PendingFences {
     private final Map<Bytes, Entry> pending = new ConcurrentHashMap<>();
+    /** When the stream thread last observed the commit count ({@link System#nanoTime}), read by the HTTP threads. */
+    private volatile long observedNanos;
     /** The generation of the writes made now; the observation that ends it moves to the next. */
     private long gen = 1;
     /** The commit count read at the previous observation; -1 before the first. */
@@ -47,6 +49,11 @@ public final class PendingFences {
     private long genAtPrevious;
 
     /** The committed view of one pending key; {@code committed} is read by other threads, the rest by the stream thread. */
+    /** A set for a task whose stream thread runs now ({@code nowNanos}). */
+    public PendingFences(long nowNanos) {
+        this.observedNanos = nowNanos;
+    }
+
     private static final class Entry {
         volatile Fence committed;
         Fence settled;
@@ -87,7 +94,8 @@ public final class PendingFences {
      * An observation of the stream thread's commit count ({@code commit-total}), on the stream thread, between records:
      * commits what the count proves committed and starts the next generation.
      */
-    public void observe(long commitCount) {
+    public void observe(long commitCount, long nowNanos) {
+        observedNanos = nowNanos;
         if (countAtPrevious >= 0 && commitCount > countAtPrevious) {
             committedUpTo(genAtPrevious);
         }
@@ -117,6 +125,14 @@ public final class PendingFences {
     public Committed committedIfPending(Bytes key) {
         Entry entry = pending.get(key);
         return entry == null ? null : new Committed(entry.committed);
+    }
+
+    /**
+     * When the stream thread last observed the commit count ({@link System#nanoTime}): it observes between records, so an
+     * old observation means the thread has stopped running its loop (and polling).
+     */
+    public long observedNanos() {
+        return observedNanos;
     }
 
     /** How many keys are pending: for tests and the memory bound. */

@@ -14,7 +14,7 @@ class PendingFencesTest {
     private static final Fence F7 = new Fence(7, 1);
     private static final Fence F9 = new Fence(9, 1);
 
-    private final PendingFences pending = new PendingFences();
+    private final PendingFences pending = new PendingFences(0);
 
     /** The answer {@code CommittedFences} gives when the store holds {@code stored}. */
     private Fence answer(Fence stored) {
@@ -39,10 +39,10 @@ class PendingFencesTest {
 
     @Test
     void aCommitBetweenTwoObservationsCommitsTheWritesMadeBeforeTheFirst() {
-        pending.observe(10);
+        pending.observe(10, 0);
         pending.written(KEY, F5, F7);
-        pending.observe(10);
-        pending.observe(11);
+        pending.observe(10, 0);
+        pending.observe(11, 0);
 
         assertThat(answer(F7)).isEqualTo(F7);
         assertThat(pending.size()).isZero();
@@ -50,10 +50,10 @@ class PendingFencesTest {
 
     @Test
     void aCommitSeenAtTheNextObservationDoesNotCoverAWriteMadeAfterThePreviousOne() {
-        pending.observe(10);
+        pending.observe(10, 0);
         pending.written(KEY, F5, F7);
         // The count rose, but the commit may have run before the write: only writes before the previous observation count.
-        pending.observe(11);
+        pending.observe(11, 0);
 
         assertThat(answer(F7)).isEqualTo(F5);
     }
@@ -61,28 +61,28 @@ class PendingFencesTest {
     @Test
     void noCommitIsInferredFromTheFirstObservation() {
         pending.written(KEY, F5, F7);
-        pending.observe(10);
+        pending.observe(10, 0);
 
         assertThat(answer(F7)).isEqualTo(F5);
     }
 
     @Test
     void anUnchangedCommitCountCommitsNothing() {
-        pending.observe(10);
+        pending.observe(10, 0);
         pending.written(KEY, F5, F7);
-        pending.observe(10);
-        pending.observe(10);
+        pending.observe(10, 0);
+        pending.observe(10, 0);
 
         assertThat(answer(F7)).isEqualTo(F5);
     }
 
     @Test
     void aKeyWrittenAgainAfterACommittedGenerationAnswersItsFenceAtTheEndOfThatGeneration() {
-        pending.observe(10);
+        pending.observe(10, 0);
         pending.written(KEY, F5, F7);
-        pending.observe(10);
+        pending.observe(10, 0);
         pending.written(KEY, F7, F9);
-        pending.observe(11);
+        pending.observe(11, 0);
 
         assertThat(answer(F9)).isEqualTo(F7);
         assertThat(pending.size()).isOne();
@@ -90,17 +90,25 @@ class PendingFencesTest {
 
     @Test
     void aKeyWrittenInEveryGenerationStillAdvancesWithEachCommit() {
-        pending.observe(10);
+        pending.observe(10, 0);
         pending.written(KEY, F5, F7);
-        pending.observe(11);
+        pending.observe(11, 0);
         pending.written(KEY, F7, F9);
-        pending.observe(12);
+        pending.observe(12, 0);
 
         assertThat(answer(F9)).isEqualTo(F7);
 
-        pending.observe(13);
+        pending.observe(13, 0);
 
         assertThat(answer(F9)).isEqualTo(F9);
+    }
+
+    @Test
+    void eachObservationRecordsWhenTheStreamThreadLastRan() {
+        pending.observe(10, 1_000);
+        pending.observe(10, 5_000);
+
+        assertThat(pending.observedNanos()).isEqualTo(5_000);
     }
 
     @Test
@@ -113,7 +121,7 @@ class PendingFencesTest {
             pending.written(KEY, stored, next);
             stored = next;
             if (token % 3 == 0) {
-                pending.observe(token % 2 == 0 ? ++count : count);
+                pending.observe(token % 2 == 0 ? ++count : count, token);
             }
             Fence answered = answer(stored);
             if (previous != null) {
