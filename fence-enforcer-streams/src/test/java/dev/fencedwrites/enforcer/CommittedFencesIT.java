@@ -9,6 +9,7 @@ import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
+import dev.fencedwrites.testing.EtcdNodeExtension;
 import dev.fencedwrites.testing.KafkaBrokerExtension;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -18,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -68,6 +70,8 @@ class CommittedFencesIT {
 
     @RegisterExtension
     static final KafkaBrokerExtension kafka = new KafkaBrokerExtension();
+    @RegisterExtension
+    static final EtcdNodeExtension etcd = new EtcdNodeExtension();
 
     private static Path dir;
     private static List<Service> enforcers;
@@ -160,8 +164,47 @@ class CommittedFencesIT {
         awaitAnswer(owner, key, "9.1");
     }
 
+    @Test
+    @Order(3)
+    void anOwnerWhoseStreamThreadIsStuckPastHalfItsMaxPollIntervalAnswers503() throws Exception {
+        String key = "stuck-thread";
+        kafka.admin().createTopics(List.of(new NewTopic("stuck-in", 1, (short) 1), new NewTopic("stuck-accepted", 1, (short) 1),
+                new NewTopic("stuck-rejected", 1, (short) 1))).all().get(1, TimeUnit.MINUTES);
+        Map<String, String> settings = new HashMap<>(SETTINGS);
+        settings.putAll(Map.of("application.id", "stuck-fences", "input.topic", "stuck-in", "accepted.topic", "stuck-accepted",
+                "rejected.topic", "stuck-rejected", "etcd.endpoints", etcd.endpoint(),
+                "streams.max.poll.interval.ms", "10000"));
+        try (Service stuck = EnforcerProcess.start(dir.resolve("stuck"), kafka.log4j2(), kafka.bootstrapServers(), settings)) {
+            await("no fence for " + key).atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(200))
+                    .ignoreExceptions().until(() -> Http.get(stuck.address() + "/fences/" + key).statusCode() == 404);
+            // A raising token is verified in etcd; with etcd stopped the stream thread waits, and polls no more.
+            etcd.service().process().signal("STOP");
+            HttpResponse<String> refused;
+            try {
+                write("stuck-in", key, 5);
+                long written = System.nanoTime();
+                refused = await("a 503 naming max.poll.interval.ms").atMost(Duration.ofMinutes(1))
+                        .pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+                        .until(() -> Http.get(stuck.address() + "/fences/" + key), r -> r.statusCode() == 503);
+                System.out.printf("[committed-fences] etcd stopped, the stream thread waits to verify a token; after %.1f s "
+                        + "the owner answered %d %s%n", (System.nanoTime() - written) / 1e9, refused.statusCode(),
+                        refused.body());
+            } finally {
+                etcd.service().process().signal("CONT");
+            }
+            assertThat(JSON.readTree(refused.body()).path("error").asText()).contains("has not run for",
+                    "max.poll.interval.ms=10000");
+            await("the owner answers again").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
+                    .ignoreExceptions().until(() -> Http.get(stuck.address() + "/fences/" + key).statusCode() == 404);
+        }
+    }
+
     private static void write(String key, long token) throws Exception {
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(INPUT, key, new byte[]{1});
+        write(INPUT, key, token);
+    }
+
+    private static void write(String topic, String key, long token) throws Exception {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, new byte[]{1});
         record.headers().add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
         record.headers().add(FenceHeaders.SEQ, FenceHeaders.encode(1));
         producer.send(record).get(1, TimeUnit.MINUTES);

@@ -1,7 +1,8 @@
 package dev.fencedwrites.enforcer.internal;
 
 import dev.fencedwrites.contract.Fence;
-import java.util.Iterator;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.utils.Bytes;
@@ -22,100 +23,84 @@ import org.apache.kafka.common.utils.Bytes;
  * after the caches and the producer were flushed (at_least_once); a failed or timed-out commit throws first. The thread that
  * runs this task's {@link #observe} also runs its processing and its commits, one at a time, so a count that rose
  * between two observations means a commit ran wholly between them and covered every write made before the earlier one.
- * Writes are therefore tagged with the generation of the observation they precede ({@code gen}); when the count rose since
- * the previous observation, every write of a generation up to the previous observation's is committed.
  *
- * <p>Per key the entry keeps its committed fence, the fence it had at the end of its last generation before the current
- * one ({@code settled}), and its latest fence: when a commit covers the settled generation but not the latest, the
- * settled fence becomes the committed one; when it covers the latest, the key is dropped and the store's value is
- * committed. The committed answer therefore never runs ahead of a commit and never goes back.
+ * <p>Shape: the writes are grouped in generations, one per interval between observations, each a map from key to the
+ * fence the key had before its first write of that generation. When the count rose since the previous observation, every
+ * generation that had ended by then is committed and dropped whole. The committed fence of a key is then its value in the
+ * oldest generation still held that has it (its fence before the first write that may not be committed), else the
+ * store's.
  *
  * <p>Threads: {@link #written} and {@link #observe} run on the task's stream thread; {@link #committedIfPending} on any
  * thread (the HTTP server's). The writer records a key here before it puts the new fence into the store, and a reader
  * reads the store before it asks here: a reader that saw the new fence in the store sees the key pending.
  *
- * <p>Memory: one entry per key written since the last observed commit that covered it: about the keys written in two
- * observation intervals and one commit interval; at most one per key of the store while commits fail.
+ * <p>Cost and memory: one {@code putIfAbsent} per accepted record; a commit drops whole maps. Held: the keys written in
+ * about two observation intervals and one commit interval. While commits fail, generations are ended at most
+ * {@value #MAX_GENERATIONS} times; the last one then takes every write (at most one entry per key of the store).
  */
 public final class PendingFences {
-    private final Map<Bytes, Entry> pending = new ConcurrentHashMap<>();
+    /** The most generations held: past it, writes stay in the current one until a commit is observed. */
+    static final int MAX_GENERATIONS = 64;
+    /** Stands for "no fence" in a generation's map. */
+    private static final Object NONE = new Object();
+
+    /** Oldest first; the last is the current generation. Replaced whole (copy on write) on the stream thread. */
+    private volatile List<Generation> generations;
     /** When the stream thread last observed the commit count ({@link System#nanoTime}), read by the HTTP threads. */
     private volatile long observedNanos;
-    /** The generation of the writes made now; the observation that ends it moves to the next. */
-    private long gen = 1;
     /** The commit count read at the previous observation; -1 before the first. */
     private long countAtPrevious = -1;
-    /** The generation that the previous observation ended: every write tagged with it or lower was made before it. */
-    private long genAtPrevious;
+    /** The newest generation that had ended by the previous observation (every write of it was made before it); 0: none. */
+    private long endedAtPrevious;
+    private Generation current;
 
-    /** The committed view of one pending key; {@code committed} is read by other threads, the rest by the stream thread. */
-    /** A set for a task whose stream thread runs now ({@code nowNanos}). */
-    public PendingFences(long nowNanos) {
-        this.observedNanos = nowNanos;
-    }
-
-    private static final class Entry {
-        volatile Fence committed;
-        Fence settled;
-        long settledGen = -1;
-        Fence latest;
-        long latestGen;
-
-        Entry(Fence committed, Fence latest, long gen) {
-            this.committed = committed;
-            this.latest = latest;
-            this.latestGen = gen;
-        }
+    /** The fences keys had before their first write of one generation. */
+    private record Generation(long id, Map<Bytes, Object> before) {
     }
 
     /** The answer for a pending key: its last committed fence, or {@code null} when it has none committed. */
     public record Committed(Fence fence) {
     }
 
-    /**
-     * The stream thread is about to put {@code after} into the store for {@code key}, whose value was {@code before}
-     * ({@code null}: none); call before the put. One map lookup, and one insert for a key not pending yet.
-     */
-    public void written(Bytes key, Fence before, Fence after) {
-        Entry entry = pending.get(key);
-        if (entry == null) {
-            pending.put(key, new Entry(before, after, gen));
-            return;
-        }
-        if (entry.latestGen != gen) {
-            entry.settled = entry.latest;
-            entry.settledGen = entry.latestGen;
-        }
-        entry.latest = after;
-        entry.latestGen = gen;
+    /** A set for a task whose stream thread runs now ({@code nowNanos}). */
+    public PendingFences(long nowNanos) {
+        this.observedNanos = nowNanos;
+        this.current = new Generation(1, new ConcurrentHashMap<>());
+        this.generations = List.of(current);
     }
 
     /**
-     * An observation of the stream thread's commit count ({@code commit-total}), on the stream thread, between records:
-     * commits what the count proves committed and starts the next generation.
+     * The stream thread is about to put {@code after} into the store for {@code key}, whose value was {@code before}
+     * ({@code null}: none); call before the put. One {@code putIfAbsent}.
+     */
+    public void written(Bytes key, Fence before, Fence after) {
+        current.before().putIfAbsent(key, before == null ? NONE : before);
+    }
+
+    /**
+     * An observation of the stream thread's commit count ({@code commit-total}) at {@code nowNanos}, on the stream thread,
+     * between records: drops what the count proves committed and starts the next generation.
      */
     public void observe(long commitCount, long nowNanos) {
         observedNanos = nowNanos;
+        List<Generation> held = generations;
         if (countAtPrevious >= 0 && commitCount > countAtPrevious) {
-            committedUpTo(genAtPrevious);
+            long committedUpTo = endedAtPrevious;
+            held = held.stream().filter(generation -> generation.id() > committedUpTo).toList();
         }
         countAtPrevious = commitCount;
-        genAtPrevious = gen;
-        gen++;
-    }
-
-    private void committedUpTo(long committedGen) {
-        Iterator<Entry> entries = pending.values().iterator();
-        while (entries.hasNext()) {
-            Entry entry = entries.next();
-            if (entry.latestGen <= committedGen) {
-                entries.remove();
-            } else if (entry.settledGen >= 0 && entry.settledGen <= committedGen) {
-                entry.committed = entry.settled;
-                entry.settled = null;
-                entry.settledGen = -1;
-            }
+        if (!current.before().isEmpty() && held.size() < MAX_GENERATIONS) {
+            endedAtPrevious = current.id();
+            current = new Generation(current.id() + 1, new ConcurrentHashMap<>());
+            List<Generation> next = new ArrayList<>(held);
+            next.add(current);
+            held = List.copyOf(next);
+        } else {
+            // Nothing written since the last observation (or too many held): the current generation goes on, and what
+            // had ended by the previous observation is still all that has.
+            endedAtPrevious = current.id() - 1;
         }
+        generations = held;
     }
 
     /**
@@ -123,8 +108,13 @@ public final class PendingFences {
      * is committed). Read the store first, then call this.
      */
     public Committed committedIfPending(Bytes key) {
-        Entry entry = pending.get(key);
-        return entry == null ? null : new Committed(entry.committed);
+        for (Generation generation : generations) {
+            Object before = generation.before().get(key);
+            if (before != null) {
+                return new Committed(before == NONE ? null : (Fence) before);
+            }
+        }
+        return null;
     }
 
     /**
@@ -135,8 +125,8 @@ public final class PendingFences {
         return observedNanos;
     }
 
-    /** How many keys are pending: for tests and the memory bound. */
+    /** How many keys are pending (a key written in several generations counts once per generation): for tests. */
     public int size() {
-        return pending.size();
+        return generations.stream().mapToInt(generation -> generation.before().size()).sum();
     }
 }

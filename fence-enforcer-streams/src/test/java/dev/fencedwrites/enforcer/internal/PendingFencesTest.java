@@ -104,6 +104,27 @@ class PendingFencesTest {
     }
 
     @Test
+    void whileCommitsFailTheGenerationsHeldStopAtTheCapAndACommitStillClearsThem() {
+        Fence stored = F5;
+        pending.observe(10, 0);
+        for (long token = 6; token < 6 + 2 * PendingFences.MAX_GENERATIONS; token++) {
+            Fence next = new Fence(token, 1);
+            pending.written(KEY, stored, next);
+            stored = next;
+            pending.observe(10, 0);
+        }
+
+        assertThat(pending.size()).as("one entry per generation held").isEqualTo(PendingFences.MAX_GENERATIONS);
+        assertThat(answer(stored)).isEqualTo(F5);
+
+        pending.observe(11, 0);
+        pending.observe(12, 0);
+
+        assertThat(answer(stored)).isEqualTo(stored);
+        assertThat(pending.size()).isZero();
+    }
+
+    @Test
     void eachObservationRecordsWhenTheStreamThreadLastRan() {
         pending.observe(10, 1_000);
         pending.observe(10, 5_000);
