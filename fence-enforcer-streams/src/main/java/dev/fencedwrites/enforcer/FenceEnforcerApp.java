@@ -121,6 +121,8 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         // Kafka's metrics appear as clients are made and partitions assigned; Micrometer binds new ones at each refresh.
         KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams, List.of(), refresher, STREAMS_METRICS_REFRESH);
         streamsMetrics.bindTo(registry);
+        committed.start(CommittedFences.observationInterval(
+                new StreamsConfig(streamsProperties).getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)));
         PauseWatch pauses = new PauseWatch(PauseWatch.Settings.of(streamsProperties), PauseWatch.threadCommits(streams),
                 System::nanoTime);
         pauses.start();
@@ -133,6 +135,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         stopped.await();
         streamsMetrics.close();
         pauses.close();
+        committed.close();
         refresher.shutdownNow();
         gc.close();
         return streams.state() == KafkaStreams.State.ERROR ? 1 : 0;

@@ -131,7 +131,7 @@ final class PauseWatch implements AutoCloseable {
         if (gap > settings.threshold().toNanos()) {
             // Before the tick time: a reader that sees the fresh tick sees the pause too.
             pause.set(new Pause(now, gap, commitCounts.get()));
-            LOG.warn("this process was paused for {} ms (SIGSTOP, GC or a suspended VM), past {} ms: GET /fences/{{key}} answers "
+            LOG.warn("this process was paused for {} ms (SIGSTOP, GC or a suspended VM), past {} ms: GET /fences/{key} answers "
                     + "503 until a commit proves it still owns its tasks, or for session.timeout.ms={}",
                     TimeUnit.NANOSECONDS.toMillis(gap), settings.threshold().toMillis(), settings.sessionTimeout().toMillis());
         }

@@ -207,6 +207,8 @@ class CommittedFencesIT {
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, new byte[]{1});
         record.headers().add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
         record.headers().add(FenceHeaders.SEQ, FenceHeaders.encode(1));
+        // A lease, so that a verifying enforcer asks etcd (no lock holds it: the answer would be LOCK_NOT_HELD).
+        record.headers().add(FenceHeaders.LEASE, FenceHeaders.encode(7));
         producer.send(record).get(1, TimeUnit.MINUTES);
     }
 

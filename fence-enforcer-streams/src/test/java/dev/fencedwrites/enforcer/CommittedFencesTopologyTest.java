@@ -9,7 +9,6 @@ import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -28,19 +27,19 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The fence processor tells {@link CommittedFences} which stored fences are not committed yet (issue 17): the store holds
  * the new fence at once, the committed view only once a commit observed after the write covers it. The stream thread's
- * commit count is a counter the test raises; TopologyTestDriver runs the wall-clock punctuator that observes it.
+ * commit count is a counter the test raises, and the test observes it where the enforcer's observer thread would.
  */
 class CommittedFencesTopologyTest {
     private static final String KEY = "customer-42";
     private static final Bytes STORE_KEY = Bytes.wrap(KEY.getBytes(StandardCharsets.UTF_8));
-    /** commit.interval.ms 100: the processor observes the commit count every 50 ms. */
-    private static final Duration OBSERVATION = Duration.ofMillis(50);
 
     @TempDir
     Path stateDir;
 
     private final AtomicLong commitCount = new AtomicLong(100);
-    private final CommittedFences committed = new CommittedFences(context -> commitCount::get);
+    private final AtomicLong pollCount = new AtomicLong(100);
+    private final CommittedFences committed = new CommittedFences(
+            context -> new CommittedFences.ThreadCounts(commitCount::get, pollCount::get));
     private TopologyTestDriver driver;
     private TestInputTopic<byte[], byte[]> input;
 
@@ -50,7 +49,6 @@ class CommittedFencesTopologyTest {
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "committed-fences-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
         driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq", null,
                 FenceEnforcerTopology.Limits.unbounded(1), new SimpleMeterRegistry(), null, PartitionMismatch.REROUTE,
                 committed), props);
@@ -70,9 +68,9 @@ class CommittedFencesTopologyTest {
         input.pipeInput(new TestRecord<>(KEY.getBytes(StandardCharsets.UTF_8), new byte[]{1}, headers));
     }
 
-    /** Lets the punctuator observe the commit count once. */
+    /** What the observer thread does once. */
     private void observe() {
-        driver.advanceWallClockTime(OBSERVATION);
+        committed.observe();
     }
 
     private Fence stored() {
@@ -123,8 +121,9 @@ class CommittedFencesTopologyTest {
     }
 
     @Test
-    void theTaskOfAPartitionReportsWhenItsStreamThreadLastRanAndNoOtherPartitionDoes() {
+    void theTaskOfAPartitionReportsWhenItsStreamThreadLastPolledAndNoOtherPartitionDoes() {
         long before = System.nanoTime();
+        pollCount.incrementAndGet();
         observe();
 
         assertThat(committed.streamThreadSeenNanos(0)).isPresent();

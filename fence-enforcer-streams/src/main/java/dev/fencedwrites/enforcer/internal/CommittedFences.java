@@ -5,79 +5,105 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 
 /**
  * What {@code GET /fences/{key}} answers: the committed fence of a key, from the fence store's value and the
  * {@link PendingFences} of the task that owns it (issue 17). One instance per Kafka Streams client, shared by its fence
- * processors (which register their task's pending keys on the stream threads) and the HTTP server (which asks on its own
- * threads); thread-safe.
+ * processors (which register their task's pending keys on the stream threads), an observer thread ({@link #start}: it
+ * observes each task's stream thread counts, see {@link PendingFences}) and the HTTP server (which asks on its own
+ * threads); thread-safe. No punctuator: a punctuation makes Kafka Streams commit the task even when it processed nothing
+ * ({@code StreamTask.maybePunctuateSystemTime} sets {@code commitNeeded}), a transaction per commit interval on an idle
+ * instance.
  *
- * <p>A processor learns of its stream thread's commits from the thread's {@code commit-total} (see {@link PendingFences}),
- * read through {@link #THREAD_COMMITS} unless a test passes another source.
+ * <p>A processor's stream thread counts are read through {@link #THREAD_COUNTS} unless a test passes another source.
  */
-public final class CommittedFences {
+public final class CommittedFences implements AutoCloseable {
     /** The metric that counts a stream thread's successful commits (Kafka Streams' {@code ThreadMetrics.commitSensor}). */
     public static final String COMMIT_TOTAL = "commit-total";
-    /** Its group. */
+    /** The metric that counts a stream thread's polls (Kafka Streams' {@code ThreadMetrics.pollSensor}). */
+    public static final String POLL_TOTAL = "poll-total";
+    /** Their group. */
     public static final String THREAD_METRICS_GROUP = "stream-thread-metrics";
-    /** Its tag naming the stream thread: the thread's name. */
+    /** Their tag naming the stream thread: the thread's name. */
     public static final String THREAD_ID_TAG = "thread-id";
-    /** How often a processor looks at the commit count at most (it looks twice per commit interval, at least every 20 ms). */
-    static final Duration MAX_OBSERVATION_INTERVAL = Duration.ofSeconds(1);
+
+    /** A stream thread's counts. */
+    public record ThreadCounts(LongSupplier commits, LongSupplier polls) {
+    }
 
     /**
-     * Reads the commit count of the stream thread that runs a processor, from Kafka Streams' metrics.
+     * Reads the counts of the stream thread that runs a processor (called on it), from Kafka Streams' metrics.
      *
-     * @throws IllegalStateException from the returned function when the thread has no {@code commit-total}: Kafka Streams'
-     *                               metrics changed, and committed fences cannot be told apart
+     * @throws IllegalStateException from the returned function when the thread has no {@code commit-total} or
+     *                               {@code poll-total}: Kafka Streams' metrics changed, and committed fences cannot be told
      */
-    public static final Function<ProcessorContext<?, ?>, LongSupplier> THREAD_COMMITS = context -> {
+    public static final Function<ProcessorContext<?, ?>, ThreadCounts> THREAD_COUNTS = context -> new ThreadCounts(
+            threadMetric(context, COMMIT_TOTAL), threadMetric(context, POLL_TOTAL));
+
+    private static LongSupplier threadMetric(ProcessorContext<?, ?> context, String metricName) {
         String thread = Thread.currentThread().getName();
         for (Map.Entry<MetricName, ? extends Metric> metric : context.metrics().metrics().entrySet()) {
             MetricName name = metric.getKey();
-            if (name.name().equals(COMMIT_TOTAL) && name.group().equals(THREAD_METRICS_GROUP)
+            if (name.name().equals(metricName) && name.group().equals(THREAD_METRICS_GROUP)
                     && thread.equals(name.tags().get(THREAD_ID_TAG))) {
                 Metric found = metric.getValue();
                 return () -> ((Number) found.metricValue()).longValue();
             }
         }
-        throw new IllegalStateException("no " + THREAD_METRICS_GROUP + " " + COMMIT_TOTAL + " metric for stream thread "
-                + thread + ": GET /fences/{key} cannot tell committed fences from those of an open transaction");
-    };
+        throw new IllegalStateException("no " + THREAD_METRICS_GROUP + " " + metricName + " metric for stream thread " + thread
+                + ": GET /fences/{key} cannot tell committed fences from those of an open transaction");
+    }
 
-    private final Function<ProcessorContext<?, ?>, LongSupplier> commitCounts;
+    private final Function<ProcessorContext<?, ?>, ThreadCounts> threadCounts;
     private final Map<Integer, PendingFences> byPartition = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService observer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "enforcer-commit-observer");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     /** Committed fences told by each stream thread's {@code commit-total}. */
     public CommittedFences() {
-        this(THREAD_COMMITS);
+        this(THREAD_COUNTS);
     }
 
-    /** Committed fences told by {@code commitCounts}: for each processor, a source of its stream thread's commit count. */
-    public CommittedFences(Function<ProcessorContext<?, ?>, LongSupplier> commitCounts) {
-        this.commitCounts = commitCounts;
-    }
-
-    /** The source of the commit count for a processor being initialised (on its stream thread). */
-    LongSupplier commitCount(ProcessorContext<?, ?> context) {
-        return commitCounts.apply(context);
+    /** Committed fences told by {@code threadCounts}: for each processor, its stream thread's counts. */
+    public CommittedFences(Function<ProcessorContext<?, ?>, ThreadCounts> threadCounts) {
+        this.threadCounts = threadCounts;
     }
 
     /**
-     * How often a processor observes the commit count: half the commit interval ({@code commit.interval.ms}), between 20 ms
-     * and {@link #MAX_OBSERVATION_INTERVAL}.
+     * Observes every task every {@code interval} on a daemon thread until {@link #close}: answers advance about two intervals
+     * after a commit. The enforcer takes half its {@code commit.interval.ms}, between 20 ms and 1 s
+     * ({@link #observationInterval}).
      */
-    static Duration observationInterval(Map<String, Object> appConfigs) {
-        Object configured = appConfigs.get(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG);
-        long commitMs = configured == null ? MAX_OBSERVATION_INTERVAL.toMillis() * 2 : Long.parseLong(configured.toString());
-        return Duration.ofMillis(Math.max(20, Math.min(commitMs / 2, MAX_OBSERVATION_INTERVAL.toMillis())));
+    public void start(Duration interval) {
+        observer.scheduleWithFixedDelay(this::observe, interval.toNanos(), interval.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** The observation interval for a commit interval of {@code commitIntervalMs}: half of it, between 20 ms and 1 s. */
+    public static Duration observationInterval(long commitIntervalMs) {
+        return Duration.ofMillis(Math.max(20, Math.min(commitIntervalMs / 2, 1000)));
+    }
+
+    /** Observes every task once (the observer thread's work; tests call it directly). */
+    public void observe() {
+        long now = System.nanoTime();
+        byPartition.values().forEach(pending -> pending.observe(now));
+    }
+
+    @Override
+    public void close() {
+        observer.shutdownNow();
     }
 
     /**
@@ -86,19 +112,20 @@ public final class CommittedFences {
      * read its store just before it closed (a dirty close drops the open transaction's fences) still gets the committed one;
      * a closed task's store answers no query.
      */
-    PendingFences open(int partition) {
-        PendingFences fresh = new PendingFences(System.nanoTime());
+    PendingFences open(int partition, ProcessorContext<?, ?> context) {
+        ThreadCounts counts = threadCounts.apply(context);
+        PendingFences fresh = new PendingFences(counts.commits(), counts.polls(), System.nanoTime());
         byPartition.put(partition, fresh);
         return fresh;
     }
 
     /**
-     * When the stream thread that runs the task of input partition {@code partition} last ran its loop (observed its commit
-     * count; {@link System#nanoTime}), or empty when no task of that partition has run here.
+     * When the stream thread that runs the task of input partition {@code partition} was last seen polling
+     * ({@link System#nanoTime}), or empty when no task of that partition has run here.
      */
     public OptionalLong streamThreadSeenNanos(int partition) {
         PendingFences pending = byPartition.get(partition);
-        return pending == null ? OptionalLong.empty() : OptionalLong.of(pending.observedNanos());
+        return pending == null ? OptionalLong.empty() : OptionalLong.of(pending.polledNanos());
     }
 
     /**

@@ -11,10 +11,8 @@ import dev.fencedwrites.enforcer.FenceEnforcerTopology;
 import dev.fencedwrites.enforcer.PartitionMismatch;
 import dev.fencedwrites.enforcer.TokenVerifier;
 import java.util.Optional;
-import java.util.function.LongSupplier;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -65,9 +63,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * from the repartition topic or sent twice by its sender, gets its first outcome.
  *
  * <p>Committed reads (issue 17): with a {@link CommittedFences}, each fence written to the store is first recorded in the
- * task's {@link PendingFences} (one map lookup per accepted record), and a wall-clock punctuator observes the stream
- * thread's commit count, so that {@code GET /fences/{key}} answers only committed fences. The punctuator changes no
- * decision.
+ * task's {@link PendingFences} (one volatile read and one {@code putIfAbsent} per accepted record), which
+ * {@link CommittedFences}' observer thread compares with the stream thread's commit count, so that {@code GET /fences/{key}}
+ * answers only committed fences. Nothing of it changes a decision.
  *
  * <p>The outputs are {@link FenceOutputs}', the replay bookkeeping {@link ReplayTracker}'s and the
  * lease checks {@link LeaseCheck}'s; this class decides.
@@ -176,11 +174,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         this.commits = context.getStateStore(commitSignalName);
         commits.listen(replay::committed);
         if (committedFences != null) {
-            PendingFences fresh = committedFences.open(context.taskId().partition());
-            LongSupplier commitCount = committedFences.commitCount(context);
-            context.schedule(CommittedFences.observationInterval(context.appConfigs()), PunctuationType.WALL_CLOCK_TIME,
-                    now -> fresh.observe(commitCount.getAsLong(), System.nanoTime()));
-            pending = fresh;
+            pending = committedFences.open(context.taskId().partition(), context);
         }
     }
 

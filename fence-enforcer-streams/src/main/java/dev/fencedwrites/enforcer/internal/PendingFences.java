@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
@@ -18,89 +20,109 @@ import org.apache.kafka.common.utils.Bytes;
  * lower. Under {@code at_least_once} the store's cache holds values not yet in the changelog, lost the same way.
  *
  * <p>How a write becomes committed: Kafka Streams 4.3.1 records its stream thread's {@code commit-total} (group
- * {@code stream-thread-metrics}) in {@code StreamThread.runOnce} only after {@code TaskManager.commit} returned without
+ * {@code stream-thread-metrics}) in {@code StreamThread.runOnce} right after {@code TaskManager.commit} returned without
  * throwing, i.e. after the transaction committed (exactly_once_v2) or the offsets were committed with {@code commitSync}
- * after the caches and the producer were flushed (at_least_once); a failed or timed-out commit throws first. The thread that
- * runs this task's {@link #observe} also runs its processing and its commits, one at a time, so a count that rose
- * between two observations means a commit ran wholly between them and covered every write made before the earlier one.
+ * after the caches and the producer were flushed (at_least_once), and before it processes another record; a failed or
+ * timed-out commit throws first. An observation ({@link #observe}, on any thread) ends the current epoch, then reads that
+ * count. A write reads the epoch before it records its key here and puts the store. A commit counted after an
+ * observation's read therefore began after every write of an epoch it ended (had the commit begun before such a write, it
+ * would have finished and been counted before the write read the epoch, so before the observation read the count), and
+ * covered them: when the count rose between two observations, the epochs ended by the earlier one are committed.
  *
- * <p>Shape: the writes are grouped in generations, one per interval between observations, each a map from key to the
- * fence the key had before its first write of that generation. When the count rose since the previous observation, every
- * generation that had ended by then is committed and dropped whole. The committed fence of a key is then its value in the
- * oldest generation still held that has it (its fence before the first write that may not be committed), else the
- * store's.
+ * <p>Shape: one map per epoch with writes (a generation), from key to the fence the key had before its first write of that
+ * epoch. Committed generations are dropped whole. The committed fence of a key is its value in the oldest generation still
+ * held that has it (its fence before the first write that may not be committed), else the store's.
  *
- * <p>Threads: {@link #written} and {@link #observe} run on the task's stream thread; {@link #committedIfPending} on any
- * thread (the HTTP server's). The writer records a key here before it puts the new fence into the store, and a reader
- * reads the store before it asks here: a reader that saw the new fence in the store sees the key pending.
+ * <p>Threads: {@link #written} runs on the task's stream thread; {@link #observe} on the observer's; {@link
+ * #committedIfPending} on any (the HTTP server's). A write records its key here before it puts the new fence into the
+ * store, and a reader reads the store before it asks here: a reader that saw the new fence in the store sees the key
+ * pending.
  *
- * <p>Cost and memory: one {@code putIfAbsent} per accepted record; a commit drops whole maps. Held: the keys written in
- * about two observation intervals and one commit interval. While commits fail, generations are ended at most
- * {@value #MAX_GENERATIONS} times; the last one then takes every write (at most one entry per key of the store).
+ * <p>Cost and memory: one volatile read and one {@code putIfAbsent} per accepted record; a commit drops whole maps. Held:
+ * the keys written in about two observation intervals and one commit interval. While commits fail, at most {@value
+ * #MAX_GENERATIONS} epochs are ended; the last one then takes every write (at most one entry per key of the store).
  */
 public final class PendingFences {
-    /** The most generations held: past it, writes stay in the current one until a commit is observed. */
+    /** The most generations held: past it, observations end no epoch until a commit is observed. */
     static final int MAX_GENERATIONS = 64;
     /** Stands for "no fence" in a generation's map. */
     private static final Object NONE = new Object();
 
-    /** Oldest first; the last is the current generation. Replaced whole (copy on write) on the stream thread. */
-    private volatile List<Generation> generations;
-    /** When the stream thread last observed the commit count ({@link System#nanoTime}), read by the HTTP threads. */
-    private volatile long observedNanos;
-    /** The commit count read at the previous observation; -1 before the first. */
+    private final LongSupplier commitCount;
+    private final LongSupplier pollCount;
+    /** Oldest first; replaced whole (copy on write). */
+    private final AtomicReference<List<Generation>> generations = new AtomicReference<>(List.of());
+    /** The epoch writes are tagged with now; only observations move it. */
+    private volatile long epoch = 1;
+    /** The generation the stream thread writes to; stream thread only. */
+    private Generation current = new Generation(0, Map.of());
+    /** When an observation last saw the stream thread's poll count change ({@link System#nanoTime}). */
+    private volatile long polledNanos;
+    // Observer state, guarded by this.
     private long countAtPrevious = -1;
-    /** The newest generation that had ended by the previous observation (every write of it was made before it); 0: none. */
     private long endedAtPrevious;
-    private Generation current;
+    private long pollsAtPrevious = -1;
 
-    /** The fences keys had before their first write of one generation. */
-    private record Generation(long id, Map<Bytes, Object> before) {
+    /** The fences keys had before their first write of one epoch. */
+    private record Generation(long epoch, Map<Bytes, Object> before) {
     }
 
     /** The answer for a pending key: its last committed fence, or {@code null} when it has none committed. */
     public record Committed(Fence fence) {
     }
 
-    /** A set for a task whose stream thread runs now ({@code nowNanos}). */
-    public PendingFences(long nowNanos) {
-        this.observedNanos = nowNanos;
-        this.current = new Generation(1, new ConcurrentHashMap<>());
-        this.generations = List.of(current);
+    /**
+     * A set for a task whose stream thread runs now ({@code nowNanos}).
+     *
+     * @param commitCount the stream thread's {@code commit-total}
+     * @param pollCount   the stream thread's {@code poll-total}
+     */
+    public PendingFences(LongSupplier commitCount, LongSupplier pollCount, long nowNanos) {
+        this.commitCount = commitCount;
+        this.pollCount = pollCount;
+        this.polledNanos = nowNanos;
     }
 
     /**
      * The stream thread is about to put {@code after} into the store for {@code key}, whose value was {@code before}
-     * ({@code null}: none); call before the put. One {@code putIfAbsent}.
+     * ({@code null}: none); call before the put.
      */
     public void written(Bytes key, Fence before, Fence after) {
+        long now = epoch;
+        if (now != current.epoch()) {
+            Generation started = new Generation(now, new ConcurrentHashMap<>());
+            generations.updateAndGet(held -> {
+                List<Generation> next = new ArrayList<>(held);
+                next.add(started);
+                return List.copyOf(next);
+            });
+            current = started;
+        }
         current.before().putIfAbsent(key, before == null ? NONE : before);
     }
 
     /**
-     * An observation of the stream thread's commit count ({@code commit-total}) at {@code nowNanos}, on the stream thread,
-     * between records: drops what the count proves committed and starts the next generation.
+     * One observation at {@code nowNanos}: ends the current epoch (unless {@value #MAX_GENERATIONS} generations are held),
+     * then reads the commit count, and drops the generations the count proves committed.
      */
-    public void observe(long commitCount, long nowNanos) {
-        observedNanos = nowNanos;
-        List<Generation> held = generations;
-        if (countAtPrevious >= 0 && commitCount > countAtPrevious) {
+    public synchronized void observe(long nowNanos) {
+        long ending = epoch;
+        boolean ended = generations.get().size() < MAX_GENERATIONS;
+        if (ended) {
+            epoch = ending + 1;
+        }
+        long count = commitCount.getAsLong();
+        if (countAtPrevious >= 0 && count > countAtPrevious) {
             long committedUpTo = endedAtPrevious;
-            held = held.stream().filter(generation -> generation.id() > committedUpTo).toList();
+            generations.updateAndGet(held -> held.stream().filter(g -> g.epoch() > committedUpTo).toList());
         }
-        countAtPrevious = commitCount;
-        if (!current.before().isEmpty() && held.size() < MAX_GENERATIONS) {
-            endedAtPrevious = current.id();
-            current = new Generation(current.id() + 1, new ConcurrentHashMap<>());
-            List<Generation> next = new ArrayList<>(held);
-            next.add(current);
-            held = List.copyOf(next);
-        } else {
-            // Nothing written since the last observation (or too many held): the current generation goes on, and what
-            // had ended by the previous observation is still all that has.
-            endedAtPrevious = current.id() - 1;
+        countAtPrevious = count;
+        endedAtPrevious = ended ? ending : ending - 1;
+        long polls = pollCount.getAsLong();
+        if (polls != pollsAtPrevious) {
+            pollsAtPrevious = polls;
+            polledNanos = nowNanos;
         }
-        generations = held;
     }
 
     /**
@@ -108,7 +130,7 @@ public final class PendingFences {
      * is committed). Read the store first, then call this.
      */
     public Committed committedIfPending(Bytes key) {
-        for (Generation generation : generations) {
+        for (Generation generation : generations.get()) {
             Object before = generation.before().get(key);
             if (before != null) {
                 return new Committed(before == NONE ? null : (Fence) before);
@@ -118,15 +140,15 @@ public final class PendingFences {
     }
 
     /**
-     * When the stream thread last observed the commit count ({@link System#nanoTime}): it observes between records, so an
-     * old observation means the thread has stopped running its loop (and polling).
+     * When an observation last saw the stream thread's {@code poll-total} change ({@link System#nanoTime}; at first, when
+     * the task started): a thread that stops polling is removed from the group once {@code max.poll.interval.ms} passes.
      */
-    public long observedNanos() {
-        return observedNanos;
+    public long polledNanos() {
+        return polledNanos;
     }
 
-    /** How many keys are pending (a key written in several generations counts once per generation): for tests. */
+    /** How many keys are pending (a key written in several epochs counts once per epoch): for tests. */
     public int size() {
-        return generations.stream().mapToInt(generation -> generation.before().size()).sum();
+        return generations.get().stream().mapToInt(generation -> generation.before().size()).sum();
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.contract.Fence;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.utils.Bytes;
 import org.junit.jupiter.api.Test;
 
@@ -14,7 +15,15 @@ class PendingFencesTest {
     private static final Fence F7 = new Fence(7, 1);
     private static final Fence F9 = new Fence(9, 1);
 
-    private final PendingFences pending = new PendingFences(0);
+    private final AtomicLong commits = new AtomicLong();
+    private final AtomicLong polls = new AtomicLong();
+    private final PendingFences pending = new PendingFences(commits::get, polls::get, 0);
+
+    /** An observation that reads {@code commitCount} as the stream thread's commit count, at {@code nowNanos}. */
+    private void observe(long commitCount, long nowNanos) {
+        commits.set(commitCount);
+        pending.observe(nowNanos);
+    }
 
     /** The answer {@code CommittedFences} gives when the store holds {@code stored}. */
     private Fence answer(Fence stored) {
@@ -39,10 +48,10 @@ class PendingFencesTest {
 
     @Test
     void aCommitBetweenTwoObservationsCommitsTheWritesMadeBeforeTheFirst() {
-        pending.observe(10, 0);
+        observe(10, 0);
         pending.written(KEY, F5, F7);
-        pending.observe(10, 0);
-        pending.observe(11, 0);
+        observe(10, 0);
+        observe(11, 0);
 
         assertThat(answer(F7)).isEqualTo(F7);
         assertThat(pending.size()).isZero();
@@ -50,10 +59,10 @@ class PendingFencesTest {
 
     @Test
     void aCommitSeenAtTheNextObservationDoesNotCoverAWriteMadeAfterThePreviousOne() {
-        pending.observe(10, 0);
+        observe(10, 0);
         pending.written(KEY, F5, F7);
         // The count rose, but the commit may have run before the write: only writes before the previous observation count.
-        pending.observe(11, 0);
+        observe(11, 0);
 
         assertThat(answer(F7)).isEqualTo(F5);
     }
@@ -61,28 +70,28 @@ class PendingFencesTest {
     @Test
     void noCommitIsInferredFromTheFirstObservation() {
         pending.written(KEY, F5, F7);
-        pending.observe(10, 0);
+        observe(10, 0);
 
         assertThat(answer(F7)).isEqualTo(F5);
     }
 
     @Test
     void anUnchangedCommitCountCommitsNothing() {
-        pending.observe(10, 0);
+        observe(10, 0);
         pending.written(KEY, F5, F7);
-        pending.observe(10, 0);
-        pending.observe(10, 0);
+        observe(10, 0);
+        observe(10, 0);
 
         assertThat(answer(F7)).isEqualTo(F5);
     }
 
     @Test
     void aKeyWrittenAgainAfterACommittedGenerationAnswersItsFenceAtTheEndOfThatGeneration() {
-        pending.observe(10, 0);
+        observe(10, 0);
         pending.written(KEY, F5, F7);
-        pending.observe(10, 0);
+        observe(10, 0);
         pending.written(KEY, F7, F9);
-        pending.observe(11, 0);
+        observe(11, 0);
 
         assertThat(answer(F9)).isEqualTo(F7);
         assertThat(pending.size()).isOne();
@@ -90,15 +99,15 @@ class PendingFencesTest {
 
     @Test
     void aKeyWrittenInEveryGenerationStillAdvancesWithEachCommit() {
-        pending.observe(10, 0);
+        observe(10, 0);
         pending.written(KEY, F5, F7);
-        pending.observe(11, 0);
+        observe(11, 0);
         pending.written(KEY, F7, F9);
-        pending.observe(12, 0);
+        observe(12, 0);
 
         assertThat(answer(F9)).isEqualTo(F7);
 
-        pending.observe(13, 0);
+        observe(13, 0);
 
         assertThat(answer(F9)).isEqualTo(F9);
     }
@@ -106,30 +115,38 @@ class PendingFencesTest {
     @Test
     void whileCommitsFailTheGenerationsHeldStopAtTheCapAndACommitStillClearsThem() {
         Fence stored = F5;
-        pending.observe(10, 0);
+        observe(10, 0);
         for (long token = 6; token < 6 + 2 * PendingFences.MAX_GENERATIONS; token++) {
             Fence next = new Fence(token, 1);
             pending.written(KEY, stored, next);
             stored = next;
-            pending.observe(10, 0);
+            observe(10, 0);
         }
 
         assertThat(pending.size()).as("one entry per generation held").isEqualTo(PendingFences.MAX_GENERATIONS);
         assertThat(answer(stored)).isEqualTo(F5);
 
-        pending.observe(11, 0);
-        pending.observe(12, 0);
+        // The first observation after the commit still ends no epoch (the cap is checked before the count is read).
+        observe(11, 0);
+        observe(12, 0);
+        observe(13, 0);
 
         assertThat(answer(stored)).isEqualTo(stored);
         assertThat(pending.size()).isZero();
     }
 
     @Test
-    void eachObservationRecordsWhenTheStreamThreadLastRan() {
-        pending.observe(10, 1_000);
-        pending.observe(10, 5_000);
+    void anObservationRecordsWhenItLastSawTheStreamThreadPoll() {
+        polls.set(3);
+        observe(10, 1_000);
+        observe(10, 5_000);
 
-        assertThat(pending.observedNanos()).isEqualTo(5_000);
+        assertThat(pending.polledNanos()).as("no poll since the first observation").isEqualTo(1_000);
+
+        polls.set(4);
+        observe(10, 9_000);
+
+        assertThat(pending.polledNanos()).isEqualTo(9_000);
     }
 
     @Test
@@ -142,7 +159,7 @@ class PendingFencesTest {
             pending.written(KEY, stored, next);
             stored = next;
             if (token % 3 == 0) {
-                pending.observe(token % 2 == 0 ? ++count : count, token);
+                observe(token % 2 == 0 ? ++count : count, token);
             }
             Fence answered = answer(stored);
             if (previous != null) {
