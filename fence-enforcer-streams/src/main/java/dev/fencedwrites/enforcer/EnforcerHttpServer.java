@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.enforcer.internal.CommittedFences;
 import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -18,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.function.Predicate;
 import org.apache.kafka.common.serialization.Serdes;
@@ -40,6 +42,14 @@ import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
  * (the restore figures of {@link StreamsProgress}). When another instance of the application owns the
  * key's partition, the request is proxied to it (interactive queries through
  * {@code application.server}); {@code served_by} names the instance that answered.
+ *
+ * <p>{@code /fences/{key}} answers the committed fence of the owning instance (issue 17): a fence written by the open
+ * transaction (exactly_once_v2) or held only in the store's cache (at_least_once) is not answered until Kafka Streams has
+ * committed it ({@link CommittedFences}), so an answer never exceeds what the next owner restores, and answers for a key
+ * never decrease across a failover. The owner answers 503 instead of a fence while it may be a zombie: after this process
+ * was paused (SIGSTOP, GC, a suspended VM) long enough that its consumer group may have given its tasks to another
+ * instance, until a commit proves it still owns them or {@code session.timeout.ms} has passed, and while the stream thread
+ * of the key's task has not run for half of {@code max.poll.interval.ms} ({@link PauseWatch}).
  */
 final class EnforcerHttpServer implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -51,6 +61,8 @@ final class EnforcerHttpServer implements AutoCloseable {
     private volatile KafkaStreams streams;
     private volatile HostInfo self;
     private volatile StreamsProgress progress;
+    private volatile CommittedFences committed;
+    private volatile PauseWatch pauses;
 
     EnforcerHttpServer(String host, int port, PrometheusMeterRegistry registry) throws IOException {
         server = HttpServer.create(new InetSocketAddress(host, port), 0);
@@ -105,9 +117,12 @@ final class EnforcerHttpServer implements AutoCloseable {
 
     /**
      * Serves queries from {@code streams}; {@code self} is this instance's {@code application.server}; the probes report
-     * {@code progress}'s restore figures.
+     * {@code progress}'s restore figures; {@code committed} tells the committed fences (issue 17); {@code pauses} tells
+     * when this instance must not answer from its stores.
      */
-    void attach(KafkaStreams streams, HostInfo self, StreamsProgress progress) {
+    void attach(KafkaStreams streams, HostInfo self, StreamsProgress progress, CommittedFences committed, PauseWatch pauses) {
+        this.committed = committed;
+        this.pauses = pauses;
         this.progress = progress;
         this.streams = streams;
         this.self = self;
@@ -149,11 +164,19 @@ final class EnforcerHttpServer implements AutoCloseable {
             ReadOnlyKeyValueStore<Bytes, StoredFence> store = running.store(StoreQueryParameters
                     .fromNameAndType(FenceEnforcerTopology.STORE, QueryableStoreTypes.<Bytes, StoredFence>keyValueStore())
                     .withPartition(owner.partition()));
+            // The store first, then the pending keys (CommittedFences): the fence processor writes them the other way round.
             StoredFence stored = store.get(storeKey);
-            fence = stored == null ? null : stored.fence();
+            fence = committed.committed(owner.partition(), storeKey, stored == null ? null : stored.fence());
         } catch (RuntimeException e) {
             respond(exchange, 503, "application/json",
                     JSON.writeValueAsString(Map.of("key", key, "error", "state store not queryable: " + e.getMessage())));
+            return;
+        }
+        // After the read: a pause that began before it is seen here (the answer would come from a possible zombie).
+        Optional<String> paused = pauses.refusal(committed.streamThreadSeenNanos(owner.partition()));
+        if (paused.isPresent()) {
+            respond(exchange, 503, "application/json",
+                    JSON.writeValueAsString(Map.of("key", key, "error", paused.get(), "served_by", address(self))));
             return;
         }
         if (fence == null) {

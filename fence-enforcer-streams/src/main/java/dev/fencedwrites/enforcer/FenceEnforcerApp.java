@@ -1,5 +1,6 @@
 package dev.fencedwrites.enforcer;
 
+import dev.fencedwrites.enforcer.internal.CommittedFences;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.enforcer.internal.FenceProductionExceptionHandler;
 import dev.fencedwrites.etcd.EtcdSettings;
@@ -110,7 +111,9 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             gc.close();
             return 2;
         }
-        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry, tokens), streamsProperties);
+        CommittedFences committed = new CommittedFences();
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry, tokens, committed),
+                streamsProperties);
         StreamsProgress progress = new StreamsProgress(registry);
         streams.setGlobalStateRestoreListener(progress);
         CountDownLatch stopped = watch(streams, progress);
@@ -118,7 +121,12 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         // Kafka's metrics appear as clients are made and partitions assigned; Micrometer binds new ones at each refresh.
         KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams, List.of(), refresher, STREAMS_METRICS_REFRESH);
         streamsMetrics.bindTo(registry);
-        http.attach(streams, self, progress);
+        committed.start(CommittedFences.observationInterval(
+                new StreamsConfig(streamsProperties).getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)));
+        PauseWatch pauses = new PauseWatch(PauseWatch.Settings.of(streamsProperties), PauseWatch.threadCommits(streams),
+                System::nanoTime);
+        pauses.start();
+        http.attach(streams, self, progress, committed, pauses);
         Runtime.getRuntime().addShutdownHook(shutdownHook(streams, http, tokens));
         http.start();
         LOG.info("fence enforcer: {} -> {} / {} (winning markers -> {}), HTTP on port {}, advertised as {}", config.inputTopic(),
@@ -126,6 +134,8 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         streams.start();
         stopped.await();
         streamsMetrics.close();
+        pauses.close();
+        committed.close();
         refresher.shutdownNow();
         gc.close();
         return streams.state() == KafkaStreams.State.ERROR ? 1 : 0;

@@ -1,6 +1,7 @@
 package dev.fencedwrites.enforcer;
 
 import dev.fencedwrites.enforcer.internal.CommitSignal;
+import dev.fencedwrites.enforcer.internal.CommittedFences;
 import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
 import dev.fencedwrites.enforcer.internal.FenceProcessor;
 import dev.fencedwrites.enforcer.internal.FenceSerde;
@@ -164,12 +165,31 @@ public final class FenceEnforcerTopology {
      */
     public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
             MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch) {
+        return build(input, accepted, rejected, markers, limits, meters, verifier, mismatch, null);
+    }
+
+    /**
+     * @param input     the input topic
+     * @param accepted  the accepted topic
+     * @param rejected  the rejected topic
+     * @param markers   the topic winning FENCE markers are published to, or {@code null} for none
+     * @param limits    the topics' partition count and size limits
+     * @param meters    where the fenced-writes counters are registered
+     * @param verifier  checks the token of every record the rule would accept (issue 14), or {@code null} to believe every
+     *                  token; shared by all tasks, so it must be thread-safe
+     * @param mismatch  what to do with a record on another partition than murmur2 assigns its key (issue 17)
+     * @param committed told by every task which stored fences may not be committed yet, for {@code GET /fences/{key}} (issue
+     *                  17); {@code null} when nothing queries the store
+     */
+    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
+            MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch, CommittedFences committed) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Serde<byte[]> bytes = Serdes.ByteArray();
         StreamsBuilder builder = new StreamsBuilder();
         // Cached: gets and puts hit an in-memory cache, and RocksDB and the changelog get one write
         // per key per commit instead of one per record. The processor and /fences/{key} read
-        // through the cache. Under exactly_once_v2 the cache is flushed into the transaction
+        // through the cache (/fences/{key} then answers the committed fence, CommittedFences).
+        // Under exactly_once_v2 the cache is flushed into the transaction
         // before each commit, so the changelog and the outcomes commit together. Under
         // at_least_once, evictions and flushes reach the changelog before the offsets are
         // committed, and possibly before the outputs of the same records are delivered: after a
@@ -201,7 +221,7 @@ public final class FenceEnforcerTopology {
         String rerouteFrom = mismatch == PartitionMismatch.REROUTE ? input : null;
         KStream<byte[], byte[]> decided = toDecide.process(() -> new FenceProcessor(STORE, COMMIT_SIGNAL, ACCEPTED_SINK,
                 REJECTED_SINK, markers == null ? null : new FenceProcessor.MarkerOutput(MARKERS_SINK, accepted), metrics, limits,
-                verifier, rerouteFrom, mismatch), Named.as(PROCESSOR), STORE, COMMIT_SIGNAL);
+                verifier, rerouteFrom, mismatch, committed), Named.as(PROCESSOR), STORE, COMMIT_SIGNAL);
         decided.to(accepted, Produced.with(bytes, bytes).withName(ACCEPTED_SINK));
         decided.to(rejected, Produced.with(bytes, bytes).withName(REJECTED_SINK));
         if (markers != null) {
@@ -220,7 +240,16 @@ public final class FenceEnforcerTopology {
      * tokens.
      */
     public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters, TokenVerifier verifier) {
+        return build(config, limits, meters, verifier, null);
+    }
+
+    /**
+     * Builds the topology for the topics named in {@code config}, with {@code verifier} (or {@code null}) checking raising
+     * tokens and {@code committed} (or {@code null}) told which stored fences may not be committed yet.
+     */
+    public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters, TokenVerifier verifier,
+            CommittedFences committed) {
         return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null),
-                limits, meters, verifier, config.partitionMismatch());
+                limits, meters, verifier, config.partitionMismatch(), committed);
     }
 }

@@ -62,6 +62,11 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * is kept by its input partition and offset ({@link StoredFence#origin()}), so a copy processed again,
  * from the repartition topic or sent twice by its sender, gets its first outcome.
  *
+ * <p>Committed reads (issue 17): with a {@link CommittedFences}, each fence written to the store is first recorded in the
+ * task's {@link PendingFences} (one volatile read and one {@code putIfAbsent} per accepted record), which
+ * {@link CommittedFences}' observer thread compares with the stream thread's commit count, so that {@code GET /fences/{key}}
+ * answers only committed fences. Nothing of it changes a decision.
+ *
  * <p>The outputs are {@link FenceOutputs}', the replay bookkeeping {@link ReplayTracker}'s and the
  * lease checks {@link LeaseCheck}'s; this class decides.
  */
@@ -79,6 +84,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private final TokenVerifier verifier;
     private final String inputTopic;
     private final PartitionMismatch mismatch;
+    private final CommittedFences committedFences;
+    private PendingFences pending;
     private ProcessorContext<byte[], byte[]> context;
     private KeyValueStore<Bytes, StoredFence> fences;
     private CommitSignal commits;
@@ -127,6 +134,19 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
             MarkerOutput markers, EnforcerMetrics metrics,
             FenceEnforcerTopology.Limits limits, TokenVerifier verifier, String inputTopic, PartitionMismatch mismatch) {
+        this(storeName, commitSignalName, acceptedSink, rejectedSink, markers, metrics, limits, verifier, inputTopic, mismatch,
+                null);
+    }
+
+    /**
+     * A processor that also tells {@code committed} which of its task's stored fences may not be committed yet (issue 17).
+     *
+     * @param committed where {@code GET /fences/{key}} learns the committed fences, or {@code null} when nothing asks
+     */
+    public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
+            MarkerOutput markers, EnforcerMetrics metrics, FenceEnforcerTopology.Limits limits, TokenVerifier verifier,
+            String inputTopic, PartitionMismatch mismatch, CommittedFences committed) {
+        this.committedFences = committed;
         this.inputTopic = inputTopic;
         this.mismatch = mismatch;
         if (limits.inputPartitions() < 1) {
@@ -153,6 +173,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         this.leases = verifier == null ? null : new LeaseCheck(verifier, outputs);
         this.commits = context.getStateStore(commitSignalName);
         commits.listen(replay::committed);
+        if (committedFences != null) {
+            pending = committedFences.open(context.taskId().partition(), context);
+        }
     }
 
     @Override
@@ -326,6 +349,10 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         StoredFence next = keepHistory
                 ? StoredFence.afterAccept(previous, at.from(), at.offset(), raised, replay.committedOffset(at.from()), lease)
                 : StoredFence.of(raised, lease);
+        if (pending != null) {
+            // Before the put: a query that reads the new fence from the store then finds the key pending (PendingFences).
+            pending.written(storeKey, previous == null ? null : previous.fence(), raised);
+        }
         fences.put(storeKey, next);
         int count = next.acceptCount();
         if (count > 0 && count < StoredFence.MAX_ACCEPTS && count % StoredFence.COMMIT_REQUEST_ACCEPTS == 0) {

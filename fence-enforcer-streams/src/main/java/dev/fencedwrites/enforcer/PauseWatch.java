@@ -1,0 +1,203 @@
+package dev.fencedwrites.enforcer;
+
+import dev.fencedwrites.enforcer.internal.CommittedFences;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Tells whether this process may have lost its tasks to a pause: a {@code SIGSTOP}, a long GC pause or a suspended VM that
+ * stopped every thread, heartbeats included, for long enough that the consumer group may have given its tasks to another
+ * instance (issue 17). Until its consumer rejoins, such a zombie still holds its state stores open and would answer
+ * {@code GET /fences/{key}} with fences the new owner has since raised.
+ *
+ * <p>Detection: a watchdog thread ticks every {@code tick}; a gap between ticks longer than {@code threshold} is a pause,
+ * and so, for the HTTP server, is a last tick older than {@code threshold} (a pause that just ended, before the watchdog
+ * ran). {@code threshold} is the shorter of half {@code session.timeout.ms} and {@code session.timeout.ms} minus
+ * {@code heartbeat.interval.ms} of the main consumer: a pause shorter than the latter cannot by itself have let the group
+ * coordinator go a whole session without a heartbeat (Kafka's consumer documentation of both settings).
+ *
+ * <p>Rule: after a pause, {@link #refusal} names it until the instance has proved that it still owns its tasks, that is
+ * each stream thread has completed two commits since the pause was seen (the first may have begun before it; under
+ * exactly_once_v2 a commit fails with the group's generation, KIP-447, and under at_least_once {@code commitSync} fails
+ * the same way once the member was removed), or until {@code session.timeout.ms} has passed since the pause, time in which
+ * a removed member's heartbeat thread learns of its removal and the stream thread gives up its tasks. Thread-safe.
+ */
+final class PauseWatch implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PauseWatch.class);
+    /** Commits each stream thread must complete after a pause to prove it still owns its tasks. */
+    static final int PROOF_COMMITS = 2;
+
+    /**
+     * The timing of the watch.
+     *
+     * @param sessionTimeout the main consumer's {@code session.timeout.ms}
+     * @param threshold      the shortest gap between ticks that counts as a pause
+     * @param tick           how often the watchdog ticks
+     * @param maxPollInterval the main consumer's {@code max.poll.interval.ms}
+     */
+    record Settings(Duration sessionTimeout, Duration threshold, Duration tick, Duration maxPollInterval) {
+        /**
+         * The settings for the main consumer configured in {@code streamsProperties} (with Kafka Streams' prefixes
+         * {@code main.consumer.} and {@code consumer.}, or none; Kafka's defaults otherwise).
+         */
+        static Settings of(Properties streamsProperties) {
+            long session = consumerSetting(streamsProperties, ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG);
+            long heartbeat = consumerSetting(streamsProperties, ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG);
+            long threshold = Math.max(1, Math.min(session / 2, session - heartbeat));
+            return new Settings(Duration.ofMillis(session), Duration.ofMillis(threshold),
+                    Duration.ofMillis(Math.max(20, Math.min(threshold / 10, 500))),
+                    Duration.ofMillis(consumerSetting(streamsProperties, ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG)));
+        }
+
+        private static long consumerSetting(Properties streamsProperties, String name) {
+            for (String key : List.of(StreamsConfig.mainConsumerPrefix(name), StreamsConfig.consumerPrefix(name), name)) {
+                Object value = streamsProperties.get(key);
+                if (value != null) {
+                    return Long.parseLong(value.toString().strip());
+                }
+            }
+            return ((Number) ConsumerConfig.configDef().defaultValues().get(name)).longValue();
+        }
+    }
+
+    /** A pause the watchdog saw: it ended at {@code endedNanos}, lasted {@code nanos}; the threads' commit counts then. */
+    private record Pause(long endedNanos, long nanos, Map<String, Long> commitsAtEnd) {
+    }
+
+    private final Settings settings;
+    private final LongSupplier nanoClock;
+    private final Supplier<Map<String, Long>> commitCounts;
+    private final ScheduledExecutorService watchdog;
+    private volatile long lastTick;
+    private final AtomicReference<Pause> pause = new AtomicReference<>();
+
+    /**
+     * @param commitCounts each stream thread's {@code commit-total}, by thread name
+     * @param nanoClock    {@link System#nanoTime} but in tests
+     */
+    PauseWatch(Settings settings, Supplier<Map<String, Long>> commitCounts, LongSupplier nanoClock) {
+        this.settings = settings;
+        this.commitCounts = commitCounts;
+        this.nanoClock = nanoClock;
+        this.lastTick = nanoClock.getAsLong();
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "enforcer-pause-watchdog");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** Each stream thread's {@code commit-total} in {@code streams}' metrics, by thread name. */
+    static Supplier<Map<String, Long>> threadCommits(KafkaStreams streams) {
+        return () -> {
+            Map<String, Long> counts = new HashMap<>();
+            streams.metrics().forEach((name, metric) -> {
+                if (name.name().equals(CommittedFences.COMMIT_TOTAL) && name.group().equals(CommittedFences.THREAD_METRICS_GROUP)
+                        && name.tags().containsKey(CommittedFences.THREAD_ID_TAG)) {
+                    counts.put(name.tags().get(CommittedFences.THREAD_ID_TAG), ((Number) metric.metricValue()).longValue());
+                }
+            });
+            return counts;
+        };
+    }
+
+    /** Starts the watchdog thread. */
+    void start() {
+        lastTick = nanoClock.getAsLong();
+        long tick = settings.tick().toNanos();
+        watchdog.scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.NANOSECONDS);
+    }
+
+    /** One tick of the watchdog: records a pause when the gap since the last tick exceeds the threshold. */
+    void tick() {
+        long now = nanoClock.getAsLong();
+        long gap = now - lastTick;
+        if (gap > settings.threshold().toNanos()) {
+            // Before the tick time: a reader that sees the fresh tick sees the pause too.
+            pause.set(new Pause(now, gap, commitCounts.get()));
+            LOG.warn("this process was paused for {} ms (SIGSTOP, GC or a suspended VM), past {} ms: GET /fences/{key} answers "
+                    + "503 until a commit proves it still owns its tasks, or for session.timeout.ms={}",
+                    TimeUnit.NANOSECONDS.toMillis(gap), settings.threshold().toMillis(), settings.sessionTimeout().toMillis());
+        }
+        lastTick = now;
+    }
+
+    /**
+     * Why this instance must not answer from the state store of a task whose stream thread last ran its loop at
+     * {@code streamThreadSeen} ({@link System#nanoTime}; empty: unknown), or empty when it may. Besides the pause rule: a
+     * stream thread that has not run for half its consumer's {@code max.poll.interval.ms} (a record waiting for etcd, a
+     * stall) may have been removed from the group, whose heartbeat thread leaves it once that interval passes without a
+     * poll (Kafka's consumer documentation of {@code max.poll.interval.ms}).
+     */
+    Optional<String> refusal(OptionalLong streamThreadSeen) {
+        Optional<String> paused = pauseRefusal();
+        if (paused.isPresent() || streamThreadSeen.isEmpty()) {
+            return paused;
+        }
+        long idle = nanoClock.getAsLong() - streamThreadSeen.getAsLong();
+        if (idle > settings.maxPollInterval().toNanos() / 2) {
+            return Optional.of(String.format("the stream thread that owns this key has not run for %d ms (a record waiting "
+                    + "for etcd, or a stall), past half of max.poll.interval.ms=%d, after which its consumer leaves the group: "
+                    + "the key may be another instance's now", TimeUnit.NANOSECONDS.toMillis(idle),
+                    settings.maxPollInterval().toMillis()));
+        }
+        return Optional.empty();
+    }
+
+    private Optional<String> pauseRefusal() {
+        long now = nanoClock.getAsLong();
+        long sinceTick = now - lastTick;
+        long threshold = settings.threshold().toNanos();
+        if (sinceTick > threshold) {
+            return Optional.of(String.format("this process was paused for at least %d ms (SIGSTOP, GC or a suspended VM), past "
+                    + "the %d ms after which its consumer group may have given its tasks to another instance "
+                    + "(session.timeout.ms=%d); it answers again once it proves it still owns them",
+                    TimeUnit.NANOSECONDS.toMillis(sinceTick), settings.threshold().toMillis(),
+                    settings.sessionTimeout().toMillis()));
+        }
+        Pause seen = pause.get();
+        if (seen == null) {
+            return Optional.empty();
+        }
+        boolean waitedOut = now - seen.endedNanos() >= settings.sessionTimeout().toNanos();
+        if (waitedOut || provenByCommits(seen)) {
+            pause.compareAndSet(seen, null);
+            return Optional.empty();
+        }
+        return Optional.of(String.format("this process was paused for %d ms (SIGSTOP, GC or a suspended VM), past the %d ms "
+                + "after which its consumer group may have given its tasks to another instance (session.timeout.ms=%d); it "
+                + "answers again after %d commits of each stream thread prove it still owns them, or %d ms after the pause",
+                TimeUnit.NANOSECONDS.toMillis(seen.nanos()), settings.threshold().toMillis(),
+                settings.sessionTimeout().toMillis(), PROOF_COMMITS, settings.sessionTimeout().toMillis()));
+    }
+
+    private boolean provenByCommits(Pause seen) {
+        if (seen.commitsAtEnd().isEmpty()) {
+            return false;
+        }
+        Map<String, Long> now = commitCounts.get();
+        return seen.commitsAtEnd().entrySet().stream()
+                .allMatch(thread -> now.getOrDefault(thread.getKey(), Long.MIN_VALUE) >= thread.getValue() + PROOF_COMMITS);
+    }
+
+    @Override
+    public void close() {
+        watchdog.shutdownNow();
+    }
+}

@@ -1,0 +1,140 @@
+package dev.fencedwrites.enforcer.internal;
+
+import dev.fencedwrites.contract.Fence;
+import java.time.Duration;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+
+/**
+ * What {@code GET /fences/{key}} answers: the committed fence of a key, from the fence store's value and the
+ * {@link PendingFences} of the task that owns it (issue 17). One instance per Kafka Streams client, shared by its fence
+ * processors (which register their task's pending keys on the stream threads), an observer thread ({@link #start}: it
+ * observes each task's stream thread counts, see {@link PendingFences}) and the HTTP server (which asks on its own
+ * threads); thread-safe. No punctuator: a punctuation makes Kafka Streams commit the task even when it processed nothing
+ * ({@code StreamTask.maybePunctuateSystemTime} sets {@code commitNeeded}), a transaction per commit interval on an idle
+ * instance.
+ *
+ * <p>A processor's stream thread counts are read through {@link #THREAD_COUNTS} unless a test passes another source.
+ */
+public final class CommittedFences implements AutoCloseable {
+    /** The metric that counts a stream thread's successful commits (Kafka Streams' {@code ThreadMetrics.commitSensor}). */
+    public static final String COMMIT_TOTAL = "commit-total";
+    /** The metric that counts a stream thread's polls (Kafka Streams' {@code ThreadMetrics.pollSensor}). */
+    public static final String POLL_TOTAL = "poll-total";
+    /** Their group. */
+    public static final String THREAD_METRICS_GROUP = "stream-thread-metrics";
+    /** Their tag naming the stream thread: the thread's name. */
+    public static final String THREAD_ID_TAG = "thread-id";
+
+    /** A stream thread's counts. */
+    public record ThreadCounts(LongSupplier commits, LongSupplier polls) {
+    }
+
+    /**
+     * Reads the counts of the stream thread that runs a processor (called on it), from Kafka Streams' metrics.
+     *
+     * @throws IllegalStateException from the returned function when the thread has no {@code commit-total} or
+     *                               {@code poll-total}: Kafka Streams' metrics changed, and committed fences cannot be told
+     */
+    public static final Function<ProcessorContext<?, ?>, ThreadCounts> THREAD_COUNTS = context -> new ThreadCounts(
+            threadMetric(context, COMMIT_TOTAL), threadMetric(context, POLL_TOTAL));
+
+    private static LongSupplier threadMetric(ProcessorContext<?, ?> context, String metricName) {
+        String thread = Thread.currentThread().getName();
+        for (Map.Entry<MetricName, ? extends Metric> metric : context.metrics().metrics().entrySet()) {
+            MetricName name = metric.getKey();
+            if (name.name().equals(metricName) && name.group().equals(THREAD_METRICS_GROUP)
+                    && thread.equals(name.tags().get(THREAD_ID_TAG))) {
+                Metric found = metric.getValue();
+                return () -> ((Number) found.metricValue()).longValue();
+            }
+        }
+        throw new IllegalStateException("no " + THREAD_METRICS_GROUP + " " + metricName + " metric for stream thread " + thread
+                + ": GET /fences/{key} cannot tell committed fences from those of an open transaction");
+    }
+
+    private final Function<ProcessorContext<?, ?>, ThreadCounts> threadCounts;
+    private final Map<Integer, PendingFences> byPartition = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService observer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "enforcer-commit-observer");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    /** Committed fences told by each stream thread's {@code commit-total}. */
+    public CommittedFences() {
+        this(THREAD_COUNTS);
+    }
+
+    /** Committed fences told by {@code threadCounts}: for each processor, its stream thread's counts. */
+    public CommittedFences(Function<ProcessorContext<?, ?>, ThreadCounts> threadCounts) {
+        this.threadCounts = threadCounts;
+    }
+
+    /**
+     * Observes every task every {@code interval} on a daemon thread until {@link #close}: answers advance about two intervals
+     * after a commit. The enforcer takes half its {@code commit.interval.ms}, between 20 ms and 1 s
+     * ({@link #observationInterval}).
+     */
+    public void start(Duration interval) {
+        observer.scheduleWithFixedDelay(this::observe, interval.toNanos(), interval.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** The observation interval for a commit interval of {@code commitIntervalMs}: half of it, between 20 ms and 1 s. */
+    public static Duration observationInterval(long commitIntervalMs) {
+        return Duration.ofMillis(Math.max(20, Math.min(commitIntervalMs / 2, 1000)));
+    }
+
+    /** Observes every task once (the observer thread's work; tests call it directly). */
+    public void observe() {
+        long now = System.nanoTime();
+        byPartition.values().forEach(pending -> pending.observe(now));
+    }
+
+    @Override
+    public void close() {
+        observer.shutdownNow();
+    }
+
+    /**
+     * The task of input partition {@code partition} starts, its store restored from the changelog (committed fences only): a
+     * fresh set of pending keys replaces the previous task's. A closing task leaves its set in place, so that a query that
+     * read its store just before it closed (a dirty close drops the open transaction's fences) still gets the committed one;
+     * a closed task's store answers no query.
+     */
+    PendingFences open(int partition, ProcessorContext<?, ?> context) {
+        ThreadCounts counts = threadCounts.apply(context);
+        PendingFences fresh = new PendingFences(counts.commits(), counts.polls(), System.nanoTime());
+        byPartition.put(partition, fresh);
+        return fresh;
+    }
+
+    /**
+     * When the stream thread that runs the task of input partition {@code partition} was last seen polling
+     * ({@link System#nanoTime}), or empty when no task of that partition has run here.
+     */
+    public OptionalLong streamThreadSeenNanos(int partition) {
+        PendingFences pending = byPartition.get(partition);
+        return pending == null ? OptionalLong.empty() : OptionalLong.of(pending.polledNanos());
+    }
+
+    /**
+     * The committed fence of {@code key}, whose fence store of input partition {@code partition} held {@code stored}
+     * ({@code null}: none) when read just before this call; {@code null} when the key has no committed fence.
+     */
+    public Fence committed(int partition, Bytes key, Fence stored) {
+        PendingFences pending = byPartition.get(partition);
+        PendingFences.Committed committed = pending == null ? null : pending.committedIfPending(key);
+        return committed == null ? stored : committed.fence();
+    }
+}

@@ -1,0 +1,148 @@
+package dev.fencedwrites.enforcer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.enforcer.internal.CommittedFences;
+import dev.fencedwrites.enforcer.internal.StoredFence;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The fence processor tells {@link CommittedFences} which stored fences are not committed yet (issue 17): the store holds
+ * the new fence at once, the committed view only once a commit observed after the write covers it. The stream thread's
+ * commit count is a counter the test raises, and the test observes it where the enforcer's observer thread would.
+ */
+class CommittedFencesTopologyTest {
+    private static final String KEY = "customer-42";
+    private static final Bytes STORE_KEY = Bytes.wrap(KEY.getBytes(StandardCharsets.UTF_8));
+
+    @TempDir
+    Path stateDir;
+
+    private final AtomicLong commitCount = new AtomicLong(100);
+    private final AtomicLong pollCount = new AtomicLong(100);
+    private final CommittedFences committed = new CommittedFences(
+            context -> new CommittedFences.ThreadCounts(commitCount::get, pollCount::get));
+    private TopologyTestDriver driver;
+    private TestInputTopic<byte[], byte[]> input;
+
+    @BeforeEach
+    void startDriver() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "committed-fences-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq", null,
+                FenceEnforcerTopology.Limits.unbounded(1), new SimpleMeterRegistry(), null, PartitionMismatch.REROUTE,
+                committed), props);
+        input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
+        observe();
+    }
+
+    @AfterEach
+    void closeDriver() {
+        driver.close();
+    }
+
+    private void write(long token) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
+        headers.add(FenceHeaders.SEQ, FenceHeaders.encode(1));
+        input.pipeInput(new TestRecord<>(KEY.getBytes(StandardCharsets.UTF_8), new byte[]{1}, headers));
+    }
+
+    /** What the observer thread does once. */
+    private void observe() {
+        committed.observe();
+    }
+
+    private Fence stored() {
+        KeyValueStore<Bytes, StoredFence> store = driver.getKeyValueStore(FenceEnforcerTopology.STORE);
+        StoredFence value = store.get(STORE_KEY);
+        return value == null ? null : value.fence();
+    }
+
+    /** What {@code GET /fences/{key}} reads: the store, then the committed view. */
+    private Fence answered() {
+        return committed.committed(0, STORE_KEY, stored());
+    }
+
+    @Test
+    void aFirstFenceIsInTheStoreButNotAnsweredUntilACommitCoversIt() {
+        write(5);
+
+        assertThat(stored()).isEqualTo(new Fence(5, 1));
+        assertThat(answered()).as("no committed fence yet: 404").isNull();
+
+        observe();
+        commitCount.incrementAndGet();
+        observe();
+
+        assertThat(answered()).isEqualTo(new Fence(5, 1));
+    }
+
+    @Test
+    void aRaisedFenceIsAnsweredAsTheCommittedOneUntilACommitCoversTheRaise() {
+        write(5);
+        observe();
+        commitCount.incrementAndGet();
+        observe();
+        write(9);
+
+        assertThat(stored()).isEqualTo(new Fence(9, 1));
+        assertThat(answered()).isEqualTo(new Fence(5, 1));
+
+        commitCount.incrementAndGet();
+        observe();
+
+        assertThat(answered()).as("the commit may have run before the raise").isEqualTo(new Fence(5, 1));
+
+        commitCount.incrementAndGet();
+        observe();
+
+        assertThat(answered()).isEqualTo(new Fence(9, 1));
+    }
+
+    @Test
+    void theTaskOfAPartitionReportsWhenItsStreamThreadLastPolledAndNoOtherPartitionDoes() {
+        long before = System.nanoTime();
+        pollCount.incrementAndGet();
+        observe();
+
+        assertThat(committed.streamThreadSeenNanos(0)).isPresent();
+        assertThat(committed.streamThreadSeenNanos(0).getAsLong()).isGreaterThanOrEqualTo(before);
+        assertThat(committed.streamThreadSeenNanos(1)).isEmpty();
+    }
+
+    @Test
+    void withoutCommitsTheAnswerStaysAtTheLastCommittedFence() {
+        write(5);
+        observe();
+        commitCount.incrementAndGet();
+        observe();
+        for (long token = 6; token < 50; token++) {
+            write(token);
+            observe();
+        }
+
+        assertThat(stored()).isEqualTo(new Fence(49, 1));
+        assertThat(answered()).isEqualTo(new Fence(5, 1));
+    }
+}

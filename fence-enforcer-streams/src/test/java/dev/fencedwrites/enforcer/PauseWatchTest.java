@@ -1,0 +1,160 @@
+package dev.fencedwrites.enforcer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The pause rule of {@link PauseWatch} (issue 17) on a hand-driven clock; the watchdog thread is not started. */
+class PauseWatchTest {
+    private static final PauseWatch.Settings SETTINGS = new PauseWatch.Settings(Duration.ofSeconds(6), Duration.ofSeconds(3),
+            Duration.ofMillis(300),
+            Duration.ofSeconds(20));
+    private static final long MS = 1_000_000L;
+
+    private final AtomicLong clock = new AtomicLong(1_000 * MS);
+    private final Map<String, Long> commits = new HashMap<>(Map.of("StreamThread-1", 40L));
+    private final PauseWatch watch = new PauseWatch(SETTINGS, () -> Map.copyOf(commits), clock::get);
+
+    @AfterEach
+    void close() {
+        watch.close();
+    }
+
+    private void advance(long millis) {
+        clock.addAndGet(millis * MS);
+    }
+
+    @Test
+    void ticksCloserThanTheThresholdAreNoPause() {
+        for (int i = 0; i < 20; i++) {
+            advance(2_900);
+            watch.tick();
+        }
+
+        assertThat(watch.refusal(OptionalLong.empty())).isEmpty();
+    }
+
+    @Test
+    void aLastTickOlderThanTheThresholdIsRefusedBeforeTheWatchdogRuns() {
+        watch.tick();
+        advance(12_000);
+
+        assertThat(watch.refusal(OptionalLong.empty())).hasValueSatisfying(reason -> assertThat(reason)
+                .contains("paused for at least 12000 ms", "session.timeout.ms=6000"));
+    }
+
+    @Test
+    void aPauseSeenByTheWatchdogIsRefusedUntilTheStreamThreadCommittedTwice() {
+        advance(12_000);
+        watch.tick();
+        commits.put("StreamThread-1", 41L);
+
+        assertThat(watch.refusal(OptionalLong.empty())).hasValueSatisfying(reason -> assertThat(reason)
+                .contains("paused for 12000 ms", "session.timeout.ms=6000"));
+
+        commits.put("StreamThread-1", 42L);
+
+        assertThat(watch.refusal(OptionalLong.empty())).isEmpty();
+    }
+
+    @Test
+    void everyStreamThreadMustCommitAfterThePause() {
+        commits.put("StreamThread-2", 7L);
+        advance(12_000);
+        watch.tick();
+        commits.put("StreamThread-1", 50L);
+
+        assertThat(watch.refusal(OptionalLong.empty())).isPresent();
+    }
+
+    @Test
+    void aPauseIsRefusedUntilTheSessionTimeoutHasPassedWithoutCommits() {
+        advance(12_000);
+        watch.tick();
+        ticksFor(5_700);
+
+        assertThat(watch.refusal(OptionalLong.empty())).as("5.7 s after the pause").isPresent();
+
+        advance(300);
+        watch.tick();
+
+        assertThat(watch.refusal(OptionalLong.empty())).as("6 s after the pause").isEmpty();
+    }
+
+    @Test
+    void aSecondPauseStartsTheWaitOver() {
+        advance(12_000);
+        watch.tick();
+        ticksFor(5_100);
+        advance(4_000);
+        watch.tick();
+        ticksFor(1_500);
+
+        assertThat(watch.refusal(OptionalLong.empty())).as("10.6 s after the first pause, 1.5 s after the second").isPresent();
+    }
+
+    private void ticksFor(long millis) {
+        for (long waited = 0; waited < millis; waited += 300) {
+            advance(300);
+            watch.tick();
+        }
+    }
+
+    @Test
+    void aStreamThreadThatHasNotRunForHalfTheMaxPollIntervalIsRefused() {
+        long seen = clock.get();
+        ticksFor(10_200);
+
+        assertThat(watch.refusal(OptionalLong.of(seen))).hasValueSatisfying(reason -> assertThat(reason)
+                .contains("has not run for 10200 ms", "max.poll.interval.ms=20000"));
+    }
+
+    @Test
+    void aStreamThreadThatRanRecentlyIsNotRefused() {
+        ticksFor(10_200);
+
+        assertThat(watch.refusal(OptionalLong.of(clock.get() - 9_000 * MS))).isEmpty();
+    }
+
+    @Test
+    void settingsComeFromTheMainConsumerWithKafkaStreamsPrefixesFirst() {
+        Properties streams = new Properties();
+        streams.put("session.timeout.ms", "45000");
+        streams.put("consumer.session.timeout.ms", "20000");
+        streams.put("main.consumer.session.timeout.ms", "10000");
+        streams.put("heartbeat.interval.ms", "1000");
+        streams.put("main.consumer.max.poll.interval.ms", "60000");
+
+        PauseWatch.Settings settings = PauseWatch.Settings.of(streams);
+
+        assertThat(settings.sessionTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(settings.threshold()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(settings.tick()).isEqualTo(Duration.ofMillis(500));
+        assertThat(settings.maxPollInterval()).isEqualTo(Duration.ofMinutes(1));
+    }
+
+    @Test
+    void settingsTakeKafkaConsumerDefaultsWhenUnset() {
+        PauseWatch.Settings settings = PauseWatch.Settings.of(new Properties());
+
+        assertThat(settings.sessionTimeout()).isEqualTo(Duration.ofSeconds(45));
+        assertThat(settings.threshold()).isEqualTo(Duration.ofMillis(22_500));
+        assertThat(settings.maxPollInterval()).isEqualTo(Duration.ofMinutes(5));
+    }
+
+    @Test
+    void aHeartbeatIntervalCloseToTheSessionTimeoutShortensTheThreshold() {
+        Properties streams = new Properties();
+        streams.put("session.timeout.ms", "6000");
+        streams.put("heartbeat.interval.ms", "4000");
+
+        assertThat(PauseWatch.Settings.of(streams).threshold()).isEqualTo(Duration.ofSeconds(2));
+    }
+}
