@@ -4,26 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.RejectionReason;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.TestInputTopic;
-import org.apache.kafka.streams.TestOutputTopic;
-import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * When the enforcer asks its {@link TokenVerifier} (issue 14): for every record the decision rule
@@ -31,20 +20,11 @@ import org.junit.jupiter.api.io.TempDir;
  * is a
  * table of (key, token, lease) triples; the real check against etcd is proven by the ITs.
  */
-class TokenVerificationTopologyTest {
+class TokenVerificationTopologyTest extends TopologyFixture {
     private static final String KEY = "customer-7";
     private static final long LEASE = 7_000;
 
-    @TempDir
-    Path stateDir;
-
-    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final TableVerifier verifier = new TableVerifier();
-    private TopologyTestDriver driver;
-    private TestInputTopic<byte[], byte[]> input;
-    private TestOutputTopic<byte[], byte[]> accepted;
-    private TestOutputTopic<byte[], byte[]> rejected;
-    private TestOutputTopic<byte[], byte[]> markers;
 
     /**
      * Verifies what it was told held; answers FUTURE_TOKEN above {@link #current}, else LOCK_NOT_HELD; records every question.
@@ -75,23 +55,8 @@ class TokenVerificationTopologyTest {
 
     @BeforeEach
     void startDriver() {
-        Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-enforcer-test");
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        driver = new TopologyTestDriver(
-                FenceEnforcerTopology.build("in", "ok", "dlq", "marks", FenceEnforcerTopology.Limits.unbounded(1), meters,
-                        verifier),
-                props);
-        input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
-        accepted = driver.createOutputTopic("ok", new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        rejected = driver.createOutputTopic("dlq", new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        markers = driver.createOutputTopic("marks", new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    }
-
-    @AfterEach
-    void closeDriver() {
-        driver.close();
+        start(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS, FenceEnforcerTopology.Limits.unbounded(1), meters,
+                verifier), "fence-enforcer-test", null);
     }
 
     @Test
