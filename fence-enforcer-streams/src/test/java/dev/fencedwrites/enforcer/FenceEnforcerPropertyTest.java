@@ -167,8 +167,4 @@ class FenceEnforcerPropertyTest extends TopologyFixture {
     private static String text(TestRecord<byte[], byte[]> record, String header) {
         return new String(record.headers().lastHeader(header).value(), StandardCharsets.UTF_8);
     }
-
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
-    }
 }

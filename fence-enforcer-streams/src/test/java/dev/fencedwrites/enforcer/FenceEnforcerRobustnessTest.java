@@ -180,12 +180,4 @@ class FenceEnforcerRobustnessTest extends TopologyFixture {
         headers.add(FenceHeaders.TOKEN, utf8(token));
         return headers;
     }
-
-    private static String header(TestRecord<byte[], byte[]> record, String name) {
-        return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
-    }
-
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
-    }
 }

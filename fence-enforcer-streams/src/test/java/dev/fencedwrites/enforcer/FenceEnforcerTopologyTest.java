@@ -12,7 +12,6 @@ import java.util.Arrays;
 import java.util.List;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
@@ -492,22 +491,5 @@ class FenceEnforcerTopologyTest extends TopologyFixture {
             values.add(out.value() == null ? null : new String(out.value(), StandardCharsets.UTF_8));
         }
         return values;
-    }
-
-    private static String header(TestRecord<byte[], byte[]> record, String name) {
-        Header header = record.headers().lastHeader(name);
-        return header == null ? null : FenceHeaders.decode(header.value());
-    }
-
-    private static Headers headers(String... namesAndValues) {
-        RecordHeaders headers = new RecordHeaders();
-        for (int i = 0; i < namesAndValues.length; i += 2) {
-            headers.add(namesAndValues[i], utf8(namesAndValues[i + 1]));
-        }
-        return headers;
-    }
-
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -187,21 +187,4 @@ class RerouteTopologyTest extends TopologyFixture {
         }
         return names;
     }
-
-    private static String header(TestRecord<byte[], byte[]> record, String name) {
-        Header header = record.headers().lastHeader(name);
-        return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
-    }
-
-    private static RecordHeaders headers(String... namesAndValues) {
-        RecordHeaders headers = new RecordHeaders();
-        for (int i = 0; i < namesAndValues.length; i += 2) {
-            headers.add(namesAndValues[i], utf8(namesAndValues[i + 1]));
-        }
-        return headers;
-    }
-
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
-    }
 }

@@ -94,7 +94,7 @@ class TokenVerificationTopologyTest extends TopologyFixture {
         write(KEY, "holder 1", 5, 1, LEASE);
 
         write(KEY, "borrowed", 5, 9_000_000_000_000_000_000L, LEASE + 9);
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "8")));
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "8")));
         write(KEY, "holder 2", 5, 2, LEASE);
 
         assertThat(values(accepted.readRecordsToList())).containsExactly("holder 1", "holder 2");
@@ -167,7 +167,7 @@ class TokenVerificationTopologyTest extends TopologyFixture {
 
     @Test
     void aRaisingWriteWithoutALeaseIsRejectedMissingLeaseWithoutAskingTheVerifier() {
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1")));
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1")));
 
         assertThat(rejectedReasons()).containsExactly("MISSING_LEASE");
         assertThat(verifier.asked).isEmpty();
@@ -177,11 +177,11 @@ class TokenVerificationTopologyTest extends TopologyFixture {
     void malformedLeasesAreRejectedMalformedLease() {
         for (String lease : new String[]{"", "-5", "0", "12abc", "99999999999999999999", "٣"}) {
             input.pipeInput(
-                    new TestRecord<>(bytes(KEY), bytes("x"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, lease)));
+                    new TestRecord<>(utf8(KEY), utf8("x"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, lease)));
         }
         RecordHeaders twoLeases = headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, "7");
-        twoLeases.add(FenceHeaders.LEASE, bytes("8"));
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("x"), twoLeases));
+        twoLeases.add(FenceHeaders.LEASE, utf8("8"));
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("x"), twoLeases));
 
         assertThat(rejectedReasons()).hasSize(7).containsOnly("MALFORMED_LEASE");
         assertThat(verifier.asked).isEmpty();
@@ -194,7 +194,7 @@ class TokenVerificationTopologyTest extends TopologyFixture {
 
         write(KEY, "stale", 4, 9, LEASE);
         write(KEY, "duplicate", 5, 2, LEASE);
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("same token, no lease"),
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("same token, no lease"),
                 headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "3")));
 
         assertThat(rejectedReasons()).containsExactly("STALE_TOKEN", "DUPLICATE", "MISSING_LEASE");
@@ -207,7 +207,7 @@ class TokenVerificationTopologyTest extends TopologyFixture {
         RecordHeaders headers = headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, Long.toString(LEASE), FenceHeaders.OP,
                 "FENCE");
 
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("a value"), headers));
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("a value"), headers));
 
         assertThat(rejectedReasons()).containsExactly("INVALID_MARKER");
         assertThat(verifier.asked).isEmpty();
@@ -223,13 +223,13 @@ class TokenVerificationTopologyTest extends TopologyFixture {
 
     private void write(String key, String value, long token, long seq, long lease) {
         input.pipeInput(
-                new TestRecord<>(bytes(key), bytes(value), headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ,
+                new TestRecord<>(utf8(key), utf8(value), headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ,
                         Long.toString(seq), FenceHeaders.LEASE, Long.toString(lease))));
     }
 
     private void marker(String key, long token, long lease) {
         input.pipeInput(
-                new TestRecord<>(bytes(key), null, headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ, "0",
+                new TestRecord<>(utf8(key), null, headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ, "0",
                         FenceHeaders.LEASE, Long.toString(lease), FenceHeaders.OP, "FENCE")));
     }
 
@@ -239,21 +239,5 @@ class TokenVerificationTopologyTest extends TopologyFixture {
 
     private static List<String> values(List<TestRecord<byte[], byte[]>> records) {
         return records.stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
-    }
-
-    private static String header(TestRecord<byte[], byte[]> record, String name) {
-        return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
-    }
-
-    private static RecordHeaders headers(String... namesAndValues) {
-        RecordHeaders headers = new RecordHeaders();
-        for (int i = 0; i < namesAndValues.length; i += 2) {
-            headers.add(namesAndValues[i], bytes(namesAndValues[i + 1]));
-        }
-        return headers;
-    }
-
-    private static byte[] bytes(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -1,8 +1,12 @@
 package dev.fencedwrites.enforcer;
 
+import dev.fencedwrites.contract.FenceHeaders;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Properties;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.StreamsConfig;
@@ -10,6 +14,7 @@ import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,5 +65,25 @@ abstract class TopologyFixture {
         if (driver != null) {
             driver.close();
         }
+    }
+
+    /** {@code text} as UTF-8 bytes. */
+    static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Record headers from {@code name, value, name, value, ...}, each value as UTF-8. */
+    static RecordHeaders headers(String... namesAndValues) {
+        RecordHeaders headers = new RecordHeaders();
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            headers.add(namesAndValues[i], utf8(namesAndValues[i + 1]));
+        }
+        return headers;
+    }
+
+    /** The last header {@code name} of {@code record}, decoded as the contract says, or {@code null} when it has none. */
+    static String header(TestRecord<byte[], byte[]> record, String name) {
+        Header header = record.headers().lastHeader(name);
+        return header == null ? null : FenceHeaders.decode(header.value());
     }
 }
