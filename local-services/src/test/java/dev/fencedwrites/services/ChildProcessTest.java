@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,6 +22,14 @@ class ChildProcessTest {
 
     @TempDir
     Path dir;
+
+    private final List<ChildProcess> started = new ArrayList<>();
+
+    /** A failed test must not leave a process behind ({@link ChildProcess#close}: SIGTERM, SIGKILL 20 s later). */
+    @AfterEach
+    void killWhatIsLeft() {
+        started.forEach(ChildProcess::close);
+    }
 
     @Test
     void stopAllStopsEveryRunningChildAndSkipsNullsAndExitedOnes() throws Exception {
@@ -48,7 +58,9 @@ class ChildProcessTest {
     }
 
     private ChildProcess start(String name, List<String> command) {
-        return ChildProcess.start(name, command, dir, dir.resolve(name + ".log"), Map.of());
+        ChildProcess process = ChildProcess.start(name, command, dir, dir.resolve(name + ".log"), Map.of());
+        started.add(process);
+        return process;
     }
 
     /** Until bash has set its trap (it prints "trapped" after), SIGTERM would still end it. */
