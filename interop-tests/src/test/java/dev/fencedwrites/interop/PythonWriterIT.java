@@ -14,8 +14,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
@@ -41,7 +39,6 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -305,29 +302,13 @@ class PythonWriterIT {
      */
     @Test
     void pythonEncodesResourceNamesExactlyLikeLockKeys() throws Exception {
-        List<String> names = new ArrayList<>(List.of("", "a", "a b", "a/x", "~user", "*", "a+b", "100%", "%2F", ".-_*",
-                "?&=#:;@", "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"));
-        Random random = new Random(20261202);
-        int[] codePoints = "abcXYZ019 /~*+%.-_:?&=#\u0000\u001f\u007fÄöüßéñçΩж漢字🙂𝄞".codePoints().toArray();
-        while (names.size() < 2_000) {
-            StringBuilder name = new StringBuilder();
-            for (int i = random.nextInt(24); i > 0; i--) {
-                name.appendCodePoint(codePoints[random.nextInt(codePoints.length)]);
-            }
-            names.add(name.toString());
-        }
-        List<byte[]> bytes = new ArrayList<>(List.of(new byte[]{(byte) 0xff, 0, (byte) 0x80}, new byte[]{(byte) 0xc3}));
-        for (int i = 0; i < 200; i++) {
-            byte[] raw = new byte[random.nextInt(16)];
-            random.nextBytes(raw);
-            bytes.add(raw);
-        }
-        ObjectNode input = ExternalCommand.JSON.createObjectNode();
-        names.forEach(input.putArray("strings")::add);
-        ArrayNode encodedBytes = input.putArray("bytes");
-        bytes.forEach(b -> encodedBytes.add(Base64.getEncoder().encodeToString(b)));
+        LockNameCorpus corpus = LockNameCorpus.generate(20261202, List.of("", "a", "a b", "a/x", "~user", "*", "a+b", "100%",
+                "%2F", ".-_*", "?&=#:;@", "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"),
+                List.of(new byte[]{(byte) 0xff, 0, (byte) 0x80}, new byte[]{(byte) 0xc3}));
+        List<String> names = corpus.names();
+        List<byte[]> bytes = corpus.bytes();
 
-        JsonNode out = ExternalCommand.JSON.readTree(PythonWriter.run("encode.py", Map.of(), input.toString(), STEP));
+        JsonNode out = ExternalCommand.JSON.readTree(PythonWriter.run("encode.py", Map.of(), corpus.input().toString(), STEP));
 
         List<String> java = names.stream().map(n -> LockKeys.encode(n.getBytes(StandardCharsets.UTF_8))).toList();
         assertThat(out.get("strings")).extracting(JsonNode::asText).as("names encoded as LockKeys does")

@@ -375,31 +375,15 @@ class ThirdPartyClientsIT {
      */
     @Test
     void nodeEncodesResourceNamesExactlyLikeLockKeys() {
-        List<String> names = new ArrayList<>(
+        LockNameCorpus corpus = LockNameCorpus.generate(20261214,
                 List.of("", "a", "a b", "a/x", "a/x/", "~user", "*", "a+b", "100%", "%2F", ".-_*", "?&=#:;@",
-                        "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"));
-        Random random = new Random(20261214);
-        int[] codePoints = "abcXYZ019 /~*+%.-_:?&=#\u0000\u001f\u007fÄöüßéñçΩж漢字🙂𝄞".codePoints().toArray();
-        while (names.size() < 2_000) {
-            StringBuilder name = new StringBuilder();
-            for (int i = random.nextInt(24); i > 0; i--) {
-                name.appendCodePoint(codePoints[random.nextInt(codePoints.length)]);
-            }
-            names.add(name.toString());
-        }
-        List<byte[]> bytes = new ArrayList<>(
+                        "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"),
                 List.of(new byte[]{(byte) 0xff, 0, (byte) 0x80}, new byte[]{(byte) 0xc3}, new byte[]{' ', '/', 'a'}));
-        for (int i = 0; i < 200; i++) {
-            byte[] raw = new byte[random.nextInt(16)];
-            random.nextBytes(raw);
-            bytes.add(raw);
-        }
-        ObjectNode input = ExternalCommand.JSON.createObjectNode();
-        names.forEach(input.putArray("strings")::add);
-        ArrayNode base64 = input.putArray("bytes");
-        bytes.forEach(b -> base64.add(Base64.getEncoder().encodeToString(b)));
+        List<String> names = corpus.names();
+        List<byte[]> bytes = corpus.bytes();
+        ArrayNode base64 = (ArrayNode) corpus.input().get("bytes");
 
-        List<JsonNode> out = ExternalCommand.node("encode.js", Map.of(), input.toString(), NODE_TIMEOUT);
+        List<JsonNode> out = ExternalCommand.node("encode.js", Map.of(), corpus.input().toString(), NODE_TIMEOUT);
 
         assertThat(out).hasSize(1);
         assertThat(out.get(0).get("strings")).hasSize(names.size());
