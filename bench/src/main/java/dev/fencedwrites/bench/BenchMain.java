@@ -129,7 +129,7 @@ public final class BenchMain implements Callable<Integer> {
         // On Ctrl-C too: stop the etcd, Kafka and PostgreSQL child processes, then remove their
         // files (the full run leaves gigabytes of Kafka logs here).
         Thread cleanUp = new Thread(() -> {
-            ProcessHandle.current().descendants().forEach(child -> ChildProcess.terminate(child, Duration.ofSeconds(20)));
+            ChildProcess.terminateAll(ProcessHandle.current().descendants().toList(), Duration.ofSeconds(20));
             try {
                 deleteRecursively(dir);
             } catch (IOException | RuntimeException e) {

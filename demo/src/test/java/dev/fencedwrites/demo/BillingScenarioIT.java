@@ -15,6 +15,7 @@ import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
+import dev.fencedwrites.testing.CommittedRecords;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -28,7 +29,6 @@ import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -36,17 +36,12 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.generic.GenericRecordBuilder;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.connect.data.SchemaAndValue;
 import org.apache.kafka.connect.data.Struct;
@@ -137,7 +132,8 @@ class BillingScenarioIT {
         publishRaw(FenceTopics.ACCEPTED, customer, stale, 5, 1);
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-            List<ConsumerRecord<String, byte[]>> rejected = read(FenceTopics.REJECTED, customer);
+            List<ConsumerRecord<String, byte[]>> rejected = CommittedRecords.read(stack.kafkaBootstrap(), FenceTopics.REJECTED,
+                    customer::equals);
             assertThat(rejected).hasSize(1);
             ConsumerRecord<String, byte[]> record = rejected.get(0);
             assertThat(header(record, FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
@@ -178,7 +174,8 @@ class BillingScenarioIT {
         publishRaw(FenceTopics.ACCEPTED, customer, stale, between, 1);
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-            List<ConsumerRecord<String, byte[]>> rejected = read(FenceTopics.REJECTED, customer);
+            List<ConsumerRecord<String, byte[]>> rejected = CommittedRecords.read(stack.kafkaBootstrap(), FenceTopics.REJECTED,
+                    customer::equals);
             assertThat(rejected).hasSize(1);
             assertThat(header(rejected.get(0), FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
             assertThat(header(rejected.get(0), FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_SINK);
@@ -186,7 +183,7 @@ class BillingScenarioIT {
             assertThat(rejected.get(0).value()).isEqualTo(stale);
         });
         assertThat(fenceOf(BillingConnectors.TABLE, customer)).isEqualTo(next.token() + ".0 old-holder");
-        assertThat(read(FenceTopics.MARKERS, customer)).singleElement()
+        assertThat(CommittedRecords.read(stack.kafkaBootstrap(), FenceTopics.MARKERS, customer::equals)).singleElement()
                 .satisfies(
                         marker -> assertThat(header(marker, FenceHeaders.MARKER_TARGET_TOPIC)).isEqualTo(FenceTopics.ACCEPTED));
     }
@@ -225,7 +222,8 @@ class BillingScenarioIT {
         }
 
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
-            List<ConsumerRecord<String, byte[]>> rejected = readPrefix(FenceTopics.REJECTED, prefix);
+            List<ConsumerRecord<String, byte[]>> rejected = CommittedRecords.withPrefix(stack.kafkaBootstrap(),
+                    FenceTopics.REJECTED, prefix);
             assertThat(rejected).hasSize(100).allSatisfy(r -> {
                 assertThat(header(r, FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
                 assertThat(header(r, FenceHeaders.REJECTED_STAGE)).isEqualTo(FenceHeaders.STAGE_SINK);
@@ -446,59 +444,11 @@ class BillingScenarioIT {
 
     private static List<String> acceptedTokensFor(String key) {
         List<String> tokens = new ArrayList<>();
-        for (ConsumerRecord<String, byte[]> record : read(FenceTopics.ACCEPTED, key)) {
+        for (ConsumerRecord<String, byte[]> record : CommittedRecords.read(stack.kafkaBootstrap(), FenceTopics.ACCEPTED,
+                key::equals)) {
             tokens.add(header(record, FenceHeaders.TOKEN));
         }
         return tokens;
-    }
-
-    /** Every committed record of {@code topic} with {@code key}, read from the beginning until the end offsets. */
-    private static List<ConsumerRecord<String, byte[]>> read(String topic, String key) {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        List<ConsumerRecord<String, byte[]>> found = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-                new ByteArrayDeserializer())) {
-            var partitions = consumer.partitionsFor(topic).stream()
-                    .map(p -> new TopicPartition(topic, p.partition())).toList();
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            var end = consumer.endOffsets(partitions);
-            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-                    if (key.equals(record.key())) {
-                        found.add(record);
-                    }
-                }
-            }
-        }
-        return found;
-    }
-
-    /** Every committed record of {@code topic} whose key starts with {@code prefix}. */
-    private static List<ConsumerRecord<String, byte[]>> readPrefix(String topic, String prefix) {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<ConsumerRecord<String, byte[]>> found = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-                new ByteArrayDeserializer())) {
-            var partitions = consumer.partitionsFor(topic).stream()
-                    .map(p -> new TopicPartition(topic, p.partition())).toList();
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            var end = consumer.endOffsets(partitions);
-            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-                    if (record.key() != null && record.key().startsWith(prefix)) {
-                        found.add(record);
-                    }
-                }
-            }
-        }
-        return found;
     }
 
     private static String header(ConsumerRecord<?, ?> record, String name) {

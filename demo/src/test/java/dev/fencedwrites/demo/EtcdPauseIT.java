@@ -10,6 +10,7 @@ import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceOp;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.localstack.testing.SharedBillingStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;

@@ -12,6 +12,7 @@ import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.etcd.LockKeys;
 import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.localstack.testing.SharedBillingStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;

@@ -1,5 +1,8 @@
 package dev.fencedwrites.cli;
 
+import static dev.fencedwrites.cli.SourcedEnvFile.UP_VARIABLES;
+import static dev.fencedwrites.cli.SourcedEnvFile.listening;
+import static dev.fencedwrites.cli.SourcedEnvFile.sourced;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -7,17 +10,12 @@ import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Jvm;
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -31,9 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
 /** Needs real services: {@code ./fence up} is only useful if every address it prints answers, and nothing outlives SIGTERM. */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class FenceUpIT {
-    private static final List<String> ENV = List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL",
-            "CONNECT_URL",
-            "CONNECT_METRICS_URL", "ENFORCER_URL", "CONNECT_URLS", "ENFORCER_URLS", "CONNECT_METRICS_URLS");
 
     @TempDir
     Path dir;
@@ -48,9 +43,9 @@ class FenceUpIT {
         try {
             await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(250))
                     .failFast("fence up exited", () -> !up.isAlive())
-                    .until(() -> Files.exists(envFile) && Files.readAllLines(envFile).size() == ENV.size());
-            env = sourced(envFile);
-            assertThat(env).containsOnlyKeys(ENV);
+                    .until(() -> Files.exists(envFile) && Files.readAllLines(envFile).size() == UP_VARIABLES.size());
+            env = sourced(envFile, UP_VARIABLES);
+            assertThat(env).containsOnlyKeys(UP_VARIABLES);
             assertThat(Files.readString(up.log())).contains(Files.readString(envFile));
             assertThat(env.get("POSTGRES_URL")).startsWith("jdbc:postgresql://127.0.0.1:")
                     .endsWith("?user=postgres&password=postgres");
@@ -81,35 +76,11 @@ class FenceUpIT {
         assertThat(envFile).doesNotExist();
     }
 
-    /** The variables as a shell sees them after {@code source FILE}, the way the README uses the file. */
-    private static Map<String, String> sourced(Path envFile) throws Exception {
-        Process bash = new ProcessBuilder("bash", "-c", "source \"$1\"; env", "bash", envFile.toString())
-                .redirectErrorStream(true).start();
-        List<String> lines = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines()
-                .toList();
-        assertThat(bash.waitFor()).isZero();
-        Map<String, String> env = new LinkedHashMap<>();
-        for (String name : ENV) {
-            lines.stream().filter(l -> l.startsWith(name + "=")).findFirst()
-                    .ifPresent(l -> env.put(name, l.substring(name.length() + 1)));
-        }
-        return env;
-    }
-
     private static int clusterNodes(String bootstrap) throws Exception {
         Properties props = new Properties();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(props)) {
             return admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size();
-        }
-    }
-
-    private static boolean listening(URI url) {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(url.getHost(), url.getPort()), 1000);
-            return true;
-        } catch (IOException e) {
-            return false;
         }
     }
 }

@@ -10,6 +10,7 @@ import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.localstack.testing.SharedBillingStack;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
 import dev.fencedwrites.services.EtcdNode;

@@ -6,38 +6,25 @@ import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.ReferenceModel.Kind;
 import dev.fencedwrites.enforcer.ReferenceModel.Outcome;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Random;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.TestInputTopic;
-import org.apache.kafka.streams.TestOutputTopic;
-import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Random interleavings of writes from several lease holders (tokens, seqs, redeliveries, markers,
  * deletes, writes without seq, bad records) against {@link ReferenceModel}: for every generated
  * history, every input record's outcome and the order of the accepted topic equal the model's.
  */
-class FenceEnforcerPropertyTest {
+class FenceEnforcerPropertyTest extends TopologyFixture {
     private static final int HISTORIES = 1_000;
     private static final long SEED = 20261129L;
     private static final String ID = "test.id";
-
-    @TempDir
-    Path stateDir;
 
     /** One generated input record and what the generator made wrong with it, if anything. */
     private record Event(int id, byte[] key, RejectionReason invalid, long token, Long seq, boolean marker, byte[] value,
@@ -46,60 +33,48 @@ class FenceEnforcerPropertyTest {
 
     @Test
     void enforcerMatchesReferenceModelOnGeneratedHistories() {
-        Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-property-test");
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        try (TopologyTestDriver driver = new TopologyTestDriver(
-                FenceEnforcerTopology.build("in", "ok", "dlq", 1, new SimpleMeterRegistry()), props)) {
-            TestInputTopic<byte[], byte[]> input = driver.createInputTopic("in", new ByteArraySerializer(),
-                    new ByteArraySerializer());
-            TestOutputTopic<byte[], byte[]> accepted = driver.createOutputTopic("ok", new ByteArrayDeserializer(),
-                    new ByteArrayDeserializer());
-            TestOutputTopic<byte[], byte[]> rejected = driver.createOutputTopic("dlq", new ByteArrayDeserializer(),
-                    new ByteArrayDeserializer());
-            Random random = new Random(SEED);
-            int records = 0;
-            for (int history = 0; history < HISTORIES; history++) {
-                List<Event> events = generate(history, random);
-                records += events.size();
-                ReferenceModel model = new ReferenceModel();
-                Map<Integer, Outcome> expected = new LinkedHashMap<>();
-                List<Integer> expectedAccepted = new ArrayList<>();
-                for (Event e : events) {
-                    Outcome outcome = model.apply(new String(e.key() == null ? new byte[0] : e.key(), StandardCharsets.UTF_8),
-                            e.invalid(), e.token(), e.seq(), e.marker(), e.value() != null);
-                    expected.put(e.id(), outcome);
-                    if (outcome.kind() == Kind.ACCEPTED) {
-                        expectedAccepted.add(e.id());
-                    }
-                    input.pipeInput(new TestRecord<>(e.key(), e.value(), e.headers()));
+        start(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, 1, meters), "fence-property-test", null);
+        Random random = new Random(SEED);
+        int records = 0;
+        for (int history = 0; history < HISTORIES; history++) {
+            List<Event> events = generate(history, random);
+            records += events.size();
+            ReferenceModel model = new ReferenceModel();
+            Map<Integer, Outcome> expected = new LinkedHashMap<>();
+            List<Integer> expectedAccepted = new ArrayList<>();
+            for (Event e : events) {
+                Outcome outcome = model.apply(new String(e.key() == null ? new byte[0] : e.key(), StandardCharsets.UTF_8),
+                        e.invalid(), e.token(), e.seq(), e.marker(), e.value() != null);
+                expected.put(e.id(), outcome);
+                if (outcome.kind() == Kind.ACCEPTED) {
+                    expectedAccepted.add(e.id());
                 }
-                Map<Integer, Outcome> actual = new LinkedHashMap<>();
-                List<Integer> actualAccepted = new ArrayList<>();
-                for (TestRecord<byte[], byte[]> out : accepted.readRecordsToList()) {
-                    int id = id(out);
-                    actualAccepted.add(id);
-                    assertThat(actual.put(id, Outcome.accepted())).as("history %d: record %d output twice", history, id).isNull();
-                }
-                for (TestRecord<byte[], byte[]> out : rejected.readRecordsToList()) {
-                    RejectionReason reason = RejectionReason.valueOf(text(out, FenceHeaders.REJECTED_REASON));
-                    assertThat(actual.put(id(out), Outcome.rejected(reason)))
-                            .as("history %d: record %d output twice", history, id(out)).isNull();
-                }
-                for (Map.Entry<Integer, Outcome> entry : expected.entrySet()) {
-                    int id = entry.getKey();
-                    if (entry.getValue().kind() == Kind.MARKER_ACCEPTED) {
-                        assertThat(actual).as("history %d: winning marker %d must not be forwarded", history, id)
-                                .doesNotContainKey(id);
-                    } else {
-                        assertThat(actual.get(id)).as("history %d, record %d", history, id).isEqualTo(entry.getValue());
-                    }
-                }
-                assertThat(actualAccepted).as("history %d: accepted order", history).isEqualTo(expectedAccepted);
+                input.pipeInput(new TestRecord<>(e.key(), e.value(), e.headers()));
             }
-            assertThat(records).isGreaterThan(HISTORIES * 10);
+            Map<Integer, Outcome> actual = new LinkedHashMap<>();
+            List<Integer> actualAccepted = new ArrayList<>();
+            for (TestRecord<byte[], byte[]> out : accepted.readRecordsToList()) {
+                int id = id(out);
+                actualAccepted.add(id);
+                assertThat(actual.put(id, Outcome.accepted())).as("history %d: record %d output twice", history, id).isNull();
+            }
+            for (TestRecord<byte[], byte[]> out : rejected.readRecordsToList()) {
+                RejectionReason reason = RejectionReason.valueOf(text(out, FenceHeaders.REJECTED_REASON));
+                assertThat(actual.put(id(out), Outcome.rejected(reason)))
+                        .as("history %d: record %d output twice", history, id(out)).isNull();
+            }
+            for (Map.Entry<Integer, Outcome> entry : expected.entrySet()) {
+                int id = entry.getKey();
+                if (entry.getValue().kind() == Kind.MARKER_ACCEPTED) {
+                    assertThat(actual).as("history %d: winning marker %d must not be forwarded", history, id)
+                            .doesNotContainKey(id);
+                } else {
+                    assertThat(actual.get(id)).as("history %d, record %d", history, id).isEqualTo(entry.getValue());
+                }
+            }
+            assertThat(actualAccepted).as("history %d: accepted order", history).isEqualTo(expectedAccepted);
         }
+        assertThat(records).isGreaterThan(HISTORIES * 10);
     }
 
     /** One key per history; 2-4 lease holders with increasing tokens whose writes interleave. */
@@ -191,9 +166,5 @@ class FenceEnforcerPropertyTest {
 
     private static String text(TestRecord<byte[], byte[]> record, String header) {
         return new String(record.headers().lastHeader(header).value(), StandardCharsets.UTF_8);
-    }
-
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -7,61 +7,30 @@ import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
 import dev.fencedwrites.enforcer.internal.StoredFence;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.Optional;
-import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.TestInputTopic;
-import org.apache.kafka.streams.TestOutputTopic;
-import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Inputs that must be routed, never allowed to stop the enforcer: invalid timestamps, and records too large for an output topic
  * or the fence store (issue 13).
  */
-class FenceEnforcerRobustnessTest {
+class FenceEnforcerRobustnessTest extends TopologyFixture {
     private static final int ACCEPTED_MAX = 1_000;
     private static final int REJECTED_MAX = 3_000;
     private static final int STORE_MAX = FenceEnforcerTopology.Limits.STORED_VALUE_ALLOWANCE_BYTES + 500;
 
-    @TempDir
-    Path stateDir;
-    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
-    private TopologyTestDriver driver;
-    private TestInputTopic<byte[], byte[]> input;
-    private TestOutputTopic<byte[], byte[]> accepted;
-    private TestOutputTopic<byte[], byte[]> rejected;
-
     @BeforeEach
     void start() {
-        Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "robustness-test");
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq",
-                new FenceEnforcerTopology.Limits(1, ACCEPTED_MAX, REJECTED_MAX, STORE_MAX), meters), props);
-        input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
-        accepted = driver.createOutputTopic("ok", new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        rejected = driver.createOutputTopic("dlq", new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    }
-
-    @AfterEach
-    void stop() {
-        driver.close();
+        start(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED,
+                new FenceEnforcerTopology.Limits(1, ACCEPTED_MAX, REJECTED_MAX, STORE_MAX), meters), "robustness-test", null);
     }
 
     /**
@@ -210,13 +179,5 @@ class FenceEnforcerRobustnessTest {
         RecordHeaders headers = new RecordHeaders();
         headers.add(FenceHeaders.TOKEN, utf8(token));
         return headers;
-    }
-
-    private static String header(TestRecord<byte[], byte[]> record, String name) {
-        return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
-    }
-
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -4,50 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.RejectionReason;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Properties;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Utils;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.TestInputTopic;
-import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /** The enforcer topology against the decision rule, one rule per test, with {@link TopologyTestDriver}. */
-class FenceEnforcerTopologyTest {
-    private static final String INPUT = "in";
-    private static final String ACCEPTED = "ok";
-    private static final String REJECTED = "dlq";
-    private static final String MARKERS = "marks";
+class FenceEnforcerTopologyTest extends TopologyFixture {
     private static final String KEY = "customer-42";
-
-    @TempDir
-    Path stateDir;
-
-    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
-    private TopologyTestDriver driver;
-    private TestInputTopic<byte[], byte[]> input;
-    private TestOutputTopic<byte[], byte[]> accepted;
-    private TestOutputTopic<byte[], byte[]> rejected;
-    private TestOutputTopic<byte[], byte[]> markers;
 
     @BeforeEach
     void startDriver() {
@@ -59,21 +34,9 @@ class FenceEnforcerTopologyTest {
     }
 
     private void startDriver(int inputPartitions, PartitionMismatch mismatch) {
-        Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-enforcer-test");
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        driver = new TopologyTestDriver(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS,
-                FenceEnforcerTopology.Limits.unbounded(inputPartitions), meters, null, mismatch), props);
-        input = driver.createInputTopic(INPUT, new ByteArraySerializer(), new ByteArraySerializer());
-        accepted = driver.createOutputTopic(ACCEPTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        rejected = driver.createOutputTopic(REJECTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        markers = driver.createOutputTopic(MARKERS, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    }
-
-    @AfterEach
-    void closeDriver() {
-        driver.close();
+        start(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS,
+                FenceEnforcerTopology.Limits.unbounded(inputPartitions),
+                meters, null, mismatch), "fence-enforcer-test", null);
     }
 
     // --- decision rule, one row per test ---
@@ -528,22 +491,5 @@ class FenceEnforcerTopologyTest {
             values.add(out.value() == null ? null : new String(out.value(), StandardCharsets.UTF_8));
         }
         return values;
-    }
-
-    private static String header(TestRecord<byte[], byte[]> record, String name) {
-        Header header = record.headers().lastHeader(name);
-        return header == null ? null : FenceHeaders.decode(header.value());
-    }
-
-    private static Headers headers(String... namesAndValues) {
-        RecordHeaders headers = new RecordHeaders();
-        for (int i = 0; i < namesAndValues.length; i += 2) {
-            headers.add(namesAndValues[i], utf8(namesAndValues[i + 1]));
-        }
-        return headers;
-    }
-
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -4,26 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.enforcer.internal.PartitionRoute;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.TestInputTopic;
-import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyDescription;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -33,35 +24,12 @@ import org.junit.jupiter.params.provider.ValueSource;
  * puts elsewhere arrives misrouted, as from a client whose default partitioner is not murmur2
  * (librdkafka's CRC32), and the driver pipes the repartition topic back in.
  */
-class RerouteTopologyTest {
-    private static final String INPUT = "in";
-    private static final String ACCEPTED = "ok";
-    private static final String REJECTED = "dlq";
-    private static final String MARKERS = "marks";
+class RerouteTopologyTest extends TopologyFixture {
     private static final int PARTITIONS = 4;
     private static final String APP = "fence-enforcer-test";
 
-    @TempDir
-    Path stateDir;
-
-    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
-    private TopologyTestDriver driver;
-    private TestInputTopic<byte[], byte[]> input;
-    private TestOutputTopic<byte[], byte[]> accepted;
-    private TestOutputTopic<byte[], byte[]> rejected;
-    private TestOutputTopic<byte[], byte[]> markers;
-
     private void start(String guarantee, FenceEnforcerTopology.Limits limits) {
-        Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
-        driver = new TopologyTestDriver(topology(limits), props);
-        input = driver.createInputTopic(INPUT, new ByteArraySerializer(), new ByteArraySerializer());
-        accepted = driver.createOutputTopic(ACCEPTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        rejected = driver.createOutputTopic(REJECTED, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        markers = driver.createOutputTopic(MARKERS, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        start(topology(limits), APP, guarantee);
     }
 
     private Topology topology(FenceEnforcerTopology.Limits limits) {
@@ -71,13 +39,6 @@ class RerouteTopologyTest {
 
     private void start(String guarantee) {
         start(guarantee, FenceEnforcerTopology.Limits.unbounded(PARTITIONS));
-    }
-
-    @AfterEach
-    void closeDriver() {
-        if (driver != null) {
-            driver.close();
-        }
     }
 
     @Test
@@ -225,22 +186,5 @@ class RerouteTopologyTest {
             names.add(header.key());
         }
         return names;
-    }
-
-    private static String header(TestRecord<byte[], byte[]> record, String name) {
-        Header header = record.headers().lastHeader(name);
-        return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
-    }
-
-    private static RecordHeaders headers(String... namesAndValues) {
-        RecordHeaders headers = new RecordHeaders();
-        for (int i = 0; i < namesAndValues.length; i += 2) {
-            headers.add(namesAndValues[i], utf8(namesAndValues[i + 1]));
-        }
-        return headers;
-    }
-
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -4,26 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.RejectionReason;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.TestInputTopic;
-import org.apache.kafka.streams.TestOutputTopic;
-import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * When the enforcer asks its {@link TokenVerifier} (issue 14): for every record the decision rule
@@ -31,20 +20,11 @@ import org.junit.jupiter.api.io.TempDir;
  * is a
  * table of (key, token, lease) triples; the real check against etcd is proven by the ITs.
  */
-class TokenVerificationTopologyTest {
+class TokenVerificationTopologyTest extends TopologyFixture {
     private static final String KEY = "customer-7";
     private static final long LEASE = 7_000;
 
-    @TempDir
-    Path stateDir;
-
-    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final TableVerifier verifier = new TableVerifier();
-    private TopologyTestDriver driver;
-    private TestInputTopic<byte[], byte[]> input;
-    private TestOutputTopic<byte[], byte[]> accepted;
-    private TestOutputTopic<byte[], byte[]> rejected;
-    private TestOutputTopic<byte[], byte[]> markers;
 
     /**
      * Verifies what it was told held; answers FUTURE_TOKEN above {@link #current}, else LOCK_NOT_HELD; records every question.
@@ -75,23 +55,8 @@ class TokenVerificationTopologyTest {
 
     @BeforeEach
     void startDriver() {
-        Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "fence-enforcer-test");
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        driver = new TopologyTestDriver(
-                FenceEnforcerTopology.build("in", "ok", "dlq", "marks", FenceEnforcerTopology.Limits.unbounded(1), meters,
-                        verifier),
-                props);
-        input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
-        accepted = driver.createOutputTopic("ok", new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        rejected = driver.createOutputTopic("dlq", new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        markers = driver.createOutputTopic("marks", new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    }
-
-    @AfterEach
-    void closeDriver() {
-        driver.close();
+        start(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS, FenceEnforcerTopology.Limits.unbounded(1), meters,
+                verifier), "fence-enforcer-test", null);
     }
 
     @Test
@@ -129,7 +94,7 @@ class TokenVerificationTopologyTest {
         write(KEY, "holder 1", 5, 1, LEASE);
 
         write(KEY, "borrowed", 5, 9_000_000_000_000_000_000L, LEASE + 9);
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "8")));
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "8")));
         write(KEY, "holder 2", 5, 2, LEASE);
 
         assertThat(values(accepted.readRecordsToList())).containsExactly("holder 1", "holder 2");
@@ -202,7 +167,7 @@ class TokenVerificationTopologyTest {
 
     @Test
     void aRaisingWriteWithoutALeaseIsRejectedMissingLeaseWithoutAskingTheVerifier() {
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1")));
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("no lease"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1")));
 
         assertThat(rejectedReasons()).containsExactly("MISSING_LEASE");
         assertThat(verifier.asked).isEmpty();
@@ -212,11 +177,11 @@ class TokenVerificationTopologyTest {
     void malformedLeasesAreRejectedMalformedLease() {
         for (String lease : new String[]{"", "-5", "0", "12abc", "99999999999999999999", "٣"}) {
             input.pipeInput(
-                    new TestRecord<>(bytes(KEY), bytes("x"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, lease)));
+                    new TestRecord<>(utf8(KEY), utf8("x"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, lease)));
         }
         RecordHeaders twoLeases = headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, "7");
-        twoLeases.add(FenceHeaders.LEASE, bytes("8"));
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("x"), twoLeases));
+        twoLeases.add(FenceHeaders.LEASE, utf8("8"));
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("x"), twoLeases));
 
         assertThat(rejectedReasons()).hasSize(7).containsOnly("MALFORMED_LEASE");
         assertThat(verifier.asked).isEmpty();
@@ -229,7 +194,7 @@ class TokenVerificationTopologyTest {
 
         write(KEY, "stale", 4, 9, LEASE);
         write(KEY, "duplicate", 5, 2, LEASE);
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("same token, no lease"),
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("same token, no lease"),
                 headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "3")));
 
         assertThat(rejectedReasons()).containsExactly("STALE_TOKEN", "DUPLICATE", "MISSING_LEASE");
@@ -242,7 +207,7 @@ class TokenVerificationTopologyTest {
         RecordHeaders headers = headers(FenceHeaders.TOKEN, "5", FenceHeaders.LEASE, Long.toString(LEASE), FenceHeaders.OP,
                 "FENCE");
 
-        input.pipeInput(new TestRecord<>(bytes(KEY), bytes("a value"), headers));
+        input.pipeInput(new TestRecord<>(utf8(KEY), utf8("a value"), headers));
 
         assertThat(rejectedReasons()).containsExactly("INVALID_MARKER");
         assertThat(verifier.asked).isEmpty();
@@ -258,13 +223,13 @@ class TokenVerificationTopologyTest {
 
     private void write(String key, String value, long token, long seq, long lease) {
         input.pipeInput(
-                new TestRecord<>(bytes(key), bytes(value), headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ,
+                new TestRecord<>(utf8(key), utf8(value), headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ,
                         Long.toString(seq), FenceHeaders.LEASE, Long.toString(lease))));
     }
 
     private void marker(String key, long token, long lease) {
         input.pipeInput(
-                new TestRecord<>(bytes(key), null, headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ, "0",
+                new TestRecord<>(utf8(key), null, headers(FenceHeaders.TOKEN, Long.toString(token), FenceHeaders.SEQ, "0",
                         FenceHeaders.LEASE, Long.toString(lease), FenceHeaders.OP, "FENCE")));
     }
 
@@ -274,21 +239,5 @@ class TokenVerificationTopologyTest {
 
     private static List<String> values(List<TestRecord<byte[], byte[]>> records) {
         return records.stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
-    }
-
-    private static String header(TestRecord<byte[], byte[]> record, String name) {
-        return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
-    }
-
-    private static RecordHeaders headers(String... namesAndValues) {
-        RecordHeaders headers = new RecordHeaders();
-        for (int i = 0; i < namesAndValues.length; i += 2) {
-            headers.add(namesAndValues[i], bytes(namesAndValues[i + 1]));
-        }
-        return headers;
-    }
-
-    private static byte[] bytes(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }

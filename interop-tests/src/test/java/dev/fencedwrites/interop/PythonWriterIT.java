@@ -1,19 +1,27 @@
 package dev.fencedwrites.interop;
 
+import static dev.fencedwrites.interop.Pipeline.header;
+import static dev.fencedwrites.interop.Writes.acquire;
+import static dev.fencedwrites.interop.Writes.crc32Partition;
+import static dev.fencedwrites.interop.Writes.javaPartition;
+import static dev.fencedwrites.interop.Writes.keysWhereCrc32DisagreesWithMurmur2;
+import static dev.fencedwrites.interop.Writes.release;
+import static dev.fencedwrites.interop.Writes.shortId;
+import static dev.fencedwrites.interop.Writes.summary;
+import static dev.fencedwrites.interop.Writes.summaryJson;
+import static dev.fencedwrites.interop.Writes.write;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencedwrites.avro.AvroDeserializer;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.etcd.LockKeys;
-import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.localstack.testing.SharedBillingStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
@@ -25,37 +33,22 @@ import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import java.util.zip.CRC32;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.internals.BuiltInPartitioner;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -69,34 +62,30 @@ import org.junit.jupiter.api.io.TempDir;
  * key's fence. Real services, because what is proven is that etcd verifies the Python lock's
  * tokens, that the enforcer re-routes and decides them, and that the rows reach PostgreSQL.
  *
- * <p>One local stack for the class; each test uses keys of its own.
+ * <p>One local stack (SharedBillingStack) for this class and ThirdPartyClientsIT; each test uses keys of its own.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
+@ExtendWith(SharedBillingStack.class)
 class PythonWriterIT {
     private static final Duration STEP = Duration.ofSeconds(90);
     private static final Duration PIPELINE = Duration.ofSeconds(90);
     private static final String SUBJECT = FenceTopics.INPUT + "-value";
-    private static final long COMPUTED_AT = Instant.parse("2026-11-30T18:00:00.123Z").toEpochMilli();
 
     @TempDir
     static Path dir;
     static LocalStack stack;
+    static Pipeline pipeline;
     static RestSchemaRegistryClient registry;
     static Path schemaFile;
 
+    /** The stack ThirdPartyClientsIT uses too; this class's keys are its own. */
     @BeforeAll
-    static void startStack() throws Exception {
+    static void useSharedStack(LocalStack shared) throws Exception {
         PythonWriter.checkInstalled();
         schemaFile = Files.writeString(dir.resolve("BillingSummary.avsc"), BillingSummary.getClassSchema().toString());
-        stack = LocalStack.builder(dir.resolve("stack")).connectors(BillingConnectors.set(false)).start();
+        stack = shared;
+        pipeline = new Pipeline(stack);
         registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
-    }
-
-    @AfterAll
-    static void stopStack() {
-        if (stack != null) {
-            stack.close();
-        }
     }
 
     /**
@@ -108,7 +97,7 @@ class PythonWriterIT {
     @Test
     void pythonWritesOnLibrdkafkasDefaultPartitionsAreAcceptedInOrderAndBecomeRows() throws Exception {
         String prefix = "py-a-" + shortId() + "-";
-        List<String> keys = keysWhereCrc32DisagreesWithMurmur2(prefix, 4);
+        List<String> keys = keysWhereCrc32DisagreesWithMurmur2(prefix, 4, LocalStack.PARTITIONS);
         Map<String, JsonNode> acquired = new HashMap<>();
         List<JsonNode> sent = new ArrayList<>();
         try (PythonWriter python = PythonWriter.start(writerEnv("py-writer-a"))) {
@@ -136,7 +125,8 @@ class PythonWriterIT {
         for (JsonNode record : sent) {
             String key = record.get("key").asText();
             assertThat(record.get("partition").asInt()).as("librdkafka's default partitioner put %s on CRC32's partition", key)
-                    .isEqualTo(crc32Partition(key)).isNotEqualTo(javaPartition(key));
+                    .isEqualTo(crc32Partition(key, LocalStack.PARTITIONS))
+                    .isNotEqualTo(javaPartition(key, LocalStack.PARTITIONS));
         }
         AvroDeserializer<BillingSummary> deserializer = new AvroDeserializer<>(registry, BillingSummary.getClassSchema());
         for (JsonNode record : sent.stream().filter(r -> r.get("op").asText().equals("WRITE")).toList()) {
@@ -150,7 +140,7 @@ class PythonWriterIT {
         List<String> expected = new ArrayList<>();
         keys.forEach(key -> expected.addAll(List.of(key + "@1", key + "@2")));
         List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= expected.size());
+                .until(() -> pipeline.readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= expected.size());
         assertThat(accepted).extracting(r -> r.key() + "@" + header(r, FenceHeaders.SEQ)).as("every write, once")
                 .containsExactlyInAnyOrderElementsOf(expected);
         for (String key : keys) {
@@ -168,10 +158,10 @@ class PythonWriterIT {
         assertThat(accepted).extracting(ConsumerRecord::value).as("the values, byte for byte")
                 .containsExactlyInAnyOrderElementsOf(sent.stream().filter(r -> r.get("op").asText().equals("WRITE"))
                         .map(r -> base64(r.get("valueBytes"))).toList());
-        assertThat(readAll(FenceTopics.REJECTED, prefix)).as("nothing of the Python writer's rejected").isEmpty();
+        assertThat(pipeline.readAll(FenceTopics.REJECTED, prefix)).as("nothing of the Python writer's rejected").isEmpty();
 
         await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
-            Map<String, Map<String, Object>> rows = rows(prefix);
+            Map<String, Map<String, Object>> rows = pipeline.rows(prefix);
             assertThat(rows).containsOnlyKeys(keys);
             for (String key : keys) {
                 assertThat(rows.get(key)).containsEntry("computed_by", "py-A")
@@ -190,7 +180,7 @@ class PythonWriterIT {
     @Test
     void pythonsStaleWriteAfterAJavaTakeoverIsRejectedStaleTokenAndTheRowKeepsTheNewHoldersData() throws Exception {
         String prefix = "py-b-" + shortId() + "-";
-        String key = keysWhereCrc32DisagreesWithMurmur2(prefix, 1).get(0);
+        String key = keysWhereCrc32DisagreesWithMurmur2(prefix, 1, LocalStack.PARTITIONS).get(0);
         String lockName = LockKeys.name(LockKeys.DEFAULT_PREFIX, key);
         Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         try (PythonWriter python = PythonWriter.start(writerEnv("py-writer-b"));
@@ -204,7 +194,7 @@ class PythonWriterIT {
             python.until(isSent("WRITE", key), STEP);
             // The write is decided before anyone else holds the key, so the takeover below fences only the late one.
             await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                    .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> !found.isEmpty());
+                    .until(() -> pipeline.readAll(FenceTopics.ACCEPTED, prefix), found -> !found.isEmpty());
 
             CompletableFuture<FencingLease> javaAcquire = CompletableFuture
                     .supplyAsync(() -> acquireUnchecked(producer, leases, key));
@@ -220,13 +210,13 @@ class PythonWriterIT {
                 producer.sendAndWait(b, summary(key, 12_550, 5, "java-B"));
                 // The takeover is decided (Java's marker and write) before the late write is sent, which is then stale.
                 await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                        .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
+                        .until(() -> pipeline.readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
 
                 python.send(write("py-A", key, 2, summaryJson(key, 999, 9, "py-A")));
                 JsonNode late = python.until(isSent("WRITE", key), STEP);
 
                 List<ConsumerRecord<String, byte[]>> rejected = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                        .until(() -> readAll(FenceTopics.REJECTED, prefix), found -> !found.isEmpty());
+                        .until(() -> pipeline.readAll(FenceTopics.REJECTED, prefix), found -> !found.isEmpty());
                 assertThat(rejected).hasSize(1);
                 ConsumerRecord<String, byte[]> stale = rejected.get(0);
                 assertThat(stale.key()).isEqualTo(key);
@@ -240,13 +230,14 @@ class PythonWriterIT {
                 assertThat(stale.value()).as("the stale record's value, byte for byte").isEqualTo(base64(late.get("valueBytes")));
 
                 List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                        .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
+                        .until(() -> pipeline.readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
                 assertThat(accepted).extracting(r -> header(r, FenceHeaders.WRITER) + "@" + header(r, FenceHeaders.TOKEN) + "."
                         + header(r, FenceHeaders.SEQ)).containsExactly("py-A@" + a.get("token").asText() + ".1",
                                 "java-B@" + b.token() + ".1");
-                await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(rows(prefix).get(key))
-                        .containsEntry("computed_by", "java-B").containsEntry("amount_minor", 12_550L)
-                        .containsEntry("fence_token", b.token()).containsEntry("fence_seq", 1L));
+                await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                        .untilAsserted(() -> assertThat(pipeline.rows(prefix).get(key))
+                                .containsEntry("computed_by", "java-B").containsEntry("amount_minor", 12_550L)
+                                .containsEntry("fence_token", b.token()).containsEntry("fence_seq", 1L));
             }
         }
     }
@@ -260,7 +251,7 @@ class PythonWriterIT {
     @Test
     void pythonWaitsForTheJavaHoldersKeyToGoAndThenWritesWithAHigherToken() throws Exception {
         String prefix = "py-c-" + shortId() + "-";
-        String key = keysWhereCrc32DisagreesWithMurmur2(prefix, 1).get(0);
+        String key = keysWhereCrc32DisagreesWithMurmur2(prefix, 1, LocalStack.PARTITIONS).get(0);
         Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         try (PythonWriter python = PythonWriter.start(writerEnv("py-writer-c"));
                 FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), LockKeys.DEFAULT_PREFIX);
@@ -277,7 +268,7 @@ class PythonWriterIT {
             producer.sendAndWait(a, summary(key, 2, 2, "java-A"));
             // Java's writes are decided before it lets go, so Python's marker (re-routed, a longer path) cannot overtake them.
             await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                    .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
+                    .until(() -> pipeline.readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 2);
             assertThat(python.lines()).as("Python holds nothing while Java does").noneMatch(line -> line.has("acquired"));
             a.close();
 
@@ -290,14 +281,16 @@ class PythonWriterIT {
             python.until(isSent("WRITE", key), STEP);
 
             List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                    .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 3);
+                    .until(() -> pipeline.readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 3);
             assertThat(accepted).extracting(r -> header(r, FenceHeaders.WRITER) + "@" + header(r, FenceHeaders.TOKEN) + "."
                     + header(r, FenceHeaders.SEQ)).containsExactly("java-A@" + a.token() + ".1", "java-A@" + a.token() + ".2",
                             "py-C@" + c.get("token").asText() + ".1");
-            assertThat(readAll(FenceTopics.REJECTED, prefix)).as("the Python token verified: nothing rejected").isEmpty();
-            await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(rows(prefix).get(key))
-                    .containsEntry("computed_by", "py-C").containsEntry("amount_minor", 3_000L)
-                    .containsEntry("fence_token", c.get("token").asLong()));
+            assertThat(pipeline.readAll(FenceTopics.REJECTED, prefix)).as("the Python token verified: nothing rejected")
+                    .isEmpty();
+            await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                    .untilAsserted(() -> assertThat(pipeline.rows(prefix).get(key))
+                            .containsEntry("computed_by", "py-C").containsEntry("amount_minor", 3_000L)
+                            .containsEntry("fence_token", c.get("token").asLong()));
         }
     }
 
@@ -309,29 +302,13 @@ class PythonWriterIT {
      */
     @Test
     void pythonEncodesResourceNamesExactlyLikeLockKeys() throws Exception {
-        List<String> names = new ArrayList<>(List.of("", "a", "a b", "a/x", "~user", "*", "a+b", "100%", "%2F", ".-_*",
-                "?&=#:;@", "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"));
-        Random random = new Random(20261202);
-        int[] codePoints = "abcXYZ019 /~*+%.-_:?&=#\u0000\u001f\u007fÄöüßéñçΩж漢字🙂𝄞".codePoints().toArray();
-        while (names.size() < 2_000) {
-            StringBuilder name = new StringBuilder();
-            for (int i = random.nextInt(24); i > 0; i--) {
-                name.appendCodePoint(codePoints[random.nextInt(codePoints.length)]);
-            }
-            names.add(name.toString());
-        }
-        List<byte[]> bytes = new ArrayList<>(List.of(new byte[]{(byte) 0xff, 0, (byte) 0x80}, new byte[]{(byte) 0xc3}));
-        for (int i = 0; i < 200; i++) {
-            byte[] raw = new byte[random.nextInt(16)];
-            random.nextBytes(raw);
-            bytes.add(raw);
-        }
-        ObjectNode input = ExternalCommand.JSON.createObjectNode();
-        names.forEach(input.putArray("strings")::add);
-        ArrayNode encodedBytes = input.putArray("bytes");
-        bytes.forEach(b -> encodedBytes.add(Base64.getEncoder().encodeToString(b)));
+        LockNameCorpus corpus = LockNameCorpus.generate(20261202, List.of("", "a", "a b", "a/x", "~user", "*", "a+b", "100%",
+                "%2F", ".-_*", "?&=#:;@", "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"),
+                List.of(new byte[]{(byte) 0xff, 0, (byte) 0x80}, new byte[]{(byte) 0xc3}));
+        List<String> names = corpus.names();
+        List<byte[]> bytes = corpus.bytes();
 
-        JsonNode out = ExternalCommand.JSON.readTree(PythonWriter.run("encode.py", Map.of(), input.toString(), STEP));
+        JsonNode out = ExternalCommand.JSON.readTree(PythonWriter.run("encode.py", Map.of(), corpus.input().toString(), STEP));
 
         List<String> java = names.stream().map(n -> LockKeys.encode(n.getBytes(StandardCharsets.UTF_8))).toList();
         assertThat(out.get("strings")).extracting(JsonNode::asText).as("names encoded as LockKeys does")
@@ -348,20 +325,6 @@ class PythonWriterIT {
         return Map.of("KAFKA_BOOTSTRAP", stack.kafkaBootstrap(), "SCHEMA_REGISTRY_URL", stack.schemaRegistryUrl(), "TOPIC",
                 FenceTopics.INPUT, "SCHEMA_FILE", schemaFile.toString(), "ETCD_ENDPOINTS", stack.etcdEndpoints(), "LOCK_PREFIX",
                 LockKeys.DEFAULT_PREFIX, "WRITER_ID", clientId);
-    }
-
-    private static ObjectNode acquire(String holder, String key) {
-        return ExternalCommand.JSON.createObjectNode().put("acquire", holder).put("key", key);
-    }
-
-    private static ObjectNode release(String holder, String key) {
-        return ExternalCommand.JSON.createObjectNode().put("release", holder).put("key", key);
-    }
-
-    private static ObjectNode write(String holder, String key, long seq, ObjectNode value) {
-        ObjectNode command = ExternalCommand.JSON.createObjectNode().put("write", holder).put("key", key).put("seq", seq);
-        command.set("value", value);
-        return command;
     }
 
     private static Predicate<JsonNode> isSent(String op, String key) {
@@ -387,101 +350,8 @@ class PythonWriterIT {
                 .get(30, TimeUnit.SECONDS).getKvs().stream().map(kv -> kv.getKey().toString(StandardCharsets.UTF_8)).toList();
     }
 
-    private static ObjectNode summaryJson(String customer, long amountMinor, int lineItems, String computedBy) {
-        return ExternalCommand.JSON.createObjectNode().put("customerId", customer).put("billingPeriod", "2026-11")
-                .put("amountMinor", amountMinor).put("currency", "EUR").put("lineItems", lineItems).put("computedAt", COMPUTED_AT)
-                .put("computedBy", computedBy);
-    }
-
-    private static BillingSummary summary(String customer, long amountMinor, int lineItems, String computedBy) {
-        return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-11").setAmountMinor(amountMinor)
-                .setCurrency("EUR").setLineItems(lineItems).setComputedAt(Instant.ofEpochMilli(COMPUTED_AT))
-                .setComputedBy(computedBy).build();
-    }
-
     private static byte[] base64(JsonNode text) {
         return Base64.getDecoder().decode(text.asText());
     }
 
-    /** The partition Kafka's Java producer picks for a String key: murmur2 of its UTF-8 bytes. */
-    private static int javaPartition(String key) {
-        return BuiltInPartitioner.partitionForKey(key.getBytes(StandardCharsets.UTF_8), LocalStack.PARTITIONS);
-    }
-
-    /** The partition librdkafka's default partitioner (consistent_random) picks for a key: CRC32 of its bytes. */
-    private static int crc32Partition(String key) {
-        CRC32 crc = new CRC32();
-        crc.update(key.getBytes(StandardCharsets.UTF_8));
-        return (int) (crc.getValue() % LocalStack.PARTITIONS);
-    }
-
-    private static List<String> keysWhereCrc32DisagreesWithMurmur2(String prefix, int count) {
-        List<String> keys = new ArrayList<>();
-        for (int i = 0; keys.size() < count; i++) {
-            if (crc32Partition(prefix + i) != javaPartition(prefix + i)) {
-                keys.add(prefix + i);
-            }
-        }
-        return keys;
-    }
-
-    /** Every record of {@code topic} whose key starts with {@code prefix}, read committed, from the beginning to the end. */
-    private static List<ConsumerRecord<String, byte[]>> readAll(String topic, String prefix) {
-        Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
-                new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-                    .map(p -> new TopicPartition(topic, p.partition())).toList();
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-                assertThat(System.nanoTime()).as("read %s to its end within 30 s", topic).isLessThan(deadline);
-                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-                    if (record.key() != null && record.key().startsWith(prefix)) {
-                        records.add(record);
-                    }
-                }
-            }
-        }
-        return records;
-    }
-
-    private static String header(ConsumerRecord<?, ?> record, String name) {
-        Header header = record.headers().lastHeader(name);
-        return header == null ? null : FenceHeaders.decode(header.value());
-    }
-
-    /** The fenced sink's rows whose key starts with {@code prefix}, column by column. */
-    private static Map<String, Map<String, Object>> rows(String prefix) throws Exception {
-        Map<String, Map<String, Object>> rows = new HashMap<>();
-        try (Connection connection = DriverManager.getConnection(stack.postgresUrl())) {
-            try (ResultSet tables = connection.getMetaData().getTables(null, null, BillingConnectors.TABLE, null)) {
-                if (!tables.next()) {
-                    return rows;
-                }
-            }
-            try (PreparedStatement statement = connection
-                    .prepareStatement("SELECT * FROM " + BillingConnectors.TABLE + " WHERE resource_key LIKE ?")) {
-                statement.setString(1, prefix.replace("_", "\\_").replace("%", "\\%") + "%");
-                try (ResultSet result = statement.executeQuery()) {
-                    while (result.next()) {
-                        Map<String, Object> row = new HashMap<>();
-                        for (int c = 1; c <= result.getMetaData().getColumnCount(); c++) {
-                            row.put(result.getMetaData().getColumnName(c), result.getObject(c));
-                        }
-                        rows.put(result.getString("resource_key"), row);
-                    }
-                }
-            }
-        }
-        return rows;
-    }
-
-    private static String shortId() {
-        return UUID.randomUUID().toString().substring(0, 8);
-    }
 }

@@ -1,5 +1,17 @@
 package dev.fencedwrites.interop;
 
+import static dev.fencedwrites.interop.Pipeline.header;
+import static dev.fencedwrites.interop.Writes.COMPUTED_AT;
+import static dev.fencedwrites.interop.Writes.acquire;
+import static dev.fencedwrites.interop.Writes.crc32Partition;
+import static dev.fencedwrites.interop.Writes.javaPartition;
+import static dev.fencedwrites.interop.Writes.keysCoveringEveryPartition;
+import static dev.fencedwrites.interop.Writes.keysWhereCrc32DisagreesWithMurmur2;
+import static dev.fencedwrites.interop.Writes.release;
+import static dev.fencedwrites.interop.Writes.shortId;
+import static dev.fencedwrites.interop.Writes.summary;
+import static dev.fencedwrites.interop.Writes.summaryJson;
+import static dev.fencedwrites.interop.Writes.write;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -12,8 +24,8 @@ import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.etcd.LockKeys;
-import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.localstack.testing.SharedBillingStack;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
@@ -21,10 +33,6 @@ import dev.fencedwrites.testing.BillingSummary;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,23 +46,14 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.zip.CRC32;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.internals.BuiltInPartitioner;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -65,10 +64,11 @@ import org.junit.jupiter.api.io.TempDir;
  * murmur2 partitioning of the key. The Node.js scripts (src/test/node) only print what they did
  * and read, as JSON lines; every assertion is made here.
  *
- * <p>One local stack (Kafka, etcd, schema registry, PostgreSQL, enforcer, Connect + sink) for the
- * class; each test uses keys of its own.
+ * <p>One local stack (Kafka, etcd, schema registry, PostgreSQL, enforcer, Connect + sink:
+ * SharedBillingStack) for this class and PythonWriterIT; each test uses keys of its own.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
+@ExtendWith(SharedBillingStack.class)
 class ThirdPartyClientsIT {
     private static final Duration NODE_TIMEOUT = Duration.ofSeconds(120);
     private static final Duration PIPELINE = Duration.ofSeconds(90);
@@ -77,21 +77,16 @@ class ThirdPartyClientsIT {
     @TempDir
     static Path dir;
     static LocalStack stack;
+    static Pipeline pipeline;
     static RestSchemaRegistryClient registry;
 
+    /** The stack PythonWriterIT uses too; this class's keys are its own. */
     @BeforeAll
-    static void startStack() throws Exception {
+    static void useSharedStack(LocalStack shared) {
         ExternalCommand.checkInstalled();
-        stack = LocalStack.builder(dir.resolve("stack")).connectors(BillingConnectors.set(false))
-                .progress(line -> System.out.println("[stack] " + line)).start();
+        stack = shared;
+        pipeline = new Pipeline(stack);
         registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
-    }
-
-    @AfterAll
-    static void stopStack() {
-        if (stack != null) {
-            stack.close();
-        }
     }
 
     /**
@@ -205,7 +200,7 @@ class ThirdPartyClientsIT {
         records.add(write("npm-worker-B", contested, 2, summaryJson(contested, 12_550, 5, "npm-worker-B")));
         steps.addAll(records);
         // Two keys for each partition, so a partitioner that disagreed with Java's would show.
-        List<String> spread = keysCoveringEveryPartition(prefix + "spread-", 2);
+        List<String> spread = keysCoveringEveryPartition(prefix + "spread-", 2, LocalStack.PARTITIONS);
         for (String key : spread) {
             steps.add(acquire("npm-worker-B", key));
             records.add(write("npm-worker-B", key, 1, summaryJson(key, key.hashCode() & 0xffff, 2, "npm-worker-B")));
@@ -267,7 +262,7 @@ class ThirdPartyClientsIT {
 
         // Waits for as many records as expected, then checks them: a surplus fails at once.
         List<ConsumerRecord<String, byte[]>> rejected = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                .until(() -> readAll(FenceTopics.REJECTED, prefix), found -> found.size() >= 2);
+                .until(() -> pipeline.readAll(FenceTopics.REJECTED, prefix), found -> found.size() >= 2);
         assertThat(rejected).extracting(r -> header(r, FenceHeaders.REJECTED_REASON)).containsExactlyInAnyOrder("STALE_TOKEN",
                 "DUPLICATE");
         ConsumerRecord<String, byte[]> stale = rejected.stream()
@@ -285,7 +280,7 @@ class ThirdPartyClientsIT {
         assertThat(header(duplicate, FenceHeaders.REJECTED_HIGHEST)).isEqualTo(newer + ".2");
         List<String> fresh = expectedAccepted(contested, spread, deleted);
         List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= fresh.size());
+                .until(() -> pipeline.readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= fresh.size());
         assertThat(accepted).extracting(r -> r.key() + "@" + header(r, FenceHeaders.SEQ)).as("every fresh write, nothing else")
                 .containsExactlyInAnyOrderElementsOf(fresh);
         for (ConsumerRecord<String, byte[]> record : accepted) {
@@ -296,7 +291,7 @@ class ThirdPartyClientsIT {
         }
 
         await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
-            Map<String, Map<String, Object>> rows = rows(prefix);
+            Map<String, Map<String, Object>> rows = pipeline.rows(prefix);
             assertThat(rows).containsOnlyKeys(expectedKeys(contested, spread, deleted));
             Map<String, Object> row = rows.get(contested);
             assertThat(row).containsEntry("computed_by", "npm-worker-B").containsEntry("amount_minor", 12_550L)
@@ -353,22 +348,23 @@ class ThirdPartyClientsIT {
         assertThat(bToken).isGreaterThan(aToken);
 
         List<ConsumerRecord<String, byte[]>> rejected = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                .until(() -> readAll(FenceTopics.REJECTED, prefix), found -> !found.isEmpty());
+                .until(() -> pipeline.readAll(FenceTopics.REJECTED, prefix), found -> !found.isEmpty());
         assertThat(rejected).hasSize(1);
         assertThat(header(rejected.get(0), FenceHeaders.REJECTED_REASON)).isEqualTo("STALE_TOKEN");
         assertThat(header(rejected.get(0), FenceHeaders.TOKEN) + "." + header(rejected.get(0), FenceHeaders.SEQ))
                 .isEqualTo(aToken + ".3");
         assertThat(header(rejected.get(0), FenceHeaders.REJECTED_HIGHEST)).isEqualTo(bToken + ".1");
         List<ConsumerRecord<String, byte[]>> accepted = await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
-                .until(() -> readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 3);
+                .until(() -> pipeline.readAll(FenceTopics.ACCEPTED, prefix), found -> found.size() >= 3);
         assertThat(accepted).extracting(
                 r -> header(r, FenceHeaders.WRITER) + "@" + header(r, FenceHeaders.TOKEN) + "." + header(r, FenceHeaders.SEQ))
                 .as("A's writes while it held the lock, then B's, in order").containsExactly("npm-A@" + aToken + ".1",
                         "npm-A@" + aToken + ".2",
                         "npm-B@" + bToken + ".1");
-        await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(rows(prefix).get(key))
-                .containsEntry("computed_by", "npm-B").containsEntry("amount_minor", 3_000L)
-                .containsEntry("fence_token", bToken));
+        await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                .untilAsserted(() -> assertThat(pipeline.rows(prefix).get(key))
+                        .containsEntry("computed_by", "npm-B").containsEntry("amount_minor", 3_000L)
+                        .containsEntry("fence_token", bToken));
     }
 
     /**
@@ -379,31 +375,15 @@ class ThirdPartyClientsIT {
      */
     @Test
     void nodeEncodesResourceNamesExactlyLikeLockKeys() {
-        List<String> names = new ArrayList<>(
+        LockNameCorpus corpus = LockNameCorpus.generate(20261214,
                 List.of("", "a", "a b", "a/x", "a/x/", "~user", "*", "a+b", "100%", "%2F", ".-_*", "?&=#:;@",
-                        "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"));
-        Random random = new Random(20261214);
-        int[] codePoints = "abcXYZ019 /~*+%.-_:?&=#\u0000\u001f\u007fÄöüßéñçΩж漢字🙂𝄞".codePoints().toArray();
-        while (names.size() < 2_000) {
-            StringBuilder name = new StringBuilder();
-            for (int i = random.nextInt(24); i > 0; i--) {
-                name.appendCodePoint(codePoints[random.nextInt(codePoints.length)]);
-            }
-            names.add(name.toString());
-        }
-        List<byte[]> bytes = new ArrayList<>(
+                        "tab\tnew\nline\u0000", "Zoë-€-𝄞", "漢字 🙂", "\u007f\u0080\u00ff", "'\"<>\\"),
                 List.of(new byte[]{(byte) 0xff, 0, (byte) 0x80}, new byte[]{(byte) 0xc3}, new byte[]{' ', '/', 'a'}));
-        for (int i = 0; i < 200; i++) {
-            byte[] raw = new byte[random.nextInt(16)];
-            random.nextBytes(raw);
-            bytes.add(raw);
-        }
-        ObjectNode input = ExternalCommand.JSON.createObjectNode();
-        names.forEach(input.putArray("strings")::add);
-        ArrayNode base64 = input.putArray("bytes");
-        bytes.forEach(b -> base64.add(Base64.getEncoder().encodeToString(b)));
+        List<String> names = corpus.names();
+        List<byte[]> bytes = corpus.bytes();
+        ArrayNode base64 = (ArrayNode) corpus.input().get("bytes");
 
-        List<JsonNode> out = ExternalCommand.node("encode.js", Map.of(), input.toString(), NODE_TIMEOUT);
+        List<JsonNode> out = ExternalCommand.node("encode.js", Map.of(), corpus.input().toString(), NODE_TIMEOUT);
 
         assertThat(out).hasSize(1);
         assertThat(out.get(0).get("strings")).hasSize(names.size());
@@ -481,16 +461,16 @@ class ThirdPartyClientsIT {
     @Test
     void kcatWithItsDefaultPartitionerIsAcceptedInOrderAndItsStaleWriteIsRejected() throws Exception {
         String prefix = "interop-kcat-default-" + shortId() + "-";
-        String key = keyWhereCrc32DisagreesWithMurmur2(prefix);
+        String key = keysWhereCrc32DisagreesWithMurmur2(prefix, 1, LocalStack.PARTITIONS).get(0);
         AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false);
         Path files = Files.createDirectories(dir.resolve("kcat-default"));
         List<String> writesOfB = new ArrayList<>();
         for (int seq = 1; seq <= 5; seq++) {
             writesOfB.add(kcatWithDefaultPartitioner(files, key, seq, "kcat-B",
-                    serializer.serialize(FenceTopics.INPUT, summary(key, 1_000L * seq, "kcat-B"))));
+                    serializer.serialize(FenceTopics.INPUT, summary(key, 1_000L * seq, 1, "kcat-B"))));
         }
         String lateWriteOfA = kcatWithDefaultPartitioner(files, key, 1, "kcat-A",
-                serializer.serialize(FenceTopics.INPUT, summary(key, 1, "kcat-A")));
+                serializer.serialize(FenceTopics.INPUT, summary(key, 1, 1, "kcat-A")));
 
         EtcdctlLock a = etcdctlLock(key, List.of());
         EtcdctlLock b = etcdctlLock(key, writesOfB);
@@ -520,9 +500,10 @@ class ThirdPartyClientsIT {
                 .containsEntry(FenceHeaders.SOURCE_PARTITION, late.get("partition").asText())
                 .containsEntry(FenceHeaders.SOURCE_OFFSET, late.get("offset").asText())
                 .doesNotContainKey("fence.reroute.origin");
-        await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(rows(prefix).get(key))
-                .containsEntry("computed_by", "kcat-B").containsEntry("amount_minor", 5_000L)
-                .containsEntry("fence_token", b.token()).containsEntry("fence_seq", 5L));
+        await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1))
+                .untilAsserted(() -> assertThat(pipeline.rows(prefix).get(key))
+                        .containsEntry("computed_by", "kcat-B").containsEntry("amount_minor", 5_000L)
+                        .containsEntry("fence_token", b.token()).containsEntry("fence_seq", 5L));
     }
 
     /**
@@ -555,21 +536,21 @@ class ThirdPartyClientsIT {
         String prefix = "interop-kcat-" + shortId() + "-";
         String contested = prefix + "contested";
         String other = prefix + "other";
-        String misrouted = keyWhereCrc32DisagreesWithMurmur2(prefix + "misrouted-");
+        String misrouted = keysWhereCrc32DisagreesWithMurmur2(prefix + "misrouted-", 1, LocalStack.PARTITIONS).get(0);
         AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false);
 
         record Sent(String key, long seq, String writer, boolean murmur2, byte[] value) {
         }
         List<Sent> sends = List.of(
                 new Sent(contested, 1, "kcat-B", true,
-                        serializer.serialize(FenceTopics.INPUT, summary(contested, 9_900, "kcat-B"))),
+                        serializer.serialize(FenceTopics.INPUT, summary(contested, 9_900, 1, "kcat-B"))),
                 new Sent(contested, 2, "kcat-B", true,
-                        serializer.serialize(FenceTopics.INPUT, summary(contested, 12_550, "kcat-B"))),
+                        serializer.serialize(FenceTopics.INPUT, summary(contested, 12_550, 1, "kcat-B"))),
                 new Sent(contested, 1, "kcat-A", true,
-                        serializer.serialize(FenceTopics.INPUT, summary(contested, 100, "kcat-A"))),
-                new Sent(other, 1, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(other, 5_000, "kcat-B"))),
+                        serializer.serialize(FenceTopics.INPUT, summary(contested, 100, 1, "kcat-A"))),
+                new Sent(other, 1, "kcat-B", true, serializer.serialize(FenceTopics.INPUT, summary(other, 5_000, 1, "kcat-B"))),
                 new Sent(misrouted, 1, "kcat-C", false,
-                        serializer.serialize(FenceTopics.INPUT, summary(misrouted, 1, "kcat-C"))));
+                        serializer.serialize(FenceTopics.INPUT, summary(misrouted, 1, 1, "kcat-C"))));
         Path files = Files.createDirectories(dir.resolve("kcat"));
         List<String> commands = new ArrayList<>();
         for (int i = 0; i < sends.size(); i++) {
@@ -634,13 +615,13 @@ class ThirdPartyClientsIT {
         assertThat(accepted).filteredOn(r -> r.get("key").asText().equals(contested))
                 .extracting(r -> kcatHeaders(r).get(FenceHeaders.SEQ))
                 .containsExactly("1", "2");
-        assertThat(readAll(FenceTopics.ACCEPTED, prefix)).extracting(ConsumerRecord::value)
+        assertThat(pipeline.readAll(FenceTopics.ACCEPTED, prefix)).extracting(ConsumerRecord::value)
                 .as("the values kcat sent, byte for byte")
                 .containsExactlyInAnyOrder(sends.get(0).value(), sends.get(1).value(), sends.get(3).value(),
                         sends.get(4).value());
 
         await().atMost(PIPELINE).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
-            Map<String, Map<String, Object>> rows = rows(prefix);
+            Map<String, Map<String, Object>> rows = pipeline.rows(prefix);
             assertThat(rows).containsOnlyKeys(contested, other, misrouted);
             assertThat(rows.get(contested)).containsEntry("computed_by", "kcat-B").containsEntry("amount_minor", 12_550L)
                     .containsEntry("fence_token", b.token()).containsEntry("fence_seq", 2L);
@@ -649,25 +630,6 @@ class ThirdPartyClientsIT {
     }
 
     // ---- helpers ----
-
-    private static final long COMPUTED_AT = Instant.parse("2026-11-30T18:00:00.123Z").toEpochMilli();
-
-    /** A produce.js step: {@code holder} takes {@code key}'s lock (and sends its marker). */
-    private static ObjectNode acquire(String holder, String key) {
-        return ExternalCommand.JSON.createObjectNode().put("acquire", holder).put("key", key);
-    }
-
-    /** A produce.js step: {@code holder} releases {@code key}'s lock (revokes its lease). */
-    private static ObjectNode release(String holder, String key) {
-        return ExternalCommand.JSON.createObjectNode().put("release", holder).put("key", key);
-    }
-
-    /** A produce.js step: {@code holder} writes {@code value} (null: a delete) to {@code key} under its lock's token. */
-    private static ObjectNode write(String holder, String key, long seq, ObjectNode value) {
-        ObjectNode record = ExternalCommand.JSON.createObjectNode().put("write", holder).put("key", key).put("seq", seq);
-        record.set("value", value == null ? ExternalCommand.JSON.nullNode() : value);
-        return record;
-    }
 
     /** Runs produce.js (a Node.js writer that takes its own etcd locks) on {@code steps}; returns what it printed. */
     private static List<JsonNode> produce(List<ObjectNode> steps) throws Exception {
@@ -690,18 +652,6 @@ class ThirdPartyClientsIT {
             }
         }
         return acquired;
-    }
-
-    private static ObjectNode summaryJson(String customer, long amountMinor, int lineItems, String computedBy) {
-        return ExternalCommand.JSON.createObjectNode().put("customerId", customer).put("billingPeriod", "2026-11")
-                .put("amountMinor", amountMinor)
-                .put("currency", "EUR").put("lineItems", lineItems).put("computedAt", COMPUTED_AT).put("computedBy", computedBy);
-    }
-
-    private static BillingSummary summary(String customer, long amountMinor, String computedBy) {
-        return BillingSummary.newBuilder().setCustomerId(customer).setBillingPeriod("2026-11").setAmountMinor(amountMinor)
-                .setCurrency("EUR")
-                .setLineItems(1).setComputedAt(Instant.ofEpochMilli(COMPUTED_AT)).setComputedBy(computedBy).build();
     }
 
     private static List<String> expectedAccepted(String contested, List<String> spread, String deleted) {
@@ -743,39 +693,6 @@ class ThirdPartyClientsIT {
         return "'" + word.replace("'", "'\\''") + "'";
     }
 
-    /** The partition Kafka's Java producer picks for a String key: murmur2 of its UTF-8 bytes. */
-    private static int javaPartition(String key, int partitions) {
-        return BuiltInPartitioner.partitionForKey(key.getBytes(StandardCharsets.UTF_8), partitions);
-    }
-
-    /** The partition librdkafka's default partitioner (consistent_random) picks for a key: CRC32 of its bytes. */
-    private static int crc32Partition(String key, int partitions) {
-        CRC32 crc = new CRC32();
-        crc.update(key.getBytes(StandardCharsets.UTF_8));
-        return (int) (crc.getValue() % partitions);
-    }
-
-    private static String keyWhereCrc32DisagreesWithMurmur2(String prefix) {
-        for (int i = 0;; i++) {
-            String key = prefix + i;
-            if (crc32Partition(key, LocalStack.PARTITIONS) != javaPartition(key, LocalStack.PARTITIONS)) {
-                return key;
-            }
-        }
-    }
-
-    private static List<String> keysCoveringEveryPartition(String prefix, int perPartition) {
-        Map<Integer, List<String>> byPartition = new HashMap<>();
-        for (int i = 0; byPartition.values().stream().mapToInt(List::size).sum() < perPartition * LocalStack.PARTITIONS; i++) {
-            String key = prefix + i;
-            List<String> keys = byPartition.computeIfAbsent(javaPartition(key, LocalStack.PARTITIONS), p -> new ArrayList<>());
-            if (keys.size() < perPartition) {
-                keys.add(key);
-            }
-        }
-        return byPartition.values().stream().flatMap(List::stream).toList();
-    }
-
     /** Every record of {@code topic} whose key starts with {@code prefix}, read with kcat (JSON envelope, read_committed). */
     private static List<JsonNode> kcatRead(String topic, String prefix) throws Exception {
         String out = ExternalCommand
@@ -804,64 +721,6 @@ class ThirdPartyClientsIT {
         return headers;
     }
 
-    /** Every record of {@code topic} whose key starts with {@code prefix}, read committed, from the beginning to the end. */
-    private static List<ConsumerRecord<String, byte[]>> readAll(String topic, String prefix) {
-        Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
-                new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-                    .map(p -> new TopicPartition(topic, p.partition())).toList();
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-                assertThat(System.nanoTime()).as("read %s to its end within 30 s", topic).isLessThan(deadline);
-                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-                    if (record.key() != null && record.key().startsWith(prefix)) {
-                        records.add(record);
-                    }
-                }
-            }
-        }
-        return records;
-    }
-
-    private static String header(ConsumerRecord<?, ?> record, String name) {
-        Header header = record.headers().lastHeader(name);
-        return header == null ? null : FenceHeaders.decode(header.value());
-    }
-
-    /** The fenced sink's rows whose key starts with {@code prefix}, column by column. */
-    private static Map<String, Map<String, Object>> rows(String prefix) throws Exception {
-        Map<String, Map<String, Object>> rows = new HashMap<>();
-        try (Connection connection = DriverManager.getConnection(stack.postgresUrl())) {
-            boolean exists;
-            try (ResultSet tables = connection.getMetaData().getTables(null, null, BillingConnectors.TABLE, null)) {
-                exists = tables.next();
-            }
-            if (!exists) {
-                return rows;
-            }
-            try (PreparedStatement statement = connection
-                    .prepareStatement("SELECT * FROM " + BillingConnectors.TABLE + " WHERE resource_key LIKE ?")) {
-                statement.setString(1, prefix.replace("_", "\\_").replace("%", "\\%") + "%");
-                try (ResultSet result = statement.executeQuery()) {
-                    while (result.next()) {
-                        Map<String, Object> row = new HashMap<>();
-                        for (int c = 1; c <= result.getMetaData().getColumnCount(); c++) {
-                            row.put(result.getMetaData().getColumnName(c), result.getObject(c));
-                        }
-                        rows.put(result.getString("resource_key"), row);
-                    }
-                }
-            }
-        }
-        return rows;
-    }
-
     private static List<String> fieldNames(JsonNode object) {
         List<String> names = new ArrayList<>();
         for (Iterator<String> it = object.fieldNames(); it.hasNext();) {
@@ -870,7 +729,4 @@ class ThirdPartyClientsIT {
         return names;
     }
 
-    private static String shortId() {
-        return UUID.randomUUID().toString().substring(0, 8);
-    }
 }

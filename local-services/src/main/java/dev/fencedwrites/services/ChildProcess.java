@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -126,18 +127,40 @@ public final class ChildProcess implements AutoCloseable {
 
     /** Sends {@code process} SIGTERM and, if it has not exited within {@code grace}, SIGKILL. */
     public static void terminate(ProcessHandle process, Duration grace) {
-        if (!process.isAlive()) {
-            return;
-        }
-        process.destroy();
+        terminateAll(List.of(process), grace);
+    }
+
+    /**
+     * Stops those of {@code children} still running, all at once, as {@link #terminateAll} does; {@code null} entries (a
+     * service never started) are skipped. The close of a set of services (brokers, etcd members, enforcers, Connect workers).
+     */
+    public static void stopAll(Collection<ChildProcess> children, Duration grace) {
+        terminateAll(children.stream().filter(child -> child != null && child.isAlive()).map(child -> child.process.toHandle())
+                .toList(), grace);
+    }
+
+    /**
+     * Sends every one of {@code processes} SIGTERM, waits until all have exited or {@code grace} has passed since, then
+     * SIGKILLs those still running and waits up to 10 s more for them: a set of services stops in one grace period, not in one
+     * per process. Processes already gone are skipped. If interrupted, SIGKILLs those still running and returns with the
+     * interrupt flag set.
+     */
+    public static void terminateAll(Collection<ProcessHandle> processes, Duration grace) {
+        List<ProcessHandle> running = processes.stream().filter(ProcessHandle::isAlive).toList();
+        running.forEach(ProcessHandle::destroy);
+        long deadline = System.nanoTime() + grace.toNanos();
         try {
-            process.onExit().get(grace.toMillis(), TimeUnit.MILLISECONDS);
+            for (ProcessHandle process : running) {
+                long left = Math.max(0, deadline - System.nanoTime());
+                process.onExit().get(left, TimeUnit.NANOSECONDS);
+            }
         } catch (InterruptedException e) {
-            process.destroyForcibly();
+            running.forEach(ProcessHandle::destroyForcibly);
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
-            process.destroyForcibly();
-            process.onExit().completeOnTimeout(process, 10, TimeUnit.SECONDS).join();
+            List<ProcessHandle> left = running.stream().filter(ProcessHandle::isAlive).toList();
+            left.forEach(ProcessHandle::destroyForcibly);
+            left.forEach(process -> process.onExit().completeOnTimeout(process, 10, TimeUnit.SECONDS).join());
         }
     }
 }

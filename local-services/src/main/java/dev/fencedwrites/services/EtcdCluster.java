@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -268,20 +269,15 @@ public final class EtcdCluster implements AutoCloseable {
         } catch (RuntimeException e) {
             leader = -1;
         }
-        List<ProcessHandle> followers = new ArrayList<>();
-        List<ProcessHandle> last = new ArrayList<>();
+        List<ChildProcess> followers = new ArrayList<>();
         for (int i = 0; i < processes.length; i++) {
-            ChildProcess process = processes[i];
-            if (process != null && process.isAlive()) {
-                ProcessHandle.of(process.pid()).ifPresent(i == leader ? last::add : followers::add);
+            if (i != leader) {
+                followers.add(processes[i]);
             }
         }
-        stop(followers);
-        stop(last);
-    }
-
-    private static void stop(List<ProcessHandle> processes) {
-        processes.forEach(ProcessHandle::destroy);
-        processes.forEach(process -> ChildProcess.terminate(process, Duration.ofSeconds(20)));
+        ChildProcess.stopAll(followers, Duration.ofSeconds(20));
+        if (leader >= 0) {
+            ChildProcess.stopAll(Collections.singletonList(processes[leader]), Duration.ofSeconds(20));
+        }
     }
 }

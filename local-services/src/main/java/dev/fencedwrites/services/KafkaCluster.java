@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -226,13 +227,6 @@ public final class KafkaCluster implements AutoCloseable {
     /** Stops every running node (SIGTERM, SIGKILL for any still running 20 s later), all at once. */
     @Override
     public void close() {
-        List<ProcessHandle> running = new ArrayList<>();
-        for (ChildProcess process : processes) {
-            if (process != null && process.isAlive()) {
-                ProcessHandle.of(process.pid()).ifPresent(running::add);
-            }
-        }
-        running.forEach(ProcessHandle::destroy);
-        running.forEach(process -> ChildProcess.terminate(process, Duration.ofSeconds(20)));
+        ChildProcess.stopAll(Arrays.asList(processes), Duration.ofSeconds(20));
     }
 }

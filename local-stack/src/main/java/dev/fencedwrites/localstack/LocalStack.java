@@ -74,9 +74,7 @@ public final class LocalStack implements AutoCloseable {
      * during startup leaves nothing behind: SIGTERM to all, then SIGKILL to any still running 10 s later.
      */
     private static void stopDescendants() {
-        List<ProcessHandle> children = ProcessHandle.current().descendants().toList();
-        children.forEach(ProcessHandle::destroy);
-        children.forEach(child -> ChildProcess.terminate(child, Duration.ofSeconds(10)));
+        ChildProcess.terminateAll(ProcessHandle.current().descendants().toList(), Duration.ofSeconds(10));
     }
 
     /** Kafka nodes: 3 in a cluster, else 1. */

@@ -11,6 +11,7 @@ import dev.fencedwrites.services.Service;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -204,13 +205,7 @@ final class StackConnect implements AutoCloseable {
     /** Stops every worker still running, all at once (SIGTERM, SIGKILL 20 s later). */
     @Override
     public synchronized void close() {
-        List<ProcessHandle> running = new ArrayList<>();
-        for (Service service : services) {
-            if (service != null && service.process().isAlive()) {
-                ProcessHandle.of(service.process().pid()).ifPresent(running::add);
-            }
-        }
-        running.forEach(ProcessHandle::destroy);
-        running.forEach(process -> ChildProcess.terminate(process, Duration.ofSeconds(20)));
+        ChildProcess.stopAll(Arrays.stream(services).filter(Objects::nonNull).map(Service::process).toList(),
+                Duration.ofSeconds(20));
     }
 }

@@ -6,7 +6,6 @@ import dev.fencedwrites.services.FreePorts;
 import dev.fencedwrites.services.Service;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -99,14 +98,9 @@ final class StackEnforcers implements AutoCloseable {
      */
     @Override
     public synchronized void close() {
-        List<ProcessHandle> running = new ArrayList<>();
-        for (Service service : services) {
-            if (service != null && service.process().isAlive()) {
-                service.process().signal("CONT");
-                ProcessHandle.of(service.process().pid()).ifPresent(running::add);
-            }
-        }
-        running.forEach(ProcessHandle::destroy);
-        running.forEach(process -> ChildProcess.terminate(process, Duration.ofSeconds(20)));
+        List<ChildProcess> running = Arrays.stream(services).filter(Objects::nonNull).map(Service::process)
+                .filter(ChildProcess::isAlive).toList();
+        running.forEach(process -> process.signal("CONT"));
+        ChildProcess.stopAll(running, Duration.ofSeconds(20));
     }
 }

@@ -15,6 +15,7 @@ import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
+import dev.fencedwrites.testing.CommittedRecords;
 import dev.fencedwrites.testing.EtcdNodeExtension;
 import dev.fencedwrites.testing.KafkaBrokerExtension;
 import io.etcd.jetcd.Client;
@@ -22,7 +23,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -36,10 +36,8 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -323,26 +321,7 @@ class FenceAtTakeoverIT {
 
     /** Every committed record of {@code topic} with {@code key}, read from the beginning to the end offsets. */
     private static List<ConsumerRecord<String, String>> read(String topic, String key) {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address());
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<ConsumerRecord<String, String>> found = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-                new StringDeserializer())) {
-            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-                    .map(p -> new TopicPartition(topic, p.partition())).toList();
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(500))) {
-                    if (key.equals(record.key())) {
-                        found.add(record);
-                    }
-                }
-            }
-        }
-        return found;
+        return CommittedRecords.read(kafka.address(), topic, key::equals, new StringDeserializer());
     }
 
     private static String header(ConsumerRecord<?, ?> record, String name) {

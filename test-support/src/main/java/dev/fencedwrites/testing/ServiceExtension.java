@@ -113,7 +113,8 @@ public abstract class ServiceExtension<S extends AutoCloseable>
         return dir;
     }
 
-    private static void deleteRecursively(Path root) {
+    /** Deletes {@code root} and everything below it, if it exists; also used by {@link SharedServiceExtension}. */
+    static void deleteRecursively(Path root) {
         if (root == null || !Files.exists(root)) {
             return;
         }

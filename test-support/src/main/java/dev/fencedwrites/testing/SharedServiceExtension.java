@@ -1,11 +1,7 @@
 package dev.fencedwrites.testing;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
@@ -68,7 +64,7 @@ public abstract class SharedServiceExtension<S extends AutoCloseable> implements
             dir = Files.createTempDirectory("fenced-writes-" + name + "-");
             return new Running(start(dir), dir);
         } catch (Exception e) {
-            deleteRecursively(dir);
+            ServiceExtension.deleteRecursively(dir);
             throw new ParameterResolutionException("cannot start the shared " + name + ": " + e, e);
         }
     }
@@ -80,19 +76,8 @@ public abstract class SharedServiceExtension<S extends AutoCloseable> implements
             try {
                 service.close();
             } finally {
-                deleteRecursively(dir);
+                ServiceExtension.deleteRecursively(dir);
             }
-        }
-    }
-
-    private static void deleteRecursively(Path root) {
-        if (root == null || !Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(root)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete " + root, e);
         }
     }
 }
