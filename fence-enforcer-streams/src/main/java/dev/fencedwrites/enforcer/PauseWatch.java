@@ -121,7 +121,14 @@ final class PauseWatch implements AutoCloseable {
     void start() {
         lastTick = nanoClock.getAsLong();
         long tick = settings.tick().toNanos();
-        watchdog.scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.NANOSECONDS);
+        // A task that throws is not run again by the executor: an exception is logged, and the next tick comes.
+        watchdog.scheduleWithFixedDelay(() -> {
+            try {
+                tick();
+            } catch (RuntimeException e) {
+                LOG.warn("the pause watchdog's tick failed", e);
+            }
+        }, tick, tick, TimeUnit.NANOSECONDS);
     }
 
     /** One tick of the watchdog: records a pause when the gap since the last tick exceeds the threshold. */

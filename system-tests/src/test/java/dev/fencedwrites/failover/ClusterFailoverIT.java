@@ -117,8 +117,10 @@ class ClusterFailoverIT {
             run.note(String.format("enforcer takeover after the kill: %.1f s", takeover.toMillis() / 1e3));
             awaitSurvivorAnswers(run, 0, killed);
             run.awaitMoreInputs(BETWEEN);
+            long restarted = System.nanoTime();
             stack.restartEnforcer(1);
             run.note("enforcer instance 1 restarted");
+            awaitAnswers(run, 1, restarted, "after its restart");
             run.awaitMoreInputs(BETWEEN);
 
             members = run.enforcerMembers();
@@ -129,8 +131,10 @@ class ClusterFailoverIT {
             run.note(String.format("enforcer takeover after the pause: %.1f s", takeover.toMillis() / 1e3));
             awaitSurvivorAnswers(run, 1, paused);
             run.awaitMoreInputs(BETWEEN);
+            long resumed = System.nanoTime();
             stack.resumeEnforcer(0);
             run.note("SIGCONT of enforcer instance 0: a zombie until it rejoins; its open transaction must be fenced");
+            awaitAnswers(run, 0, resumed, "after it was resumed and rejoined");
             run.awaitMoreInputs(BETWEEN);
             run.finish(true);
         }
@@ -167,10 +171,15 @@ class ClusterFailoverIT {
     }
 
     private static void awaitSurvivorAnswers(FailoverRun run, int survivor, long sinceNanos) {
-        String url = stack.enforcerUrls().get(survivor);
-        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(200))
+        awaitAnswers(run, survivor, sinceNanos, "while the other was out");
+    }
+
+    /** Waits until instance {@code i} answered 200 for every key, each asked after {@code sinceNanos} (for check (c)). */
+    private static void awaitAnswers(FailoverRun run, int i, long sinceNanos, String when) {
+        String url = stack.enforcerUrls().get(i);
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
                 .until(() -> run.watch().answeredEveryKeySince(url, sinceNanos));
-        run.note("enforcer instance " + survivor + " answered /fences/{key} for every key while the other was out");
+        run.note("enforcer instance " + i + " answered /fences/{key} for every key " + when);
     }
 
     @Test

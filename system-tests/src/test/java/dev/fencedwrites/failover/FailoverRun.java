@@ -158,6 +158,9 @@ final class FailoverRun implements AutoCloseable {
      * asserted when {@code assertFences}.
      */
     Findings finish(boolean assertFences) throws Exception {
+        // A short scenario can end before any stall was taken over; the check below needs one, so the load goes on until then.
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
+                .until(() -> writers.resumed().stream().anyMatch(WriterFleet.Resumed::tookOver));
         writers.stop();
         note(String.format("writers stopped: %d writes acknowledged (%.0f/s), %d stalls past the lease", writers.ledger().acks()
                 .size(), writers.writesPerSecond(), writers.resumed().size()));

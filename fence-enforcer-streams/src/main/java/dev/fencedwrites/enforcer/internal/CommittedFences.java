@@ -14,6 +14,8 @@ import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What {@code GET /fences/{key}} answers: the committed fence of a key, from the fence store's value and the
@@ -27,6 +29,7 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * <p>A processor's stream thread counts are read through {@link #THREAD_COUNTS} unless a test passes another source.
  */
 public final class CommittedFences implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(CommittedFences.class);
     /** The metric that counts a stream thread's successful commits (Kafka Streams' {@code ThreadMetrics.commitSensor}). */
     public static final String COMMIT_TOTAL = "commit-total";
     /** The metric that counts a stream thread's polls (Kafka Streams' {@code ThreadMetrics.pollSensor}). */
@@ -87,7 +90,14 @@ public final class CommittedFences implements AutoCloseable {
      * ({@link #observationInterval}).
      */
     public void start(Duration interval) {
-        observer.scheduleWithFixedDelay(this::observe, interval.toNanos(), interval.toNanos(), TimeUnit.NANOSECONDS);
+        // A task that throws is not run again by the executor: an exception is logged, and the next observation comes.
+        observer.scheduleWithFixedDelay(() -> {
+            try {
+                observe();
+            } catch (RuntimeException e) {
+                LOG.warn("observing the stream threads' commits failed; trying again in {} ms", interval.toMillis(), e);
+            }
+        }, interval.toNanos(), interval.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     /** The observation interval for a commit interval of {@code commitIntervalMs}: half of it, between 20 ms and 1 s. */
