@@ -239,8 +239,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             if (mismatch == PartitionMismatch.REROUTE) {
                 outputs.reject(record, RejectionReason.TOO_LARGE, null, "record of up to "
                         + RecordSize.upperBound(key, record.value(), record.headers()) + " bytes on partition " + actual
-                        + " does not fit the repartition topic (" + limits.storeMaxBytes() + " bytes, the limit of the "
-                        + "enforcer's internal topics) on its way to partition " + expected + ", where its key's fence lives");
+                        + " does not fit, with the re-route header, the repartition topic (" + limits.rerouteMaxBytes()
+                        + " bytes: its max.message.bytes, capped by max.request.size) on its way to partition " + expected
+                        + ", where its key's fence lives");
             } else {
                 outputs.reject(record, RejectionReason.WRONG_PARTITION, null,
                         "key hashes to partition " + expected + " of " + inputPartitions
