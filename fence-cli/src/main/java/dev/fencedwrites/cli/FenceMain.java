@@ -36,6 +36,8 @@ import picocli.CommandLine.Spec;
                 "           docker-compose), check docker/compose.yaml, then run every unit and integration test (mvn "
                         + "verify);",
                 "           ./fence test --help says more.",
+                "  test-failover  The failover system test on the clustered stack (CI runs it after ./fence test);",
+                "           ./fence test-failover --help says more.",
                 "  bench    Measure what fencing costs beside its unfenced baseline; one table, also written to "
                         + "bench/results/;",
                 "           ./fence bench --help says more.",
