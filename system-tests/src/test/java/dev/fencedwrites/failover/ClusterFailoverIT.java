@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -244,7 +245,15 @@ class ClusterFailoverIT {
             }
             FailoverRun.Findings findings = run.finish(false);
             Map<String, List<WriterLedger.Acquired>> byKey = new HashMap<>();
-            findings.ledger().acquired().forEach(a -> byKey.computeIfAbsent(a.key(), k -> new ArrayList<>()).add(a));
+            // The writer logs ACQUIRED when producer-lib returns the lease; a writer process frozen (SIGSTOP) after etcd
+            // granted the lock and before that return logs its grant late, already lost (LOST at the same moment): its
+            // place in grant order is unknown from the log, so only grants whose lease was still live when logged count.
+            Set<Long> lostWhenLogged = new HashSet<>();
+            findings.ledger().acquired().forEach(a -> findings.ledger().lost().stream()
+                    .filter(lost -> lost.lease() == a.lease() && lost.millis() <= a.millis()).findAny()
+                    .ifPresent(lost -> lostWhenLogged.add(a.lease())));
+            findings.ledger().acquired().stream().filter(a -> !lostWhenLogged.contains(a.lease()))
+                    .forEach(a -> byKey.computeIfAbsent(a.key(), k -> new ArrayList<>()).add(a));
             List<String> problems = new ArrayList<>();
             byKey.forEach((key, grants) -> {
                 grants.sort(Comparator.comparingLong(WriterLedger.Acquired::millis));
@@ -254,11 +263,11 @@ class ClusterFailoverIT {
                     }
                 }
             });
-            run.note(String.format("check tokens unique and rising per key in grant order: %d acquisitions, %d lease losses "
+            run.note(String.format("check tokens unique and rising per key in grant order: %d acquisitions (%d logged already "
+                    + "lost, left out), %d lease losses "
                     + "reported to the writers' listeners, %d acquisitions failed, %d problems",
-                    findings.ledger().acquired()
-                            .size(),
-                    findings.ledger().lost().size(), findings.ledger().failures().size(), problems.size()));
+                    findings.ledger().acquired().size(), lostWhenLogged.size(), findings.ledger().lost().size(),
+                    findings.ledger().failures().size(), problems.size()));
             assertThat(problems).as("tokens in grant order per key").isEmpty();
         }
     }
