@@ -197,7 +197,7 @@ final class EnforcerRun {
                     .filter(f -> f.toString().contains("/rocksdb/" + FenceEnforcerTopology.STORE + "/"))
                     .mapToLong(EnforcerRun::size).sum();
         }
-        String changelog = app + "-" + FenceEnforcerTopology.STORE + "-changelog";
+        String changelog = FenceEnforcerTopology.changelogTopic(app);
         int broker = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).iterator().next().id();
         long log = 0;
         for (LogDirDescription dir : admin.describeLogDirs(List.of(broker)).allDescriptions().get(30, TimeUnit.SECONDS)

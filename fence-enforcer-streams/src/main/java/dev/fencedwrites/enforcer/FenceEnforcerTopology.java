@@ -54,6 +54,16 @@ public final class FenceEnforcerTopology {
     /** The {@code CommitSignal} of the side that re-routes: it tells the receiving task what its input commits cover. */
     static final String REROUTE_COMMIT_SIGNAL = "fence-reroute-commits";
 
+    /** The fence store's changelog topic of application {@code applicationId}: Kafka Streams' {@code <id>-<store>-changelog}. */
+    public static String changelogTopic(String applicationId) {
+        return applicationId + "-" + STORE + "-changelog";
+    }
+
+    /** The repartition topic re-routed records take: Kafka Streams' {@code <application.id>-<name>-repartition}. */
+    public static String rerouteTopic(String applicationId) {
+        return applicationId + "-" + REROUTE + "-repartition";
+    }
+
     private FenceEnforcerTopology() {
     }
 

@@ -111,11 +111,9 @@ final class TopicCheck {
             Map<String, Integer> maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(),
                     config.rejectedTopic());
             String applicationId = config.getString(FenceEnforcerConfig.APPLICATION_ID);
-            // Kafka Streams names a store's changelog <application.id>-<store>-changelog and a repartition topic
-            // <application.id>-<name>-repartition.
-            int changelogMax = internalMaxMessageBytes(admin, config,
-                    applicationId + "-" + FenceEnforcerTopology.STORE + "-changelog", timeout);
-            String reroute = applicationId + "-" + FenceEnforcerTopology.REROUTE + "-repartition";
+            int changelogMax = internalMaxMessageBytes(admin, config, FenceEnforcerTopology.changelogTopic(applicationId),
+                    timeout);
+            String reroute = FenceEnforcerTopology.rerouteTopic(applicationId);
             int rerouteMax = internalMaxMessageBytes(admin, config, reroute, timeout);
             if (config.partitionMismatch() == PartitionMismatch.REJECT) {
                 RerouteDrainCheck.requireDrained(admin, applicationId, reroute, timeout);
