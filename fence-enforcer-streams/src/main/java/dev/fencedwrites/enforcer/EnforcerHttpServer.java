@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.enforcer.internal.CommittedFences;
+import dev.fencedwrites.enforcer.internal.PendingFences;
 import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -161,12 +162,7 @@ final class EnforcerHttpServer implements AutoCloseable {
         }
         Fence fence;
         try {
-            ReadOnlyKeyValueStore<Bytes, StoredFence> store = running.store(StoreQueryParameters
-                    .fromNameAndType(FenceEnforcerTopology.STORE, QueryableStoreTypes.<Bytes, StoredFence>keyValueStore())
-                    .withPartition(owner.partition()));
-            // The store first, then the pending keys (CommittedFences): the fence processor writes them the other way round.
-            StoredFence stored = store.get(storeKey);
-            fence = committed.committed(owner.partition(), storeKey, stored == null ? null : stored.fence());
+            fence = readCommitted(running, owner.partition(), storeKey);
         } catch (RuntimeException e) {
             respond(exchange, 503, "application/json",
                     JSON.writeValueAsString(Map.of("key", key, "error", "state store not queryable: " + e.getMessage())));
@@ -190,6 +186,21 @@ final class EnforcerHttpServer implements AutoCloseable {
         body.put("seq", fence.hasSeq() ? fence.seq() : null);
         body.put("served_by", address(self));
         respond(exchange, 200, "application/json", JSON.writeValueAsString(body));
+    }
+
+    /**
+     * The committed fence of {@code storeKey} in partition {@code partition}'s store ({@link CommittedFences}): the task's
+     * pending keys, the store, then the pending keys again (the processor writes them the other way round).
+     *
+     * @throws RuntimeException when the store cannot be read, or its task closed during the read
+     */
+    private Fence readCommitted(KafkaStreams running, int partition, Bytes storeKey) {
+        ReadOnlyKeyValueStore<Bytes, StoredFence> store = running.store(StoreQueryParameters
+                .fromNameAndType(FenceEnforcerTopology.STORE, QueryableStoreTypes.<Bytes, StoredFence>keyValueStore())
+                .withPartition(partition));
+        PendingFences pending = committed.pending(partition);
+        StoredFence stored = store.get(storeKey);
+        return committed.committed(partition, pending, storeKey, stored == null ? null : stored.fence());
     }
 
     private void forward(HttpExchange exchange, HostInfo owner, String key) throws IOException {

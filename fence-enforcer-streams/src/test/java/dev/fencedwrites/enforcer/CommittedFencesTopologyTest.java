@@ -1,10 +1,12 @@
 package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.enforcer.internal.CommittedFences;
+import dev.fencedwrites.enforcer.internal.PendingFences;
 import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -26,8 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The fence processor tells {@link CommittedFences} which stored fences are not committed yet (issue 17): the store holds
- * the new fence at once, the committed view only once a commit observed after the write covers it. The stream thread's
- * commit count is a counter the test raises, and the test observes it where the enforcer's observer thread would.
+ * the new fence at once, the committed view only once the stream thread's commit after the write is counted. The stream
+ * thread's commit count is a counter the test raises where the thread would commit.
  */
 class CommittedFencesTopologyTest {
     private static final String KEY = "customer-42";
@@ -53,12 +55,13 @@ class CommittedFencesTopologyTest {
                 FenceEnforcerTopology.Limits.unbounded(1), new SimpleMeterRegistry(), null, PartitionMismatch.REROUTE,
                 committed), props);
         input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
-        observe();
     }
 
     @AfterEach
     void closeDriver() {
-        driver.close();
+        if (driver != null) {
+            driver.close();
+        }
     }
 
     private void write(long token) {
@@ -68,54 +71,40 @@ class CommittedFencesTopologyTest {
         input.pipeInput(new TestRecord<>(KEY.getBytes(StandardCharsets.UTF_8), new byte[]{1}, headers));
     }
 
-    /** What the observer thread does once. */
-    private void observe() {
-        committed.observe();
-    }
-
     private Fence stored() {
         KeyValueStore<Bytes, StoredFence> store = driver.getKeyValueStore(FenceEnforcerTopology.STORE);
         StoredFence value = store.get(STORE_KEY);
         return value == null ? null : value.fence();
     }
 
-    /** What {@code GET /fences/{key}} reads: the store, then the committed view. */
+    /** What {@code GET /fences/{key}} reads: the task's pending keys, the store, then the committed view. */
     private Fence answered() {
-        return committed.committed(0, STORE_KEY, stored());
+        PendingFences pending = committed.pending(0);
+        return committed.committed(0, pending, STORE_KEY, stored());
     }
 
     @Test
-    void aFirstFenceIsInTheStoreButNotAnsweredUntilACommitCoversIt() {
+    void aFirstFenceIsInTheStoreButNotAnsweredUntilTheThreadCommits() {
         write(5);
 
         assertThat(stored()).isEqualTo(new Fence(5, 1));
         assertThat(answered()).as("no committed fence yet: 404").isNull();
 
-        observe();
         commitCount.incrementAndGet();
-        observe();
 
         assertThat(answered()).isEqualTo(new Fence(5, 1));
     }
 
     @Test
-    void aRaisedFenceIsAnsweredAsTheCommittedOneUntilACommitCoversTheRaise() {
+    void aRaisedFenceIsAnsweredAsTheCommittedOneUntilTheThreadCommitsAfterTheRaise() {
         write(5);
-        observe();
         commitCount.incrementAndGet();
-        observe();
         write(9);
 
         assertThat(stored()).isEqualTo(new Fence(9, 1));
         assertThat(answered()).isEqualTo(new Fence(5, 1));
 
         commitCount.incrementAndGet();
-        observe();
-
-        assertThat(answered()).as("the commit may have run before the raise").isEqualTo(new Fence(5, 1));
-
-        commitCount.incrementAndGet();
-        observe();
 
         assertThat(answered()).isEqualTo(new Fence(9, 1));
     }
@@ -124,7 +113,7 @@ class CommittedFencesTopologyTest {
     void theTaskOfAPartitionReportsWhenItsStreamThreadLastPolledAndNoOtherPartitionDoes() {
         long before = System.nanoTime();
         pollCount.incrementAndGet();
-        observe();
+        committed.observe();
 
         assertThat(committed.streamThreadSeenNanos(0)).isPresent();
         assertThat(committed.streamThreadSeenNanos(0).getAsLong()).isGreaterThanOrEqualTo(before);
@@ -134,15 +123,24 @@ class CommittedFencesTopologyTest {
     @Test
     void withoutCommitsTheAnswerStaysAtTheLastCommittedFence() {
         write(5);
-        observe();
         commitCount.incrementAndGet();
-        observe();
         for (long token = 6; token < 50; token++) {
             write(token);
-            observe();
         }
 
         assertThat(stored()).isEqualTo(new Fence(49, 1));
         assertThat(answered()).isEqualTo(new Fence(5, 1));
+    }
+
+    @Test
+    void aReadAcrossTheTaskClosingFailsInsteadOfAnsweringWhatTheStoreHeld() {
+        write(5);
+        PendingFences pending = committed.pending(0);
+        Fence stored = stored();
+        driver.close();
+        driver = null;
+
+        assertThatThrownBy(() -> committed.committed(0, pending, STORE_KEY, stored))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed during the read");
     }
 }

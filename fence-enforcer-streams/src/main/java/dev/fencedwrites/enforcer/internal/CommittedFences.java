@@ -20,11 +20,11 @@ import org.slf4j.LoggerFactory;
 /**
  * What {@code GET /fences/{key}} answers: the committed fence of a key, from the fence store's value and the
  * {@link PendingFences} of the task that owns it (issue 17). One instance per Kafka Streams client, shared by its fence
- * processors (which register their task's pending keys on the stream threads), an observer thread ({@link #start}: it
- * observes each task's stream thread counts, see {@link PendingFences}) and the HTTP server (which asks on its own
- * threads); thread-safe. No punctuator: a punctuation makes Kafka Streams commit the task even when it processed nothing
- * ({@code StreamTask.maybePunctuateSystemTime} sets {@code commitNeeded}), a transaction per commit interval on an idle
- * instance.
+ * processors (which register their task's pending keys on the stream threads, with the thread's commit count: see
+ * {@link PendingFences}), an observer thread ({@link #start}: it notes when each task's stream thread last polled) and the
+ * HTTP server (which asks on its own threads); thread-safe. No punctuator: a punctuation makes Kafka Streams commit the
+ * task even when it processed nothing ({@code StreamTask.maybePunctuateSystemTime} sets {@code commitNeeded}), a
+ * transaction per commit interval on an idle instance.
  *
  * <p>A processor's stream thread counts are read through {@link #THREAD_COUNTS} unless a test passes another source.
  */
@@ -85,8 +85,8 @@ public final class CommittedFences implements AutoCloseable {
     }
 
     /**
-     * Observes every task every {@code interval} on a daemon thread until {@link #close}: answers advance about two intervals
-     * after a commit. The enforcer takes half its {@code commit.interval.ms}, between 20 ms and 1 s
+     * Observes every task every {@code interval} on a daemon thread until {@link #close}: a stalled stream thread is seen
+     * within an interval. The enforcer takes half its {@code commit.interval.ms}, between 20 ms and 1 s
      * ({@link #observationInterval}).
      */
     public void start(Duration interval) {
@@ -95,7 +95,7 @@ public final class CommittedFences implements AutoCloseable {
             try {
                 observe();
             } catch (RuntimeException e) {
-                LOG.warn("observing the stream threads' commits failed; trying again in {} ms", interval.toMillis(), e);
+                LOG.warn("observing the stream threads' polls failed; trying again in {} ms", interval.toMillis(), e);
             }
         }, interval.toNanos(), interval.toNanos(), TimeUnit.NANOSECONDS);
     }
@@ -118,9 +118,9 @@ public final class CommittedFences implements AutoCloseable {
 
     /**
      * The task of input partition {@code partition} starts, its store restored from the changelog (committed fences only): a
-     * fresh set of pending keys replaces the previous task's. A closing task leaves its set in place, so that a query that
-     * read its store just before it closed (a dirty close drops the open transaction's fences) still gets the committed one;
-     * a closed task's store answers no query.
+     * fresh set of pending keys replaces the previous task's. A closing task marks its set closed
+     * ({@link PendingFences#close}): a query that read its store around the close answers 503, never a fence a dirty close
+     * dropped.
      */
     PendingFences open(int partition, ProcessorContext<?, ?> context) {
         ThreadCounts counts = threadCounts.apply(context);
@@ -139,11 +139,25 @@ public final class CommittedFences implements AutoCloseable {
     }
 
     /**
-     * The committed fence of {@code key}, whose fence store of input partition {@code partition} held {@code stored}
-     * ({@code null}: none) when read just before this call; {@code null} when the key has no committed fence.
+     * The set of pending keys of input partition {@code partition}'s task, or {@code null} when none has run here: take it
+     * before reading the store, and pass it to {@link #committed}.
      */
-    public Fence committed(int partition, Bytes key, Fence stored) {
-        PendingFences pending = byPartition.get(partition);
+    public PendingFences pending(int partition) {
+        return byPartition.get(partition);
+    }
+
+    /**
+     * The committed fence of {@code key}, whose fence store of input partition {@code partition} held {@code stored}
+     * ({@code null}: none) when read between {@link #pending} (which returned {@code pending}) and this call; {@code null}
+     * when the key has no committed fence.
+     *
+     * @throws IllegalStateException when the partition's task closed or was replaced meanwhile (a rebalance or a dirty close:
+     *                               the value read may be a fence of the transaction the close aborted)
+     */
+    public Fence committed(int partition, PendingFences pending, Bytes key, Fence stored) {
+        if (pending != byPartition.get(partition) || pending != null && pending.closed()) {
+            throw new IllegalStateException("the task of partition " + partition + " closed during the read (rebalancing)");
+        }
         PendingFences.Committed committed = pending == null ? null : pending.committedIfPending(key);
         return committed == null ? stored : committed.fence();
     }

@@ -63,9 +63,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * from the repartition topic or sent twice by its sender, gets its first outcome.
  *
  * <p>Committed reads (issue 17): with a {@link CommittedFences}, each fence written to the store is first recorded in the
- * task's {@link PendingFences} (one volatile read and one {@code putIfAbsent} per accepted record), which
- * {@link CommittedFences}' observer thread compares with the stream thread's commit count, so that {@code GET /fences/{key}}
- * answers only committed fences. Nothing of it changes a decision.
+ * task's {@link PendingFences} with the stream thread's commit count (one metric read and one {@code putIfAbsent} per
+ * accepted record), which a query compares with the count it reads, so that {@code GET /fences/{key}} answers only
+ * committed fences. Nothing of it changes a decision.
  *
  * <p>The outputs are {@link FenceOutputs}', the replay bookkeeping {@link ReplayTracker}'s and the
  * lease checks {@link LeaseCheck}'s; this class decides.
@@ -180,6 +180,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
 
     @Override
     public void close() {
+        if (pending != null) {
+            pending.close();
+        }
         if (commits != null) {
             commits.stopListening();
         }

@@ -1,11 +1,8 @@
 package dev.fencedwrites.enforcer.internal;
 
 import dev.fencedwrites.contract.Fence;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.apache.kafka.common.utils.Bytes;
 
@@ -20,51 +17,43 @@ import org.apache.kafka.common.utils.Bytes;
  * lower. Under {@code at_least_once} the store's cache holds values not yet in the changelog, lost the same way.
  *
  * <p>How a write becomes committed: Kafka Streams 4.3.1 records its stream thread's {@code commit-total} (group
- * {@code stream-thread-metrics}) in {@code StreamThread.runOnce} right after {@code TaskManager.commit} returned without
- * throwing, i.e. after the transaction committed (exactly_once_v2) or the offsets were committed with {@code commitSync}
- * after the caches and the producer were flushed (at_least_once), and before it processes another record; a failed or
- * timed-out commit throws first. An observation ({@link #observe}, on any thread) ends the current epoch, then reads that
- * count. A write reads the epoch before it records its key here and puts the store. A commit counted after an
- * observation's read therefore began after every write of an epoch it ended (had the commit begun before such a write, it
- * would have finished and been counted before the write read the epoch, so before the observation read the count), and
- * covered them: when the count rose between two observations, the epochs ended by the earlier one are committed.
+ * {@code stream-thread-metrics}) in {@code StreamThread.maybeCommit}, on the stream thread, right after
+ * {@code TaskManager.commit} committed at least one task without throwing: after the transaction committed
+ * (exactly_once_v2), or after the caches and the producer were flushed and the offsets committed (at_least_once). A failed or
+ * timed-out commit throws or counts nothing. A commit covers every task of the thread that processed a record since its
+ * last commit. The write reads that count on the stream thread, the thread that later commits: a count above the one a
+ * write read proves a commit began and ended after the write, and covered it. The keys written while the count had one
+ * value form a generation, tagged with it; the first write after a commit starts a new one, and the old one, committed,
+ * is dropped. A reader compares the tag with the count it reads itself, so an answer advances as soon as the commit after
+ * the write is counted, whether or not another record comes (the rule of the first version, which looked at the count
+ * only between two observations, left the last write before an idle spell uncommitted in the answers: stop 23's CI run).
  *
- * <p>Shape: one map per epoch with writes (a generation), from key to the fence the key had before its first write of that
- * epoch. Committed generations are dropped whole. The committed fence of a key is its value in the oldest generation still
- * held that has it (its fence before the first write that may not be committed), else the store's.
+ * <p>Threads: {@link #written} runs on the task's stream thread; {@link #committedIfPending} on any (the HTTP server's);
+ * {@link #observe} on the observer's. A write records its key here before it puts the new fence into the store, and a
+ * reader reads the store before it asks here: a reader that saw the new fence in the store sees its generation or a later
+ * one.
  *
- * <p>Threads: {@link #written} runs on the task's stream thread; {@link #observe} on the observer's; {@link
- * #committedIfPending} on any (the HTTP server's). A write records its key here before it puts the new fence into the
- * store, and a reader reads the store before it asks here: a reader that saw the new fence in the store sees the key
- * pending.
- *
- * <p>Cost and memory: one volatile read and one {@code putIfAbsent} per accepted record; a commit drops whole maps. Held:
- * the keys written in about two observation intervals and one commit interval. While commits fail, at most {@value
- * #MAX_GENERATIONS} epochs are ended; the last one then takes every write (at most one entry per key of the store).
+ * <p>Cost and memory: one read of the commit count (a metric read: a lock held for a counter's value) and one
+ * {@code putIfAbsent} per accepted record; a commit drops the whole map at the next write. Held: the keys written since the
+ * thread's last commit (at most one entry per key of the store while commits fail).
  */
 public final class PendingFences {
-    /** The most generations held: past it, observations end no epoch until a commit is observed. */
-    static final int MAX_GENERATIONS = 64;
     /** Stands for "no fence" in a generation's map. */
     private static final Object NONE = new Object();
 
     private final LongSupplier commitCount;
     private final LongSupplier pollCount;
-    /** Oldest first; replaced whole (copy on write). */
-    private final AtomicReference<List<Generation>> generations = new AtomicReference<>(List.of());
-    /** The epoch writes are tagged with now; only observations move it. */
-    private volatile long epoch = 1;
-    /** The generation the stream thread writes to; stream thread only. */
-    private Generation current = new Generation(0, Map.of());
+    /** The keys written since the commit count last changed; replaced whole by the stream thread. */
+    private volatile Generation current = new Generation(Long.MIN_VALUE, Map.of());
+    /** Set when the task closes; a closed set answers no query ({@link #closed}). */
+    private volatile boolean closed;
     /** When an observation last saw the stream thread's poll count change ({@link System#nanoTime}). */
     private volatile long polledNanos;
-    // Observer state, guarded by this.
-    private long countAtPrevious = -1;
-    private long endedAtPrevious;
+    /** The poll count at the last observation; observer only. */
     private long pollsAtPrevious = -1;
 
-    /** The fences keys had before their first write of one epoch. */
-    private record Generation(long epoch, Map<Bytes, Object> before) {
+    /** The fences keys had before their first write while the stream thread's commit count was {@code commits}. */
+    private record Generation(long commits, Map<Bytes, Object> before) {
     }
 
     /** The answer for a pending key: its last committed fence, or {@code null} when it has none committed. */
@@ -85,44 +74,16 @@ public final class PendingFences {
 
     /**
      * The stream thread is about to put {@code after} into the store for {@code key}, whose value was {@code before}
-     * ({@code null}: none); call before the put.
+     * ({@code null}: none); call before the put, on the stream thread.
      */
     public void written(Bytes key, Fence before, Fence after) {
-        long now = epoch;
-        if (now != current.epoch()) {
-            Generation started = new Generation(now, new ConcurrentHashMap<>());
-            generations.updateAndGet(held -> {
-                List<Generation> next = new ArrayList<>(held);
-                next.add(started);
-                return List.copyOf(next);
-            });
-            current = started;
+        long commits = commitCount.getAsLong();
+        Generation generation = current;
+        if (generation.commits() != commits) {
+            generation = new Generation(commits, new ConcurrentHashMap<>());
+            current = generation;
         }
-        current.before().putIfAbsent(key, before == null ? NONE : before);
-    }
-
-    /**
-     * One observation at {@code nowNanos}: ends the current epoch (unless {@value #MAX_GENERATIONS} generations are held),
-     * then reads the commit count, and drops the generations the count proves committed.
-     */
-    public synchronized void observe(long nowNanos) {
-        long ending = epoch;
-        boolean ended = generations.get().size() < MAX_GENERATIONS;
-        if (ended) {
-            epoch = ending + 1;
-        }
-        long count = commitCount.getAsLong();
-        if (countAtPrevious >= 0 && count > countAtPrevious) {
-            long committedUpTo = endedAtPrevious;
-            generations.updateAndGet(held -> held.stream().filter(g -> g.epoch() > committedUpTo).toList());
-        }
-        countAtPrevious = count;
-        endedAtPrevious = ended ? ending : ending - 1;
-        long polls = pollCount.getAsLong();
-        if (polls != pollsAtPrevious) {
-            pollsAtPrevious = polls;
-            polledNanos = nowNanos;
-        }
+        generation.before().putIfAbsent(key, before == null ? NONE : before);
     }
 
     /**
@@ -130,13 +91,34 @@ public final class PendingFences {
      * is committed). Read the store first, then call this.
      */
     public Committed committedIfPending(Bytes key) {
-        for (Generation generation : generations.get()) {
-            Object before = generation.before().get(key);
-            if (before != null) {
-                return new Committed(before == NONE ? null : (Fence) before);
-            }
+        Generation generation = current;
+        Object before = generation.before().get(key);
+        if (before == null || commitCount.getAsLong() > generation.commits()) {
+            return null;
         }
-        return null;
+        return new Committed(before == NONE ? null : (Fence) before);
+    }
+
+    /**
+     * The task closed (on its stream thread, {@code Processor.close}): a dirty close drops the open transaction's fences,
+     * and the thread's next commit, which would count them as committed, does not cover this task any more.
+     */
+    public void close() {
+        closed = true;
+    }
+
+    /** Whether the task closed: its store's values may include fences its dirty close dropped. */
+    public boolean closed() {
+        return closed;
+    }
+
+    /** One observation at {@code nowNanos}: records whether the stream thread polled since the last one. */
+    public synchronized void observe(long nowNanos) {
+        long polls = pollCount.getAsLong();
+        if (polls != pollsAtPrevious) {
+            pollsAtPrevious = polls;
+            polledNanos = nowNanos;
+        }
     }
 
     /**
@@ -147,8 +129,9 @@ public final class PendingFences {
         return polledNanos;
     }
 
-    /** How many keys are pending (a key written in several epochs counts once per epoch): for tests. */
+    /** How many keys are pending: for tests. */
     public int size() {
-        return generations.get().stream().mapToInt(generation -> generation.before().size()).sum();
+        Generation generation = current;
+        return commitCount.getAsLong() > generation.commits() ? 0 : generation.before().size();
     }
 }
