@@ -1,0 +1,61 @@
+package dev.fencedwrites.services;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two processes never get the same port from {@link FreePorts}: the other process is real (Python, whose
+ * {@code fcntl.lockf} takes the same POSIX record lock as Java's {@code FileChannel.tryLock} on Linux).
+ */
+class FreePortsTest {
+    @Test
+    void aPortWhoseLockAnotherProcessHoldsIsPassedOver() throws Exception {
+        int taken = 1_000 + (int) (ProcessHandle.current().pid() % 20_000);
+        Files.createDirectories(FreePorts.lockDir());
+        Path file = FreePorts.lockDir().resolve(taken + ".lock");
+        Process holder = new ProcessBuilder("python3", "-c", "import fcntl, sys, time\n"
+                + "f = open(sys.argv[1], 'w')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(120)\n",
+                file.toString()).redirectErrorStream(true).start();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+            assertThat(out.readLine()).isEqualTo("locked");
+            Iterator<Integer> candidates = List.of(taken, taken, taken + 1).iterator();
+
+            assertThat(FreePorts.pick(candidates::next)).as("the held port twice, then the next").isEqualTo(taken + 1);
+        } finally {
+            holder.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void aPortThisProcessPickedIsNotHandedOutAgainWhileAFreshOneIs() {
+        int first = FreePorts.pick();
+        int other = first == 65_535 ? first - 1 : first + 1;
+        Iterator<Integer> candidates = List.of(first, other).iterator();
+
+        assertThat(FreePorts.pick(candidates::next)).isEqualTo(other);
+    }
+
+    @Test
+    void aPortWhoseHolderEndedIsFreeAgain() throws Exception {
+        int released = 21_000 + (int) (ProcessHandle.current().pid() % 10_000);
+        Files.createDirectories(FreePorts.lockDir());
+        Path file = FreePorts.lockDir().resolve(released + ".lock");
+        Process holder = new ProcessBuilder("python3", "-c", "import fcntl, sys\n"
+                + "f = open(sys.argv[1], 'w')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\n",
+                file.toString()).redirectErrorStream(true).start();
+        assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        Iterator<Integer> candidates = List.of(released).iterator();
+
+        assertThat(FreePorts.pick(candidates::next)).isEqualTo(released);
+    }
+}
