@@ -124,7 +124,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         committed.start(CommittedFences.observationInterval(
                 new StreamsConfig(streamsProperties).getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)));
         PauseWatch pauses = new PauseWatch(PauseWatch.Settings.of(streamsProperties), PauseWatch.threadCommits(streams),
-                System::nanoTime);
+                PauseWatch.mainConsumerHeartbeats(streams), System::nanoTime);
         pauses.start();
         http.attach(streams, self, progress, committed, pauses);
         Runtime.getRuntime().addShutdownHook(shutdownHook(streams, http, tokens));

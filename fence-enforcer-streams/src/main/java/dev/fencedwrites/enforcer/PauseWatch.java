@@ -32,6 +32,9 @@ import org.slf4j.LoggerFactory;
  * {@code heartbeat.interval.ms} of the main consumer: a pause shorter than the latter cannot by itself have let the group
  * coordinator go a whole session without a heartbeat (Kafka's consumer documentation of both settings).
  *
+ * <p>A process that runs but whose main consumer has heard nothing from its group coordinator for longer than that
+ * threshold (a network partition) is refused the same way until a heartbeat response comes ({@link #coordinatorRefusal}).
+ *
  * <p>Rule: after a pause, {@link #refusal} names it until the instance has proved that it still owns its tasks, that is
  * each stream thread has completed two commits since the pause was seen (the first may have begun before it; under
  * exactly_once_v2 a commit fails with the group's generation, KIP-447, and under at_least_once {@code commitSync} fails
@@ -83,17 +86,38 @@ final class PauseWatch implements AutoCloseable {
     private final Settings settings;
     private final LongSupplier nanoClock;
     private final Supplier<Map<String, Long>> commitCounts;
+    private final Supplier<Map<String, Long>> heartbeatCounts;
+    /** Each main consumer's heartbeat count at its last change, and when the watchdog saw it change; watchdog only. */
+    private final Map<String, long[]> heartbeats = new HashMap<>();
+    /** When the main consumer heard least recently from its group coordinator did ({@link System#nanoTime}). */
+    private volatile long coordinatorHeardNanos;
+    /** That consumer's client id; {@code null} while no heartbeat count is known (the rule is off). */
+    private volatile String leastRecentlyHeard;
     private final ScheduledExecutorService watchdog;
     private volatile long lastTick;
     private final AtomicReference<Pause> pause = new AtomicReference<>();
 
     /**
+     * A watch without the coordinator rule (no heartbeat counts).
+     *
      * @param commitCounts each stream thread's {@code commit-total}, by thread name
      * @param nanoClock    {@link System#nanoTime} but in tests
      */
     PauseWatch(Settings settings, Supplier<Map<String, Long>> commitCounts, LongSupplier nanoClock) {
+        this(settings, commitCounts, Map::of, nanoClock);
+    }
+
+    /**
+     * @param commitCounts    each stream thread's {@code commit-total}, by thread name
+     * @param heartbeatCounts each main consumer's {@code heartbeat-total} (responses from the group coordinator), by client
+     *                        id; empty turns the coordinator rule off
+     * @param nanoClock       {@link System#nanoTime} but in tests
+     */
+    PauseWatch(Settings settings, Supplier<Map<String, Long>> commitCounts, Supplier<Map<String, Long>> heartbeatCounts,
+            LongSupplier nanoClock) {
         this.settings = settings;
         this.commitCounts = commitCounts;
+        this.heartbeatCounts = heartbeatCounts;
         this.nanoClock = nanoClock;
         this.lastTick = nanoClock.getAsLong();
         this.watchdog = Executors.newSingleThreadScheduledExecutor(runnable -> {
@@ -111,6 +135,24 @@ final class PauseWatch implements AutoCloseable {
                 if (name.name().equals(CommittedFences.COMMIT_TOTAL) && name.group().equals(CommittedFences.THREAD_METRICS_GROUP)
                         && name.tags().containsKey(CommittedFences.THREAD_ID_TAG)) {
                     counts.put(name.tags().get(CommittedFences.THREAD_ID_TAG), ((Number) metric.metricValue()).longValue());
+                }
+            });
+            return counts;
+        };
+    }
+
+    /**
+     * Each main consumer's {@code heartbeat-total} (group {@code consumer-coordinator-metrics}: heartbeat responses received,
+     * errors included) in {@code streams}' metrics, by client id; empty when the consumers have no such metric.
+     */
+    static Supplier<Map<String, Long>> mainConsumerHeartbeats(KafkaStreams streams) {
+        return () -> {
+            Map<String, Long> counts = new HashMap<>();
+            streams.metrics().forEach((name, metric) -> {
+                String client = name.tags().get("client-id");
+                if (name.name().equals("heartbeat-total") && name.group().equals("consumer-coordinator-metrics")
+                        && client != null && client.endsWith("-consumer") && !client.endsWith("-restore-consumer")) {
+                    counts.put(client, ((Number) metric.metricValue()).longValue());
                 }
             });
             return counts;
@@ -142,7 +184,29 @@ final class PauseWatch implements AutoCloseable {
                     + "503 until a commit proves it still owns its tasks, or for session.timeout.ms={}",
                     TimeUnit.NANOSECONDS.toMillis(gap), settings.threshold().toMillis(), settings.sessionTimeout().toMillis());
         }
+        heard(now);
         lastTick = now;
+    }
+
+    /** Notes which main consumers heard from their coordinator since the last tick. */
+    private void heard(long now) {
+        Map<String, Long> counts = heartbeatCounts.get();
+        heartbeats.keySet().retainAll(counts.keySet());
+        String oldest = null;
+        long oldestNanos = Long.MAX_VALUE;
+        for (Map.Entry<String, Long> consumer : counts.entrySet()) {
+            long[] seen = heartbeats.computeIfAbsent(consumer.getKey(), client -> new long[]{consumer.getValue(), now});
+            if (seen[0] != consumer.getValue()) {
+                seen[0] = consumer.getValue();
+                seen[1] = now;
+            }
+            if (seen[1] < oldestNanos) {
+                oldest = consumer.getKey();
+                oldestNanos = seen[1];
+            }
+        }
+        coordinatorHeardNanos = oldestNanos;
+        leastRecentlyHeard = oldest;
     }
 
     /**
@@ -153,9 +217,9 @@ final class PauseWatch implements AutoCloseable {
      * poll (Kafka's consumer documentation of {@code max.poll.interval.ms}).
      */
     Optional<String> refusal(OptionalLong streamThreadSeen) {
-        Optional<String> paused = pauseRefusal();
-        if (paused.isPresent() || streamThreadSeen.isEmpty()) {
-            return paused;
+        Optional<String> refused = pauseRefusal().or(this::coordinatorRefusal);
+        if (refused.isPresent() || streamThreadSeen.isEmpty()) {
+            return refused;
         }
         long idle = nanoClock.getAsLong() - streamThreadSeen.getAsLong();
         if (idle > settings.maxPollInterval().toNanos() / 2) {
@@ -165,6 +229,27 @@ final class PauseWatch implements AutoCloseable {
                     settings.maxPollInterval().toMillis()));
         }
         return Optional.empty();
+    }
+
+    /**
+     * A main consumer that has had no heartbeat response for longer than the pause threshold while the process ran (a
+     * network partition from the group coordinator, break-it finding F1 of issue 17): once {@code session.timeout.ms} passes
+     * without a heartbeat, the coordinator removes the member and another instance may own its keys, while its stream thread
+     * may still poll and this process still holds the stores open.
+     */
+    private Optional<String> coordinatorRefusal() {
+        String client = leastRecentlyHeard;
+        if (client == null) {
+            return Optional.empty();
+        }
+        long silent = nanoClock.getAsLong() - coordinatorHeardNanos;
+        if (silent <= settings.threshold().toNanos()) {
+            return Optional.empty();
+        }
+        return Optional.of(String.format("consumer %s has had no heartbeat response from its group coordinator for %d ms, past "
+                + "the %d ms after which the group may have given its tasks to another instance (session.timeout.ms=%d): the "
+                + "key may be another instance's now", client, TimeUnit.NANOSECONDS.toMillis(silent),
+                settings.threshold().toMillis(), settings.sessionTimeout().toMillis()));
     }
 
     private Optional<String> pauseRefusal() {

@@ -246,6 +246,36 @@ class CommittedFencesIT {
         }
     }
 
+    /**
+     * Break-it finding F1: an owner cut off from its group coordinator while its process runs and its stream thread polls
+     * is not paused and not stalled, yet once {@code session.timeout.ms} passes the group gives its keys to another
+     * instance. A stopped broker (here the only one, the coordinator) cuts the owner off the same way; the owner must answer
+     * 503 once a heartbeat response is overdue, not the fence it holds.
+     */
+    @Test
+    @Order(5)
+    void anOwnerWhoseConsumerHearsNothingFromItsCoordinatorAnswers503() throws Exception {
+        String key = "cut-off";
+        write(key, 11);
+        awaitAnswer(enforcers.get(0), key, "11.1");
+        Service owner = ownerOf(key);
+        HttpResponse<String> refused;
+        kafka.service().process().signal("STOP");
+        long stopped = System.nanoTime();
+        try {
+            refused = await("a 503 naming the coordinator").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .ignoreExceptions().until(() -> Http.get(owner.address() + "/fences/" + key), r -> r.statusCode() == 503);
+            System.out.printf(
+                    "[committed-fences] broker (the group coordinator) stopped; after %.1f s the owner answered %d %s%n",
+                    (System.nanoTime() - stopped) / 1e9, refused.statusCode(), refused.body());
+        } finally {
+            kafka.service().process().signal("CONT");
+        }
+        assertThat(JSON.readTree(refused.body()).path("error").asText()).contains("no heartbeat response",
+                "session.timeout.ms=6000");
+        awaitAnswer(owner, key, "11.1");
+    }
+
     private static void write(String key, long token) throws Exception {
         write(INPUT, key, token);
     }

@@ -157,4 +157,51 @@ class PauseWatchTest {
 
         assertThat(PauseWatch.Settings.of(streams).threshold()).isEqualTo(Duration.ofSeconds(2));
     }
+
+    @Test
+    void aMainConsumerWithoutHeartbeatResponsesPastTheThresholdIsRefusedUntilOneComes() {
+        Map<String, Long> beats = new HashMap<>(Map.of("app-StreamThread-1-consumer", 10L));
+        PauseWatch partitioned = new PauseWatch(SETTINGS, () -> Map.copyOf(commits), () -> Map.copyOf(beats), clock::get);
+        partitioned.tick();
+        // The process runs (ticks every 300 ms), its stream thread polls, but no heartbeat response comes.
+        for (int i = 0; i < 10; i++) {
+            advance(300);
+            partitioned.tick();
+        }
+
+        assertThat(partitioned.refusal(OptionalLong.of(clock.get()))).as("3 000 ms without a response: at the threshold")
+                .isEmpty();
+
+        advance(300);
+        partitioned.tick();
+
+        assertThat(partitioned.refusal(OptionalLong.of(clock.get()))).hasValueSatisfying(reason -> assertThat(reason)
+                .contains("app-StreamThread-1-consumer", "no heartbeat response", "3300 ms", "session.timeout.ms=6000"));
+        assertThat(partitioned.refusal(OptionalLong.empty())).as("whether or not the key's stream thread is known")
+                .isPresent();
+
+        beats.put("app-StreamThread-1-consumer", 11L);
+        advance(300);
+        partitioned.tick();
+
+        assertThat(partitioned.refusal(OptionalLong.of(clock.get()))).isEmpty();
+        partitioned.close();
+    }
+
+    @Test
+    void theConsumerHeardLeastRecentlyDecidesAndWithoutHeartbeatCountsTheRuleIsOff() {
+        Map<String, Long> beats = new HashMap<>(Map.of("t1-consumer", 1L, "t2-consumer", 1L));
+        PauseWatch two = new PauseWatch(SETTINGS, () -> Map.copyOf(commits), () -> Map.copyOf(beats), clock::get);
+        two.tick();
+        for (int i = 0; i < 12; i++) {
+            advance(300);
+            beats.merge("t1-consumer", 1L, Long::sum);
+            two.tick();
+            watch.tick();
+        }
+
+        assertThat(two.refusal(OptionalLong.empty())).hasValueSatisfying(reason -> assertThat(reason).contains("t2-consumer"));
+        assertThat(watch.refusal(OptionalLong.empty())).as("no heartbeat counts: no coordinator rule").isEmpty();
+        two.close();
+    }
 }
