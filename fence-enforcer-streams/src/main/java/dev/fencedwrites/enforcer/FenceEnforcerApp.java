@@ -18,6 +18,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
@@ -123,8 +124,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         streamsMetrics.bindTo(registry);
         committed.start(CommittedFences.observationInterval(
                 new StreamsConfig(streamsProperties).getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)));
-        PauseWatch pauses = new PauseWatch(PauseWatch.Settings.of(streamsProperties), PauseWatch.threadCommits(streams),
-                PauseWatch.mainConsumerHeartbeats(streams), System::nanoTime);
+        PauseWatch pauses = pauseWatch(streamsProperties, streams);
         pauses.start();
         http.attach(streams, self, progress, committed, pauses);
         Runtime.getRuntime().addShutdownHook(shutdownHook(streams, http, tokens));
@@ -254,5 +254,25 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                     .withTimeout(SHUTDOWN_TIMEOUT));
             http.close();
         }, "enforcer-shutdown");
+    }
+
+    /**
+     * The watch behind {@code /fences/{key}}'s 503s: pauses, stalled stream threads and, under the classic group protocol,
+     * a coordinator that stopped answering heartbeats.
+     */
+    private static PauseWatch pauseWatch(Properties streamsProperties, KafkaStreams streams) {
+        return new PauseWatch(PauseWatch.Settings.of(streamsProperties), PauseWatch.threadCommits(streams),
+                classicGroupProtocol(streamsProperties) ? PauseWatch.mainConsumerHeartbeats(streams) : Map::of,
+                System::nanoTime);
+    }
+
+    /**
+     * Whether Kafka Streams runs the classic consumer group protocol, whose heartbeat timing the client configures (the
+     * {@code streams} protocol of KIP-1071 takes it from the broker).
+     */
+    private static boolean classicGroupProtocol(Properties streamsProperties) {
+        Object protocol = streamsProperties.getOrDefault(StreamsConfig.GROUP_PROTOCOL_CONFIG,
+                StreamsConfig.DEFAULT_GROUP_PROTOCOL);
+        return "classic".equalsIgnoreCase(protocol.toString().strip());
     }
 }

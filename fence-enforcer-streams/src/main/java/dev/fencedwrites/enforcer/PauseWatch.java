@@ -32,8 +32,12 @@ import org.slf4j.LoggerFactory;
  * {@code heartbeat.interval.ms} of the main consumer: a pause shorter than the latter cannot by itself have let the group
  * coordinator go a whole session without a heartbeat (Kafka's consumer documentation of both settings).
  *
- * <p>A process that runs but whose main consumer has heard nothing from its group coordinator for longer than that
- * threshold (a network partition) is refused the same way until a heartbeat response comes ({@link #coordinatorRefusal}).
+ * <p>A process that runs but whose main consumer has heard nothing from its group coordinator for {@code session.timeout.ms}
+ * minus {@code heartbeat.interval.ms} (a network partition) is refused the same way until a heartbeat response comes
+ * ({@link #coordinatorRefusal}). Off under the {@code streams} group protocol (KIP-1071), whose session timeout and
+ * heartbeat interval are the broker's ({@code group.streams.*}), not the client's. Known gap: the first response after a
+ * long silence may be {@code UNKNOWN_MEMBER_ID} (the member was removed); answers resume with it, and the stream thread
+ * closes its tasks (answers 503) at its next poll, so the gap is about one poll.
  *
  * <p>Rule: after a pause, {@link #refusal} names it until the instance has proved that it still owns its tasks, that is
  * each stream thread has completed two commits since the pause was seen (the first may have begun before it; under
@@ -53,8 +57,18 @@ final class PauseWatch implements AutoCloseable {
      * @param threshold      the shortest gap between ticks that counts as a pause
      * @param tick           how often the watchdog ticks
      * @param maxPollInterval the main consumer's {@code max.poll.interval.ms}
+     * @param coordinatorSilence the longest time without a heartbeat response before answers stop: {@code session.timeout.ms}
+     *                        minus {@code heartbeat.interval.ms} (the coordinator removes a member a session after the last
+     *                        heartbeat it received), at least the pause threshold; a classic rebalance's join phase sends
+     *                        no heartbeats, so only a join longer than this makes a healthy instance answer 503
      */
-    record Settings(Duration sessionTimeout, Duration threshold, Duration tick, Duration maxPollInterval) {
+    record Settings(Duration sessionTimeout, Duration threshold, Duration tick, Duration maxPollInterval,
+            Duration coordinatorSilence) {
+        /** Settings whose coordinator silence is the pause threshold. */
+        Settings(Duration sessionTimeout, Duration threshold, Duration tick, Duration maxPollInterval) {
+            this(sessionTimeout, threshold, tick, maxPollInterval, threshold);
+        }
+
         /**
          * The settings for the main consumer configured in {@code streamsProperties} (with Kafka Streams' prefixes
          * {@code main.consumer.} and {@code consumer.}, or none; Kafka's defaults otherwise).
@@ -65,7 +79,8 @@ final class PauseWatch implements AutoCloseable {
             long threshold = Math.max(1, Math.min(session / 2, session - heartbeat));
             return new Settings(Duration.ofMillis(session), Duration.ofMillis(threshold),
                     Duration.ofMillis(Math.max(20, Math.min(threshold / 10, 500))),
-                    Duration.ofMillis(consumerSetting(streamsProperties, ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG)));
+                    Duration.ofMillis(consumerSetting(streamsProperties, ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG)),
+                    Duration.ofMillis(Math.max(threshold, session - heartbeat)));
         }
 
         private static long consumerSetting(Properties streamsProperties, String name) {
@@ -243,13 +258,13 @@ final class PauseWatch implements AutoCloseable {
             return Optional.empty();
         }
         long silent = nanoClock.getAsLong() - coordinatorHeardNanos;
-        if (silent <= settings.threshold().toNanos()) {
+        if (silent <= settings.coordinatorSilence().toNanos()) {
             return Optional.empty();
         }
         return Optional.of(String.format("consumer %s has had no heartbeat response from its group coordinator for %d ms, past "
                 + "the %d ms after which the group may have given its tasks to another instance (session.timeout.ms=%d): the "
                 + "key may be another instance's now", client, TimeUnit.NANOSECONDS.toMillis(silent),
-                settings.threshold().toMillis(), settings.sessionTimeout().toMillis()));
+                settings.coordinatorSilence().toMillis(), settings.sessionTimeout().toMillis()));
     }
 
     private Optional<String> pauseRefusal() {

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
@@ -142,5 +143,30 @@ class CommittedFencesTopologyTest {
 
         assertThatThrownBy(() -> committed.committed(0, pending, STORE_KEY, stored))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed during the read");
+    }
+
+    /** Break-it finding F6: a Kafka Streams without the thread metrics stops nothing; the answers say why they cannot be. */
+    @Test
+    void withoutTheStreamThreadMetricsRecordsAreStillDecidedAndEveryReadFailsSayingWhy() {
+        driver.close();
+        CommittedFences blind = new CommittedFences(context -> {
+            throw new IllegalStateException("no stream-thread-metrics commit-total metric for stream thread t");
+        });
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "committed-fences-blind");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve("blind").toString());
+        driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq", null,
+                FenceEnforcerTopology.Limits.unbounded(1), new SimpleMeterRegistry(), null, PartitionMismatch.REROUTE, blind),
+                props);
+        input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
+
+        write(5);
+
+        assertThat(stored()).isEqualTo(new Fence(5, 1));
+        assertThat(driver.createOutputTopic("ok", new ByteArrayDeserializer(), new ByteArrayDeserializer()).getQueueSize())
+                .as("accepted as before").isOne();
+        assertThatThrownBy(() -> blind.committed(0, blind.pending(0), STORE_KEY, stored()))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("commit-total");
     }
 }

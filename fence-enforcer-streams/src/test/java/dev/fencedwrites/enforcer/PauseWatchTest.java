@@ -138,6 +138,7 @@ class PauseWatchTest {
         assertThat(settings.threshold()).isEqualTo(Duration.ofSeconds(5));
         assertThat(settings.tick()).isEqualTo(Duration.ofMillis(500));
         assertThat(settings.maxPollInterval()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(settings.coordinatorSilence()).as("session minus heartbeat interval").isEqualTo(Duration.ofSeconds(9));
     }
 
     @Test
@@ -147,6 +148,7 @@ class PauseWatchTest {
         assertThat(settings.sessionTimeout()).isEqualTo(Duration.ofSeconds(45));
         assertThat(settings.threshold()).isEqualTo(Duration.ofMillis(22_500));
         assertThat(settings.maxPollInterval()).isEqualTo(Duration.ofMinutes(5));
+        assertThat(settings.coordinatorSilence()).isEqualTo(Duration.ofSeconds(42));
     }
 
     @Test
@@ -156,6 +158,8 @@ class PauseWatchTest {
         streams.put("heartbeat.interval.ms", "4000");
 
         assertThat(PauseWatch.Settings.of(streams).threshold()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(PauseWatch.Settings.of(streams).coordinatorSilence()).as("never below the pause threshold")
+                .isEqualTo(Duration.ofSeconds(2));
     }
 
     @Test

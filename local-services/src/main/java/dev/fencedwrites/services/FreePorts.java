@@ -11,7 +11,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.IntSupplier;
 
 /**
@@ -20,7 +22,8 @@ import java.util.function.IntSupplier;
  * <p>A port is free when picked, and bound by a child process a moment later: two stacks starting at the same moment (two
  * JVMs, e.g. a test run and {@code ./fence up}) could be handed the same port by the kernel and one of them would fail with
  * "Address already in use" (seen when a test run and a user's stack started together). So each pick also takes an
- * advisory lock on a file named after the port under {@value #LOCK_DIR_NAME} in {@code java.io.tmpdir}; a port whose file
+ * advisory lock on a file named after the port under {@value #LOCK_DIR_NAME}{@code -<user.name>} in
+ * {@code java.io.tmpdir}; a port whose file
  * another process holds locked is passed over. The lock lives as long as the picking process (the operating system drops
  * it when the process ends, even on {@code kill -9}), which is as long as the services it starts: no file is ever deleted,
  * and a stale file is never a lock.
@@ -32,6 +35,12 @@ public final class FreePorts {
     private static final int ATTEMPTS = 100;
     /** The locks this process holds: kept open for its lifetime. */
     private static final List<FileChannel> HELD = new ArrayList<>();
+    /**
+     * The ports whose lock this process holds. A held port's file is never opened again: closing a second channel on it
+     * would drop the process's POSIX lock ({@link FileLock}'s documentation: locks are held per process, and any close of
+     * the file releases them).
+     */
+    private static final Set<Integer> HELD_PORTS = new HashSet<>();
 
     private FreePorts() {
     }
@@ -69,6 +78,9 @@ public final class FreePorts {
 
     /** Locks {@code port}'s file for this process's lifetime; {@code false} when another process (or this one) has it. */
     private static boolean reserve(int port) {
+        if (HELD_PORTS.contains(port)) {
+            return false;
+        }
         FileChannel channel = null;
         try {
             Path dir = Files.createDirectories(lockDir());
@@ -76,12 +88,16 @@ public final class FreePorts {
             FileLock lock = channel.tryLock();
             if (lock != null) {
                 HELD.add(channel);
+                HELD_PORTS.add(port);
                 return true;
             }
         } catch (OverlappingFileLockException e) {
-            // This process picked the port before.
+            // Not expected (held ports are skipped above); the port stays this process's.
+            return false;
         } catch (IOException e) {
             // A lock directory that cannot be used (read-only tmp): the pick stays as good as an unlocked one.
+            System.err.printf("[fenced-writes] port %d picked without a lock (%s): a stack starting at the same moment could "
+                    + "pick it too%n", port, e);
             closeQuietly(channel);
             return true;
         }
@@ -100,6 +116,6 @@ public final class FreePorts {
     }
 
     static Path lockDir() {
-        return Path.of(System.getProperty("java.io.tmpdir"), LOCK_DIR_NAME);
+        return Path.of(System.getProperty("java.io.tmpdir"), LOCK_DIR_NAME + "-" + System.getProperty("user.name"));
     }
 }

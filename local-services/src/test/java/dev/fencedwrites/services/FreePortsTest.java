@@ -36,13 +36,22 @@ class FreePortsTest {
         }
     }
 
+    /** Offering this process a port it holds again must neither hand it out nor drop the lock others see (POSIX locks). */
     @Test
-    void aPortThisProcessPickedIsNotHandedOutAgainWhileAFreshOneIs() {
+    void aPortThisProcessPickedIsNotHandedOutAgainAndStaysLockedForOthers() throws Exception {
         int first = FreePorts.pick();
-        int other = first == 65_535 ? first - 1 : first + 1;
+        int other = 40_000 + (int) (ProcessHandle.current().pid() % 20_000);
         Iterator<Integer> candidates = List.of(first, other).iterator();
 
         assertThat(FreePorts.pick(candidates::next)).isEqualTo(other);
+
+        Process probe = new ProcessBuilder("python3", "-c", "import fcntl, sys\n"
+                + "f = open(sys.argv[1], 'w')\ntry:\n    fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    print('free')\n"
+                + "except OSError:\n    print('held')\n", FreePorts.lockDir().resolve(first + ".lock").toString())
+                .redirectErrorStream(true).start();
+        assertThat(probe.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(new String(probe.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip())
+                .as("another process's view of the lock on port %d", first).isEqualTo("held");
     }
 
     @Test

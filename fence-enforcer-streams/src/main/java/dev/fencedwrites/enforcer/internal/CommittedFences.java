@@ -68,6 +68,8 @@ public final class CommittedFences implements AutoCloseable {
 
     private final Function<ProcessorContext<?, ?>, ThreadCounts> threadCounts;
     private final Map<Integer, PendingFences> byPartition = new ConcurrentHashMap<>();
+    /** Why committed fences cannot be told (a stream thread without the metrics), or {@code null}. */
+    private volatile String blind;
     private final ScheduledExecutorService observer = Executors.newSingleThreadScheduledExecutor(runnable -> {
         Thread thread = new Thread(runnable, "enforcer-commit-observer");
         thread.setDaemon(true);
@@ -123,7 +125,19 @@ public final class CommittedFences implements AutoCloseable {
      * dropped.
      */
     PendingFences open(int partition, ProcessorContext<?, ?> context) {
-        ThreadCounts counts = threadCounts.apply(context);
+        ThreadCounts counts;
+        try {
+            counts = threadCounts.apply(context);
+        } catch (IllegalStateException e) {
+            // Break-it finding F6 of issue 17: a Kafka Streams without these metrics must not stop the enforcer.
+            if (blind == null) {
+                LOG.error("{}; GET /fences/{key} answers 503 for every key, and records are decided as before",
+                        e.getMessage());
+            }
+            blind = e.getMessage();
+            byPartition.remove(partition);
+            return null;
+        }
         PendingFences fresh = new PendingFences(counts.commits(), counts.polls(), System.nanoTime());
         byPartition.put(partition, fresh);
         return fresh;
@@ -152,13 +166,21 @@ public final class CommittedFences implements AutoCloseable {
      * when the key has no committed fence.
      *
      * @throws IllegalStateException when the partition's task closed or was replaced meanwhile (a rebalance or a dirty close:
-     *                               the value read may be a fence of the transaction the close aborted)
+     *                               the value read may be a fence of the transaction the close aborted), or when a stream
+     *                               thread had no {@code commit-total} or {@code poll-total} metric (committed fences
+     *                               cannot be told; logged once)
      */
     public Fence committed(int partition, PendingFences pending, Bytes key, Fence stored) {
+        String unknown = blind;
+        if (unknown != null) {
+            throw new IllegalStateException(unknown);
+        }
+        // The commit count first (committedIfPending), then the close: a dirty close runs before the thread's next counted
+        // commit, so a count that proves the write committed was read after any close that aborted it.
+        PendingFences.Committed committed = pending == null ? null : pending.committedIfPending(key);
         if (pending != byPartition.get(partition) || pending != null && pending.closed()) {
             throw new IllegalStateException("the task of partition " + partition + " closed during the read (rebalancing)");
         }
-        PendingFences.Committed committed = pending == null ? null : pending.committedIfPending(key);
         return committed == null ? stored : committed.fence();
     }
 }
