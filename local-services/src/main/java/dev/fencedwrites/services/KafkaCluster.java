@@ -22,8 +22,9 @@ import org.apache.kafka.common.Uuid;
  * A KRaft cluster of several nodes on loopback, each a child JVM in combined mode (broker + controller), for tests that
  * kill and restart brokers (issue 17).
  *
- * <p>Node {@code i} has node id {@code i + 1}, its own client and controller ports, data dir ({@code <dir>/node-<i>/data})
- * and log ({@code <dir>/node-<i>/kafka.log}, appended across restarts), all kept for the cluster's life, so
+ * <p>Node {@code i} has node id {@code i + 1}, its own client and controller ports, data dir
+ * ({@code <dir>/node-<i + 1>/data}, named after the node id that messages name) and log
+ * ({@code <dir>/node-<i + 1>/kafka.log}, appended across restarts), all kept for the cluster's life, so
  * {@link #bootstrap()} stays valid across {@link #kill}/{@link #restart}. The quorum is static
  * ({@code controller.quorum.voters}, every node a voter): with a fixed set of nodes nothing needs the dynamic quorum's
  * membership changes (KIP-853), and a static voter restarts from its data dir with the same command. Every topic has the
@@ -95,7 +96,7 @@ public final class KafkaCluster implements AutoCloseable {
         List<Path> dirs = new ArrayList<>();
         List<Path> configs = new ArrayList<>();
         for (int i = 0; i < nodes; i++) {
-            Path nodeDir = Files.createDirectories(dir.resolve("node-" + i));
+            Path nodeDir = Files.createDirectories(dir.resolve("node-" + (i + 1)));
             Map<String, String> settings = KafkaNodes.settings(i + 1, security == null ? "PLAINTEXT" : "SASL_SSL",
                     clientPorts.get(i), controllerPorts.get(i), nodeDir.resolve("data"), nodes);
             settings.put("controller.quorum.voters", voters);
