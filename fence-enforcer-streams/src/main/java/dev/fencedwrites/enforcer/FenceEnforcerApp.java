@@ -123,7 +123,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams, List.of(), refresher, STREAMS_METRICS_REFRESH);
         streamsMetrics.bindTo(registry);
         committed.start(CommittedFences.observationInterval(
-                new StreamsConfig(streamsProperties).getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)));
+                FenceEnforcerConfig.quietStreamsConfig(streamsProperties).getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)));
         PauseWatch pauses = pauseWatch(streamsProperties, streams);
         pauses.start();
         http.attach(streams, self, progress, committed, pauses);

@@ -145,7 +145,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                     "must differ from input.topic, accepted.topic and rejected.topic "
                             + "(a marker's null value would read as a delete there)");
         }
-        new StreamsConfig(streamsProperties());
+        quietStreamsConfig(streamsProperties());
         tokenVerification();
         if (getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS) < getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)) {
             throw new ConfigException(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS),
@@ -253,7 +253,20 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         props.put(StreamsConfig.STATE_DIR_CONFIG,
                 stateDir != null ? stateDir : System.getProperty("java.io.tmpdir") + "/fence-enforcer");
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, getString(PROCESSING_GUARANTEE));
+        // The topology has no global store, so this changes nothing but Kafka Streams 4.3's warning at each StreamsConfig
+        // (the default becomes true in Kafka 5.0).
+        props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, "true");
         props.putAll(originalsWithPrefix(STREAMS_PREFIX));
         return props;
+    }
+
+    /**
+     * {@code streamsProperties} as Kafka Streams reads them, validated (a {@link ConfigException} names a bad setting), without
+     * logging the whole block: Kafka Streams logs it once when it starts, and the enforcer reads the settings several times
+     * before that (validation, topic checks, the commit interval).
+     */
+    static StreamsConfig quietStreamsConfig(Map<?, ?> streamsProperties) {
+        return new StreamsConfig(streamsProperties, false) {
+        };
     }
 }

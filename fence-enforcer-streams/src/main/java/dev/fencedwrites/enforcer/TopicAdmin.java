@@ -45,7 +45,7 @@ final class TopicAdmin {
      * Streams does (issue 16).
      */
     static Map<String, Object> adminProperties(Properties streamsProperties) {
-        return new StreamsConfig(streamsProperties)
+        return FenceEnforcerConfig.quietStreamsConfig(streamsProperties)
                 .getAdminConfigs(streamsProperties.getProperty(StreamsConfig.APPLICATION_ID_CONFIG) + "-topic-check");
     }
 

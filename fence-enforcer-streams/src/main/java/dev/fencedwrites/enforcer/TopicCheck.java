@@ -85,7 +85,8 @@ final class TopicCheck {
      * producer's defaults), the smaller of the two.
      */
     static int producerMaxRecordBytes(Properties streamsProperties) {
-        Map<String, Object> producer = new StreamsConfig(streamsProperties).getProducerConfigs("fence-enforcer-limits");
+        Map<String, Object> producer = FenceEnforcerConfig.quietStreamsConfig(streamsProperties)
+                .getProducerConfigs("fence-enforcer-limits");
         Object maxRequest = producer.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
         Object bufferMemory = producer.get(ProducerConfig.BUFFER_MEMORY_CONFIG);
         long max = maxRequest == null ? DEFAULT_MAX_REQUEST_SIZE : Long.parseLong(maxRequest.toString().trim());
