@@ -27,14 +27,24 @@ final class ConcurrentDdl {
     private ConcurrentDdl() {
     }
 
+    /** Whether the object a statement makes exists now, read from the catalog. */
+    @FunctionalInterface
+    interface Made {
+        boolean exists() throws SQLException;
+    }
+
     /**
-     * Runs {@code ddl} on {@code connection}, in a savepoint unless the connection auto-commits.
+     * Runs {@code ddl} on {@code connection}, in a savepoint unless the connection auto-commits. When it fails with one of
+     * the SQLStates above, {@code made} is asked whether the object exists now: the same SQLStates come from an object of
+     * the same name that is not what {@code ddl} makes (42710 from a composite or enum type named like the table, 42P07
+     * from a view or sequence), and that must not pass as "another task made it" (break-it finding F5 of issue 17).
      *
      * @return {@code true} when this statement made the change (or found it made), {@code false} when a
      *         concurrent transaction made it and this one's attempt was rolled back to the savepoint
-     * @throws SQLException any other failure, after rolling back to the savepoint
+     * @throws SQLException any other failure, after rolling back to the savepoint; or one of those SQLStates when the
+     *                      object still does not exist, naming the statement and keeping the original as its cause
      */
-    static boolean execute(Connection connection, String ddl) throws SQLException {
+    static boolean execute(Connection connection, String ddl, Made made) throws SQLException {
         Savepoint savepoint = connection.getAutoCommit() ? null : connection.setSavepoint();
         try (Statement statement = connection.createStatement()) {
             statement.execute(ddl);
@@ -42,10 +52,15 @@ final class ConcurrentDdl {
             if (savepoint != null) {
                 connection.rollback(savepoint);
             }
-            if (MADE_BY_ANOTHER.contains(e.getSQLState())) {
-                return false;
+            if (!MADE_BY_ANOTHER.contains(e.getSQLState())) {
+                throw e;
             }
-            throw e;
+            if (!made.exists()) {
+                throw new SQLException(ddl + " failed (" + e.getMessage() + ") and the object it makes does not exist: another "
+                        + "object of that name is in the way (a type, a view, a sequence); drop or rename it", e.getSQLState(),
+                        e);
+            }
+            return false;
         }
         if (savepoint != null) {
             connection.releaseSavepoint(savepoint);

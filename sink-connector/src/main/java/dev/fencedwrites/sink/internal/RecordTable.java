@@ -56,6 +56,11 @@ public final class RecordTable {
         return structure.misfitMessage(mismatches);
     }
 
+    /** See {@link TableStructure#exists}. */
+    public boolean exists(Connection connection) throws SQLException {
+        return structure.exists(connection);
+    }
+
     /** See {@link TableStructure#createStatement}. */
     public String createStatement(List<Column> columns) {
         return structure.createStatement(columns);

@@ -52,7 +52,7 @@ public final class SinkTables {
     public void prepareFixed(Connection connection) throws SQLException {
         RecordTable table = forTopic(null);
         if (autoCreate) {
-            ConcurrentDdl.execute(connection, table.createStatement(List.of()));
+            ConcurrentDdl.execute(connection, table.createStatement(List.of()), () -> table.exists(connection));
             connection.commit();
         }
         List<String> mismatches = table.ownColumnMismatches(connection);

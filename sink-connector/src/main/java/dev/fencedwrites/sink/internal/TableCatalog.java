@@ -8,6 +8,7 @@ import java.sql.Types;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -64,6 +65,33 @@ record TableCatalog(Map<String, String> types, Set<String> required, Set<String>
             bindTable(statement, table);
             try (ResultSet rows = statement.executeQuery()) {
                 return rows.next();
+            }
+        }
+    }
+
+    /**
+     * What else holds {@code table}'s name among the relations ({@code pg_class.relkind}: a composite type, sequence, index,
+     * view...), so that a missing table's message can say what is in the way ({@code CREATE TABLE IF NOT EXISTS} skips
+     * silently then); empty when nothing does.
+     */
+    static Optional<String> otherRelation(Connection connection, TableName table) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT relkind FROM pg_class"
+                + " WHERE oid = to_regclass(format('%I.%I', coalesce(?::text, current_schema()), ?::text))")) {
+            bindTable(statement, table);
+            try (ResultSet rows = statement.executeQuery()) {
+                if (!rows.next()) {
+                    return Optional.empty();
+                }
+                String kind = rows.getString(1);
+                return Optional.of(switch (kind) {
+                    case "c" -> "a composite type";
+                    case "S" -> "a sequence";
+                    case "i", "I" -> "an index";
+                    case "v" -> "a view";
+                    case "m" -> "a materialized view";
+                    case "f" -> "a foreign table";
+                    default -> "a relation of kind '" + kind + "'";
+                });
             }
         }
     }

@@ -125,7 +125,9 @@ public final class TableStructure {
     public List<String> ownColumnMismatches(Connection connection) throws SQLException {
         TableCatalog actual = TableCatalog.read(connection, table);
         if (!actual.exists()) {
-            return List.of("table " + table + " does not exist" + (table.schema() == null ? " in the current schema" : ""));
+            return List.of("table " + table + " does not exist" + (table.schema() == null ? " in the current schema" : "")
+                    + TableCatalog.otherRelation(connection, table).map(other -> ": " + other + " of that name is in the way")
+                            .orElse(""));
         }
         List<String> problems = new ArrayList<>();
         new TreeSet<>(OWN_COLUMNS.keySet()).forEach(column -> {
@@ -198,7 +200,8 @@ public final class TableStructure {
         if (!missing.isEmpty()) {
             for (Column column : missing) {
                 boolean added = ConcurrentDdl.execute(connection,
-                        "ALTER TABLE " + table.sql() + " ADD COLUMN IF NOT EXISTS " + column.sql() + " " + column.sqlType());
+                        "ALTER TABLE " + table.sql() + " ADD COLUMN IF NOT EXISTS " + column.sql() + " " + column.sqlType(),
+                        () -> TableCatalog.read(connection, table).types().containsKey(column.name()));
                 LOG.info("{} column {}.{} {} for field {}", added ? "added" : "another sink task added", table, column.name(),
                         column.sqlType(), String.join(".", column.path()));
             }
@@ -206,6 +209,11 @@ public final class TableStructure {
         }
         checked.put(schema, columns);
         return columns;
+    }
+
+    /** Whether the table exists now (read from the catalog, not remembered). */
+    boolean exists(Connection connection) throws SQLException {
+        return TableCatalog.read(connection, table).exists();
     }
 
     /** Why records with {@code columns} cannot be written to the table as the catalog says it is ({@code missing}: not in it). */
@@ -266,7 +274,7 @@ public final class TableStructure {
                 throw new SchemaMismatchException(
                         "table " + table + " does not exist; set auto.create=true or create it as: " + createStatement(columns));
             }
-            if (ConcurrentDdl.execute(connection, createStatement(columns))) {
+            if (ConcurrentDdl.execute(connection, createStatement(columns), () -> exists(connection))) {
                 LOG.info("created table {} for schema {}", table, schemaName);
             } else {
                 LOG.info("table {} was created by another sink task at the same time", table);

@@ -1,6 +1,7 @@
 package dev.fencedwrites.sink.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.contract.Fence;
@@ -92,14 +93,51 @@ class ConcurrentTableChangesTest {
                 statement.execute("CREATE TABLE race_forms (n int)");
                 statement.execute("CREATE UNIQUE INDEX race_forms_n ON race_forms (n)");
             }
-            assertThat(ConcurrentDdl.execute(connection, "CREATE TYPE race_row AS (n int)")).as("42710").isFalse();
-            assertThat(ConcurrentDdl.execute(connection, "CREATE TABLE race_forms (n int)")).as("42P07").isFalse();
-            assertThat(ConcurrentDdl.execute(connection, "ALTER TABLE race_forms ADD COLUMN n int")).as("42701").isFalse();
-            assertThat(ConcurrentDdl.execute(connection, "INSERT INTO race_forms VALUES (1), (1)")).as("23505").isFalse();
-            assertThat(ConcurrentDdl.execute(connection, "CREATE TABLE race_forms_more (n int)")).isTrue();
+            assertThat(ConcurrentDdl.execute(connection, "CREATE TYPE race_row AS (n int)", () -> true)).as("42710").isFalse();
+            assertThat(ConcurrentDdl.execute(connection, "CREATE TABLE race_forms (n int)", () -> true)).as("42P07").isFalse();
+            assertThat(ConcurrentDdl.execute(connection, "ALTER TABLE race_forms ADD COLUMN n int", () -> true)).as("42701")
+                    .isFalse();
+            assertThat(ConcurrentDdl.execute(connection, "INSERT INTO race_forms VALUES (1), (1)", () -> true)).as("23505")
+                    .isFalse();
+            assertThat(ConcurrentDdl.execute(connection, "CREATE TABLE race_forms_more (n int)", () -> true)).isTrue();
             connection.commit();
         }
         assertThat(columns("race_forms_more")).containsExactly("n");
+    }
+
+    /**
+     * Break-it finding F5: the same SQLStates come from an object of the table's name that is not a table. The sink must
+     * say so, not take it for "another task created the table" and then fail on a table that is not there.
+     */
+    @Test
+    void aTypeNamedLikeTheTableIsReportedAsInTheWayNotTakenForTheTable() throws Exception {
+        try (Connection connection = connection()) {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("CREATE TYPE blocked_summary AS ENUM ('a')");
+            }
+            connection.commit();
+
+            assertThatThrownBy(() -> tables("blocked_summary").prepareFixed(connection)).isInstanceOf(SQLException.class)
+                    .hasMessageContaining("CREATE TABLE").hasMessageContaining("in the way")
+                    .hasMessageContaining("already exists");
+            connection.rollback();
+        }
+    }
+
+    /** The sibling without an error: {@code CREATE TABLE IF NOT EXISTS} skips silently when a composite type has the name. */
+    @Test
+    void aCompositeTypeNamedLikeTheTableIsNamedInTheMissingTableMessage() throws Exception {
+        try (Connection connection = connection()) {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("CREATE TYPE shadowed_summary AS (n int)");
+            }
+            connection.commit();
+
+            assertThatThrownBy(() -> tables("shadowed_summary").prepareFixed(connection))
+                    .hasMessageContaining("table shadowed_summary does not exist in the current schema: a composite type of "
+                            + "that name is in the way");
+            connection.rollback();
+        }
     }
 
     private interface Racer {
