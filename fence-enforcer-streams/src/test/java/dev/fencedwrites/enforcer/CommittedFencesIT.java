@@ -138,9 +138,7 @@ class CommittedFencesIT {
     @Order(2)
     void aPausedOwnerResumedAfterItsSessionTimeoutAnswers503NotItsStaleFence() throws Exception {
         String key = "paused-owner";
-        write(key, 5);
-        awaitAnswer(enforcers.get(0), key, "5.1");
-        Service owner = ownerOf(key);
+        Service owner = writeAndFindOwner(key, 5);
         Service survivor = enforcers.get(0) == owner ? enforcers.get(1) : enforcers.get(0);
         owner.process().signal("STOP");
         long paused = System.nanoTime();
@@ -256,9 +254,7 @@ class CommittedFencesIT {
     @Order(5)
     void anOwnerWhoseConsumerHearsNothingFromItsCoordinatorAnswers503() throws Exception {
         String key = "cut-off";
-        write(key, 11);
-        awaitAnswer(enforcers.get(0), key, "11.1");
-        Service owner = ownerOf(key);
+        Service owner = writeAndFindOwner(key, 11);
         HttpResponse<String> refused;
         kafka.service().process().signal("STOP");
         long stopped = System.nanoTime();
@@ -332,6 +328,13 @@ class CommittedFencesIT {
     private static String servedBy(Service enforcer, String key) throws Exception {
         HttpResponse<String> response = Http.get(enforcer.address() + "/fences/" + key);
         return response.statusCode() == 200 ? JSON.readTree(response.body()).path("served_by").asText() : "-";
+    }
+
+    /** Writes {@code key} at {@code token}.1, waits until it is answered, and returns the instance that owns it. */
+    private static Service writeAndFindOwner(String key, long token) throws Exception {
+        write(key, token);
+        awaitAnswer(enforcers.get(0), key, token + ".1");
+        return ownerOf(key);
     }
 
     private static Service ownerOf(String key) throws Exception {

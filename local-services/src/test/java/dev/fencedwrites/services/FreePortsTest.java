@@ -6,7 +6,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -17,14 +16,21 @@ import org.junit.jupiter.api.Test;
  * {@code fcntl.lockf} takes the same POSIX record lock as Java's {@code FileChannel.tryLock} on Linux).
  */
 class FreePortsTest {
+    /** Python that locks the file named by its first argument and says so. */
+    private static final String LOCK = "import fcntl, sys, time\nf = open(sys.argv[1], 'w')\nfcntl.lockf(f, fcntl.LOCK_EX)\n"
+            + "print('locked', flush=True)\n";
+
+    /** Runs {@code script} in another process, with the lock file of {@code port} as its argument. */
+    private static Process python(String script, int port) throws Exception {
+        Files.createDirectories(FreePorts.lockDir());
+        return new ProcessBuilder("python3", "-c", script, FreePorts.lockDir().resolve(port + ".lock").toString())
+                .redirectErrorStream(true).start();
+    }
+
     @Test
     void aPortWhoseLockAnotherProcessHoldsIsPassedOver() throws Exception {
         int taken = 1_000 + (int) (ProcessHandle.current().pid() % 20_000);
-        Files.createDirectories(FreePorts.lockDir());
-        Path file = FreePorts.lockDir().resolve(taken + ".lock");
-        Process holder = new ProcessBuilder("python3", "-c", "import fcntl, sys, time\n"
-                + "f = open(sys.argv[1], 'w')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(120)\n",
-                file.toString()).redirectErrorStream(true).start();
+        Process holder = python(LOCK + "time.sleep(120)\n", taken);
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
             assertThat(out.readLine()).isEqualTo("locked");
@@ -45,10 +51,9 @@ class FreePortsTest {
 
         assertThat(FreePorts.pick(candidates::next)).isEqualTo(other);
 
-        Process probe = new ProcessBuilder("python3", "-c", "import fcntl, sys\n"
-                + "f = open(sys.argv[1], 'w')\ntry:\n    fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    print('free')\n"
-                + "except OSError:\n    print('held')\n", FreePorts.lockDir().resolve(first + ".lock").toString())
-                .redirectErrorStream(true).start();
+        Process probe = python("import fcntl, sys\nf = open(sys.argv[1], 'w')\ntry:\n"
+                + "    fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    print('free')\nexcept OSError:\n    print('held')\n",
+                first);
         assertThat(probe.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(new String(probe.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip())
                 .as("another process's view of the lock on port %d", first).isEqualTo("held");
@@ -57,11 +62,7 @@ class FreePortsTest {
     @Test
     void aPortWhoseHolderEndedIsFreeAgain() throws Exception {
         int released = 21_000 + (int) (ProcessHandle.current().pid() % 10_000);
-        Files.createDirectories(FreePorts.lockDir());
-        Path file = FreePorts.lockDir().resolve(released + ".lock");
-        Process holder = new ProcessBuilder("python3", "-c", "import fcntl, sys\n"
-                + "f = open(sys.argv[1], 'w')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\n",
-                file.toString()).redirectErrorStream(true).start();
+        Process holder = python(LOCK, released);
         assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();
         Iterator<Integer> candidates = List.of(released).iterator();
 

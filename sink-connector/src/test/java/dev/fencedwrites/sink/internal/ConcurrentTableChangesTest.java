@@ -111,11 +111,8 @@ class ConcurrentTableChangesTest {
      */
     @Test
     void aTypeNamedLikeTheTableIsReportedAsInTheWayNotTakenForTheTable() throws Exception {
+        committed("CREATE TYPE blocked_summary AS ENUM ('a')");
         try (Connection connection = connection()) {
-            try (Statement statement = connection.createStatement()) {
-                statement.execute("CREATE TYPE blocked_summary AS ENUM ('a')");
-            }
-            connection.commit();
 
             assertThatThrownBy(() -> tables("blocked_summary").prepareFixed(connection)).isInstanceOf(SQLException.class)
                     .hasMessageContaining("CREATE TABLE").hasMessageContaining("in the way")
@@ -127,16 +124,21 @@ class ConcurrentTableChangesTest {
     /** The sibling without an error: {@code CREATE TABLE IF NOT EXISTS} skips silently when a composite type has the name. */
     @Test
     void aCompositeTypeNamedLikeTheTableIsNamedInTheMissingTableMessage() throws Exception {
+        committed("CREATE TYPE shadowed_summary AS (n int)");
         try (Connection connection = connection()) {
-            try (Statement statement = connection.createStatement()) {
-                statement.execute("CREATE TYPE shadowed_summary AS (n int)");
-            }
-            connection.commit();
 
             assertThatThrownBy(() -> tables("shadowed_summary").prepareFixed(connection))
                     .hasMessageContaining("table shadowed_summary does not exist in the current schema: a composite type of "
                             + "that name is in the way");
             connection.rollback();
+        }
+    }
+
+    /** Runs {@code ddl} and commits it. */
+    private static void committed(String ddl) throws SQLException {
+        try (Connection connection = connection(); Statement statement = connection.createStatement()) {
+            statement.execute(ddl);
+            connection.commit();
         }
     }
 
