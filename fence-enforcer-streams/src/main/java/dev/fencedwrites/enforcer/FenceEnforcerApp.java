@@ -18,7 +18,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
@@ -258,12 +257,12 @@ public final class FenceEnforcerApp implements Callable<Integer> {
 
     /**
      * The watch behind {@code /fences/{key}}'s 503s: pauses, stalled stream threads and, under the classic group protocol,
-     * a coordinator that stopped answering heartbeats.
+     * a coordinator that stopped answering heartbeats (classic or {@code streams} group protocol).
      */
     private static PauseWatch pauseWatch(Properties streamsProperties, KafkaStreams streams) {
-        return new PauseWatch(PauseWatch.Settings.of(streamsProperties), PauseWatch.threadCommits(streams),
-                classicGroupProtocol(streamsProperties) ? PauseWatch.mainConsumerHeartbeats(streams) : Map::of,
-                System::nanoTime);
+        PauseWatch.Settings settings = PauseWatch.Settings.of(streamsProperties);
+        return new PauseWatch(classicGroupProtocol(streamsProperties) ? settings : settings.underStreamsProtocol(),
+                PauseWatch.threadCommits(streams), PauseWatch.mainConsumerHeartbeats(streams), System::nanoTime);
     }
 
     /**

@@ -34,8 +34,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A process that runs but whose main consumer has heard nothing from its group coordinator for {@code session.timeout.ms}
  * minus {@code heartbeat.interval.ms} (a network partition) is refused the same way until a heartbeat response comes
- * ({@link #coordinatorRefusal}). Off under the {@code streams} group protocol (KIP-1071), whose session timeout and
- * heartbeat interval are the broker's ({@code group.streams.*}), not the client's. Known gap: the first response after a
+ * ({@link #coordinatorRefusal}). Under the {@code streams} group protocol (KIP-1071) the session timeout and heartbeat
+ * interval are the broker's ({@code group.streams.*}), not the client's: the silence allowed is then at least 10 s
+ * ({@link Settings#underStreamsProtocol}). Known gap: the first response after a
  * long silence may be {@code UNKNOWN_MEMBER_ID} (the member was removed); answers resume with it, and the stream thread
  * closes its tasks (answers 503) at its next poll, so the gap is about one poll.
  *
@@ -59,7 +60,8 @@ final class PauseWatch implements AutoCloseable {
      * @param maxPollInterval the main consumer's {@code max.poll.interval.ms}
      * @param coordinatorSilence the longest time without a heartbeat response before answers stop: {@code session.timeout.ms}
      *                        minus {@code heartbeat.interval.ms} (the coordinator removes a member a session after the last
-     *                        heartbeat it received), at least the pause threshold; a classic rebalance's join phase sends
+     *                        heartbeat it received) minus a tick (a response is seen at the next tick), at least the pause
+     *                        threshold; a classic rebalance's join phase sends
      *                        no heartbeats, so only a join longer than this makes a healthy instance answer 503
      */
     record Settings(Duration sessionTimeout, Duration threshold, Duration tick, Duration maxPollInterval,
@@ -77,10 +79,26 @@ final class PauseWatch implements AutoCloseable {
             long session = consumerSetting(streamsProperties, ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG);
             long heartbeat = consumerSetting(streamsProperties, ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG);
             long threshold = Math.max(1, Math.min(session / 2, session - heartbeat));
-            return new Settings(Duration.ofMillis(session), Duration.ofMillis(threshold),
-                    Duration.ofMillis(Math.max(20, Math.min(threshold / 10, 500))),
+            return new Settings(Duration.ofMillis(session), Duration.ofMillis(threshold), Duration.ofMillis(tick(threshold)),
                     Duration.ofMillis(consumerSetting(streamsProperties, ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG)),
-                    Duration.ofMillis(Math.max(threshold, session - heartbeat)));
+                    Duration.ofMillis(Math.max(threshold, session - heartbeat - tick(threshold))));
+        }
+
+        /** How often the watchdog ticks for a pause threshold of {@code threshold} ms: a tenth of it, 20 to 500 ms. */
+        private static long tick(long threshold) {
+            return Math.max(20, Math.min(threshold / 10, 500));
+        }
+
+        /**
+         * These settings under the {@code streams} group protocol (KIP-1071), whose heartbeat interval and session timeout
+         * are the broker's ({@code group.streams.heartbeat.interval.ms}, 5 s by default and at least that; the session 45 s
+         * by default): the coordinator silence is at least two of its heartbeat intervals, 10 s.
+         */
+        Settings underStreamsProtocol() {
+            Duration silence = coordinatorSilence.compareTo(Duration.ofSeconds(10)) < 0
+                    ? Duration.ofSeconds(10)
+                    : coordinatorSilence;
+            return new Settings(sessionTimeout, threshold, tick, maxPollInterval, silence);
         }
 
         private static long consumerSetting(Properties streamsProperties, String name) {

@@ -138,7 +138,10 @@ class PauseWatchTest {
         assertThat(settings.threshold()).isEqualTo(Duration.ofSeconds(5));
         assertThat(settings.tick()).isEqualTo(Duration.ofMillis(500));
         assertThat(settings.maxPollInterval()).isEqualTo(Duration.ofMinutes(1));
-        assertThat(settings.coordinatorSilence()).as("session minus heartbeat interval").isEqualTo(Duration.ofSeconds(9));
+        assertThat(settings.coordinatorSilence()).as("session minus heartbeat interval minus a tick")
+                .isEqualTo(Duration.ofMillis(8_500));
+        assertThat(settings.underStreamsProtocol().coordinatorSilence()).as("two of the broker's 5 s heartbeat intervals")
+                .isEqualTo(Duration.ofSeconds(10));
     }
 
     @Test
@@ -148,7 +151,8 @@ class PauseWatchTest {
         assertThat(settings.sessionTimeout()).isEqualTo(Duration.ofSeconds(45));
         assertThat(settings.threshold()).isEqualTo(Duration.ofMillis(22_500));
         assertThat(settings.maxPollInterval()).isEqualTo(Duration.ofMinutes(5));
-        assertThat(settings.coordinatorSilence()).isEqualTo(Duration.ofSeconds(42));
+        assertThat(settings.coordinatorSilence()).isEqualTo(Duration.ofMillis(41_500));
+        assertThat(settings.underStreamsProtocol().coordinatorSilence()).isEqualTo(Duration.ofMillis(41_500));
     }
 
     @Test

@@ -36,8 +36,9 @@ final class ConcurrentDdl {
     /**
      * Runs {@code ddl} on {@code connection}, in a savepoint unless the connection auto-commits. When it fails with one of
      * the SQLStates above, {@code made} is asked whether the object exists now: the same SQLStates come from an object of
-     * the same name that is not what {@code ddl} makes (42710 from a composite or enum type named like the table, 42P07
-     * from a view or sequence), and that must not pass as "another task made it" (break-it finding F5 of issue 17).
+     * the same name that is not what {@code ddl} makes (42710 from an enum, domain or range type named like the table,
+     * which has no relation of its own; a composite type, view or sequence makes {@code IF NOT EXISTS} skip instead), and
+     * that must not pass as "another task made it" (break-it finding F5 of issue 17).
      *
      * @return {@code true} when this statement made the change (or found it made), {@code false} when a
      *         concurrent transaction made it and this one's attempt was rolled back to the savepoint

@@ -69,6 +69,17 @@ record TableCatalog(Map<String, String> types, Set<String> required, Set<String>
         }
     }
 
+    /** Whether a relation (table, view, composite type, ...) of {@code table}'s name exists, from the catalog. */
+    static boolean relationExists(Connection connection, TableName table) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(
+                "SELECT to_regclass(format('%I.%I', coalesce(?::text, current_schema()), ?::text)) IS NOT NULL")) {
+            bindTable(statement, table);
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next() && rows.getBoolean(1);
+            }
+        }
+    }
+
     /**
      * What else holds {@code table}'s name among the relations ({@code pg_class.relkind}: a composite type, sequence, index,
      * view...), so that a missing table's message can say what is in the way ({@code CREATE TABLE IF NOT EXISTS} skips
@@ -87,9 +98,7 @@ record TableCatalog(Map<String, String> types, Set<String> required, Set<String>
                     case "c" -> "a composite type";
                     case "S" -> "a sequence";
                     case "i", "I" -> "an index";
-                    case "v" -> "a view";
                     case "m" -> "a materialized view";
-                    case "f" -> "a foreign table";
                     default -> "a relation of kind '" + kind + "'";
                 });
             }

@@ -202,18 +202,26 @@ public final class TableStructure {
                 boolean added = ConcurrentDdl.execute(connection,
                         "ALTER TABLE " + table.sql() + " ADD COLUMN IF NOT EXISTS " + column.sql() + " " + column.sqlType(),
                         () -> TableCatalog.read(connection, table).types().containsKey(column.name()));
-                LOG.info("{} column {}.{} {} for field {}", added ? "added" : "another sink task added", table, column.name(),
-                        column.sqlType(), String.join(".", column.path()));
+                LOG.info("{} column {}.{} {} for field {}", added ? "added (or found)" : "another sink task added", table,
+                        column.name(), column.sqlType(), String.join(".", column.path()));
             }
             catalog = TableCatalog.read(connection, table);
+            List<String> raced = misfits(columns, List.of());
+            if (!raced.isEmpty()) {
+                throw new SchemaMismatchException("records of schema " + (schema.name() == null ? "(unnamed)" : schema.name())
+                        + " do not fit table " + table + " as another sink task changed it: " + String.join("; ", raced));
+            }
         }
         checked.put(schema, columns);
         return columns;
     }
 
-    /** Whether the table exists now (read from the catalog, not remembered). */
+    /**
+     * Whether a relation of the table's name exists now: {@code to_regclass} reads the latest committed catalog at any
+     * isolation level and needs no privilege on the table ({@code information_schema} hides tables the role cannot use).
+     */
     boolean exists(Connection connection) throws SQLException {
-        return TableCatalog.read(connection, table).exists();
+        return TableCatalog.relationExists(connection, table);
     }
 
     /** Why records with {@code columns} cannot be written to the table as the catalog says it is ({@code missing}: not in it). */

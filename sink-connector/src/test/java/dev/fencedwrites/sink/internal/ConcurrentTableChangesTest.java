@@ -82,6 +82,24 @@ class ConcurrentTableChangesTest {
     }
 
     /**
+     * Two tasks whose schemas map one field to different types add the column at once: the loser must not go on as if
+     * its type were there (it would write through PostgreSQL's assignment casts, or fail every batch with 42804).
+     */
+    @Test
+    void aTaskWhoseColumnAnotherTaskAddedInAnotherTypeMeanwhileStopsWithASchemaMismatch() throws Exception {
+        try (Connection connection = connection()) {
+            tables("race_types").prepareFixed(connection);
+        }
+        RecordTable second = tables("race_types").forTopic(null);
+
+        raceBehind("ALTER TABLE race_types ADD COLUMN IF NOT EXISTS amount_minor TEXT",
+                connection -> assertThatThrownBy(() -> second.prepare(connection, BillingStructs.SCHEMA))
+                        .isInstanceOf(SchemaMismatchException.class)
+                        .hasMessageContaining("as another sink task changed it")
+                        .hasMessageContaining("race_types.amount_minor is text"));
+    }
+
+    /**
      * The other forms the lost race takes, depending on when the winner commits (42710 "type ... already exists" was seen
      * when two Connect workers started a connector's tasks together): each leaves the caller's transaction usable.
      */
