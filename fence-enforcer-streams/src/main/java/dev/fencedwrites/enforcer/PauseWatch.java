@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.KafkaStreams;
@@ -112,6 +113,10 @@ final class PauseWatch implements AutoCloseable {
         }
     }
 
+    /** Main consumer {@code client} last heard from its group coordinator at {@code nanos} ({@link System#nanoTime}). */
+    private record Heard(String client, long nanos) {
+    }
+
     /** A pause the watchdog saw: it ended at {@code endedNanos}, lasted {@code nanos}; the threads' commit counts then. */
     private record Pause(long endedNanos, long nanos, Map<String, Long> commitsAtEnd) {
     }
@@ -122,10 +127,8 @@ final class PauseWatch implements AutoCloseable {
     private final Supplier<Map<String, Long>> heartbeatCounts;
     /** Each main consumer's heartbeat count at its last change, and when the watchdog saw it change; watchdog only. */
     private final Map<String, long[]> heartbeats = new HashMap<>();
-    /** When the main consumer heard least recently from its group coordinator did ({@link System#nanoTime}). */
-    private volatile long coordinatorHeardNanos;
-    /** That consumer's client id; {@code null} while no heartbeat count is known (the rule is off). */
-    private volatile String leastRecentlyHeard;
+    /** The main consumer that heard least recently from its group coordinator; {@code null}: no counts, the rule is off. */
+    private volatile Heard leastRecentlyHeard;
     private final ScheduledExecutorService watchdog;
     private volatile long lastTick;
     private final AtomicReference<Pause> pause = new AtomicReference<>();
@@ -162,16 +165,8 @@ final class PauseWatch implements AutoCloseable {
 
     /** Each stream thread's {@code commit-total} in {@code streams}' metrics, by thread name. */
     static Supplier<Map<String, Long>> threadCommits(KafkaStreams streams) {
-        return () -> {
-            Map<String, Long> counts = new HashMap<>();
-            streams.metrics().forEach((name, metric) -> {
-                if (name.name().equals(CommittedFences.COMMIT_TOTAL) && name.group().equals(CommittedFences.THREAD_METRICS_GROUP)
-                        && name.tags().containsKey(CommittedFences.THREAD_ID_TAG)) {
-                    counts.put(name.tags().get(CommittedFences.THREAD_ID_TAG), ((Number) metric.metricValue()).longValue());
-                }
-            });
-            return counts;
-        };
+        return totals(streams, CommittedFences.THREAD_METRICS_GROUP, CommittedFences.COMMIT_TOTAL, CommittedFences.THREAD_ID_TAG,
+                thread -> true);
     }
 
     /**
@@ -179,13 +174,19 @@ final class PauseWatch implements AutoCloseable {
      * errors included) in {@code streams}' metrics, by client id; empty when the consumers have no such metric.
      */
     static Supplier<Map<String, Long>> mainConsumerHeartbeats(KafkaStreams streams) {
+        return totals(streams, "consumer-coordinator-metrics", "heartbeat-total", "client-id",
+                client -> client.endsWith("-consumer") && !client.endsWith("-restore-consumer"));
+    }
+
+    /** The values of metric {@code group}/{@code name} in {@code streams}' metrics, by their {@code tag} that {@code keep}s. */
+    private static Supplier<Map<String, Long>> totals(KafkaStreams streams, String group, String name, String tag,
+            Predicate<String> keep) {
         return () -> {
             Map<String, Long> counts = new HashMap<>();
-            streams.metrics().forEach((name, metric) -> {
-                String client = name.tags().get("client-id");
-                if (name.name().equals("heartbeat-total") && name.group().equals("consumer-coordinator-metrics")
-                        && client != null && client.endsWith("-consumer") && !client.endsWith("-restore-consumer")) {
-                    counts.put(client, ((Number) metric.metricValue()).longValue());
+            streams.metrics().forEach((metricName, metric) -> {
+                String tagged = metricName.tags().get(tag);
+                if (metricName.name().equals(name) && metricName.group().equals(group) && tagged != null && keep.test(tagged)) {
+                    counts.put(tagged, ((Number) metric.metricValue()).longValue());
                 }
             });
             return counts;
@@ -225,20 +226,17 @@ final class PauseWatch implements AutoCloseable {
     private void heard(long now) {
         Map<String, Long> counts = heartbeatCounts.get();
         heartbeats.keySet().retainAll(counts.keySet());
-        String oldest = null;
-        long oldestNanos = Long.MAX_VALUE;
+        Heard oldest = null;
         for (Map.Entry<String, Long> consumer : counts.entrySet()) {
             long[] seen = heartbeats.computeIfAbsent(consumer.getKey(), client -> new long[]{consumer.getValue(), now});
             if (seen[0] != consumer.getValue()) {
                 seen[0] = consumer.getValue();
                 seen[1] = now;
             }
-            if (seen[1] < oldestNanos) {
-                oldest = consumer.getKey();
-                oldestNanos = seen[1];
+            if (oldest == null || seen[1] < oldest.nanos()) {
+                oldest = new Heard(consumer.getKey(), seen[1]);
             }
         }
-        coordinatorHeardNanos = oldestNanos;
         leastRecentlyHeard = oldest;
     }
 
@@ -271,17 +269,17 @@ final class PauseWatch implements AutoCloseable {
      * may still poll and this process still holds the stores open.
      */
     private Optional<String> coordinatorRefusal() {
-        String client = leastRecentlyHeard;
-        if (client == null) {
+        Heard heard = leastRecentlyHeard;
+        if (heard == null) {
             return Optional.empty();
         }
-        long silent = nanoClock.getAsLong() - coordinatorHeardNanos;
+        long silent = nanoClock.getAsLong() - heard.nanos();
         if (silent <= settings.coordinatorSilence().toNanos()) {
             return Optional.empty();
         }
         return Optional.of(String.format("consumer %s has had no heartbeat response from its group coordinator for %d ms, past "
                 + "the %d ms after which the group may have given its tasks to another instance (session.timeout.ms=%d): the "
-                + "key may be another instance's now", client, TimeUnit.NANOSECONDS.toMillis(silent),
+                + "key may be another instance's now", heard.client(), TimeUnit.NANOSECONDS.toMillis(silent),
                 settings.coordinatorSilence().toMillis(), settings.sessionTimeout().toMillis()));
     }
 
