@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "fence", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         subcommands = {
                 DemoCommand.class, UpCommand.class, EnforcerCommand.class, RejectedCommand.class, ConsumeCommand.class,
-                ProduceCommand.class, InspectCommand.class,
+                ProduceCommand.class, InspectCommand.class, VerifyCommand.class,
                 HelpCommand.class},
         description = "Fencing tokens from etcd, enforced in Kafka Streams and at PostgreSQL by a Connect "
                 + "sink.",
@@ -63,6 +63,8 @@ public final class FenceMain implements Callable<Integer> {
             "produce", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.ETCD, StackOptions.SCHEMA_REGISTRY,
                     StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING),
             "inspect", Set.of(StackOptions.ENV_FILE),
+            "verify", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.SCHEMA_REGISTRY,
+                    StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING),
             "help", Set.of());
 
     @Mixin

@@ -1,0 +1,160 @@
+package dev.fencedwrites.cli.verify;
+
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.data.Struct;
+
+/**
+ * {@code fence verify} (issue 18): reads a pipeline's topics, and optionally the sink's table, and checks the fencing contract
+ * on what it finds. Two passes over the topics, the second only when the first leaves keys unsettled
+ * ({@link HistoryCheck}, {@link DetailCheck}), then the table ({@link TableAudit}).
+ */
+public final class PipelineVerifier {
+    /** The most keys the record-by-record pass takes; more are counted and named in a note. */
+    static final int DETAIL_KEYS = 10_000;
+
+    private PipelineVerifier() {
+    }
+
+    /**
+     * What to read.
+     *
+     * @param enforcerGroup the enforcer's {@code application.id}: its committed input offsets say which records it has decided
+     * @param reroute       the enforcer's {@code partition.mismatch.policy} is {@code reroute}
+     * @param sinkGroup     the sink's consumer group ({@code connect-<connector name>}): how far it has written the table
+     * @param table         the sink's table, or {@code null} to check only the topics
+     */
+    public record Options(String input, String accepted, String rejected, String markers, String enforcerGroup, boolean reroute,
+            String sinkGroup, String table) {
+    }
+
+    /** The table side: a connection to the sink's database and the value decoder the sink uses. */
+    public record Database(Connection connection, Function<byte[], Struct> decode) {
+    }
+
+    /**
+     * Runs every check.
+     *
+     * @param client   every Kafka client setting ({@code bootstrap.servers}, security)
+     * @param database the sink's database when {@code options.table()} is set, else {@code null}
+     * @param progress where progress lines go (standard error)
+     * @return what was counted and found
+     * @throws IllegalStateException when the input topic does not exist or Kafka cannot be read
+     * @throws SQLException          when the table cannot be read
+     */
+    public static Result run(Map<String, Object> client, Options options, Database database, PrintWriter progress)
+            throws InterruptedException, SQLException {
+        long started = System.nanoTime();
+        Findings findings = new Findings();
+        try (PipelineScan scan = new PipelineScan(client, progress)) {
+            Scope scope = scope(scan, options, findings);
+            boolean idle = idle(scan, scope);
+            HistoryCheck history = check(scope, scan, idle, database != null, findings);
+            if (database != null) {
+                Map<String, Map<Integer, Long>> sink = new HashMap<>();
+                sink.put(scope.accepted(), scan.committed(options.sinkGroup(), scope.accepted()));
+                if (scope.markers() != null) {
+                    sink.put(scope.markers(), scan.committed(options.sinkGroup(), scope.markers()));
+                }
+                if (sink.values().stream().allMatch(Map::isEmpty)) {
+                    findings.note("the sink's consumer group " + options.sinkGroup() + " has committed no offset: no row was "
+                            + "compared (is --connector the sink's name?)");
+                }
+                new TableAudit(findings, options.table(), scope,
+                        (topic, partition, offset) -> sink.getOrDefault(topic, Map.of()).getOrDefault(partition, 0L) > offset,
+                        database.decode()).run(database.connection(), history.keys());
+            }
+        }
+        return new Result(findings, (System.nanoTime() - started) / 1e9);
+    }
+
+    /**
+     * The topic checks: the first pass, and the second over the keys the first leaves unsettled.
+     *
+     * @param idle       the enforcer had decided every input record when the run started
+     * @param keepValues keep each key's winning accepted value for the table check
+     * @return the first pass, whose key states the table check reads
+     */
+    static HistoryCheck check(Scope scope, TopicSource topics, boolean idle, boolean keepValues, Findings findings) {
+        HistoryCheck history = new HistoryCheck(scope, findings, keepValues);
+        readAll(topics, scope, "pass 1", history::rejected, history::marker, history::input, history::accepted);
+        findings.add("keys", history.keys().size());
+        Set<String> unsettled = history.unsettled(idle);
+        if (!unsettled.isEmpty()) {
+            Set<String> keys = new HashSet<>();
+            unsettled.stream().limit(DETAIL_KEYS).forEach(keys::add);
+            if (unsettled.size() > DETAIL_KEYS) {
+                findings.note(unsettled.size() + " keys differ from the replay; the first " + DETAIL_KEYS
+                        + " were checked record by record");
+            }
+            findings.add("keys checked record by record", keys.size());
+            DetailCheck detail = new DetailCheck(scope, findings, keys, history.deferred());
+            readAll(topics, scope, "pass 2", detail::rejected, detail::marker, detail::input, detail::accepted);
+            detail.finish(history.mixed());
+        }
+        return history;
+    }
+
+    /**
+     * What a run found.
+     *
+     * @param seconds how long it took
+     */
+    public record Result(Findings findings, double seconds) {
+        public long violations() {
+            return findings.violations();
+        }
+    }
+
+    private static Scope scope(PipelineScan scan, Options options, Findings findings) throws InterruptedException {
+        int partitions = scan.partitions(options.input());
+        if (partitions == 0) {
+            throw new IllegalStateException("the input topic " + options.input() + " does not exist");
+        }
+        if (scan.partitions(options.accepted()) == 0 || scan.partitions(options.rejected()) == 0) {
+            throw new IllegalStateException("the accepted topic " + options.accepted() + " or the rejected topic "
+                    + options.rejected() + " does not exist: has the enforcer run?");
+        }
+        String markers = options.markers() != null && scan.partitions(options.markers()) > 0 ? options.markers() : null;
+        if (markers == null) {
+            findings.note("no markers topic: winning markers are not observable and were not checked");
+        }
+        Map<Integer, Long> committed = scan.committed(options.enforcerGroup(), options.input());
+        Map<Integer, Long> decided = new HashMap<>();
+        for (Map.Entry<TopicPartition, Long> end : scan.ends(options.input()).entrySet()) {
+            Long at = committed.get(end.getKey().partition());
+            if (at == null && end.getValue() > 0) {
+                findings.note("the enforcer's group " + options.enforcerGroup() + " has committed nothing for " + end.getKey()
+                        + ": every record there must have been decided");
+            }
+            decided.put(end.getKey().partition(), at == null ? end.getValue() : Math.min(at, end.getValue()));
+        }
+        return new Scope(options.input(), options.accepted(), options.rejected(), markers, partitions, options.reroute(),
+                decided);
+    }
+
+    /** Whether the enforcer had decided every input record when the run started. */
+    private static boolean idle(PipelineScan scan, Scope scope) {
+        return scan.ends(scope.input()).entrySet().stream()
+                .allMatch(end -> scope.decided().getOrDefault(end.getKey().partition(), 0L) >= end.getValue());
+    }
+
+    @SafeVarargs
+    private static void readAll(TopicSource scan, Scope scope, String pass,
+            java.util.function.Consumer<ConsumerRecord<byte[], byte[]>>... handlers) {
+        scan.read(scope.rejected(), pass, handlers[0]);
+        if (scope.markers() != null) {
+            scan.read(scope.markers(), pass, handlers[1]);
+        }
+        scan.read(scope.input(), pass, handlers[2]);
+        scan.read(scope.accepted(), pass, handlers[3]);
+    }
+}

@@ -1,0 +1,147 @@
+package dev.fencedwrites.cli.verify;
+
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceRule;
+import dev.fencedwrites.sink.internal.RowMatch;
+import dev.fencedwrites.sink.internal.TableName;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.errors.DataException;
+
+/**
+ * {@code fence verify}'s table check (issue 18): each row of the sink's table against what the sink's guard makes of the
+ * accepted topic: the fence and data of the key's winning accepted write, raised by a winning marker above it. Only keys
+ * whose last accepted record (and marker) the sink's consumer group has committed past are compared; the rest are counted as
+ * not caught up. A row above its key's accepted history was written around the enforcer ({@code ROW_AHEAD}).
+ */
+final class TableAudit {
+    private final Findings findings;
+    private final String table;
+    private final String accepted;
+    private final String markers;
+    private final SinkProgress sink;
+    private final Function<byte[], Struct> decode;
+
+    /** How far the sink has got: whether its consumer group has committed past a record of a topic. */
+    @FunctionalInterface
+    interface SinkProgress {
+        boolean passed(String topic, int partition, long offset);
+    }
+
+    /**
+     * @param decode the value of an accepted record as the sink decodes it (Confluent wire format through the registry)
+     * @throws IllegalArgumentException when {@code table} is not a table name the sink takes
+     */
+    TableAudit(Findings findings, String table, Scope scope, SinkProgress sink, Function<byte[], Struct> decode) {
+        TableName.parse(table);
+        this.findings = findings;
+        this.table = table;
+        this.accepted = scope.accepted();
+        this.markers = scope.markers();
+        this.sink = sink;
+        this.decode = decode;
+    }
+
+    void run(Connection connection, Map<String, KeyState> keys) throws SQLException {
+        Set<String> seen = new HashSet<>();
+        String sql = "SELECT resource_key, fence_token, fence_seq, deleted FROM " + TableName.parse(table).sql();
+        connection.setAutoCommit(false); // a cursor, not the whole table in memory
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setFetchSize(5_000);
+            try (ResultSet rows = statement.executeQuery()) {
+                while (rows.next()) {
+                    String key = new String(rows.getString(1).getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
+                    long seq = rows.getLong(3);
+                    Fence fence = new Fence(rows.getLong(2), rows.wasNull() ? Fence.NO_SEQ : seq);
+                    seen.add(key);
+                    findings.count("table rows");
+                    row(connection, key, fence, rows.getBoolean(4), keys.get(key));
+                }
+            }
+        } finally {
+            connection.commit();
+        }
+        keys.forEach((key, state) -> {
+            if (!seen.contains(key) && expected(state) != null && caughtUp(state)) {
+                findings.violation(ViolationKind.ROW_MISSING, key, "no row in " + table + ", though the sink has passed "
+                        + (state.rowFrom != null
+                                ? state.rowFrom + " with " + state.rowFence
+                                : "the marker with " + state.markerFence));
+            }
+        });
+    }
+
+    private void row(Connection connection, String key, Fence fence, boolean deleted, KeyState state) throws SQLException {
+        Fence expected = state == null ? null : expected(state);
+        if (expected == null) {
+            findings.violation(ViolationKind.ROW_AHEAD, key, "row with " + fence + " in " + table
+                    + ", but no accepted write or marker for this key: written around the enforcer");
+            return;
+        }
+        if (!caughtUp(state)) {
+            findings.count("rows the sink has not caught up with");
+            return;
+        }
+        if (!fence.equals(expected)) {
+            boolean ahead = FenceRule.decide(expected, fence).accepted();
+            findings.violation(ahead ? ViolationKind.ROW_AHEAD : ViolationKind.ROW_BEHIND, key,
+                    "row with " + fence + " in " + table
+                            + ", the accepted history gives " + expected + " (" + source(state) + ")"
+                            + (ahead ? ": written around the enforcer" : ""));
+            return;
+        }
+        findings.count("rows compared");
+        boolean expectDeleted = state.rowFence == null || state.rowDeleted;
+        if (deleted != expectDeleted) {
+            findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "row at " + fence + " has deleted=" + deleted + ", "
+                    + source(state) + (expectDeleted ? " is a delete" : " is a write"));
+        } else if (!deleted && state.rowValue != null) {
+            compareData(connection, key, state);
+        }
+    }
+
+    private void compareData(Connection connection, String key, KeyState state) throws SQLException {
+        Struct value;
+        try {
+            value = decode.apply(state.rowValue);
+        } catch (DataException e) {
+            findings.count("rows not compared: value not decodable");
+            return;
+        }
+        Optional<List<String>> differing = RowMatch.differingColumns(connection, table,
+                OutputRecord.display(key), value);
+        if (differing.isPresent() && !differing.get().isEmpty()) {
+            findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "columns " + differing.get() + " of the row at "
+                    + state.rowFence + " differ from " + source(state));
+        }
+    }
+
+    /** The row's fence the accepted history gives: the winning write's, or a winning marker's above it; null: none. */
+    private static Fence expected(KeyState state) {
+        if (state.markerFence != null && (state.rowFence == null || FenceRule.decide(state.rowFence, state.markerFence)
+                .accepted())) {
+            return FenceRule.raise(state.rowFence, state.markerFence);
+        }
+        return state.rowFence;
+    }
+
+    private boolean caughtUp(KeyState state) {
+        return (state.lastCopyPartition < 0 || sink.passed(accepted, state.lastCopyPartition, state.lastCopyOffset))
+                && (state.markerPartition < 0 || markers == null
+                        || sink.passed(markers, state.markerPartition, state.markerOffset));
+    }
+
+    private static String source(KeyState state) {
+        return state.rowFrom != null ? "the winning accepted write " + state.rowFrom : "the winning marker";
+    }
+}

@@ -1,0 +1,237 @@
+package dev.fencedwrites.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.localstack.testing.SharedBillingStack;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Needs real services: {@code fence verify} reads a real pipeline (broker, enforcer, Connect sink, PostgreSQL, registry) that
+ * real writers fed, and each kind of violation is made there the way it happens in production: a write sent around the
+ * enforcer, a row edited by hand, a forged rejection, a record no enforcer read (issue 18). The clean run comes first: it
+ * reads everything the other test classes on the shared stack wrote too.
+ */
+@Timeout(value = 8, unit = TimeUnit.MINUTES)
+@ExtendWith(SharedBillingStack.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class VerifyIT {
+    static LocalStack stack;
+    /** This run's keys: a clean history of three writers, one stale write each. */
+    static final List<String> KEYS = new ArrayList<>();
+    static int inputPartitions;
+
+    @BeforeAll
+    static void writeACleanHistory(LocalStack shared) throws Exception {
+        stack = shared;
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
+            inputPartitions = admin.describeTopics(List.of(FenceTopics.INPUT)).allTopicNames().get().get(FenceTopics.INPUT)
+                    .partitions().size();
+        }
+        for (int i = 0; i < 5; i++) {
+            String key = "verify-" + UUID.randomUUID();
+            KEYS.add(key);
+            Run produced = fence("produce", key, "--amount", Integer.toString(100 + i), "--count", "3", "--bootstrap",
+                    stack.kafkaBootstrap(), "--etcd", stack.etcdEndpoints(), "--schema-registry", stack.schemaRegistryUrl());
+            assertThat(produced.exit()).as(produced.err()).isZero();
+            send(FenceTopics.INPUT, key, 1, 1, "stale".getBytes(StandardCharsets.UTF_8)); // below the lock's token: STALE_TOKEN
+        }
+        for (String key : KEYS) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> rowFenceSeq(key) == 3);
+        }
+    }
+
+    @Test
+    @Order(1)
+    void aCleanPipelineHasNoViolation() {
+        Run run = verify();
+
+        assertThat(run.exit()).as(run.out() + run.err()).isZero();
+        assertThat(run.out()).contains("0 violations").containsPattern("STALE_TOKEN +[1-9]")
+                .containsPattern("rows compared +[1-9]");
+        assertThat(run.err()).contains("[verify] pass 1: read");
+    }
+
+    @Test
+    @Order(2)
+    void aStaleWriteAroundTheEnforcerAndAHandEditAreBothReported() throws Exception {
+        String bypassed = KEYS.get(0);
+        String edited = KEYS.get(1);
+        send(FenceTopics.ACCEPTED, bypassed, 1, 1, "around the enforcer".getBytes(StandardCharsets.UTF_8));
+        sql("UPDATE billing_summary SET amount_minor = amount_minor + 1 WHERE resource_key = ?", edited);
+
+        Run run = verify();
+
+        assertThat(run.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
+        assertThat(run.out()).contains("FENCE_FELL " + bypassed + ": ").contains("ACCEPTED_WITHOUT_INPUT " + bypassed + ": ")
+                .contains("ROW_DATA_DIFFERS " + edited + ": columns [amount_minor]");
+    }
+
+    @Test
+    @Order(3)
+    void rowsAheadBehindAndMissingAreReported() throws Exception {
+        sql("UPDATE billing_summary SET fence_token = fence_token + 1000 WHERE resource_key = ?", KEYS.get(2));
+        sql("UPDATE billing_summary SET fence_seq = 2 WHERE resource_key = ?", KEYS.get(3));
+        sql("DELETE FROM billing_summary WHERE resource_key = ?", KEYS.get(4));
+        String stranger = "verify-stranger-" + UUID.randomUUID();
+        sql("INSERT INTO billing_summary (resource_key, fence_token, fence_seq) VALUES (?, 7, 1)", stranger);
+
+        Run run = verify();
+
+        assertThat(run.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
+        assertThat(run.out()).contains("ROW_AHEAD " + KEYS.get(2) + ": ").contains("ROW_BEHIND " + KEYS.get(3) + ": ")
+                .contains("ROW_MISSING " + KEYS.get(4) + ": ").contains("ROW_AHEAD " + stranger + ": ");
+    }
+
+    @Test
+    @Order(4)
+    void aForgedRejectionOfAnAcceptedWriteIsUnlikeTheRuleAndASecondDecision() throws Exception {
+        String key = KEYS.get(1);
+        Run json = verify("--json", "--no-table");
+        assertThat(json.out()).contains("\"DECIDED_TWICE\":0");
+        RecordHeaders headers = fenceHeaders(5_000_000, 1);
+        headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("STALE_TOKEN"));
+        headers.add(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode(FenceHeaders.STAGE_ENFORCER));
+        headers.add(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode("1.1"));
+        headers.add(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(FenceTopics.INPUT));
+        headers.add(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(ownerPartition(key)));
+        headers.add(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(firstInputOffset(key)));
+        send(FenceTopics.REJECTED, key, headers, null);
+
+        Run run = verify("--no-table");
+
+        assertThat(run.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
+        assertThat(run.out()).contains("UNLIKE_RULE " + key + ": ").contains("the rule says ACCEPT")
+                .contains("DECIDED_TWICE " + key + ": ");
+    }
+
+    @Test
+    @Order(5)
+    void aRecordNoEnforcerReadIsNeverDecided() throws Exception {
+        String prefix = "verify-it-" + UUID.randomUUID();
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
+            admin.createTopics(List.of(new NewTopic(prefix, 1, (short) 1), new NewTopic(prefix + "-accepted", 1, (short) 1),
+                    new NewTopic(prefix + "-rejected", 1, (short) 1))).all().get();
+        }
+        send(prefix, "lonely", 5, 1, "nobody reads this".getBytes(StandardCharsets.UTF_8));
+
+        Run run = fence("verify", "--bootstrap", stack.kafkaBootstrap(), "--no-table", "--input-topic", prefix,
+                "--accepted-topic", prefix + "-accepted", "--rejected-topic", prefix + "-rejected", "--markers-topic",
+                prefix + "-markers", "--application-id", prefix);
+
+        assertThat(run.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
+        assertThat(run.out()).contains("NEVER_DECIDED lonely: " + prefix + "-0@0").contains("no markers topic");
+    }
+
+    private static Run verify(String... more) {
+        List<String> args = new ArrayList<>(List.of("verify", "--bootstrap", stack.kafkaBootstrap(), "--schema-registry",
+                stack.schemaRegistryUrl(), "--postgres", stack.postgresUrl()));
+        args.addAll(List.of(more));
+        return fence(args.toArray(String[]::new));
+    }
+
+    private record Run(int exit, String out, String err) {
+    }
+
+    private static Run fence(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        picocli.CommandLine line = FenceMain.commandLine();
+        line.setOut(new PrintWriter(out));
+        line.setErr(new PrintWriter(err));
+        int exit = line.execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    private static RecordHeaders fenceHeaders(long token, long seq) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.TOKEN, FenceHeaders.encode(token));
+        headers.add(FenceHeaders.SEQ, FenceHeaders.encode(seq));
+        return headers;
+    }
+
+    private static void send(String topic, String key, long token, long seq, byte[] value) throws Exception {
+        send(topic, key, fenceHeaders(token, seq), value);
+    }
+
+    private static void send(String topic, String key, RecordHeaders headers, byte[] value) throws Exception {
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                stack.kafkaBootstrap()), new StringSerializer(), new ByteArraySerializer())) {
+            producer.send(new ProducerRecord<>(topic, null, key, value, headers)).get();
+        }
+    }
+
+    private static int ownerPartition(String key) {
+        return org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(
+                key.getBytes(StandardCharsets.UTF_8))) % inputPartitions;
+    }
+
+    /** The offset of the key's first record on the input topic (its FENCE marker, accepted as a raise). */
+    private static long firstInputOffset(String key) {
+        var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, byte[]>(Map.of("bootstrap.servers",
+                stack.kafkaBootstrap()), new org.apache.kafka.common.serialization.StringDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer());
+        try (consumer) {
+            var partition = new org.apache.kafka.common.TopicPartition(FenceTopics.INPUT, ownerPartition(key));
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            while (true) {
+                for (var record : consumer.poll(Duration.ofSeconds(1))) {
+                    if (key.equals(record.key())) {
+                        return record.offset();
+                    }
+                }
+            }
+        }
+    }
+
+    private static long rowFenceSeq(String key) throws SQLException {
+        try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
+                PreparedStatement select = connection.prepareStatement(
+                        "SELECT fence_seq FROM billing_summary WHERE resource_key = ?")) {
+            select.setString(1, key);
+            try (ResultSet rows = select.executeQuery()) {
+                return rows.next() ? rows.getLong(1) : -1;
+            }
+        }
+    }
+
+    private static void sql(String statement, String key) throws SQLException {
+        try (Connection connection = DriverManager.getConnection(stack.postgresUrl());
+                PreparedStatement update = connection.prepareStatement(statement)) {
+            update.setString(1, key);
+            assertThat(update.executeUpdate()).isEqualTo(1);
+        }
+    }
+}
