@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.CommonClientConfigs;
@@ -21,15 +22,20 @@ import org.apache.kafka.connect.errors.DataException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code fence verify}: the history checker and production audit of a pipeline (issue 18); the checks are {@link PipelineVerifier}'s. */
+/**
+ * {@code fence verify}: the history checker and production audit of a pipeline (issue 18); the checks are
+ * {@link PipelineVerifier}'s.
+ */
 @Command(name = "verify",
         header = "Check a pipeline's history: every input decided once, as the rule decides, and the table in step.",
         usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
         description = {
-                "Reads the input, accepted, rejected and markers topics (read_committed, from their beginning) and the sink's table,",
+                "Reads the input, accepted, rejected and markers topics (read_committed, from their beginning) and the sink's"
+                        + " table,",
                 "and checks that:",
                 "  - every input record the enforcer has committed past was decided exactly once: accepted, rejected (stage",
                 "    enforcer), or absorbed as a winning marker (published on the markers topic);",
@@ -49,7 +55,8 @@ import picocli.CommandLine.Spec;
                 "  ./fence verify --json | jq .violations",
                 "  ./fence verify --bootstrap kafka:9092 --command-config client.properties --no-table",
                 "",
-                "Reads KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL and POSTGRES_URL from .fence/stack.env (./fence up), else .fence/demo.env,",
+                "Reads KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL and POSTGRES_URL from .fence/stack.env (./fence up), else"
+                        + " .fence/demo.env,",
                 "unless the options or the environment give them. Without a PostgreSQL URL the table is not checked.",
                 "Exit status: 0 when every check held, 3 when any violation was found, 1 with a one-line reason when the",
                 "topics or the table cannot be read."})
@@ -95,13 +102,13 @@ public final class VerifyCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         if (!mismatch.equals("reroute") && !mismatch.equals("reject")) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+            throw new ParameterException(spec.commandLine(),
                     "--partition-mismatch-policy must be reroute or reject, not '" + mismatch + "'");
         }
         KafkaRefusal.quietClientLogs();
         StackOptions stack = fence.stack();
         try {
-            Map<String, Object> client = new java.util.HashMap<>(stack.kafkaClient());
+            Map<String, Object> client = new HashMap<>(stack.kafkaClient());
             client.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, stack.bootstrap(false, err));
             String jdbcUrl = noTable ? null : postgres(stack, err);
             PipelineVerifier.Options options = new PipelineVerifier.Options(input, accepted, rejected, markers, applicationId,

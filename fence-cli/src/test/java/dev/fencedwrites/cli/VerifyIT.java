@@ -5,11 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
-import dev.fencedwrites.localstack.testing.SharedBillingStack;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -23,38 +24,47 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Needs real services: {@code fence verify} reads a real pipeline (broker, enforcer, Connect sink, PostgreSQL, registry) that
  * real writers fed, and each kind of violation is made there the way it happens in production: a write sent around the
- * enforcer, a row edited by hand, a forged rejection, a record no enforcer read (issue 18). The clean run comes first: it
- * reads everything the other test classes on the shared stack wrote too.
+ * enforcer, a row edited by hand, a forged rejection, a record no enforcer read (issue 18). The clean run comes first. The
+ * stack is this class's own: verify reads whole topics, and the shared stack's carry HostileValuesIT's records, which it
+ * writes straight to the accepted topic (verify reports each of them as written around the enforcer).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
-@ExtendWith(SharedBillingStack.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class VerifyIT {
+    @TempDir
+    static Path dir;
     static LocalStack stack;
     /** This run's keys: a clean history of three writers, one stale write each. */
     static final List<String> KEYS = new ArrayList<>();
     static int inputPartitions;
 
     @BeforeAll
-    static void writeACleanHistory(LocalStack shared) throws Exception {
-        stack = shared;
+    static void writeACleanHistory() throws Exception {
+        stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
+                .progress(line -> System.out.println("[stack] " + line)).start();
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
             inputPartitions = admin.describeTopics(List.of(FenceTopics.INPUT)).allTopicNames().get().get(FenceTopics.INPUT)
                     .partitions().size();
@@ -69,6 +79,13 @@ class VerifyIT {
         }
         for (String key : KEYS) {
             await().atMost(Duration.ofSeconds(60)).until(() -> rowFenceSeq(key) == 3);
+        }
+    }
+
+    @AfterAll
+    static void stopStack() {
+        if (stack != null) {
+            stack.close();
         }
     }
 
@@ -193,17 +210,15 @@ class VerifyIT {
     }
 
     private static int ownerPartition(String key) {
-        return org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(
-                key.getBytes(StandardCharsets.UTF_8))) % inputPartitions;
+        return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % inputPartitions;
     }
 
     /** The offset of the key's first record on the input topic (its FENCE marker, accepted as a raise). */
     private static long firstInputOffset(String key) {
-        var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, byte[]>(Map.of("bootstrap.servers",
-                stack.kafkaBootstrap()), new org.apache.kafka.common.serialization.StringDeserializer(),
-                new org.apache.kafka.common.serialization.ByteArrayDeserializer());
+        var consumer = new KafkaConsumer<String, byte[]>(Map.of("bootstrap.servers", stack.kafkaBootstrap()),
+                new StringDeserializer(), new ByteArrayDeserializer());
         try (consumer) {
-            var partition = new org.apache.kafka.common.TopicPartition(FenceTopics.INPUT, ownerPartition(key));
+            var partition = new TopicPartition(FenceTopics.INPUT, ownerPartition(key));
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));
             while (true) {

@@ -2,6 +2,8 @@ package dev.fencedwrites.services;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.jar.JarFile;
 
 /**
  * A Kafka Connect standalone worker as a child JVM, loading connector plugins from
@@ -53,9 +56,42 @@ public final class ConnectWorker {
      * @param classPath the worker JVM's class path
      */
     public record Plugins(Path path, String discovery, String classPath) {
-        /** Plugins from {@code path} found by their ServiceLoader manifests, the worker on this JVM's class path. */
+        /**
+         * Plugins from {@code path} found by their ServiceLoader manifests, the worker on this JVM's class path minus
+         * every entry that is itself a connector plugin (it declares a {@value #CONNECTOR_SERVICES}* service): a plugin on
+         * the worker's class path is loaded from there, without its own dependencies, instead of from its plugin
+         * directory (Connect's user guide: plugins go in {@code plugin.path}). {@code fence verify} has the sink's jar on
+         * its class path for the sink's column mapping.
+         */
         public static Plugins serviceLoad(Path path) {
-            return new Plugins(path, "service_load", Jvm.classPath());
+            StringBuilder classPath = new StringBuilder();
+            for (String entry : Jvm.classPath().split(File.pathSeparator)) {
+                if (!declaresConnector(Path.of(entry))) {
+                    classPath.append(classPath.length() == 0 ? "" : File.pathSeparator).append(entry);
+                }
+            }
+            return new Plugins(path, "service_load", classPath.toString());
+        }
+
+        /** The ServiceLoader manifests of Connect's connector interfaces. */
+        static final String CONNECTOR_SERVICES = "META-INF/services/org.apache.kafka.connect.";
+
+        private static boolean declaresConnector(Path entry) {
+            for (String kind : List.of("sink.SinkConnector", "source.SourceConnector")) {
+                if (Files.isDirectory(entry) && Files.exists(entry.resolve(CONNECTOR_SERVICES + kind))) {
+                    return true;
+                }
+                if (Files.isRegularFile(entry) && entry.toString().endsWith(".jar")) {
+                    try (JarFile jar = new JarFile(entry.toFile())) {
+                        if (jar.getEntry(CONNECTOR_SERVICES + kind) != null) {
+                            return true;
+                        }
+                    } catch (IOException e) {
+                        return false;
+                    }
+                }
+            }
+            return false;
         }
     }
 

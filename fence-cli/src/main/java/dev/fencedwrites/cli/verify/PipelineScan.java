@@ -114,6 +114,26 @@ final class PipelineScan implements TopicSource, AutoCloseable {
         progress.flush();
     }
 
+    /**
+     * Feeds {@code handler} the records of {@code topic} written since {@link #ends} was taken, up to its end now: what
+     * the sink may have written to its table after the passes read the topic.
+     */
+    void readSince(String topic, Consumer<ConsumerRecord<byte[], byte[]>> handler) {
+        Map<TopicPartition, Long> from = ends(topic);
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
+            consumer.assign(from.keySet());
+            Map<TopicPartition, Long> now = consumer.endOffsets(from.keySet());
+            from.forEach(consumer::seek);
+            while (now.keySet().stream().anyMatch(p -> consumer.position(p) < now.get(p))) {
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    if (record.offset() < now.get(new TopicPartition(record.topic(), record.partition()))) {
+                        handler.accept(record);
+                    }
+                }
+            }
+        }
+    }
+
     private KafkaConsumer<byte[], byte[]> consumer() {
         Properties props = new Properties();
         props.putAll(client);

@@ -1,5 +1,6 @@
 package dev.fencedwrites.cli.verify;
 
+import dev.fencedwrites.contract.Fence;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -7,6 +8,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -57,20 +59,13 @@ public final class PipelineVerifier {
         try (PipelineScan scan = new PipelineScan(client, progress)) {
             Scope scope = scope(scan, options, findings);
             boolean idle = idle(scan, scope);
+            // The sink's offsets before the rejected topic: a record it has committed past has its dead-letter copy there.
+            Map<String, Map<Integer, Long>> sink = database == null ? Map.of() : sinkOffsets(scan, scope, options, findings);
             HistoryCheck history = check(scope, scan, idle, database != null, findings);
             if (database != null) {
-                Map<String, Map<Integer, Long>> sink = new HashMap<>();
-                sink.put(scope.accepted(), scan.committed(options.sinkGroup(), scope.accepted()));
-                if (scope.markers() != null) {
-                    sink.put(scope.markers(), scan.committed(options.sinkGroup(), scope.markers()));
-                }
-                if (sink.values().stream().allMatch(Map::isEmpty)) {
-                    findings.note("the sink's consumer group " + options.sinkGroup() + " has committed no offset: no row was "
-                            + "compared (is --connector the sink's name?)");
-                }
                 new TableAudit(findings, options.table(), scope,
                         (topic, partition, offset) -> sink.getOrDefault(topic, Map.of()).getOrDefault(partition, 0L) > offset,
-                        database.decode()).run(database.connection(), history.keys());
+                        database.decode(), keys -> since(scan, scope, keys)).run(database.connection(), history.keys());
             }
         }
         return new Result(findings, (System.nanoTime() - started) / 1e9);
@@ -114,6 +109,38 @@ public final class PipelineVerifier {
         }
     }
 
+    /** The fences of {@code keys}' accepted records and markers written since the passes read those topics. */
+    private static Map<String, Set<Fence>> since(PipelineScan scan, Scope scope, Set<String> keys) {
+        Map<String, Set<Fence>> out = new HashMap<>();
+        Consumer<ConsumerRecord<byte[], byte[]>> collect = record -> {
+            String key = OutputRecord.key(record.key());
+            Fence fence = ReplayRule.fenceOf(record);
+            if (key != null && fence != null && keys.contains(key)) {
+                out.computeIfAbsent(key, k -> new HashSet<>()).add(fence);
+            }
+        };
+        scan.readSince(scope.accepted(), collect);
+        if (scope.markers() != null) {
+            scan.readSince(scope.markers(), collect);
+        }
+        return out;
+    }
+
+    /** The sink's consumer group's committed offsets on the accepted and markers topics. */
+    private static Map<String, Map<Integer, Long>> sinkOffsets(PipelineScan scan, Scope scope, Options options,
+            Findings findings) throws InterruptedException {
+        Map<String, Map<Integer, Long>> sink = new HashMap<>();
+        sink.put(scope.accepted(), scan.committed(options.sinkGroup(), scope.accepted()));
+        if (scope.markers() != null) {
+            sink.put(scope.markers(), scan.committed(options.sinkGroup(), scope.markers()));
+        }
+        if (sink.values().stream().allMatch(Map::isEmpty)) {
+            findings.note("the sink's consumer group " + options.sinkGroup() + " has committed no offset: no row was "
+                    + "compared (is --connector the sink's name?)");
+        }
+        return sink;
+    }
+
     private static Scope scope(PipelineScan scan, Options options, Findings findings) throws InterruptedException {
         int partitions = scan.partitions(options.input());
         if (partitions == 0) {
@@ -149,7 +176,7 @@ public final class PipelineVerifier {
 
     @SafeVarargs
     private static void readAll(TopicSource scan, Scope scope, String pass,
-            java.util.function.Consumer<ConsumerRecord<byte[], byte[]>>... handlers) {
+            Consumer<ConsumerRecord<byte[], byte[]>>... handlers) {
         scan.read(scope.rejected(), pass, handlers[0]);
         if (scope.markers() != null) {
             scan.read(scope.markers(), pass, handlers[1]);

@@ -2,13 +2,13 @@ package dev.fencedwrites.cli.verify;
 
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceRule;
-import dev.fencedwrites.sink.internal.RowMatch;
-import dev.fencedwrites.sink.internal.TableName;
+import dev.fencedwrites.sink.SinkRows;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +31,12 @@ final class TableAudit {
     private final String markers;
     private final SinkProgress sink;
     private final Function<byte[], Struct> decode;
+    private final Function<Set<String>, Map<String, Set<Fence>>> later;
+    private final Map<String, Ahead> ahead = new HashMap<>();
+
+    /** A row above what the topics showed when read: its fence, and the message should it stay unexplained. */
+    private record Ahead(Fence fence, String detail) {
+    }
 
     /** How far the sink has got: whether its consumer group has committed past a record of a topic. */
     @FunctionalInterface
@@ -40,21 +46,25 @@ final class TableAudit {
 
     /**
      * @param decode the value of an accepted record as the sink decodes it (Confluent wire format through the registry)
+     * @param later  for the given keys, the fences of their accepted records and markers written after the topics were
+     *               read: a row ahead of what was read may hold one of them on a live pipeline
      * @throws IllegalArgumentException when {@code table} is not a table name the sink takes
      */
-    TableAudit(Findings findings, String table, Scope scope, SinkProgress sink, Function<byte[], Struct> decode) {
-        TableName.parse(table);
+    TableAudit(Findings findings, String table, Scope scope, SinkProgress sink, Function<byte[], Struct> decode,
+            Function<Set<String>, Map<String, Set<Fence>>> later) {
+        SinkRows.sqlName(table);
         this.findings = findings;
         this.table = table;
         this.accepted = scope.accepted();
         this.markers = scope.markers();
         this.sink = sink;
         this.decode = decode;
+        this.later = later;
     }
 
     void run(Connection connection, Map<String, KeyState> keys) throws SQLException {
         Set<String> seen = new HashSet<>();
-        String sql = "SELECT resource_key, fence_token, fence_seq, deleted FROM " + TableName.parse(table).sql();
+        String sql = "SELECT resource_key, fence_token, fence_seq, deleted FROM " + SinkRows.sqlName(table);
         connection.setAutoCommit(false); // a cursor, not the whole table in memory
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setFetchSize(5_000);
@@ -71,6 +81,7 @@ final class TableAudit {
         } finally {
             connection.commit();
         }
+        reportAhead();
         keys.forEach((key, state) -> {
             if (!seen.contains(key) && expected(state) != null && caughtUp(state)) {
                 findings.violation(ViolationKind.ROW_MISSING, key, "no row in " + table + ", though the sink has passed "
@@ -84,8 +95,7 @@ final class TableAudit {
     private void row(Connection connection, String key, Fence fence, boolean deleted, KeyState state) throws SQLException {
         Fence expected = state == null ? null : expected(state);
         if (expected == null) {
-            findings.violation(ViolationKind.ROW_AHEAD, key, "row with " + fence + " in " + table
-                    + ", but no accepted write or marker for this key: written around the enforcer");
+            ahead.put(key, new Ahead(fence, fence + " in " + table + ", but no accepted write or marker for this key"));
             return;
         }
         if (!caughtUp(state)) {
@@ -118,12 +128,27 @@ final class TableAudit {
             findings.count("rows not compared: value not decodable");
             return;
         }
-        Optional<List<String>> differing = RowMatch.differingColumns(connection, table,
+        Optional<List<String>> differing = SinkRows.differingColumns(connection, table,
                 OutputRecord.display(key), value);
         if (differing.isPresent() && !differing.get().isEmpty()) {
             findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "columns " + differing.get() + " of the row at "
                     + state.rowFence + " differ from " + source(state));
         }
+    }
+
+    /** Reports the rows ahead of the topics as read, but for those holding a fence written to the topics since. */
+    private void reportAhead() {
+        if (ahead.isEmpty()) {
+            return;
+        }
+        Map<String, Set<Fence>> since = later.apply(ahead.keySet());
+        ahead.forEach((key, row) -> {
+            if (since.getOrDefault(key, Set.of()).contains(row.fence())) {
+                findings.count("rows holding a write newer than the topics as read");
+            } else {
+                findings.violation(ViolationKind.ROW_AHEAD, key, "row with " + row.detail() + ": written around the enforcer");
+            }
+        });
     }
 
     /** The row's fence the accepted history gives: the winning write's, or a winning marker's above it; null: none. */
