@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "fence", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         subcommands = {
                 DemoCommand.class, UpCommand.class, EnforcerCommand.class, RejectedCommand.class, ConsumeCommand.class,
-                ProduceCommand.class, InspectCommand.class, VerifyCommand.class,
+                ProduceCommand.class, InspectCommand.class, VerifyCommand.class, ChaosCommand.class,
                 HelpCommand.class},
         description = "Fencing tokens from etcd, enforced in Kafka Streams and at PostgreSQL by a Connect "
                 + "sink.",
@@ -65,6 +65,7 @@ public final class FenceMain implements Callable<Integer> {
             "inspect", Set.of(StackOptions.ENV_FILE),
             "verify", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.SCHEMA_REGISTRY,
                     StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING),
+            "chaos", Set.of(),
             "help", Set.of());
 
     @Mixin

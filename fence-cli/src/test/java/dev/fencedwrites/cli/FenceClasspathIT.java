@@ -46,6 +46,7 @@ class FenceClasspathIT {
             assertThat(((Map<?, ?>) subcommands).keySet().stream().map(String::valueOf).toList())
                     .as("fence's subcommands, instantiated from ./fence's class path")
                     .containsExactlyInAnyOrder("demo", "up", "enforcer", "rejected", "consume", "produce", "inspect", "verify",
+                            "chaos",
                             "help");
         }
     }

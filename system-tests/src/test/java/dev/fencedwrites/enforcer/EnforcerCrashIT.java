@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class EnforcerCrashIT {
-    private static final int RECORDS = 40_000;
+    private static final int RECORDS = 24_000;
     private static final int BATCHES = 4;
     private static final int PARTITIONS = 3;
     /** A killed member leaves the group after this; the default 45 s would only slow the test. */

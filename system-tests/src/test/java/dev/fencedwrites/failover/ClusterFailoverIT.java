@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fencedwrites.cli.chaos.WriterFleet;
+import dev.fencedwrites.cli.chaos.WriterLedger;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.services.EtcdCluster;

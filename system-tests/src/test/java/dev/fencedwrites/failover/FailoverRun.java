@@ -5,11 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.cli.chaos.WriterFleet;
+import dev.fencedwrites.cli.chaos.WriterLedger;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.failover.Decided.Input;
 import dev.fencedwrites.failover.Decided.Output;
-import dev.fencedwrites.testing.BillingSummary;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -18,9 +18,10 @@ import org.apache.kafka.common.header.Header;
  * @param reason      the rejection reason, or {@code null} (a marker, or an unknown reason)
  * @param fence       the record's own fence, or {@code null} when its headers have none that parses
  * @param highest     the fence in {@code fence.rejected.highest}, or {@code null} (none, or the key had none)
+ * @param reduced     a rejected copy reduced to fit its topic that lost headers or its key: its own fence may be incomplete
  */
 record OutputRecord(String key, String sourceTopic, Position source, RejectionReason reason, Fence fence, Fence highest,
-        boolean sinkStage) {
+        boolean sinkStage, boolean reduced) {
 
     static OutputRecord of(ConsumerRecord<byte[], byte[]> record) {
         long partition = FenceStamp.parseDecimal(text(record, FenceHeaders.SOURCE_PARTITION));
@@ -47,7 +48,9 @@ record OutputRecord(String key, String sourceTopic, Position source, RejectionRe
             }
         }
         return new OutputRecord(key(record.key()), text(record, FenceHeaders.SOURCE_TOPIC), source, reason,
-                ReplayRule.fenceOf(record), highest, FenceHeaders.STAGE_SINK.equals(text(record, FenceHeaders.REJECTED_STAGE)));
+                ReplayRule.fenceOf(record), highest, FenceHeaders.STAGE_SINK.equals(text(record, FenceHeaders.REJECTED_STAGE)),
+                record.headers().lastHeader(FenceHeaders.REJECTED_HEADERS_OMITTED) != null
+                        || record.headers().lastHeader(FenceHeaders.REJECTED_KEY_OMITTED) != null);
     }
 
     /**

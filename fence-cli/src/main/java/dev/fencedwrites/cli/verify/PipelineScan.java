@@ -139,6 +139,8 @@ final class PipelineScan implements TopicSource, AutoCloseable {
         props.putAll(client);
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        // A position deleted by retention during the read moves to the earliest record, not past the rest.
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "2000");
         props.putIfAbsent(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "15000");
         props.remove(ConsumerConfig.GROUP_ID_CONFIG);

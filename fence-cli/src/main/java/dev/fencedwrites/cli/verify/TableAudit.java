@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -33,6 +34,8 @@ final class TableAudit {
     private final Function<byte[], Struct> decode;
     private final Function<Set<String>, Map<String, Set<Fence>>> later;
     private final Map<String, Ahead> ahead = new HashMap<>();
+    /** Keys whose row is at the right fence, their data to compare once the table's cursor is closed. */
+    private final List<String> toCompare = new ArrayList<>();
 
     /** A row above what the topics showed when read: its fence, and the message should it stay unexplained. */
     private record Ahead(Fence fence, String detail) {
@@ -71,19 +74,31 @@ final class TableAudit {
             try (ResultSet rows = statement.executeQuery()) {
                 while (rows.next()) {
                     String key = new String(rows.getString(1).getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
+                    long token = rows.getLong(2);
                     long seq = rows.getLong(3);
-                    Fence fence = new Fence(rows.getLong(2), rows.wasNull() ? Fence.NO_SEQ : seq);
+                    boolean noSeq = rows.wasNull();
                     seen.add(key);
                     findings.count("table rows");
-                    row(connection, key, fence, rows.getBoolean(4), keys.get(key));
+                    if (token <= 0 || seq < 0 && !noSeq) {
+                        findings.violation(ViolationKind.ROW_DATA_DIFFERS, key,
+                                "row with fence_token " + token + " and fence_seq "
+                                        + seq + " in " + table + ": no fence the sink writes");
+                        continue;
+                    }
+                    row(key, new Fence(token, noSeq ? Fence.NO_SEQ : seq), rows.getBoolean(4), keys.get(key));
                 }
             }
         } finally {
             connection.commit();
+            connection.setAutoCommit(true);
+        }
+        for (String key : toCompare) {
+            compareData(connection, key, keys.get(key));
         }
         reportAhead();
         keys.forEach((key, state) -> {
-            if (!seen.contains(key) && expected(state) != null && caughtUp(state)) {
+            // A marker alone makes no row when the row it supersedes is not there (the sink's MARKER_AFTER update).
+            if (!seen.contains(key) && state.rowFence != null && caughtUp(state)) {
                 findings.violation(ViolationKind.ROW_MISSING, key, "no row in " + table + ", though the sink has passed "
                         + (state.rowFrom != null
                                 ? state.rowFrom + " with " + state.rowFence
@@ -92,7 +107,7 @@ final class TableAudit {
         });
     }
 
-    private void row(Connection connection, String key, Fence fence, boolean deleted, KeyState state) throws SQLException {
+    private void row(String key, Fence fence, boolean deleted, KeyState state) {
         Fence expected = state == null ? null : expected(state);
         if (expected == null) {
             ahead.put(key, new Ahead(fence, fence + " in " + table + ", but no accepted write or marker for this key"));
@@ -102,12 +117,15 @@ final class TableAudit {
             findings.count("rows the sink has not caught up with");
             return;
         }
-        if (!fence.equals(expected)) {
-            boolean ahead = FenceRule.decide(expected, fence).accepted();
-            findings.violation(ahead ? ViolationKind.ROW_AHEAD : ViolationKind.ROW_BEHIND, key,
-                    "row with " + fence + " in " + table
-                            + ", the accepted history gives " + expected + " (" + source(state) + ")"
-                            + (ahead ? ": written around the enforcer" : ""));
+        if (!fence.equals(expected) && !fence.equals(state.rowFence)) {
+            String detail = fence + " in " + table + ", the accepted history gives " + expected + " (" + source(state) + ")";
+            if (FenceRule.decide(expected, fence).accepted()) {
+                ahead.put(key, new Ahead(fence, detail));
+            } else if (state.rowFence != null && !FenceRule.decide(state.rowFence, fence).accepted()) {
+                findings.count("rows at their winning write, below a marker the sink did not apply");
+            } else {
+                findings.violation(ViolationKind.ROW_BEHIND, key, "row with " + detail);
+            }
             return;
         }
         findings.count("rows compared");
@@ -116,7 +134,7 @@ final class TableAudit {
             findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "row at " + fence + " has deleted=" + deleted + ", "
                     + source(state) + (expectDeleted ? " is a delete" : " is a write"));
         } else if (!deleted && state.rowValue != null) {
-            compareData(connection, key, state);
+            toCompare.add(key);
         }
     }
 
@@ -128,8 +146,14 @@ final class TableAudit {
             findings.count("rows not compared: value not decodable");
             return;
         }
-        Optional<List<String>> differing = SinkRows.differingColumns(connection, table,
-                OutputRecord.display(key), value);
+        Optional<List<String>> differing;
+        try {
+            differing = SinkRows.differingColumns(connection, table, OutputRecord.display(key), value);
+        } catch (SQLException | DataException e) {
+            findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "the row at " + state.rowFence + " cannot hold "
+                    + source(state) + ": " + e.getMessage());
+            return;
+        }
         if (differing.isPresent() && !differing.get().isEmpty()) {
             findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "columns " + differing.get() + " of the row at "
                     + state.rowFence + " differ from " + source(state));

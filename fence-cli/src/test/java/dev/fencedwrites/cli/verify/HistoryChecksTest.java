@@ -35,7 +35,7 @@ class HistoryChecksTest {
         history.marker(key, 7);
         history.acceptedWrite(key, 7, 1);
 
-        Findings findings = history.check(true);
+        Findings findings = history.check();
 
         assertThat(findings.byKind()).isEmpty();
         assertThat(findings.decisions()).containsEntry("STALE_TOKEN", 1L).containsEntry("DUPLICATE", 1L)
@@ -50,7 +50,7 @@ class HistoryChecksTest {
         history.acceptedWrite(key, 5, 1);
         history.accepted(history.record(key, 3, 1, "bypass"));
 
-        Findings findings = history.check(true);
+        Findings findings = history.check();
 
         assertThat(findings.byKind()).containsOnlyKeys(ViolationKind.FENCE_FELL, ViolationKind.ACCEPTED_WITHOUT_INPUT);
         assertThat(findings.described()).anySatisfy(v -> assertThat(v.detail()).contains("3.1").contains("5.1"));
@@ -62,7 +62,7 @@ class HistoryChecksTest {
         history.acceptedWrite(key, 5, 1);
         history.acceptedWrite(key, 4, 1); // the enforcer forwarded a lower token: the rule says STALE_TOKEN
 
-        Findings findings = history.check(true);
+        Findings findings = history.check();
 
         assertThat(findings.byKind()).containsKeys(ViolationKind.UNLIKE_RULE, ViolationKind.FENCE_FELL);
         assertThat(findings.described()).anySatisfy(v -> assertThat(v.toString()).contains("UNLIKE_RULE")
@@ -77,7 +77,7 @@ class HistoryChecksTest {
         history.accepted(twice);
         history.rejectedCopy(twice, RejectionReason.STALE_TOKEN, "7.0");
 
-        Findings findings = history.check(true);
+        Findings findings = history.check();
 
         assertThat(findings.byKind()).containsEntry(ViolationKind.NEVER_DECIDED, 1L).containsEntry(ViolationKind.DECIDED_TWICE,
                 1L);
@@ -88,7 +88,7 @@ class HistoryChecksTest {
         String key = history.keyOn(0);
         history.rejectedWrite(key, 6, 1, RejectionReason.STALE_TOKEN, "5.9");
 
-        Findings findings = history.check(true);
+        Findings findings = history.check();
 
         assertThat(findings.byKind()).containsKey(ViolationKind.UNLIKE_RULE);
         assertThat(findings.described()).anySatisfy(v -> assertThat(v.detail()).contains("the rule says ACCEPT"));
@@ -101,7 +101,7 @@ class HistoryChecksTest {
         history.acceptedWrite(key, 5, 1);
         history.rejectedWrite(key, 4, 1, RejectionReason.FUTURE_TOKEN, "5.1"); // the rule says STALE_TOKEN first
 
-        Findings findings = history.check(true);
+        Findings findings = history.check();
 
         assertThat(findings.byKind()).containsOnlyKeys(ViolationKind.UNLIKE_RULE);
         assertThat(findings.described()).singleElement().satisfies(v -> assertThat(v.detail()).contains("FUTURE_TOKEN")
@@ -116,7 +116,7 @@ class HistoryChecksTest {
         history.accepted(rerouted);
         history.inputOn(1, history.record(key, 7, 1, "away, lost"));
 
-        Findings findings = history.check(true);
+        Findings findings = history.check();
 
         assertThat(findings.counts()).containsEntry("input records re-routed", 2L);
         assertThat(findings.byKind()).containsOnlyKeys(ViolationKind.NEVER_DECIDED);
@@ -130,10 +130,24 @@ class HistoryChecksTest {
         history.input(history.record(key, 6, 1, "not yet"));
         history.decidedBelow(1, 1);
 
-        Findings findings = history.check(false);
+        Findings findings = history.check();
 
         assertThat(findings.byKind()).isEmpty();
         assertThat(findings.counts()).containsEntry("input records not decided yet (past the enforcer's committed offset)", 1L);
+    }
+
+    @Test
+    void aWriteAroundTheEnforcerIsFoundWhileTheEnforcerIsBehind() {
+        String key = history.keyOn(0);
+        String other = history.keyOn(0);
+        history.acceptedWrite(key, 5, 1);
+        history.input(history.record(other, 3, 1, "not decided yet"));
+        history.decidedBelow(0, 1);
+        history.accepted(history.record(key, 9, 1, "around the enforcer, above the fence"));
+
+        Findings findings = history.check();
+
+        assertThat(findings.byKind()).containsOnlyKeys(ViolationKind.ACCEPTED_WITHOUT_INPUT);
     }
 
     /** An in-memory pipeline: the records of each topic, and the checks run over them as verify runs them. */
@@ -203,10 +217,10 @@ class HistoryChecksTest {
             decided.put(partition, offset);
         }
 
-        Findings check(boolean idle) {
+        Findings check() {
             Findings findings = new Findings();
             Scope scope = new Scope("in", "accepted", "rejected", "markers", PARTITIONS, true, decided);
-            PipelineVerifier.check(scope, this, idle, false, findings);
+            PipelineVerifier.check(scope, this, false, findings);
             return findings;
         }
 

@@ -1,17 +1,17 @@
-package dev.fencedwrites.failover;
+package dev.fencedwrites.cli.chaos;
 
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceOp;
 import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
 import dev.fencedwrites.producer.LeaseAcquisitionException;
 import dev.fencedwrites.producer.LeaseLostException;
-import dev.fencedwrites.testing.BillingSummary;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -40,21 +40,21 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * One writer process of the failover tests' load: {@code threads} producer-lib writers that contend
- * for the keys' real etcd locks with a short TTL, publish the acquisition marker (producer-lib's
+ * One worker process of {@code fence chaos} and of the failover tests (issue 18): {@code threads} producer-lib writers
+ * that contend for the keys' real etcd locks with a short TTL, publish the acquisition marker (producer-lib's
  * {@code acquire}), write a few Avro billing summaries under each lease and release it, until the
  * stop file appears. Each write's value carries a unique write id in {@code amountMinor}.
  *
  * <p>A real stale write: now and then a writer, after {@link FencedProducer#send}'s lease check
  * passed and just before the record enters the Kafka producer, has its whole process stopped with
- * {@code SIGSTOP} by the test (keep-alives included, like a GC pause or a frozen VM); the test resumes
+ * {@code SIGSTOP} by the {@link WriterFleet} (keep-alives included, like a GC pause or a frozen VM), which resumes
  * it once the lease expired and another writer took the lock, and the record then reaches the broker
  * with the old token.
  *
  * <p>Everything it did goes to its ledger file, one line per event, {@link WriterLedger}'s format.
  * Arguments: {@code name=value} pairs, see {@link WriterFleet#command}.
  */
-public final class FailoverWriter {
+public final class ChaosWriter {
     private final Map<String, String> args;
     private final PrintWriter ledger;
     private final AtomicLong writeIds;
@@ -66,7 +66,7 @@ public final class FailoverWriter {
     private final Path ledgerFile;
     private final AtomicInteger stalls = new AtomicInteger();
 
-    private FailoverWriter(Map<String, String> args) throws IOException {
+    private ChaosWriter(Map<String, String> args) throws IOException {
         this.args = args;
         this.ledgerFile = Path.of(args.get("ledger"));
         this.ledger = new PrintWriter(Files.newBufferedWriter(ledgerFile, StandardCharsets.UTF_8), true);
@@ -85,7 +85,7 @@ public final class FailoverWriter {
             int eq = arg.indexOf('=');
             args.put(arg.substring(0, eq), arg.substring(eq + 1));
         }
-        FailoverWriter writer = new FailoverWriter(args);
+        ChaosWriter writer = new ChaosWriter(args);
         int threads = Integer.parseInt(args.get("threads"));
         Thread[] running = new Thread[threads];
         for (int t = 0; t < threads; t++) {

@@ -1,4 +1,4 @@
-package dev.fencedwrites.failover;
+package dev.fencedwrites.cli.chaos;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -13,36 +13,46 @@ import java.util.List;
  * acknowledged write (with its write id, fencing token and seq), every stall and every lease loss
  * their loss listeners reported. Each line starts with the writer's wall-clock time in ms.
  */
-record WriterLedger(List<Acquired> acquired, List<Ack> acks, List<Stall> stalls, List<Lost> lost, int refused,
-        List<String> failures) {
+public record WriterLedger(List<Acquired> acquired, List<Ack> acks, List<Stall> stalls, List<Lost> lost, int refused,
+        List<String> failures, List<Released> released) {
 
     /** A lock held: {@code token} is the etcd revision at which {@code lease}'s key held {@code key}'s lock. */
-    record Acquired(long millis, String writer, String key, long token, long lease) {
+    public record Acquired(long millis, String writer, String key, long token, long lease) {
     }
 
     /** A write the broker acknowledged; {@code stalled}: the process was stopped between the lease check and the send. */
-    record Ack(long millis, String writer, long id, String key, long token, long seq, long lease, int partition, long offset,
+    public record Ack(long millis, String writer, long id, String key, long token, long seq, long lease, int partition,
+            long offset,
             boolean stalled) {
     }
 
     /** A process stopped itself before sending a write of {@code key} under {@code token}. */
-    record Stall(long millis, String key, long token, long lease) {
+    public record Stall(long millis, String key, long token, long lease) {
+    }
+
+    /** A lease given up: revoked by its holder after its writes (or after it was lost). */
+    public record Released(long millis, String writer, String key, long token, long lease) {
     }
 
     /** A loss listener's report. */
-    record Lost(long millis, String writer, String key, long token, long lease, String cause) {
+    public record Lost(long millis, String writer, String key, long token, long lease, String cause) {
     }
 
-    static WriterLedger read(List<Path> files) throws IOException {
+    public static WriterLedger read(List<Path> files) throws IOException {
         WriterLedger ledger = new WriterLedger(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), 0,
-                new ArrayList<>());
+                new ArrayList<>(), new ArrayList<>());
         int refused = 0;
         for (Path file : files) {
             for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-                refused += ledger.add(line.split(" ", 12)) ? 1 : 0;
+                try {
+                    refused += ledger.add(line.split(" ", 12)) ? 1 : 0;
+                } catch (RuntimeException e) {
+                    // the last line of a process killed while writing it (fence chaos kills writers with SIGKILL)
+                }
             }
         }
-        return new WriterLedger(ledger.acquired, ledger.acks, ledger.stalls, ledger.lost, refused, ledger.failures);
+        return new WriterLedger(ledger.acquired, ledger.acks, ledger.stalls, ledger.lost, refused, ledger.failures,
+                ledger.released);
     }
 
     /** Adds one line's event; true for a send producer-lib refused under a lost lease. */
@@ -62,15 +72,16 @@ record WriterLedger(List<Acquired> acquired, List<Ack> acks, List<Stall> stalls,
                 return true;
             }
             case "FAIL", "ACQUIRE_FAILED", "CRASH" -> failures.add(String.join(" ", f));
+            case "RELEASED" -> released.add(new Released(millis, f[2], f[3], Long.parseLong(f[4]), Long.parseLong(f[5])));
             default -> {
-                // RELEASED: nothing to check
+                // DONE
             }
         }
         return false;
     }
 
     /** The writes whose process stalled past its lease before sending them. */
-    List<Ack> stalledWrites() {
+    public List<Ack> stalledWrites() {
         return acks.stream().filter(Ack::stalled).toList();
     }
 }

@@ -1,0 +1,129 @@
+package dev.fencedwrites.cli;
+
+import dev.fencedwrites.cli.chaos.ChaosReport;
+import dev.fencedwrites.cli.chaos.ChaosRun;
+import dev.fencedwrites.cli.chaos.Fault;
+import dev.fencedwrites.cli.chaos.WriterFleet;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** {@code fence chaos}: a Jepsen-style fault run against a stack of its own, checked by {@code fence verify} (issue 18). */
+@Command(name = "chaos", header = "Run real writers and a nemesis against a fresh stack, then check the history with verify.",
+        usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
+        description = {
+                "Starts the stack ./fence up starts, then WORKERS writer processes built on producer-lib that contend for KEYS",
+                "keys' etcd locks with lease TTL; now and then a writer's process is stopped (SIGSTOP) after producer-lib's",
+                "lease check and before its write leaves the process, until another writer has taken the key over, so real",
+                "stale writes reach the broker. Meanwhile a nemesis, on a schedule drawn from --seed, injects the --faults:",
+                "  worker-pause    SIGSTOP of a writer process past its lease TTL",
+                "  worker-kill     SIGKILL of a writer process (started again)",
+                "  enforcer-kill   SIGKILL of the enforcer, then a restart",
+                "  enforcer-pause  SIGSTOP of the enforcer for 2-8 s",
+                "  connect-kill    SIGKILL of the Connect worker, then a restart",
+                "  etcd-pause      SIGSTOP of etcd for 1-5 s",
+                "  clock-jump      a jump of a skewed writer's wall clock (libfaketime, from Debian's faketime)",
+                "  inject          forged, borrowed, stale and duplicate records sent with kcat",
+                "When the time is up the writers stop, the enforcer and the sink catch up, and verify's checks run on the",
+                "topics and the table. The report (report.txt, report.html: a timeline per key, verify.json) goes to --dir.",
+                ""},
+        footer = {"", "Examples:",
+                "  ./fence chaos --duration 2m",
+                "  ./fence chaos --duration 30m --workers 6 --stall-chance 0.05 --seed 42",
+                "  ./fence chaos --faults enforcer-kill,worker-pause --seed 7",
+                "",
+                "The same --seed (and options) draws the same schedule of faults; what the writers do in between depends on",
+                "timing. Exit status: 0 when verify found no violation, 3 when it found any (the report names the seed), 1",
+                "with a one-line reason when the run could not be made."})
+public final class ChaosCommand implements Callable<Integer> {
+    @Option(names = "--duration", defaultValue = "2m", paramLabel = "DURATION", description = "Load and faults for this long, "
+            + "e.g. 2m, 30m (default: ${DEFAULT-VALUE}).")
+    String duration;
+    @Option(names = "--seed", paramLabel = "N", description = "The nemesis schedule's seed (default: a random one, printed).")
+    Long seed;
+    @Option(names = "--workers", defaultValue = "4", description = "Writer processes (default: ${DEFAULT-VALUE}).")
+    int workers;
+    @Option(names = "--threads", defaultValue = "2", description = "Writers per process, each with its own lease client and "
+            + "producer (default: ${DEFAULT-VALUE}).")
+    int threads;
+    @Option(names = "--keys", defaultValue = "8", description = "Keys they contend for (default: ${DEFAULT-VALUE}).")
+    int keys;
+    @Option(names = "--ttl", defaultValue = "3s", paramLabel = "DURATION", description = "The writers' lease TTL "
+            + "(default: ${DEFAULT-VALUE}).")
+    String ttl;
+    @Option(names = "--stall-chance", defaultValue = "0.02", paramLabel = "P", description = "Per write, the chance that its "
+            + "process is stopped between the lease check and the send (default: ${DEFAULT-VALUE}).")
+    double stallChance;
+    @Option(names = "--skewed", defaultValue = "1", paramLabel = "N", description = "Writer processes on a skewed wall clock "
+            + "(libfaketime), the clock-jump fault's targets (default: ${DEFAULT-VALUE}).")
+    int skewed;
+    @Option(names = "--faults", paramLabel = "LIST", description = "Comma-separated (default: all of them).")
+    String faults;
+    @Option(names = "--control", description = "The control run: the writers' records also go straight from the input topic "
+            + "through a sink with the fence guard off (billing_summary_unfenced), and verify checks the input topic and that "
+            + "table as if they were the accepted topic and the sink's: the stale writes land, and verify must report them "
+            + "(exit 3).")
+    boolean control;
+    @Option(names = "--dir", paramLabel = "DIR", description = "Where the stack's data and logs, the writers' ledgers and the "
+            + "report go (default: chaos-runs/<time>-seed<seed>).")
+    Path dir;
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        Set<Fault> chosen;
+        Duration length;
+        Duration lease;
+        try {
+            chosen = Fault.parse(faults == null ? Fault.all() : faults);
+            length = TopicReader.parseDuration("--duration", duration);
+            lease = TopicReader.parseDuration("--ttl", ttl);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+        if (workers < 1 || threads < 1 || keys < 1 || stallChance < 0 || stallChance > 1) {
+            throw new ParameterException(spec.commandLine(), "--workers, --threads and --keys must be at least 1, --stall-chance "
+                    + "between 0 and 1");
+        }
+        if ((chosen.contains(Fault.CLOCK_JUMP) || skewed > 0) && !Files.exists(WriterFleet.LIBFAKETIME)) {
+            System.err.println("fence chaos: " + WriterFleet.LIBFAKETIME + " not found: install Debian's faketime "
+                    + "(apt-get install -y faketime), or pass --skewed 0 and --faults without clock-jump");
+            return 1;
+        }
+        long runSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
+        Path runDir = dir != null
+                ? dir
+                : Path.of("chaos-runs", LocalDateTime.now().format(
+                        DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-seed" + runSeed);
+        WriterFleet.Load load = new WriterFleet.Load(workers, threads, keys, lease, stallChance, Duration.ofMillis(20));
+        ChaosRun.Settings settings = new ChaosRun.Settings(runDir.toAbsolutePath(), runSeed, load, chosen, skewed, length,
+                control);
+        ChaosRun.Outcome outcome;
+        try {
+            outcome = ChaosRun.run(settings, line -> System.err.println("[chaos] " + line));
+        } catch (Exception e) {
+            System.err.println(
+                    "fence chaos: the run failed: " + e.getMessage() + " (seed " + runSeed + "; logs in " + runDir + ")");
+            return 1;
+        }
+        String replay = "./fence chaos --seed " + runSeed + " --duration " + duration + " --workers " + workers + " --threads "
+                + threads + " --keys " + keys + " --ttl " + ttl + " --stall-chance " + stallChance + " --skewed " + skewed
+                + (faults == null ? "" : " --faults " + faults) + (control ? " --control" : "");
+        String text = ChaosReport.write(outcome, replay);
+        spec.commandLine().getOut().print(text);
+        spec.commandLine().getOut().println("report: " + runDir.resolve("report.html").toAbsolutePath());
+        spec.commandLine().getOut().flush();
+        return outcome.verify().violations() == 0 ? 0 : VerifyCommand.VIOLATIONS;
+    }
+}

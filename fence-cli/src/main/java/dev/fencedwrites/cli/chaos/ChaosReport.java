@@ -1,0 +1,94 @@
+package dev.fencedwrites.cli.chaos;
+
+import dev.fencedwrites.cli.verify.VerifyReport;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/** {@code fence chaos}'s text report: the run, its faults, what the writers did and what {@code fence verify} found. */
+public final class ChaosReport {
+    private ChaosReport() {
+    }
+
+    /**
+     * The summary a person reads first.
+     *
+     * @param fates per stalled write's input position ({@code partition@offset}), the enforcer's decision
+     * @param replay the command line that runs the same schedule again
+     */
+    static String text(ChaosRun.Outcome outcome, Map<String, String> fates, String replay) {
+        StringWriter text = new StringWriter();
+        PrintWriter out = new PrintWriter(text);
+        ChaosRun.Settings settings = outcome.settings();
+        out.printf("fence chaos: seed %d, %d s of load and faults%n", settings.seed(),
+                (outcome.stoppedMillis() - outcome.startedMillis()) / 1000);
+        out.println("Faults");
+        Map<Fault, Long> counts = new EnumMap<>(Fault.class);
+        outcome.events().forEach(e -> counts.merge(e.fault(), 1L, Long::sum));
+        for (Fault fault : settings.faults()) {
+            row(out, fault.option() + " (" + fault.description() + ")", counts.getOrDefault(fault, 0L));
+        }
+        WriterLedger ledger = outcome.ledger();
+        out.println("Writers");
+        row(out, "lock acquisitions", ledger.acquired().size());
+        row(out, "writes acknowledged by the broker", ledger.acks().size());
+        row(out, "stalls past the lease TTL (process stopped between lease check and send)", outcome.resumed().size());
+        row(out, "  of which another writer took the key over first", outcome.resumed().stream().filter(
+                WriterFleet.Resumed::tookOver).count());
+        row(out, "stale writes that reached the broker", ledger.stalledWrites().size());
+        Map<String, Long> byFate = ledger.stalledWrites().stream().collect(Collectors.groupingBy(
+                ack -> fates.getOrDefault(ack.partition() + "@" + ack.offset(), "ACCEPTED"), Collectors.counting()));
+        byFate.forEach((fate, n) -> row(out, "  decided " + fate, n));
+        row(out, "leases lost (reported by producer-lib)", ledger.lost().size());
+        row(out, "sends refused under a lost lease", ledger.refused());
+        row(out, "acquisitions or sends that failed (etcd or Kafka unavailable)", ledger.failures().size());
+        out.println();
+        out.println("Pipeline afterwards (fence verify)");
+        VerifyReport.text(outcome.verify(), out);
+        out.println();
+        out.println(outcome.verify().violations() == 0
+                ? "PASS: 0 violations"
+                : "FAIL: " + outcome.verify().violations()
+                        + " violations; run the same schedule again with: " + replay);
+        out.flush();
+        return text.toString();
+    }
+
+    /**
+     * Writes {@code report.txt}, {@code report.html} (the timeline) and {@code verify.json} into the run's directory.
+     *
+     * @param replay the command line that draws the same schedule again
+     * @return the text report
+     */
+    public static String write(ChaosRun.Outcome outcome, String replay) throws IOException {
+        String text = text(outcome, outcome.fates(), replay);
+        List<Fault> missing = missing(outcome);
+        if (!missing.isEmpty()) {
+            text += "note: the run was too short for " + missing + " to happen\n";
+        }
+        Path dir = outcome.settings().dir();
+        Files.writeString(dir.resolve("report.txt"), text, StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve("report.html"), ChaosTimeline.html(outcome, outcome.fates(), text), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve("verify.json"), VerifyReport.json(outcome.verify()), StandardCharsets.UTF_8);
+        return text;
+    }
+
+    /** The faults that the run chose but that never happened (too short a run). */
+    public static List<Fault> missing(ChaosRun.Outcome outcome) {
+        List<Fault> missing = new ArrayList<>(outcome.settings().faults());
+        outcome.events().forEach(e -> missing.remove(e.fault()));
+        return missing;
+    }
+
+    private static void row(PrintWriter out, String what, long n) {
+        out.printf("  %-72s %,12d%n", what, n);
+    }
+}

@@ -1,0 +1,197 @@
+package dev.fencedwrites.cli.chaos;
+
+import dev.fencedwrites.localstack.LocalStack;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
+
+/**
+ * {@code fence chaos}'s nemesis (issue 18): injects faults into a running stack and its writers on a schedule drawn from a
+ * seed, so a run's sequence of faults (which, in what order, on which process, for how long) is the same for the same seed.
+ * Every chosen fault happens at least once when the run is long enough: the schedule starts with each of them once, in an
+ * order drawn from the seed, then draws from them at random.
+ */
+final class Nemesis {
+    private final LocalStack stack;
+    private final WriterFleet fleet;
+    private final Injector injector;
+    private final List<Fault> faults;
+    private final Random random;
+    /** Separate from the schedule's: what is injected depends on what the writers did, the schedule must not. */
+    private final Random injections;
+    private final Duration ttl;
+    private final Consumer<String> progress;
+    private final List<Event> events = new CopyOnWriteArrayList<>();
+    /** Restarts in progress, by component ({@code enforcer-0}): a kill's restart runs while the schedule goes on. */
+    private final Map<String, Future<?>> restarting = new HashMap<>();
+    private final ExecutorService background = Executors.newCachedThreadPool();
+
+    /**
+     * One fault as it happened.
+     *
+     * @param startMillis when it began (wall clock, ms)
+     * @param endMillis   when it ended: resumed, restarted, or the same as the start for an instant fault
+     * @param detail      what exactly, e.g. {@code writer-2 stopped for 4500 ms}
+     */
+    record Event(long startMillis, long endMillis, Fault fault, String detail) {
+    }
+
+    Nemesis(LocalStack stack, WriterFleet fleet, Injector injector, Set<Fault> faults, long seed, Duration ttl,
+            Consumer<String> progress) {
+        this.stack = stack;
+        this.fleet = fleet;
+        this.injector = injector;
+        this.faults = List.copyOf(faults);
+        this.random = new Random(seed);
+        this.injections = new Random(seed * 31 + 7);
+        this.ttl = ttl;
+        this.progress = progress;
+    }
+
+    /** Injects faults until {@code duration} has passed, then waits for restarts in progress; returns what happened, in order. */
+    List<Event> run(Duration duration) throws Exception {
+        try {
+            schedule(duration);
+            for (Future<?> restart : restarting.values()) {
+                restart.get();
+            }
+        } finally {
+            background.shutdownNow();
+        }
+        List<Event> ordered = new ArrayList<>(events);
+        ordered.sort(Comparator.comparingLong(Event::startMillis));
+        return ordered;
+    }
+
+    private void schedule(Duration duration) throws Exception {
+        long deadline = System.currentTimeMillis() + duration.toMillis();
+        List<Fault> first = new ArrayList<>(faults);
+        Collections.shuffle(first, random);
+        while (!faults.isEmpty()) {
+            long left = deadline - System.currentTimeMillis();
+            long gap = Math.max(1_000, Math.min(8_000, left / (first.size() + 2)));
+            long wait = gap / 2 + (long) (random.nextDouble() * gap / 2);
+            if (left < wait + 1_000) {
+                break;
+            }
+            Thread.sleep(wait);
+            Fault fault = first.isEmpty() ? faults.get(random.nextInt(faults.size())) : first.remove(0);
+            Event event = inject(fault);
+            if (event != null) {
+                done(event);
+            }
+        }
+    }
+
+    private void done(Event event) {
+        events.add(event);
+        progress.accept(String.format("%-15s %s", event.fault().option(), event.detail()));
+    }
+
+    /** Waits for {@code component}'s restart in progress, if any. */
+    private void settle(String component) throws Exception {
+        Future<?> restart = restarting.remove(component);
+        if (restart != null) {
+            restart.get();
+        }
+    }
+
+    /** Kills {@code component} now and restarts it in the background; the fault's event is recorded once it is back. */
+    private Event killAndRestart(Fault fault, String component, Killing kill, Restarting restart) throws Exception {
+        settle(component);
+        long start = System.currentTimeMillis();
+        kill.run();
+        long down = 500 + random.nextInt(2_000);
+        restarting.put(component, background.submit(() -> {
+            Thread.sleep(down);
+            restart.run();
+            done(new Event(start, System.currentTimeMillis(), fault, component + " killed (SIGKILL); back after "
+                    + (System.currentTimeMillis() - start) + " ms"));
+            return null;
+        }));
+        return null;
+    }
+
+    /** A kill. */
+    @FunctionalInterface
+    private interface Killing {
+        void run() throws Exception;
+    }
+
+    /** A restart. */
+    @FunctionalInterface
+    private interface Restarting {
+        void run() throws Exception;
+    }
+
+    /** Injects one fault; returns its event, or {@code null} when it is recorded later (a restart in the background). */
+    private Event inject(Fault fault) throws Exception {
+        long start = System.currentTimeMillis();
+        Object detail = switch (fault) {
+            case WORKER_PAUSE -> {
+                int first = random.nextInt(fleet.processes());
+                long length = ttl.toMillis() + 500 + random.nextInt((int) ttl.toMillis() + 1);
+                // The first process from a random one that is running (not stopped at a stall already); none: no event.
+                yield IntStream.range(0, fleet.processes()).map(k -> (first + k) % fleet.processes())
+                        .filter(p -> fleet.pause(p, Duration.ofMillis(length))).mapToObj(
+                                p -> (Object) ("writer-" + p + " stopped for " + length + " ms"))
+                        .findFirst().orElse(null);
+            }
+            case WORKER_KILL -> {
+                int p = random.nextInt(fleet.processes());
+                fleet.kill(p);
+                yield "writer-" + p + " killed and started again";
+            }
+            case ENFORCER_KILL -> {
+                int i = random.nextInt(stack.enforcerUrls().size());
+                yield killAndRestart(fault, "enforcer-" + i, () -> stack.killEnforcer(i), () -> stack.restartEnforcer(i));
+            }
+            case ENFORCER_PAUSE -> {
+                int i = random.nextInt(stack.enforcerUrls().size());
+                long length = 2_000 + random.nextInt(6_000);
+                settle("enforcer-" + i);
+                stack.pauseEnforcer(i);
+                Thread.sleep(length);
+                stack.resumeEnforcer(i);
+                yield "enforcer-" + i + " stopped for " + length + " ms";
+            }
+            case CONNECT_KILL -> {
+                int i = random.nextInt(stack.connectUrls().size());
+                yield killAndRestart(fault, "connect-" + i, () -> stack.killConnect(i), () -> stack.restartConnect(i));
+            }
+            case ETCD_PAUSE -> {
+                long length = 1_000 + random.nextInt(4_000);
+                stack.pauseEtcd();
+                Thread.sleep(length);
+                stack.resumeEtcd();
+                yield "etcd stopped for " + length + " ms";
+            }
+            case CLOCK_JUMP -> clockJump();
+            case INJECT -> String.join("; ", injector.inject(injections, fleet.keys(), fleet.ledger()));
+        };
+        return detail == null ? null : new Event(start, System.currentTimeMillis(), fault, detail.toString());
+    }
+
+    private String clockJump() throws Exception {
+        List<Integer> skewed = IntStream.range(0, fleet.processes()).filter(fleet::skewed).boxed().toList();
+        if (skewed.isEmpty()) {
+            return "no writer runs under libfaketime";
+        }
+        int p = skewed.get(random.nextInt(skewed.size()));
+        String offset = (random.nextBoolean() ? "+" : "-") + (5 + random.nextInt(300)) + "s";
+        fleet.setClock(p, offset);
+        return "writer-" + p + "'s wall clock set to " + offset + " from the real one";
+    }
+}
