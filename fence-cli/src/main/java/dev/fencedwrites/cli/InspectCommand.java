@@ -153,7 +153,8 @@ public final class InspectCommand implements Callable<Integer> {
         }
         if (order > 0) {
             return "row behind the enforcer: newer accepted writes are on their way to the sink, the sink refused the newest one"
-                    + " (see ./fence rejected KEY, stage=sink), or a FENCE marker (seq 0) raised the fence while the sink lagged";
+                    + " (./fence rejected lists it with stage=sink), or a FENCE marker (seq 0) raised the fence while the sink"
+                    + " lagged";
         }
         return "row AHEAD of the enforcer: a write reached the table around the enforcer, or the enforcer's state was reset";
     }

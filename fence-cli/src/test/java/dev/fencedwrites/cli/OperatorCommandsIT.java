@@ -15,8 +15,6 @@ import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
 import dev.fencedwrites.services.EtcdNode;
 import dev.fencedwrites.services.Service;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -71,14 +69,14 @@ class OperatorCommandsIT {
         publish(FenceTopics.INPUT, customer, summary(customer, 500, "paused"), paused, 1);
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-            Run text = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "10m");
+            FenceRun text = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "10m");
             assertThat(text.exit()).as(text.err()).isZero();
             assertThat(text.out().lines().filter(line -> line.contains(customer)))
                     .singleElement().asString().contains("token=" + paused.token() + ".1", "highest=" + holder.token() + ".1",
                             "STALE_TOKEN",
                             "stage=enforcer", "source=fenced-writes-");
         });
-        Run json = rejected("--bootstrap", stack.kafkaBootstrap(), "--json");
+        FenceRun json = rejected("--bootstrap", stack.kafkaBootstrap(), "--json");
         assertThat(json.out().lines().filter(line -> line.contains(customer))).singleElement().satisfies(line -> {
             var object = new ObjectMapper().readTree(line);
             assertThat(object.path("reason").asText()).isEqualTo("STALE_TOKEN");
@@ -86,11 +84,11 @@ class OperatorCommandsIT {
             assertThat(object.path("key").asText()).isEqualTo(customer);
         });
 
-        Run unreachable = rejected("--bootstrap", "127.0.0.1:1");
+        FenceRun unreachable = rejected("--bootstrap", "127.0.0.1:1");
         assertThat(unreachable.exit()).isEqualTo(1);
         assertThat(unreachable.err().strip()).startsWith("fence rejected: cannot reach Kafka at 127.0.0.1:1")
                 .doesNotContain("\n");
-        Run badSince = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "yesterday");
+        FenceRun badSince = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "yesterday");
         assertThat(badSince.exit()).as("a usage error (issue 16)").isEqualTo(FenceMain.USAGE_ERROR);
         assertThat(badSince.err()).contains("--since 'yesterday' is not a duration");
     }
@@ -108,7 +106,8 @@ class OperatorCommandsIT {
                 locks(customer + "-raw", 1).get(0), 1);
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-            Run run = command("consume", "--bootstrap", stack.kafkaBootstrap(), "--schema-registry", stack.schemaRegistryUrl(),
+            FenceRun run = command("consume", "--bootstrap", stack.kafkaBootstrap(), "--schema-registry",
+                    stack.schemaRegistryUrl(),
                     "--since", "10m");
             assertThat(run.exit()).as(run.err()).isZero();
             var mapper = new ObjectMapper();
@@ -123,7 +122,7 @@ class OperatorCommandsIT {
             assertThat(run.out().lines().filter(line -> line.contains(customer + "-raw"))).singleElement()
                     .satisfies(line -> assertThat(mapper.readTree(line).path("value_error").asText()).isNotEmpty());
         });
-        Run unreachable = command("consume", "--bootstrap", "127.0.0.1:1", "--schema-registry", stack.schemaRegistryUrl());
+        FenceRun unreachable = command("consume", "--bootstrap", "127.0.0.1:1", "--schema-registry", stack.schemaRegistryUrl());
         assertThat(unreachable.exit()).isEqualTo(1);
         assertThat(unreachable.err().strip()).startsWith("fence consume: cannot reach Kafka at 127.0.0.1:1");
     }
@@ -137,7 +136,7 @@ class OperatorCommandsIT {
     void fenceProduceWritesUnderALeaseAndInspectShowsBothSidesInStep() throws Exception {
         String customer = "customer-produce-cmd-" + UUID.randomUUID();
         locks(customer + "-warm-up", 3); // etcd's revision well above where a fresh etcd starts (the stale writer below)
-        Run produced = produce(customer, "--value", "{\"amountMinor\": 1234, \"lineItems\": 3}", "--count", "2");
+        FenceRun produced = produce(customer, "--value", "{\"amountMinor\": 1234, \"lineItems\": 3}", "--count", "2");
         assertThat(produced.exit()).as(produced.out() + produced.err()).isZero();
         String token = produced.out().lines().filter(line -> line.startsWith("lease")).findFirst().orElseThrow()
                 .replaceAll(".*token=(\\d+).*", "$1");
@@ -147,7 +146,7 @@ class OperatorCommandsIT {
                 "accepted " + customer + "  token=" + token + ".2");
 
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-            Run inspected = inspect(customer, "--json");
+            FenceRun inspected = inspect(customer, "--json");
             assertThat(inspected.exit()).as(inspected.err()).isZero();
             var object = new ObjectMapper().readTree(inspected.out());
             assertThat(object.path("enforcer").path("fence").asText()).isEqualTo(token + ".2");
@@ -156,7 +155,7 @@ class OperatorCommandsIT {
             assertThat(object.path("database").path("row").path("line_items").asText()).isEqualTo("3");
             assertThat(object.path("verdict").asText()).startsWith("in step");
         });
-        Run text = inspect(customer);
+        FenceRun text = inspect(customer);
         assertThat(text.out()).contains("enforcer fence   " + token + ".2", "database fence   " + token + ".2",
                 "verdict          in step");
 
@@ -165,71 +164,62 @@ class OperatorCommandsIT {
         long ahead = Long.parseLong(token) + 1_000_000;
         publishRaw(FenceTopics.INPUT, customer, serializer().serialize(FenceTopics.INPUT, summary(customer, 9_999, "far-ahead")),
                 ahead, 1, 7_777);
-        Run next = produce(customer, "--amount", "2");
+        FenceRun next = produce(customer, "--amount", "2");
         assertThat(next.exit()).as(next.out() + next.err()).isZero();
         assertThat(next.out()).containsPattern("accepted " + customer + "  token=\\d+\\.1");
         // A writer whose tokens come from another etcd, whose revisions are far behind (as if etcd had been reset under it), is
         // stale.
         try (Service otherEtcd = EtcdNode.start(dir.resolve("other-etcd"))) {
-            Run stale = produceWith(otherEtcd.address(), customer, "--amount", "1");
+            FenceRun stale = produceWith(otherEtcd.address(), customer, "--amount", "1");
             assertThat(stale.exit()).as(stale.out() + stale.err()).isEqualTo(3);
             assertThat(stale.out())
                     .containsPattern("rejected " + customer + "  token=\\d+\\.1  STALE_TOKEN  highest=\\d+\\.1  stage=enforcer");
         }
 
-        Run unknown = inspect("customer-never-written-" + UUID.randomUUID());
+        FenceRun unknown = inspect("customer-never-written-" + UUID.randomUUID());
         assertThat(unknown.exit()).as(unknown.err()).isZero();
         assertThat(unknown.out()).contains("enforcer fence   none", "database fence   none", "verdict          unknown key");
 
-        Run noEnforcer = command("inspect", customer, "--enforcer", "http://127.0.0.1:1", "--postgres", stack.postgresUrl());
+        FenceRun noEnforcer = command("inspect", customer, "--enforcer", "http://127.0.0.1:1", "--postgres", stack.postgresUrl());
         assertThat(noEnforcer.exit()).isEqualTo(1);
         assertThat(noEnforcer.err().strip()).startsWith("fence inspect: cannot reach the enforcer at http://127.0.0.1:1")
                 .doesNotContain("\n");
-        Run notAnEnforcer = command("inspect", customer, "--enforcer", stack.connectUrl(), "--postgres", stack.postgresUrl());
+        FenceRun notAnEnforcer = command("inspect", customer, "--enforcer", stack.connectUrl(), "--postgres",
+                stack.postgresUrl());
         assertThat(notAnEnforcer.exit()).as("Connect's REST API answers 404 too, which is not \"no fence\"").isEqualTo(1);
         assertThat(notAnEnforcer.err()).contains("without the enforcer's answer");
-        Run badValue = produce(customer, "--value", "{\"amount\": 5}");
+        FenceRun badValue = produce(customer, "--value", "{\"amount\": 5}");
         assertThat(badValue.exit()).isEqualTo(1);
         assertThat(badValue.err().strip()).startsWith("fence produce: --value has unknown field 'amount'").doesNotContain("\n");
     }
 
-    private static Run produce(String key, String... more) {
+    private static FenceRun produce(String key, String... more) {
         return produceWith(stack.etcdEndpoints(), key, more);
     }
 
     /** {@code ./fence produce} taking its lease from the etcd at {@code etcd}. */
-    private static Run produceWith(String etcd, String key, String... more) {
+    private static FenceRun produceWith(String etcd, String key, String... more) {
         List<String> args = new ArrayList<>(List.of(key, "--bootstrap", stack.kafkaBootstrap(), "--etcd", etcd,
                 "--schema-registry", stack.schemaRegistryUrl()));
         args.addAll(List.of(more));
         return command("produce", args.toArray(String[]::new));
     }
 
-    private static Run inspect(String key, String... more) {
+    private static FenceRun inspect(String key, String... more) {
         List<String> args = new ArrayList<>(List.of(key, "--enforcer", stack.enforcerUrl(), "--postgres", stack.postgresUrl()));
         args.addAll(List.of(more));
         return command("inspect", args.toArray(String[]::new));
     }
 
-    private record Run(int exit, String out, String err) {
+    private static FenceRun fence(String... args) {
+        return FenceRun.of(args);
     }
 
-    /** {@code fence <args>} in this JVM, through the one entry point, with its output captured. */
-    private static Run fence(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        picocli.CommandLine line = FenceMain.commandLine();
-        line.setOut(new PrintWriter(out));
-        line.setErr(new PrintWriter(err));
-        int exit = line.execute(args);
-        return new Run(exit, out.toString(), err.toString());
-    }
-
-    private static Run rejected(String... args) {
+    private static FenceRun rejected(String... args) {
         return command("rejected", args);
     }
 
-    private static Run command(String subcommand, String... args) {
+    private static FenceRun command(String subcommand, String... args) {
         List<String> line = new ArrayList<>(List.of(subcommand));
         line.addAll(List.of(args));
         return fence(line.toArray(String[]::new));

@@ -16,8 +16,6 @@ import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
 import dev.fencedwrites.services.Jvm;
 import dev.fencedwrites.services.KafkaSecurity;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -95,7 +93,7 @@ class SecuredStackIT {
         await().atMost(Duration.ofSeconds(90)).ignoreExceptionsInstanceOf(SQLException.class)
                 .untilAsserted(() -> assertThat(amount(customer)).isEqualTo(100));
 
-        Run produced = fence("produce", customer, "--amount", "200", "--command-config", operator.toString(),
+        FenceRun produced = fence("produce", customer, "--amount", "200", "--command-config", operator.toString(),
                 "--bootstrap-server", stack.kafkaBootstrap(), "--etcd", stack.etcdEndpoints(),
                 "--schema-registry", stack.schemaRegistryUrl());
         assertThat(produced.exit()).as(produced.out() + produced.err()).isZero();
@@ -104,7 +102,7 @@ class SecuredStackIT {
 
         publishAsWriter(customer, staleToken, staleLease, 2);
         await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
-            Run rejected = fence("rejected", "--command-config", operator.toString(), "--since", "10m");
+            FenceRun rejected = fence("rejected", "--command-config", operator.toString(), "--since", "10m");
             assertThat(rejected.exit()).as(rejected.err()).isZero();
             assertThat(rejected.out()).containsPattern(customer + ".*STALE_TOKEN");
         });
@@ -119,10 +117,10 @@ class SecuredStackIT {
             producer.sendAndWait(lease, "plain text, not Avro".getBytes(StandardCharsets.UTF_8));
         }
         await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
-            Run rejected = fence("rejected", "--command-config", operator.toString(), "--since", "10m");
+            FenceRun rejected = fence("rejected", "--command-config", operator.toString(), "--since", "10m");
             assertThat(rejected.out()).containsPattern(undecodable + ".*MALFORMED_VALUE.*stage=sink");
         });
-        Run consumed = fence("consume", "-X", "bootstrap.servers=" + stack.kafkaBootstrap(), "--command-config",
+        FenceRun consumed = fence("consume", "-X", "bootstrap.servers=" + stack.kafkaBootstrap(), "--command-config",
                 operator.toString(), "--schema-registry", stack.schemaRegistryUrl());
         assertThat(consumed.exit()).as(consumed.err()).isZero();
         assertThat(consumed.out()).contains("\"key\":\"" + customer + "\"");
@@ -138,7 +136,8 @@ class SecuredStackIT {
                 + "ssl.truststore.location=" + security.certificates().truststore() + "\nssl.truststore.password="
                 + security.certificates().password() + "\n");
 
-        Run run = fenceProcess("rejected", "--command-config", wrong.toString(), "--bootstrap-server", stack.kafkaBootstrap());
+        FenceRun run = fenceProcess("rejected", "--command-config", wrong.toString(), "--bootstrap-server",
+                stack.kafkaBootstrap());
 
         assertThat(run.exit()).as(run.out()).isEqualTo(1);
         assertThat(run.out().strip()).isEqualTo("fence rejected: authentication failed for user operator: check "
@@ -147,7 +146,7 @@ class SecuredStackIT {
 
     @Test
     void aClientWithoutCredentialsIsRefusedWithOneLineNamingCommandConfig() {
-        Run run = fence("rejected", "--bootstrap-server", stack.kafkaBootstrap());
+        FenceRun run = fence("rejected", "--bootstrap-server", stack.kafkaBootstrap());
 
         assertThat(run.exit()).isEqualTo(1);
         assertThat(run.err().strip()).startsWith("fence rejected: cannot reach Kafka at " + stack.kafkaBootstrap())
@@ -158,7 +157,7 @@ class SecuredStackIT {
     void aDashXSettingWinsOverTheCommandConfig() {
         String wrongJaas = security.client(StackUsers.OPERATOR, "wrong").get("sasl.jaas.config");
 
-        Run run = fence("rejected", "--command-config", operator.toString(), "-X", "sasl.jaas.config=" + wrongJaas);
+        FenceRun run = fence("rejected", "--command-config", operator.toString(), "-X", "sasl.jaas.config=" + wrongJaas);
 
         assertThat(run.exit()).isEqualTo(1);
         assertThat(run.err().strip()).startsWith("fence rejected: authentication failed for user operator");
@@ -166,7 +165,7 @@ class SecuredStackIT {
 
     @Test
     void aUserWithoutAclsOnTheTopicIsToldWhichAclIsMissing() {
-        Run run = fence("rejected", "--command-config", operator.toString(), "-X",
+        FenceRun run = fence("rejected", "--command-config", operator.toString(), "-X",
                 "sasl.jaas.config=" + security.client(StackUsers.WRITER).get("sasl.jaas.config"));
 
         assertThat(run.exit()).as(run.out()).isEqualTo(1);
@@ -210,26 +209,16 @@ class SecuredStackIT {
         return new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
     }
 
-    private record Run(int exit, String out, String err) {
-    }
-
-    /** {@code fence <args>} in this JVM, through the one entry point, with its output captured. */
-    private static Run fence(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        picocli.CommandLine line = FenceMain.commandLine();
-        line.setOut(new PrintWriter(out));
-        line.setErr(new PrintWriter(err));
-        int exit = line.execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    private static FenceRun fence(String... args) {
+        return FenceRun.of(args);
     }
 
     /** {@code fence <args>} as {@code ./fence} runs it: its own JVM with the project's log4j2 configuration; all output. */
-    private static Run fenceProcess(String... args) throws Exception {
+    private static FenceRun fenceProcess(String... args) throws Exception {
         List<String> command = new ArrayList<>(Jvm.command(List.of(), Path.of("../config/log4j2.properties").toAbsolutePath(),
                 FenceMain.class.getName(), List.of(args)));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        return new Run(process.waitFor(), output, "");
+        return new FenceRun(process.waitFor(), output, "");
     }
 }

@@ -7,8 +7,6 @@ import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -72,7 +70,7 @@ class VerifyIT {
         for (int i = 0; i < 5; i++) {
             String key = "verify-" + UUID.randomUUID();
             KEYS.add(key);
-            Run produced = fence("produce", key, "--amount", Integer.toString(100 + i), "--count", "3", "--bootstrap",
+            FenceRun produced = fence("produce", key, "--amount", Integer.toString(100 + i), "--count", "3", "--bootstrap",
                     stack.kafkaBootstrap(), "--etcd", stack.etcdEndpoints(), "--schema-registry", stack.schemaRegistryUrl());
             assertThat(produced.exit()).as(produced.err()).isZero();
             send(FenceTopics.INPUT, key, 1, 1, "stale".getBytes(StandardCharsets.UTF_8)); // below the lock's token: STALE_TOKEN
@@ -92,7 +90,7 @@ class VerifyIT {
     @Test
     @Order(1)
     void aCleanPipelineHasNoViolation() {
-        Run run = verify();
+        FenceRun run = verify();
 
         assertThat(run.exit()).as(run.out() + run.err()).isZero();
         assertThat(run.out()).contains("0 violations").containsPattern("STALE_TOKEN +[1-9]")
@@ -108,7 +106,7 @@ class VerifyIT {
         send(FenceTopics.ACCEPTED, bypassed, 1, 1, "around the enforcer".getBytes(StandardCharsets.UTF_8));
         sql("UPDATE billing_summary SET amount_minor = amount_minor + 1 WHERE resource_key = ?", edited);
 
-        Run run = verify();
+        FenceRun run = verify();
 
         assertThat(run.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
         assertThat(run.out()).contains("FENCE_FELL " + bypassed + ": ").contains("ACCEPTED_WITHOUT_INPUT " + bypassed + ": ")
@@ -124,7 +122,7 @@ class VerifyIT {
         String stranger = "verify-stranger-" + UUID.randomUUID();
         sql("INSERT INTO billing_summary (resource_key, fence_token, fence_seq) VALUES (?, 7, 1)", stranger);
 
-        Run run = verify();
+        FenceRun run = verify();
 
         assertThat(run.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
         assertThat(run.out()).contains("ROW_AHEAD " + KEYS.get(2) + ": ").contains("ROW_BEHIND " + KEYS.get(3) + ": ")
@@ -135,7 +133,7 @@ class VerifyIT {
     @Order(4)
     void aForgedRejectionOfAnAcceptedWriteIsUnlikeTheRuleAndASecondDecision() throws Exception {
         String key = KEYS.get(1);
-        Run json = verify("--json", "--no-table");
+        FenceRun json = verify("--json", "--no-table");
         assertThat(json.out()).contains("\"DECIDED_TWICE\":0");
         RecordHeaders headers = fenceHeaders(5_000_000, 1);
         headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("STALE_TOKEN"));
@@ -146,7 +144,7 @@ class VerifyIT {
         headers.add(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(firstInputOffset(key)));
         send(FenceTopics.REJECTED, key, headers, null);
 
-        Run run = verify("--no-table");
+        FenceRun run = verify("--no-table");
 
         assertThat(run.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
         assertThat(run.out()).contains("UNLIKE_RULE " + key + ": ").contains("the rule says ACCEPT")
@@ -163,7 +161,7 @@ class VerifyIT {
         }
         send(prefix, "lonely", 5, 1, "nobody reads this".getBytes(StandardCharsets.UTF_8));
 
-        Run run = fence("verify", "--bootstrap", stack.kafkaBootstrap(), "--no-table", "--input-topic", prefix,
+        FenceRun run = fence("verify", "--bootstrap", stack.kafkaBootstrap(), "--no-table", "--input-topic", prefix,
                 "--accepted-topic", prefix + "-accepted", "--rejected-topic", prefix + "-rejected", "--markers-topic",
                 prefix + "-markers", "--application-id", prefix);
 
@@ -171,24 +169,15 @@ class VerifyIT {
         assertThat(run.out()).contains("NEVER_DECIDED lonely: " + prefix + "-0@0").contains("no markers topic");
     }
 
-    private static Run verify(String... more) {
+    private static FenceRun verify(String... more) {
         List<String> args = new ArrayList<>(List.of("verify", "--bootstrap", stack.kafkaBootstrap(), "--schema-registry",
                 stack.schemaRegistryUrl(), "--postgres", stack.postgresUrl()));
         args.addAll(List.of(more));
         return fence(args.toArray(String[]::new));
     }
 
-    private record Run(int exit, String out, String err) {
-    }
-
-    private static Run fence(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        picocli.CommandLine line = FenceMain.commandLine();
-        line.setOut(new PrintWriter(out));
-        line.setErr(new PrintWriter(err));
-        int exit = line.execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    private static FenceRun fence(String... args) {
+        return FenceRun.of(args);
     }
 
     private static RecordHeaders fenceHeaders(long token, long seq) {

@@ -9,8 +9,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /** {@code fence chaos}'s text report: the run, its faults, what the writers did and what {@code fence verify} found. */
@@ -43,13 +45,21 @@ public final class ChaosReport {
         row(out, "stalls past the lease TTL (process stopped between lease check and send)", outcome.resumed().size());
         row(out, "  of which another writer took the key over first", outcome.resumed().stream().filter(
                 WriterFleet.Resumed::tookOver).count());
-        row(out, "stale writes that reached the broker", ledger.stalledWrites().size());
-        Map<String, Long> byFate = ledger.stalledWrites().stream().collect(Collectors.groupingBy(
+        Set<String> takenOver = new HashSet<>();
+        outcome.resumed().stream().filter(WriterFleet.Resumed::tookOver).forEach(r -> takenOver.add(r.key() + "@" + r.token()));
+        List<WriterLedger.Ack> stale = ledger.stalledWrites().stream().filter(a -> takenOver.contains(a.key() + "@" + a.token()))
+                .toList();
+        row(out, "stale writes that reached the broker (sent after another writer took the key)", stale.size());
+        Map<String, Long> byFate = stale.stream().collect(Collectors.groupingBy(
                 ack -> fates.getOrDefault(ack.partition() + "@" + ack.offset(), "ACCEPTED"), Collectors.counting()));
         byFate.forEach((fate, n) -> row(out, "  decided " + fate, n));
+        row(out, "stalled writes sent while still the key's newest holder (not stale)",
+                ledger.stalledWrites().size() - stale.size());
         row(out, "leases lost (reported by producer-lib)", ledger.lost().size());
         row(out, "sends refused under a lost lease", ledger.refused());
         row(out, "acquisitions or sends that failed (etcd or Kafka unavailable)", ledger.failures().size());
+        row(out, "records injected with kcat (forged, borrowed, stale, duplicate: in verify's decisions below)",
+                outcome.injected());
         out.println();
         out.println("Pipeline afterwards (fence verify)");
         VerifyReport.text(outcome.verify(), out);

@@ -75,11 +75,12 @@ public final class ChaosRun {
      * @param ledger  what the writers did
      * @param verify  what {@code fence verify} found afterwards
      * @param resumed the writers' stalls past the lease, resumed
-     * @param fates   per stale write's input position ({@code partition@offset}), the enforcer's rejection reason (absent:
-     *                accepted)
+     * @param fates    per stale write's input position ({@code partition@offset}), the enforcer's rejection reason (absent:
+     *                 accepted)
+     * @param injected records sent with kcat by the nemesis
      */
     public record Outcome(Settings settings, List<Nemesis.Event> events, WriterLedger ledger, List<WriterFleet.Resumed> resumed,
-            PipelineVerifier.Result verify, long startedMillis, long stoppedMillis, Map<String, String> fates) {
+            PipelineVerifier.Result verify, long startedMillis, long stoppedMillis, Map<String, String> fates, int injected) {
     }
 
     /** Runs it all; {@code progress} gets one line per step and per fault. */
@@ -96,24 +97,28 @@ public final class ChaosRun {
             List<Nemesis.Event> events;
             WriterLedger ledger;
             List<WriterFleet.Resumed> resumed;
+            int injected;
             try (WriterFleet fleet = WriterFleet.start(settings.dir().resolve("writers"), settings.load(), stack.kafkaBootstrap(),
                     List.of(stack.etcdEndpoints().split(",")), stack.schemaRegistryUrl(), "chaos-", skewed)) {
                 progress.accept("writers: " + fleet.describe() + (skewed.isEmpty()
                         ? ""
                         : "; " + skewed.size()
                                 + " on a skewed wall clock (libfaketime)"));
-                Nemesis nemesis = new Nemesis(stack, fleet, new Injector(stack.kafkaBootstrap(), settings.dir()),
+                Injector injector = new Injector(stack.kafkaBootstrap(), settings.dir());
+                Nemesis nemesis = new Nemesis(stack, fleet, injector,
                         settings.faults(), settings.seed(), settings.load().ttl(), line -> progress.accept("fault: " + line));
-                events = nemesis.run(settings.duration());
+                nemesis.run(settings.duration());
                 progress.accept("time is up: stopping the writers");
                 fleet.stop();
+                events = nemesis.settle();
+                injected = injector.sent();
                 ledger = fleet.ledger();
                 resumed = List.copyOf(fleet.resumed());
             }
             long stopped = System.currentTimeMillis();
             catchUp(stack, settings.control(), progress);
             PipelineVerifier.Result verify = verify(stack, settings.control());
-            return new Outcome(settings, events, ledger, resumed, verify, started, stopped, fates(stack, ledger));
+            return new Outcome(settings, events, ledger, resumed, verify, started, stopped, fates(stack, ledger), injected);
         }
     }
 

@@ -60,10 +60,14 @@ final class Nemesis {
         this.progress = progress;
     }
 
-    /** Injects faults until {@code duration} has passed, then waits for restarts in progress; returns what happened, in order. */
-    List<Event> run(Duration duration) throws Exception {
+    /** Injects faults until {@code duration} has passed (a restart may still be in progress then: {@link #settle()}). */
+    void run(Duration duration) throws Exception {
+        schedule(duration);
+    }
+
+    /** Waits for the restarts in progress; returns every fault that happened, in order. */
+    List<Event> settle() throws Exception {
         try {
-            schedule(duration);
             for (Future<?> restart : restarting.values()) {
                 restart.get();
             }

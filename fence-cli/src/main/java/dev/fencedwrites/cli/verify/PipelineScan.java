@@ -109,7 +109,7 @@ final class PipelineScan implements TopicSource, AutoCloseable {
                 }
             }
         }
-        progress.printf("[verify] %s: read %,d records of %s in %.1f s%n", pass, records, topic,
+        progress.printf("[verify] %s: read %,d %s of %s in %.1f s%n", pass, records, records == 1 ? "record" : "records", topic,
                 (System.nanoTime() - started) / 1e9);
         progress.flush();
     }

@@ -18,7 +18,7 @@ public final class VerifyReport {
         Findings findings = result.findings();
         out.println("Records");
         findings.counts().forEach((what, n) -> row(out, what, n));
-        out.println("Decisions of the enforcer");
+        out.println("Decisions on the output topics (accepted records, rejected copies of stage enforcer, published markers)");
         findings.decisions().forEach((what, n) -> row(out, what, n));
         out.println("Violations");
         for (ViolationKind kind : ViolationKind.values()) {
@@ -40,7 +40,7 @@ public final class VerifyReport {
         out.println();
         out.printf("%s in %.1f s%n", findings.violations() == 0
                 ? "0 violations: every decided input record was decided once, as the rule decides it, and the checks held"
-                : findings.violations() + " violations", result.seconds());
+                : findings.violations() + (findings.violations() == 1 ? " violation" : " violations"), result.seconds());
         out.flush();
     }
 
