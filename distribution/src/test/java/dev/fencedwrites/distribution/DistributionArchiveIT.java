@@ -101,10 +101,15 @@ class DistributionArchiveIT {
     }
 
     @Test
-    void demoAndUpSayTheyNeedASourceCheckout() throws Exception {
+    void demoUpAndChaosSayTheyNeedASourceCheckoutAndVerifyRuns() throws Exception {
         Installed.Run up = dist.launch(outside, Map.of(), "fence", "--bootstrap", "127.0.0.1:1", "up");
         assertThat(up.exit()).as(up.output()).isEqualTo(2);
         assertThat(up.err().strip()).contains("'up' starts a local stack from a source checkout").doesNotContain("\n");
+        Installed.Run chaos = dist.launch(outside, Map.of(), "fence", "chaos", "--duration", "1m");
+        assertThat(chaos.exit()).as(chaos.output()).isEqualTo(2);
+        assertThat(chaos.err().strip()).contains("'chaos' starts a local stack from a source checkout").doesNotContain("\n");
+        Installed.Run verify = dist.launch(outside, Map.of(), "fence", "verify", "--help");
+        assertThat(verify.exit()).as("verify links on the archive's lib/: " + verify.output()).isZero();
         Installed.Run produceKeyNamedDemo = dist.launch(outside, Map.of(), "fence", "produce", "demo", "--help");
         assertThat(produceKeyNamedDemo.exit()).as("a key named demo is not the demo command").isZero();
     }
