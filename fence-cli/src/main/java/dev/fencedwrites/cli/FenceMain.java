@@ -36,7 +36,7 @@ import picocli.CommandLine.Spec;
                 "           docker-compose), check docker/compose.yaml, then run every unit and integration test (mvn "
                         + "verify);",
                 "           ./fence test --help says more.",
-                "  test-failover  Only the failover test on the clustered stack (about 6 minutes; ./fence test runs it too);",
+                "  test-failover  The clustered stack's tests, ClusterFailoverIT and ClusterUpIT (about 8 minutes);",
                 "           ./fence test-failover --help says more.",
                 "  bench    Measure what fencing costs beside its unfenced baseline; one table, also written to "
                         + "bench/results/;",
