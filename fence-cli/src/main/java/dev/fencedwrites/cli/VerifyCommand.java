@@ -1,7 +1,5 @@
 package dev.fencedwrites.cli;
 
-import dev.fencedwrites.avro.RestSchemaRegistryClient;
-import dev.fencedwrites.avro.connect.AvroConverter;
 import dev.fencedwrites.cli.verify.PipelineVerifier;
 import dev.fencedwrites.cli.verify.VerifyReport;
 import dev.fencedwrites.contract.FenceTopics;
@@ -11,14 +9,11 @@ import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.connect.data.Struct;
-import org.apache.kafka.connect.errors.DataException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -117,9 +112,7 @@ public final class VerifyCommand implements Callable<Integer> {
             try (Connection connection = jdbcUrl == null ? null : DriverManager.getConnection(jdbcUrl)) {
                 PipelineVerifier.Database database = null;
                 if (connection != null) {
-                    AvroConverter values = new AvroConverter(new RestSchemaRegistryClient(stack.schemaRegistry(false, err),
-                            Duration.ofSeconds(10)), false);
-                    database = new PipelineVerifier.Database(connection, bytes -> struct(values, bytes));
+                    database = PipelineVerifier.Database.withRegistry(connection, stack.schemaRegistry(false, err));
                 }
                 result = PipelineVerifier.run(client, options, database, err);
             } catch (SQLException e) {
@@ -154,13 +147,5 @@ public final class VerifyCommand implements Callable<Integer> {
             err.println("[verify] no PostgreSQL URL (--postgres, POSTGRES_URL): the table is not checked");
             return null;
         }
-    }
-
-    private static Struct struct(AvroConverter values, byte[] bytes) {
-        Object value = values.toConnectData(null, bytes).value();
-        if (!(value instanceof Struct struct)) {
-            throw new DataException("the value is not an Avro record");
-        }
-        return struct;
     }
 }

@@ -1,7 +1,5 @@
 package dev.fencedwrites.cli.chaos;
 
-import dev.fencedwrites.avro.RestSchemaRegistryClient;
-import dev.fencedwrites.avro.connect.AvroConverter;
 import dev.fencedwrites.cli.verify.PipelineVerifier;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
@@ -28,7 +26,6 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.connect.data.Struct;
 
 /**
  * One {@code fence chaos} run (issue 18): starts the stack, the writer processes and the nemesis, stops the writers when the
@@ -205,11 +202,9 @@ public final class ChaosRun {
                         "fence-enforcer", true, UNFENCED_GROUP, BillingConnectors.UNFENCED_TABLE)
                 : new PipelineVerifier.Options(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS,
                         "fence-enforcer", true, SINK_GROUP, BillingConnectors.TABLE);
-        AvroConverter values = new AvroConverter(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)),
-                false);
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl())) {
             return PipelineVerifier.run(Map.of("bootstrap.servers", stack.kafkaBootstrap()), options,
-                    new PipelineVerifier.Database(connection, bytes -> (Struct) values.toConnectData(null, bytes).value()),
+                    PipelineVerifier.Database.withRegistry(connection, stack.schemaRegistryUrl()),
                     new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true));
         }
     }

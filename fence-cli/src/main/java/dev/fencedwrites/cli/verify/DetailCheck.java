@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.utils.Utils;
 
 /**
  * {@code fence verify}'s second pass, over the keys the first left unsettled ({@link HistoryCheck#unsettled}): fed the same
@@ -136,12 +135,8 @@ final class DetailCheck {
     }
 
     private Expected expect(ConsumerRecord<byte[], byte[]> record, Fence fence) {
-        boolean misrouted = Utils.toPositive(Utils.murmur2(record.key())) % scope.inputPartitions() != record.partition();
-        RejectionReason late = deferred.get(new Position(record.partition(), record.offset()));
-        if (misrouted) {
-            return new Expected(Kind.REJECTED, late != null ? late : RejectionReason.WRONG_PARTITION, null, fence, fence);
-        }
-        return ReplayRule.expect(record, fence, late);
+        return ReplayRule.expectAt(record, scope.inputPartitions(), fence, deferred.get(new Position(record.partition(),
+                record.offset())));
     }
 
     /** A winning marker, when the markers topic is not there to show it: absorbed without a trace. */

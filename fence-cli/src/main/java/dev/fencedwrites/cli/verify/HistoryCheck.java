@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.utils.Utils;
 
 /**
  * {@code fence verify}'s first pass (issue 18): fed the rejected and markers topics, then the input topic, then the accepted
@@ -96,18 +95,14 @@ final class HistoryCheck {
         String key = OutputRecord.key(record.key());
         KeyState state = key == null ? null : keys.computeIfAbsent(key, k -> new KeyState());
         RejectionReason late = deferred.get(at);
-        boolean misrouted = key != null
-                && Utils.toPositive(Utils.murmur2(record.key())) % scope.inputPartitions() != at.partition();
+        boolean misrouted = ReplayRule.misrouted(record, scope.inputPartitions());
         List<String> byPosition = keyless.remove(at);
         if (misrouted && scope.reroute() && late == null && byPosition == null) {
             state.mixed = true; // decided on its key's partition, in an order the input log does not give
             findings.count("input records re-routed");
             return;
         }
-        Expected expected = misrouted
-                ? new Expected(Kind.REJECTED, late != null ? late : RejectionReason.WRONG_PARTITION, null, state.fence,
-                        state.fence)
-                : ReplayRule.expect(record, state == null ? null : state.fence, late);
+        Expected expected = ReplayRule.expectAt(record, scope.inputPartitions(), state == null ? null : state.fence, late);
         if (byPosition != null) {
             compareAtPosition(at, key, expected, byPosition);
         } else if (state == null) {

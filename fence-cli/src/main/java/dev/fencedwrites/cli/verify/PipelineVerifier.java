@@ -1,9 +1,12 @@
 package dev.fencedwrites.cli.verify;
 
+import dev.fencedwrites.avro.RestSchemaRegistryClient;
+import dev.fencedwrites.avro.connect.AvroConverter;
 import dev.fencedwrites.contract.Fence;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -13,6 +16,7 @@ import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.errors.DataException;
 
 /**
  * {@code fence verify} (issue 18): reads a pipeline's topics, and optionally the sink's table, and checks the fencing contract
@@ -40,6 +44,20 @@ public final class PipelineVerifier {
 
     /** The table side: a connection to the sink's database and the value decoder the sink uses. */
     public record Database(Connection connection, Function<byte[], Struct> decode) {
+        /**
+         * The sink's database with the sink's decoding: Avro in the Confluent wire format, its schema from
+         * {@code registryUrl}, to a Connect {@code Struct} (a value that is not a record throws {@link DataException}).
+         */
+        public static Database withRegistry(Connection connection, String registryUrl) {
+            AvroConverter values = new AvroConverter(new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), false);
+            return new Database(connection, bytes -> {
+                Object value = values.toConnectData(null, bytes).value();
+                if (!(value instanceof Struct struct)) {
+                    throw new DataException("the value is not an Avro record");
+                }
+                return struct;
+            });
+        }
     }
 
     /**

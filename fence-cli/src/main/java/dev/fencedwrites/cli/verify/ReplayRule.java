@@ -12,6 +12,7 @@ import java.util.EnumSet;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * The enforcer's decision for one input record, replayed from the record and its key's fence: the checks in the enforcer's
@@ -82,6 +83,28 @@ final class ReplayRule {
             return rejected(deferred, stamp.fence(), stored);
         }
         return new Expected(marker ? Kind.MARKER : Kind.ACCEPTED, null, stamp.fence(), stored, raised);
+    }
+
+    /**
+     * Whether the record is on another input partition than murmur2 (Kafka's default partitioner) assigns its key among
+     * {@code partitions}; a record without a key is not (the enforcer rejects it {@code MISSING_KEY} first).
+     */
+    static boolean misrouted(ConsumerRecord<byte[], byte[]> record, int partitions) {
+        return record.key() != null && record.key().length > 0
+                && Utils.toPositive(Utils.murmur2(record.key())) % partitions != record.partition();
+    }
+
+    /**
+     * {@link #expect(ConsumerRecord, Fence, RejectionReason)} for a record decided on the input partition it was read from: a
+     * misrouted one is rejected there, with the enforcer's deferred reason ({@code TOO_LARGE} for the re-route) or else
+     * {@code WRONG_PARTITION}, and the fence does not move.
+     */
+    static Expected expectAt(ConsumerRecord<byte[], byte[]> record, int partitions, Fence stored, RejectionReason deferred) {
+        if (misrouted(record, partitions)) {
+            return new Expected(Kind.REJECTED, deferred != null ? deferred : RejectionReason.WRONG_PARTITION, null, stored,
+                    stored);
+        }
+        return expect(record, stored, deferred);
     }
 
     /** The record's own fence from its headers, or {@code null} when they carry none that parses. */
