@@ -43,8 +43,8 @@ import picocli.CommandLine.Spec;
                 "  ./fence chaos --faults enforcer-kill,worker-pause --seed 7",
                 "",
                 "The same --seed (and options) draws the same schedule of faults; what the writers do in between depends on",
-                "timing. Exit status: 0 when verify found no violation, 3 when it found any (the report names the seed), 1",
-                "with a one-line reason when the run could not be made."})
+                "timing. Exit status: 0 when verify found no violation and every stale write was rejected, 3 otherwise (the",
+                "report names the seed), 1 with a one-line reason when the run could not be made."})
 public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "2m", paramLabel = "DURATION", description = "Load and faults for this long, "
             + "e.g. 2m, 30m (default: ${DEFAULT-VALUE}).")
@@ -124,6 +124,12 @@ public final class ChaosCommand implements Callable<Integer> {
         spec.commandLine().getOut().print(text);
         spec.commandLine().getOut().println("report: " + runDir.resolve("report.html").toAbsolutePath());
         spec.commandLine().getOut().flush();
-        return outcome.verify().violations() == 0 ? 0 : VerifyCommand.VIOLATIONS;
+        long staleAccepted = ChaosReport.staleAccepted(outcome);
+        if (staleAccepted > 0) {
+            spec.commandLine().getOut()
+                    .println("FAIL: " + staleAccepted + " stale writes (sent after another writer took the key) "
+                            + "were not rejected; run the same schedule again with: " + replay);
+        }
+        return outcome.verify().violations() == 0 && staleAccepted == 0 ? 0 : VerifyCommand.VIOLATIONS;
     }
 }

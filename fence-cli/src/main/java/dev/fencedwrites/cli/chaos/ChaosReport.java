@@ -45,10 +45,7 @@ public final class ChaosReport {
         row(out, "stalls past the lease TTL (process stopped between lease check and send)", outcome.resumed().size());
         row(out, "  of which another writer took the key over first", outcome.resumed().stream().filter(
                 WriterFleet.Resumed::tookOver).count());
-        Set<String> takenOver = new HashSet<>();
-        outcome.resumed().stream().filter(WriterFleet.Resumed::tookOver).forEach(r -> takenOver.add(r.key() + "@" + r.token()));
-        List<WriterLedger.Ack> stale = ledger.stalledWrites().stream().filter(a -> takenOver.contains(a.key() + "@" + a.token()))
-                .toList();
+        List<WriterLedger.Ack> stale = staleWrites(outcome);
         row(out, "stale writes that reached the broker (sent after another writer took the key)", stale.size());
         Map<String, Long> byFate = stale.stream().collect(Collectors.groupingBy(
                 ack -> fates.getOrDefault(ack.partition() + "@" + ack.offset(), "ACCEPTED"), Collectors.counting()));
@@ -89,6 +86,21 @@ public final class ChaosReport {
         Files.writeString(dir.resolve("report.html"), ChaosTimeline.html(outcome, outcome.fates(), text), StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("verify.json"), VerifyReport.json(outcome.verify()), StandardCharsets.UTF_8);
         return text;
+    }
+
+    /** The stalled writes sent after another writer had taken their key over: stale when they reached the broker. */
+    static List<WriterLedger.Ack> staleWrites(ChaosRun.Outcome outcome) {
+        Set<String> takenOver = new HashSet<>();
+        outcome.resumed().stream().filter(WriterFleet.Resumed::tookOver).forEach(r -> takenOver.add(r.key() + "@" + r.token()));
+        return outcome.ledger().stalledWrites().stream().filter(a -> takenOver.contains(a.key() + "@" + a.token())).toList();
+    }
+
+    /**
+     * The stale writes the enforcer did not reject (no rejected copy names them): each one a fencing failure, whatever verify
+     * says, so the run fails on them too.
+     */
+    public static long staleAccepted(ChaosRun.Outcome outcome) {
+        return staleWrites(outcome).stream().filter(a -> !outcome.fates().containsKey(a.partition() + "@" + a.offset())).count();
     }
 
     /** The faults that the run chose but that never happened (too short a run). */
