@@ -9,6 +9,9 @@ import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -29,8 +32,8 @@ import picocli.CommandLine.Spec;
         header = "Check a pipeline's history: every input decided once, as the rule decides, and the table in step.",
         usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
         description = {
-                "Reads the input, accepted, rejected and markers topics (read_committed, from their beginning) and the sink's"
-                        + " table,",
+                "Reads the input, accepted, rejected and markers topics (read_committed, from their beginning or --since) and "
+                        + "the sink's table,",
                 "and checks that:",
                 "  - every input record the enforcer has committed past was decided exactly once: accepted, rejected (stage",
                 "    enforcer), or absorbed as a winning marker (published on the markers topic);",
@@ -48,6 +51,7 @@ import picocli.CommandLine.Spec;
         footer = {"", "Examples:",
                 "  ./fence verify",
                 "  ./fence verify --json | jq .violations",
+                "  ./fence verify --since 24h                  # a nightly audit of the last day",
                 "  ./fence verify --bootstrap kafka:9092 --command-config client.properties --no-table",
                 "",
                 "Reads KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL and POSTGRES_URL from .fence/stack.env (./fence up), else"
@@ -85,6 +89,11 @@ public final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "The sink's database (default: POSTGRES_URL from "
             + "the environment or the env file).")
     String postgresUrl;
+    @Option(names = "--since", paramLabel = "TIME", description = "Check the input records from this time on: a duration "
+            + "ago (90s, 15m, 2h, 1d) or an ISO-8601 time (2026-12-02T18:00:00Z). Each key's fence where the window starts "
+            + "comes from the accepted records and winning markers before it, which are read and checked for rising only; "
+            + "the input records before it are not read (default: the whole history).")
+    String since;
     @Option(names = "--json", description = "One JSON object instead of the table.")
     boolean json;
     @Spec
@@ -100,6 +109,7 @@ public final class VerifyCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(),
                     "--partition-mismatch-policy must be reroute or reject, not '" + mismatch + "'");
         }
+        Instant from = since == null ? null : since(since);
         KafkaRefusal.quietClientLogs();
         StackOptions stack = fence.stack();
         try {
@@ -107,7 +117,7 @@ public final class VerifyCommand implements Callable<Integer> {
             client.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, stack.bootstrap(false, err));
             String jdbcUrl = noTable ? null : postgres(stack, err);
             PipelineVerifier.Options options = new PipelineVerifier.Options(input, accepted, rejected, markers, applicationId,
-                    mismatch.equals("reroute"), "connect-" + connector, jdbcUrl == null ? null : table);
+                    mismatch.equals("reroute"), "connect-" + connector, jdbcUrl == null ? null : table, from);
             PipelineVerifier.Result result;
             try (Connection connection = jdbcUrl == null ? null : DriverManager.getConnection(jdbcUrl)) {
                 PipelineVerifier.Database database = null;
@@ -133,6 +143,20 @@ public final class VerifyCommand implements Callable<Integer> {
             err.println("verify: " + (refusal != null ? refusal : e.getMessage()));
             err.flush();
             return 1;
+        }
+    }
+
+    /** {@code --since}'s time: a duration ago, or an ISO-8601 time with its offset. */
+    private Instant since(String text) {
+        try {
+            return Instant.now().minus(TopicReader.parseDuration("--since", text));
+        } catch (IllegalArgumentException notDuration) {
+            try {
+                return OffsetDateTime.parse(text.trim()).toInstant();
+            } catch (DateTimeParseException e) {
+                throw new ParameterException(spec.commandLine(), "--since '" + text + "' is neither a duration like 90s, 15m, "
+                        + "2h or 1d nor an ISO-8601 time like 2026-12-02T18:00:00Z", e);
+            }
         }
     }
 

@@ -15,6 +15,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -167,6 +168,35 @@ class VerifyIT {
 
         assertThat(run.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
         assertThat(run.out()).contains("NEVER_DECIDED lonely: " + prefix + "-0@0").contains("no markers topic");
+    }
+
+    @Test
+    @Order(6)
+    void sinceChecksTheWindowFromTheFenceTheHistoryBeforeItSet() throws Exception {
+        String since = Instant.now().toString();
+        Thread.sleep(5);
+        for (String key : List.of(KEYS.get(0), KEYS.get(4))) {
+            // Stale only against the fence before the window: without it, the replay would say it is accepted.
+            send(FenceTopics.INPUT, key, 1, 1, "stale".getBytes(StandardCharsets.UTF_8));
+            FenceRun produced = fence("produce", key, "--amount", "7", "--count", "2", "--bootstrap", stack.kafkaBootstrap(),
+                    "--etcd", stack.etcdEndpoints(), "--schema-registry", stack.schemaRegistryUrl());
+            assertThat(produced.exit()).as(produced.err()).isZero();
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> rowFenceSeq(KEYS.get(0)) == 2 && rowFenceSeq(KEYS.get(4)) == 2);
+        assertThat(verify("--no-table").exit()).as("the whole history holds the earlier tests' violations").isEqualTo(3);
+
+        FenceRun window = verify("--no-table", "--since", since);
+
+        assertThat(window.exit()).as(window.out() + window.err()).isZero();
+        assertThat(window.out()).contains("0 violations").containsPattern("STALE_TOKEN +2\\b")
+                .containsPattern("input offsets before --since[^\\n]* [1-9]");
+
+        send(FenceTopics.ACCEPTED, KEYS.get(4), 2, 1, "around the enforcer".getBytes(StandardCharsets.UTF_8));
+        FenceRun bypassed = verify("--no-table", "--since", since);
+
+        assertThat(bypassed.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
+        assertThat(bypassed.out()).contains("FENCE_FELL " + KEYS.get(4) + ": ")
+                .contains("ACCEPTED_WITHOUT_INPUT " + KEYS.get(4) + ": ").doesNotContain(KEYS.get(1));
     }
 
     private static FenceRun verify(String... more) {

@@ -13,6 +13,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
@@ -28,6 +29,7 @@ final class DetailCheck {
     private final Findings findings;
     private final Set<String> keys;
     private final Map<Position, RejectionReason> deferred;
+    private final Function<String, Fence> seeds;
     private final Map<String, List<Made>> made = new HashMap<>();
     private final Map<String, List<ConsumerRecord<byte[], byte[]>>> inputs = new HashMap<>();
     private final Map<String, Set<Long>> pending = new HashMap<>();
@@ -37,11 +39,14 @@ final class DetailCheck {
     private record Made(Position input, String label, String where) {
     }
 
-    DetailCheck(Scope scope, Findings findings, Set<String> keys, Map<Position, RejectionReason> deferred) {
+    /** @param seeds per key, its fence where {@code --since}'s window starts, or {@code null} */
+    DetailCheck(Scope scope, Findings findings, Set<String> keys, Map<Position, RejectionReason> deferred,
+            Function<String, Fence> seeds) {
         this.scope = scope;
         this.findings = findings;
         this.keys = keys;
         this.deferred = deferred;
+        this.seeds = seeds;
     }
 
     void rejected(ConsumerRecord<byte[], byte[]> record) {
@@ -86,7 +91,7 @@ final class DetailCheck {
             Map<Position, List<Made>> byInput = new HashMap<>();
             made.getOrDefault(key, List.of()).forEach(m -> byInput.computeIfAbsent(m.input(), p -> new ArrayList<>()).add(m));
             linkAccepted(key, in, byInput);
-            Fence fence = null;
+            Fence fence = seeds.apply(key);
             for (ConsumerRecord<byte[], byte[]> record : in) {
                 Position at = new Position(record.partition(), record.offset());
                 List<Made> decisions = byInput.getOrDefault(at, List.of());
@@ -153,7 +158,8 @@ final class DetailCheck {
 
     private boolean wanted(OutputRecord copy) {
         return copy.key() != null && keys.contains(copy.key()) && copy.source() != null
-                && scope.input().equals(copy.sourceTopic()) && scope.decided(copy.source().partition(), copy.source().offset());
+                && scope.input().equals(copy.sourceTopic()) && scope.decided(copy.source().partition(), copy.source().offset())
+                && scope.window().checks(copy.source().partition(), copy.source().offset());
     }
 
     private static String where(String topic, ConsumerRecord<?, ?> record) {

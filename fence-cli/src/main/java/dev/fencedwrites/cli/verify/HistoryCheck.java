@@ -73,6 +73,9 @@ final class HistoryCheck {
                 state.markerOffset = record.offset();
             }
         }
+        if (fence != null && copy.key() != null && before(copy)) {
+            keys.get(copy.key()).seed(fence); // the winning marker of an input record before --since
+        }
         if (!decisionOfInput(copy, "marker")) {
             return;
         }
@@ -124,6 +127,20 @@ final class HistoryCheck {
         }
     }
 
+    /**
+     * One record of the accepted topic before {@code --since}'s window: the decision of an input record not read, it sets the
+     * key's fence and row, and is not checked.
+     */
+    void seed(ConsumerRecord<byte[], byte[]> record) {
+        findings.count("accepted records before --since (not checked; they set each key's fence)");
+        String key = OutputRecord.key(record.key());
+        KeyState state = keys.computeIfAbsent(key, k -> new KeyState());
+        Fence own = observe(record, key, state, false);
+        if (own != null) {
+            state.seed(own);
+        }
+    }
+
     /** One record of the accepted topic. */
     void accepted(ConsumerRecord<byte[], byte[]> record) {
         findings.count("accepted records");
@@ -136,15 +153,31 @@ final class HistoryCheck {
         } else {
             state.acceptedBeyond++;
         }
+        observe(record, key, state, true);
+    }
+
+    /**
+     * The checks of an accepted record against the key's accepted records before it (rising), and the row the sink's guard
+     * makes of them; returns the record's fence, or {@code null} when it has none (a violation when {@code check}).
+     *
+     * @param check whether a record unlike the rule is a violation: not before {@code --since}'s window
+     */
+    private Fence observe(ConsumerRecord<byte[], byte[]> record, String key, KeyState state, boolean check) {
         String at = where(scope.accepted(), new Position(record.partition(), record.offset()));
         Fence own = ReplayRule.fenceOf(record);
         if (own == null) {
-            findings.violation(ViolationKind.UNLIKE_RULE, key, at + " has no valid fence headers, yet is on the accepted topic");
-            return;
+            if (check) {
+                findings.violation(ViolationKind.UNLIKE_RULE, key,
+                        at + " has no valid fence headers, yet is on the accepted topic");
+            }
+            return null;
         }
         if (state.lastAccepted != null && !FenceRule.decide(state.lastAccepted, own).accepted()) {
-            findings.violation(ViolationKind.FENCE_FELL, key, at + " carries " + own + " after " + state.lastAcceptedAt + " with "
-                    + state.lastAccepted + ": the rule says " + FenceRule.decide(state.lastAccepted, own).reason());
+            if (check) {
+                findings.violation(ViolationKind.FENCE_FELL, key, at + " carries " + own + " after " + state.lastAcceptedAt
+                        + " with " + state.lastAccepted + ": the rule says "
+                        + FenceRule.decide(state.lastAccepted, own).reason());
+            }
         } else {
             state.lastAccepted = FenceRule.raise(state.lastAccepted, own);
             state.lastAcceptedAt = at;
@@ -158,6 +191,7 @@ final class HistoryCheck {
             state.rowDeleted = record.value() == null;
             state.rowFrom = at;
         }
+        return own;
     }
 
     /**
@@ -206,7 +240,17 @@ final class HistoryCheck {
             findings.count(what + " records of input records past the enforcer's committed offset");
             return false;
         }
+        if (before(copy)) {
+            findings.count(what + " records of input records before --since");
+            return false;
+        }
         return true;
+    }
+
+    /** Whether the copy names an input record before {@code --since}'s window. */
+    private boolean before(OutputRecord copy) {
+        return copy.source() != null && scope.input().equals(copy.sourceTopic())
+                && !scope.window().checks(copy.source().partition(), copy.source().offset());
     }
 
     private void decision(OutputRecord copy, String label) {

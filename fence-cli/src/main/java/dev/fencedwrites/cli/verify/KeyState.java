@@ -1,6 +1,7 @@
 package dev.fencedwrites.cli.verify;
 
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceRule;
 
 /**
  * What {@code fence verify}'s first pass keeps per key: a few numbers, whatever the number of records (issue 18). Mutable, one
@@ -9,6 +10,8 @@ import dev.fencedwrites.contract.Fence;
 final class KeyState {
     /** The key's fence in the replay of its input records. */
     Fence fence;
+    /** With {@code --since}: the key's fence where the window starts, from the decisions before it; else {@code null}. */
+    Fence seed;
     /** Some input record of the key was on another partition and re-routed: its order among the others is the enforcer's. */
     boolean mixed;
     long expectedAccepts;
@@ -38,6 +41,14 @@ final class KeyState {
     Fence markerFence;
     int markerPartition = -1;
     long markerOffset = -1;
+
+    /** Raises the fence the replay starts from with a decision made before {@code --since}'s window. */
+    void seed(Fence decided) {
+        if (fence == null || FenceRule.decide(fence, decided).accepted()) {
+            fence = FenceRule.raise(fence, decided);
+        }
+        seed = fence;
+    }
 
     /** Whether the key's decisions and accepted records match the replay. */
     boolean matches() {

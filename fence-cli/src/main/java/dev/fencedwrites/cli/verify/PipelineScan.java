@@ -3,17 +3,21 @@ package dev.fencedwrites.cli.verify;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -25,6 +29,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  */
 final class PipelineScan implements TopicSource, AutoCloseable {
     private static final int PROGRESS_SECONDS = 5;
+    /** How many accepted copies from the window's start {@link #window} looks for among the input records. */
+    private static final int WINDOW_PROBE = 100;
 
     private final Map<String, Object> client;
     private final PrintWriter progress;
@@ -84,15 +90,26 @@ final class PipelineScan implements TopicSource, AutoCloseable {
         });
     }
 
-    /** Feeds {@code handler} every record of {@code topic} below {@link #ends}, each partition in offset order. */
+    /**
+     * Feeds {@code handler} the records of {@code topic} from {@code from} (else the beginning) below {@code until} and
+     * {@link #ends}, each partition in offset order.
+     */
     @Override
-    public void read(String topic, String pass, Consumer<ConsumerRecord<byte[], byte[]>> handler) {
-        Map<TopicPartition, Long> end = ends(topic);
+    public void read(String topic, String pass, Map<Integer, Long> from, Map<Integer, Long> until,
+            Consumer<ConsumerRecord<byte[], byte[]>> handler) {
+        Map<TopicPartition, Long> end = new HashMap<>();
+        ends(topic).forEach((partition, at) -> end.put(partition, Math.min(at, until.getOrDefault(partition.partition(), at))));
         long started = System.nanoTime();
         long records = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
             consumer.assign(end.keySet());
             consumer.seekToBeginning(end.keySet());
+            end.keySet().forEach(partition -> {
+                Long at = from.get(partition.partition());
+                if (at != null && at > consumer.position(partition)) {
+                    consumer.seek(partition, at);
+                }
+            });
             long total = end.keySet().stream().mapToLong(p -> end.get(p) - consumer.position(p)).sum();
             long lastReport = started;
             while (end.keySet().stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
@@ -112,6 +129,84 @@ final class PipelineScan implements TopicSource, AutoCloseable {
         progress.printf("[verify] %s: read %,d %s of %s in %.1f s%n", pass, records, records == 1 ? "record" : "records", topic,
                 (System.nanoTime() - started) / 1e9);
         progress.flush();
+    }
+
+    /**
+     * The window of {@code fence verify --since} ({@link Scope.Window}). On each partition the accepted topic's window starts
+     * at its first copy whose timestamp is at or after {@code sinceMillis} (the enforcer keeps each input record's timestamp,
+     * and writes a key's copies in its input records' order), and the input's at the first record so stamped; but after any
+     * record stamped earlier (a writer's clock behind) that comes before the first input record holding one of the next
+     * {@value #WINDOW_PROBE} copies' contents, since its copy may be before the accepted topic's window. Every accepted copy
+     * before the window is then the decision of an input record before it, and every one in it of an input record in it.
+     *
+     * @throws IllegalStateException when the two topics' partition counts differ (a key's copies are then elsewhere)
+     */
+    Scope.Window window(String input, String accepted, long sinceMillis, Findings findings) {
+        Map<TopicPartition, Long> inputEnds = ends(input);
+        Map<TopicPartition, Long> acceptedEnds = ends(accepted);
+        if (inputEnds.size() != acceptedEnds.size()) {
+            throw new IllegalStateException("--since needs the accepted topic " + accepted + " to have as many partitions as "
+                    + input + " (" + acceptedEnds.size() + " and " + inputEnds.size() + ")");
+        }
+        Map<Integer, Long> inputFrom = new HashMap<>();
+        Map<Integer, Long> acceptedFrom = new HashMap<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
+            Map<TopicPartition, Long> inputAt = firstAtOrAfter(consumer, inputEnds, sinceMillis);
+            Map<TopicPartition, Long> acceptedAt = firstAtOrAfter(consumer, acceptedEnds, sinceMillis);
+            for (TopicPartition partition : inputEnds.keySet()) {
+                TopicPartition copies = new TopicPartition(accepted, partition.partition());
+                Set<Long> probe = new HashSet<>();
+                readRange(consumer, copies, acceptedAt.get(copies), acceptedEnds.get(copies),
+                        record -> {
+                            probe.add(Hashes.content(record));
+                            return probe.size() < WINDOW_PROBE;
+                        });
+                long[] from = {inputAt.get(partition)};
+                readRange(consumer, partition, from[0], inputEnds.get(partition), record -> {
+                    if (probe.contains(Hashes.content(record))) {
+                        return false;
+                    }
+                    if (record.timestamp() < sinceMillis) {
+                        from[0] = record.offset() + 1; // stamped earlier (a writer's clock behind): its copy may be before
+                    }
+                    return true;
+                });
+                inputFrom.put(partition.partition(), from[0]);
+                acceptedFrom.put(partition.partition(), acceptedAt.get(copies));
+            }
+        }
+        long skipped = inputFrom.values().stream().mapToLong(Long::longValue).sum();
+        findings.add("input offsets before --since (not read; their accepted copies and markers set each key's fence)",
+                skipped);
+        return new Scope.Window(inputFrom, acceptedFrom);
+    }
+
+    /** Per partition, the first offset whose timestamp is at or after {@code millis}, else the end. */
+    private static Map<TopicPartition, Long> firstAtOrAfter(KafkaConsumer<byte[], byte[]> consumer,
+            Map<TopicPartition, Long> ends, long millis) {
+        Map<TopicPartition, Long> query = new HashMap<>();
+        ends.keySet().forEach(partition -> query.put(partition, millis));
+        Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(query);
+        Map<TopicPartition, Long> out = new HashMap<>();
+        ends.forEach((partition, end) -> {
+            OffsetAndTimestamp at = found.get(partition);
+            out.put(partition, at == null ? end : Math.min(at.offset(), end));
+        });
+        return out;
+    }
+
+    /** Feeds {@code handler} one partition's records from {@code from} below {@code until} while it returns true. */
+    private static void readRange(KafkaConsumer<byte[], byte[]> consumer, TopicPartition partition, long from, long until,
+            Predicate<ConsumerRecord<byte[], byte[]>> handler) {
+        consumer.assign(List.of(partition));
+        consumer.seek(partition, from);
+        while (consumer.position(partition) < until) {
+            for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                if (record.offset() >= until || !handler.test(record)) {
+                    return;
+                }
+            }
+        }
     }
 
     /**

@@ -7,6 +7,7 @@ import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -37,9 +38,16 @@ public final class PipelineVerifier {
      * @param reroute       the enforcer's {@code partition.mismatch.policy} is {@code reroute}
      * @param sinkGroup     the sink's consumer group ({@code connect-<connector name>}): how far it has written the table
      * @param table         the sink's table, or {@code null} to check only the topics
+     * @param since         {@code --since}: check the input records from this time on, each key's fence set by the
+     *                      decisions before it ({@link Scope.Window}); {@code null}: the whole history
      */
     public record Options(String input, String accepted, String rejected, String markers, String enforcerGroup, boolean reroute,
-            String sinkGroup, String table) {
+            String sinkGroup, String table, Instant since) {
+        /** The whole history. */
+        public Options(String input, String accepted, String rejected, String markers, String enforcerGroup, boolean reroute,
+                String sinkGroup, String table) {
+            this(input, accepted, rejected, markers, enforcerGroup, reroute, sinkGroup, table, null);
+        }
     }
 
     /** The table side: a connection to the sink's database and the value decoder the sink uses. */
@@ -96,7 +104,7 @@ public final class PipelineVerifier {
      */
     static HistoryCheck check(Scope scope, TopicSource topics, boolean keepValues, Findings findings) {
         HistoryCheck history = new HistoryCheck(scope, findings, keepValues);
-        readAll(topics, scope, "pass 1", history::rejected, history::marker, history::input, history::accepted);
+        readAll(topics, scope, "pass 1", history::rejected, history::marker, history::seed, history::input, history::accepted);
         findings.add("keys", history.keys().size());
         Set<String> unsettled = history.unsettled();
         if (!unsettled.isEmpty()) {
@@ -107,8 +115,8 @@ public final class PipelineVerifier {
                     ViolationKind.UNLIKE_RULE, key, "the key's decisions differ from the replay (not described: more than "
                             + DETAIL_KEYS + " keys differ)"));
             findings.add("keys checked record by record", keys.size());
-            DetailCheck detail = new DetailCheck(scope, findings, keys, history.deferred());
-            readAll(topics, scope, "pass 2", detail::rejected, detail::marker, detail::input, detail::accepted);
+            DetailCheck detail = new DetailCheck(scope, findings, keys, history.deferred(), key -> history.keys().get(key).seed);
+            readAll(topics, scope, "pass 2", detail::rejected, detail::marker, null, detail::input, detail::accepted);
             detail.finish(history.mixed());
         }
         return history;
@@ -187,10 +195,17 @@ public final class PipelineVerifier {
             }
             decided.put(end.getKey().partition(), at == null ? end.getValue() : Math.min(at, end.getValue()));
         }
+        Scope.Window window = options.since() == null
+                ? Scope.Window.ALL
+                : scan.window(options.input(), options.accepted(), options.since().toEpochMilli(), findings);
         return new Scope(options.input(), options.accepted(), options.rejected(), markers, partitions, options.reroute(),
-                decided);
+                decided, window);
     }
 
+    /**
+     * One pass: the rejected and markers topics, then the accepted records before {@code --since}'s window (to
+     * {@code handlers[2]}, when not {@code null}), the input records in it, and the accepted records in it.
+     */
     @SafeVarargs
     private static void readAll(TopicSource scan, Scope scope, String pass,
             Consumer<ConsumerRecord<byte[], byte[]>>... handlers) {
@@ -198,7 +213,11 @@ public final class PipelineVerifier {
         if (scope.markers() != null) {
             scan.read(scope.markers(), pass, handlers[1]);
         }
-        scan.read(scope.input(), pass, handlers[2]);
-        scan.read(scope.accepted(), pass, handlers[3]);
+        Scope.Window window = scope.window();
+        if (window.partial() && handlers[2] != null) {
+            scan.read(scope.accepted(), pass + " (before --since)", Map.of(), window.accepted(), handlers[2]);
+        }
+        scan.read(scope.input(), pass, window.input(), Map.of(), handlers[3]);
+        scan.read(scope.accepted(), pass, window.accepted(), Map.of(), handlers[4]);
     }
 }

@@ -150,11 +150,45 @@ class HistoryChecksTest {
         assertThat(findings.byKind()).containsOnlyKeys(ViolationKind.ACCEPTED_WITHOUT_INPUT);
     }
 
+    @Test
+    void sinceChecksOnlyTheWindowAndStartsFromTheFenceTheDecisionsBeforeItSet() {
+        String key = history.keyOn(0);
+        String other = history.keyOn(1);
+        history.acceptedWrite(key, 5, 1);
+        history.acceptedWrite(key, 3, 1); // the enforcer let a stale write through: before the window, not reported
+        history.marker(other, 9);
+        history.sinceNow();
+        history.rejectedWrite(key, 4, 1, RejectionReason.STALE_TOKEN, "5.1"); // right only against the fence before
+        history.acceptedWrite(key, 6, 1);
+        history.rejectedWrite(other, 8, 1, RejectionReason.STALE_TOKEN, "9.0"); // right only against the marker before
+
+        Findings findings = history.check();
+
+        assertThat(findings.described()).isEmpty();
+        assertThat(findings.byKind()).isEmpty();
+        assertThat(findings.counts()).containsEntry("input records", 3L).containsEntry("accepted records", 1L)
+                .containsEntry("accepted records before --since (not checked; they set each key's fence)", 2L);
+    }
+
+    @Test
+    void sinceStillFindsAStaleWriteAcceptedInTheWindow() {
+        String key = history.keyOn(1);
+        history.acceptedWrite(key, 5, 1);
+        history.sinceNow();
+        history.acceptedWrite(key, 4, 1);
+
+        Findings findings = history.check();
+
+        assertThat(findings.byKind()).containsOnlyKeys(ViolationKind.UNLIKE_RULE, ViolationKind.FENCE_FELL);
+        assertThat(findings.described()).anySatisfy(v -> assertThat(v.detail()).contains("4.1").contains("STALE_TOKEN"));
+    }
+
     /** An in-memory pipeline: the records of each topic, and the checks run over them as verify runs them. */
     private static final class History implements TopicSource {
         private final Map<String, List<ConsumerRecord<byte[], byte[]>>> topics = new HashMap<>();
         private final Map<Integer, Long> decided = new HashMap<>(Map.of(0, Long.MAX_VALUE, 1, Long.MAX_VALUE));
         private int keys;
+        private Scope.Window window = Scope.Window.ALL;
 
         /** A fresh key that murmur2 puts on {@code partition}. */
         String keyOn(int partition) {
@@ -182,8 +216,10 @@ class HistoryChecksTest {
             return append("in", partition, record.key(), record.value(), new RecordHeaders(record.headers().toArray()));
         }
 
+        /** A copy on the accepted topic, on its key's partition as the enforcer writes it. */
         void accepted(ConsumerRecord<byte[], byte[]> record) {
-            append("accepted", 0, record.key(), record.value(), new RecordHeaders(record.headers().toArray()));
+            append("accepted", Utils.toPositive(Utils.murmur2(record.key())) % PARTITIONS, record.key(), record.value(),
+                    new RecordHeaders(record.headers().toArray()));
         }
 
         void acceptedWrite(String key, long token, long seq) {
@@ -217,16 +253,33 @@ class HistoryChecksTest {
             decided.put(partition, offset);
         }
 
+        /** {@code --since} from here: the next input records (and their accepted copies) are checked, the ones so far not. */
+        void sinceNow() {
+            Map<Integer, Long> input = new HashMap<>();
+            Map<Integer, Long> accepted = new HashMap<>();
+            for (int p = 0; p < PARTITIONS; p++) {
+                input.put(p, end("in", p));
+                accepted.put(p, end("accepted", p));
+            }
+            window = new Scope.Window(input, accepted);
+        }
+
         Findings check() {
             Findings findings = new Findings();
-            Scope scope = new Scope("in", "accepted", "rejected", "markers", PARTITIONS, true, decided);
+            Scope scope = new Scope("in", "accepted", "rejected", "markers", PARTITIONS, true, decided, window);
             PipelineVerifier.check(scope, this, false, findings);
             return findings;
         }
 
         @Override
-        public void read(String topic, String pass, Consumer<ConsumerRecord<byte[], byte[]>> handler) {
-            topics.getOrDefault(topic, List.of()).forEach(handler);
+        public void read(String topic, String pass, Map<Integer, Long> from, Map<Integer, Long> until,
+                Consumer<ConsumerRecord<byte[], byte[]>> handler) {
+            topics.getOrDefault(topic, List.of()).stream().filter(r -> r.offset() >= from.getOrDefault(r.partition(), 0L)
+                    && r.offset() < until.getOrDefault(r.partition(), Long.MAX_VALUE)).forEach(handler);
+        }
+
+        private long end(String topic, int partition) {
+            return topics.getOrDefault(topic, List.of()).stream().filter(r -> r.partition() == partition).count();
         }
 
         private static void source(RecordHeaders headers, ConsumerRecord<byte[], byte[]> input) {
