@@ -4,34 +4,45 @@ import dev.fencedwrites.cli.chaos.ChaosReport;
 import dev.fencedwrites.cli.chaos.ChaosRun;
 import dev.fencedwrites.cli.chaos.Fault;
 import dev.fencedwrites.cli.chaos.WriterFleet;
+import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code fence chaos}: a Jepsen-style fault run against a stack of its own, checked by {@code fence verify} (issue 18). */
 @Command(name = "chaos", header = "Run real writers and a nemesis against a fresh stack, then check the history with verify.",
         usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
         description = {
-                "Starts the stack ./fence up starts, then WORKERS writer processes built on producer-lib that contend for KEYS",
-                "keys' etcd locks with lease TTL; now and then a writer's process is stopped (SIGSTOP) after producer-lib's",
-                "lease check and before its write leaves the process, until another writer has taken the key over, so real",
-                "stale writes reach the broker. Meanwhile a nemesis, on a schedule drawn from --seed, injects the --faults:",
+                "Starts the stack ./fence up starts (with --cluster, ./fence up --cluster's), then WORKERS writer processes",
+                "built on producer-lib that contend for KEYS keys' etcd locks with lease TTL; now and then a writer's process",
+                "is stopped (SIGSTOP) after producer-lib's lease check and before its write leaves the process, until another",
+                "writer has taken the key over, so real stale writes reach the broker. Meanwhile a nemesis, on a schedule",
+                "drawn from --seed, injects the --faults:",
                 "  worker-pause    SIGSTOP of a writer process past its lease TTL",
                 "  worker-kill     SIGKILL of a writer process (started again)",
                 "  enforcer-kill   SIGKILL of the enforcer, then a restart",
                 "  enforcer-pause  SIGSTOP of the enforcer for 2-8 s",
                 "  connect-kill    SIGKILL of the Connect worker, then a restart",
-                "  etcd-pause      SIGSTOP of etcd for 1-5 s",
+                "  etcd-pause      SIGSTOP of etcd (with --cluster, of one member) for 1-5 s",
+                "  broker-kill     SIGKILL of a Kafka broker, then a restart (--cluster only)",
                 "  clock-jump      a jump of a skewed writer's wall clock (libfaketime, from Debian's faketime)",
                 "  inject          forged, borrowed, stale and duplicate records sent with kcat",
                 "When the time is up the writers stop, the enforcer and the sink catch up, and verify's checks run on the",
@@ -41,6 +52,7 @@ import picocli.CommandLine.Spec;
                 "  ./fence chaos --duration 2m",
                 "  ./fence chaos --duration 30m --workers 6 --stall-chance 0.05 --seed 42",
                 "  ./fence chaos --faults enforcer-kill,worker-pause --seed 7",
+                "  ./fence chaos --cluster --duration 10m        # the production shape, broker kills included",
                 "",
                 "The same --seed (and options) draws the same schedule of faults; what the writers do in between depends on",
                 "timing. Exit status: 0 when verify found no violation and every stale write was rejected, 3 otherwise (the",
@@ -74,6 +86,25 @@ public final class ChaosCommand implements Callable<Integer> {
             + "table as if they were the accepted topic and the sink's: the stale writes land, and verify must report them "
             + "(exit 3).")
     boolean control;
+    @Option(names = "--cluster", description = "Run against the clustered stack ./fence up --cluster starts (3 brokers, 3 etcd "
+            + "members, 2 enforcers, 2 Connect workers; about 5 GiB of heap): the kills and pauses then hit one instance or "
+            + "member at a time, and broker-kill is among the faults.")
+    boolean cluster;
+    @Option(names = "--stack", description = "Run against a running stack instead of starting one: the one --bootstrap, "
+            + "--etcd, --schema-registry and --postgres name, else KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL and "
+            + "POSTGRES_URL from the environment or the env file (.fence/stack.env, which ./fence up writes). The writers' "
+            + "faults and inject need nothing more; each service fault needs its --fault-command.")
+    boolean stack;
+    @Option(names = "--fault-command", paramLabel = "FAULT=COMMAND", description = "With --stack: the shell command that "
+            + "injects FAULT (enforcer-kill, enforcer-pause, connect-kill, etcd-pause, broker-kill) and returns once the "
+            + "service is back, run with sh -c and FENCE_FAULT_MILLIS and FENCE_FAULT_SECONDS (how long the pause or the "
+            + "time down should last) in its environment; its output goes to faults.log. Repeatable.")
+    Map<String, String> faultCommands = new LinkedHashMap<>();
+    @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "With --stack: the sink's database (default: "
+            + "POSTGRES_URL from the environment or the env file).")
+    String postgresUrl;
+    @ParentCommand
+    FenceMain fence;
     @Option(names = "--dir", paramLabel = "DIR", description = "Where the stack's data and logs, the writers' ledgers and the "
             + "report go (default: chaos-runs/<time>-seed<seed>).")
     Path dir;
@@ -83,19 +114,20 @@ public final class ChaosCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Set<Fault> chosen;
+        Map<Fault, String> commands;
         Duration length;
         Duration lease;
         try {
-            chosen = Fault.parse(faults == null ? Fault.all() : faults);
+            commands = commands();
+            chosen = faults != null
+                    ? Fault.parse(faults)
+                    : stack ? defaultsOnStack(commands) : Fault.parse(Fault.all(cluster));
             length = TopicReader.parseDuration("--duration", duration);
             lease = TopicReader.parseDuration("--ttl", ttl);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
-        if (workers < 1 || threads < 1 || keys < 1 || stallChance < 0 || stallChance > 1) {
-            throw new ParameterException(spec.commandLine(), "--workers, --threads and --keys must be at least 1, --stall-chance "
-                    + "between 0 and 1");
-        }
+        checkOptions(chosen, commands);
         if ((chosen.contains(Fault.CLOCK_JUMP) || skewed > 0) && !Files.exists(WriterFleet.LIBFAKETIME)) {
             System.err.println("fence chaos: " + WriterFleet.LIBFAKETIME + " not found: install Debian's faketime "
                     + "(apt-get install -y faketime), or pass --skewed 0 and --faults without clock-jump");
@@ -107,8 +139,15 @@ public final class ChaosCommand implements Callable<Integer> {
                 : Path.of("chaos-runs", LocalDateTime.now().format(
                         DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-seed" + runSeed);
         WriterFleet.Load load = new WriterFleet.Load(workers, threads, keys, lease, stallChance, Duration.ofMillis(20));
+        ChaosRun.Endpoints endpoints;
+        try {
+            endpoints = stack ? endpoints() : null;
+        } catch (IllegalStateException | IOException e) {
+            System.err.println("fence chaos: " + e.getMessage());
+            return 1;
+        }
         ChaosRun.Settings settings = new ChaosRun.Settings(runDir.toAbsolutePath(), runSeed, load, chosen, skewed, length,
-                control);
+                control, cluster, endpoints, commands);
         ChaosRun.Outcome outcome;
         try {
             outcome = ChaosRun.run(settings, line -> System.err.println("[chaos] " + line));
@@ -117,9 +156,7 @@ public final class ChaosCommand implements Callable<Integer> {
                     "fence chaos: the run failed: " + e.getMessage() + " (seed " + runSeed + "; logs in " + runDir + ")");
             return 1;
         }
-        String replay = "./fence chaos --seed " + runSeed + " --duration " + duration + " --workers " + workers + " --threads "
-                + threads + " --keys " + keys + " --ttl " + ttl + " --stall-chance " + stallChance + " --skewed " + skewed
-                + (faults == null ? "" : " --faults " + faults) + (control ? " --control" : "");
+        String replay = replay(runSeed, commands);
         String text = ChaosReport.write(outcome, replay);
         spec.commandLine().getOut().print(text);
         spec.commandLine().getOut().println("report: " + runDir.resolve("report.html").toAbsolutePath());
@@ -131,5 +168,86 @@ public final class ChaosCommand implements Callable<Integer> {
                             + "were not rejected; run the same schedule again with: " + replay);
         }
         return outcome.verify().violations() == 0 && staleAccepted == 0 ? 0 : VerifyCommand.VIOLATIONS;
+    }
+
+    /** {@code --fault-command}'s map by fault. */
+    private Map<Fault, String> commands() {
+        Map<Fault, String> out = new EnumMap<>(Fault.class);
+        faultCommands.forEach((name, command) -> {
+            Fault fault = Fault.parse(name).iterator().next();
+            if (!fault.service()) {
+                throw new IllegalArgumentException("--fault-command " + name + ": only the service faults take a command "
+                        + "(enforcer-kill, enforcer-pause, connect-kill, etcd-pause, broker-kill)");
+            }
+            out.put(fault, command);
+        });
+        return out;
+    }
+
+    /** On a running stack by default: the writers' faults, inject, and every service fault that has a command. */
+    private static Set<Fault> defaultsOnStack(Map<Fault, String> commands) {
+        Set<Fault> out = EnumSet.noneOf(Fault.class);
+        for (Fault fault : Fault.values()) {
+            if (!fault.service() || commands.containsKey(fault)) {
+                out.add(fault);
+            }
+        }
+        return out;
+    }
+
+    private void checkOptions(Set<Fault> chosen, Map<Fault, String> commands) {
+        if (workers < 1 || threads < 1 || keys < 1 || stallChance < 0 || stallChance > 1) {
+            throw new ParameterException(spec.commandLine(), "--workers, --threads and --keys must be at least 1, --stall-chance "
+                    + "between 0 and 1");
+        }
+        checkStack(chosen, commands);
+        if (chosen.contains(Fault.BROKER_KILL) && !cluster && !stack) {
+            throw new ParameterException(spec.commandLine(), "--faults broker-kill needs --cluster: the default stack has one "
+                    + "broker");
+        }
+    }
+
+    private void checkStack(Set<Fault> chosen, Map<Fault, String> commands) {
+        if (!stack) {
+            if (!commands.isEmpty() || postgresUrl != null) {
+                throw new ParameterException(spec.commandLine(), "--fault-command and --postgres go with --stack");
+            }
+            return;
+        }
+        if (cluster || control) {
+            throw new ParameterException(spec.commandLine(), "--stack runs against a stack that is already there: --cluster "
+                    + "and --control start their own");
+        }
+        for (Fault fault : chosen) {
+            if (fault.service() && !commands.containsKey(fault)) {
+                throw new ParameterException(spec.commandLine(), "--faults " + fault.option() + " with --stack needs "
+                        + "--fault-command " + fault.option() + "=COMMAND: chaos did not start that stack's services");
+            }
+        }
+    }
+
+    /** Where the running stack's services are, from the shared options, the environment or the env file. */
+    private ChaosRun.Endpoints endpoints() throws IOException {
+        PrintWriter err = spec.commandLine().getErr();
+        StackOptions options = fence.stack();
+        if (!options.kafkaClient().isEmpty()) {
+            throw new IllegalStateException(
+                    "--stack: that stack's Kafka needs client properties (" + StackOptions.COMMAND_CONFIG_VARIABLE
+                            + "), and chaos's writers take none yet: run chaos against an unsecured stack");
+        }
+        String bootstrap = options.bootstrap(false, err);
+        String etcd = options.etcd(err);
+        String registry = options.schemaRegistry(false, err);
+        String postgres = postgresUrl != null ? postgresUrl : options.setting("POSTGRES_URL", "--postgres", null, false, err);
+        return new ChaosRun.Endpoints(bootstrap, List.of(etcd.split(",")), registry, postgres);
+    }
+
+    /** The command line that draws the same schedule again. */
+    private String replay(long runSeed, Map<Fault, String> commands) {
+        return "./fence chaos --seed " + runSeed + " --duration " + duration + " --workers " + workers + " --threads "
+                + threads + " --keys " + keys + " --ttl " + ttl + " --stall-chance " + stallChance + " --skewed " + skewed
+                + (faults == null ? "" : " --faults " + faults) + (control ? " --control" : "") + (cluster ? " --cluster" : "")
+                + (stack ? " --stack" : "") + commands.entrySet().stream().map(c -> " --fault-command '" + (c.getKey().option()
+                        + "=" + c.getValue()).replace("'", "'\\''") + "'").collect(Collectors.joining());
     }
 }

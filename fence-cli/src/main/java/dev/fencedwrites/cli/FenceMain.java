@@ -65,7 +65,7 @@ public final class FenceMain implements Callable<Integer> {
             "inspect", Set.of(StackOptions.ENV_FILE),
             "verify", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.SCHEMA_REGISTRY,
                     StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING),
-            "chaos", Set.of(),
+            "chaos", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.ETCD, StackOptions.SCHEMA_REGISTRY),
             "help", Set.of());
 
     @Mixin

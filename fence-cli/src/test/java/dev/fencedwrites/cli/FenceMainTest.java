@@ -66,7 +66,14 @@ class FenceMainTest {
             "produce customer-7 --amount 1 --wait abc | fence produce: --wait 'abc' is not a duration like 90s, 15m, 2h or 1d",
             "produce customer-7 --amount 1 --count 0 | fence produce: --count must be at least 1, got 0",
             "produce customer-7 | fence produce: give --amount MINOR or --value JSON (or --delete)",
-            "produce customer-7 --delete --amount 1 | fence produce: --delete takes no --amount or --value"})
+            "produce customer-7 --delete --amount 1 | fence produce: --delete takes no --amount or --value",
+            "verify --since yesterday | fence verify: --since 'yesterday' is neither a duration like 90s",
+            "chaos --fault-command etcd-pause=x | fence chaos: --fault-command and --postgres go with --stack",
+            "chaos --stack --faults enforcer-kill | fence chaos: --faults enforcer-kill with --stack needs --fault-command "
+                    + "enforcer-kill=COMMAND",
+            "chaos --stack --fault-command worker-pause=x | fence chaos: --fault-command worker-pause: only the service faults",
+            "chaos --stack --cluster | fence chaos: --stack runs against a stack that is already there",
+            "chaos --faults broker-kill | fence chaos: --faults broker-kill needs --cluster"})
     void everyUsageErrorIsOneLineAndExitsTwo(String args, String message) {
         Run run = fence(args.split(" "));
 

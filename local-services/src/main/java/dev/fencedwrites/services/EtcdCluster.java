@@ -193,6 +193,21 @@ public final class EtcdCluster implements AutoCloseable {
     }
 
     /**
+     * Sends member {@code member}'s process a signal by name: {@code STOP} freezes it as a stalled disk or a paused VM would
+     * (its sockets stay open, the others elect a new leader if it led), {@code CONT} lets it run again.
+     *
+     * @throws IndexOutOfBoundsException if there is no such member
+     * @throws IllegalStateException     if the member is not running
+     */
+    public void signal(int member, String signal) {
+        ChildProcess process = processes[check(member)];
+        if (process == null || !process.isAlive()) {
+            throw new IllegalStateException("etcd member " + members.get(member).name() + " is not running");
+        }
+        process.signal(signal);
+    }
+
+    /**
      * SIGKILLs member {@code member} and waits (up to 10 s) until its process has exited. Its data dir and
      * ports are kept for {@link #restart}.
      *

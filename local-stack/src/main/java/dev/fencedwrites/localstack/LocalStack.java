@@ -120,6 +120,11 @@ public final class LocalStack implements AutoCloseable {
         services.enforcers.signal(i, "CONT");
     }
 
+    /** Enforcer instance {@code i}'s process id, which a restart changes: for tests that signal it as an operator would. */
+    public long enforcerPid(int i) {
+        return services.enforcers.pid(i);
+    }
+
     /** Kills the first Connect worker: {@link #killConnect(int) killConnect(0)}. For tests. */
     public void killConnect() throws InterruptedException {
         killConnect(0);
@@ -159,6 +164,11 @@ public final class LocalStack implements AutoCloseable {
     /** Lets etcd run again (SIGCONT) after {@link #pauseEtcd()}. For tests. */
     public void resumeEtcd() {
         singleEtcd().process().signal("CONT");
+    }
+
+    /** etcd's process id in the default stack: for tests that signal it as an operator would. */
+    public long etcdPid() {
+        return singleEtcd().process().pid();
     }
 
     private Service singleEtcd() {

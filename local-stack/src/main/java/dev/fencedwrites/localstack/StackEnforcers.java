@@ -80,6 +80,11 @@ final class StackEnforcers implements AutoCloseable {
         return ports.length;
     }
 
+    /** Instance {@code i}'s process id (a restart gives a new one). */
+    synchronized long pid(int i) {
+        return running(i).process().pid();
+    }
+
     private Service running(int i) {
         Service service = services[check(i)];
         if (service == null || !service.process().isAlive()) {

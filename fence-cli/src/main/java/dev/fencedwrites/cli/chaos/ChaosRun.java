@@ -5,10 +5,12 @@ import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.localstack.LocalStackBuilder;
 import dev.fencedwrites.services.Await;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -60,9 +62,26 @@ public final class ChaosRun {
      *                 off into {@value BillingConnectors#UNFENCED_TABLE}, and verify reads the input topic as if it were the
      *                 accepted topic and that table as the sink's: the enforcer and the guard bypassed, the stale writes land
      *                 and verify must report them
+     * @param cluster  run against the clustered stack ({@code ./fence up --cluster}'s shape: 3 brokers, 3 etcd members, 2
+     *                 enforcers, 2 Connect workers) instead of the single-node one
+     * @param stack    a running stack to use instead of starting one, or {@code null}
+     * @param commands with {@code stack}: the shell command of each service fault ({@link CommandFaults})
      */
     public record Settings(Path dir, long seed, WriterFleet.Load load, Set<Fault> faults, int skewed, Duration duration,
-            boolean control) {
+            boolean control, boolean cluster, Endpoints stack, Map<Fault, String> commands) {
+    }
+
+    /**
+     * Where a stack's services listen.
+     *
+     * @param etcd        the etcd endpoints the writers lock with (the enforcer's, when it verifies tokens)
+     * @param postgresUrl the sink's database (JDBC URL)
+     */
+    public record Endpoints(String bootstrap, List<String> etcd, String registry, String postgresUrl) {
+        static Endpoints of(LocalStack stack) {
+            return new Endpoints(stack.kafkaBootstrap(), List.of(stack.etcdEndpoints().split(",")), stack.schemaRegistryUrl(),
+                    stack.postgresUrl());
+        }
     }
 
     /**
@@ -83,51 +102,69 @@ public final class ChaosRun {
     /** Runs it all; {@code progress} gets one line per step and per fault. */
     public static Outcome run(Settings settings, Consumer<String> progress) throws Exception {
         progress.accept("seed " + settings.seed() + "; data, logs and report in " + settings.dir());
-        try (LocalStack stack = LocalStack.builder(settings.dir().resolve("stack"))
+        if (settings.stack() != null) {
+            Files.createDirectories(settings.dir());
+            progress.accept("against the running stack at " + settings.stack().bootstrap() + "; service faults by command: "
+                    + (settings.commands().isEmpty()
+                            ? "none"
+                            : settings.commands().keySet().stream().map(Fault::option).toList()));
+            return against(settings, settings.stack(), new CommandFaults(settings.commands(), settings.dir()), progress);
+        }
+        LocalStackBuilder builder = LocalStack.builder(settings.dir().resolve("stack"))
                 .connectors(BillingConnectors.set(settings.control()))
-                .enforcerSettings(FAST_REJOIN).progress(line -> progress.accept("stack: " + line)).start()) {
-            Map<Integer, String> skewed = new HashMap<>();
-            for (int p = 0; p < Math.min(settings.skewed(), settings.load().processes()); p++) {
-                skewed.put(p, (p % 2 == 0 ? "+" : "-") + (30 + 60 * p) + "s");
-            }
-            long started = System.currentTimeMillis();
-            List<Nemesis.Event> events;
-            WriterLedger ledger;
-            List<WriterFleet.Resumed> resumed;
-            int injected;
-            try (WriterFleet fleet = WriterFleet.start(settings.dir().resolve("writers"), settings.load(), stack.kafkaBootstrap(),
-                    List.of(stack.etcdEndpoints().split(",")), stack.schemaRegistryUrl(), "chaos-", skewed)) {
-                progress.accept("writers: " + fleet.describe() + (skewed.isEmpty()
-                        ? ""
-                        : "; " + skewed.size()
-                                + " on a skewed wall clock (libfaketime)"));
-                Injector injector = new Injector(stack.kafkaBootstrap(), settings.dir());
-                Nemesis nemesis = new Nemesis(stack, fleet, injector,
-                        settings.faults(), settings.seed(), settings.load().ttl(), line -> progress.accept("fault: " + line));
-                nemesis.run(settings.duration());
-                progress.accept("time is up: stopping the writers");
-                fleet.stop();
-                events = nemesis.settle();
-                injected = injector.sent();
-                ledger = fleet.ledger();
-                resumed = List.copyOf(fleet.resumed());
-            }
-            long stopped = System.currentTimeMillis();
-            catchUp(stack, settings.control(), progress);
-            PipelineVerifier.Result verify = verify(stack, settings.control());
-            return new Outcome(settings, events, ledger, resumed, verify, started, stopped, fates(stack, ledger), injected);
+                .enforcerSettings(FAST_REJOIN).progress(line -> progress.accept("stack: " + line));
+        if (settings.cluster()) {
+            builder.cluster();
+        }
+        try (LocalStack stack = builder.start()) {
+            return against(settings, Endpoints.of(stack), new StackFaults(stack), progress);
         }
     }
 
+    private static Outcome against(Settings settings, Endpoints stack, ServiceFaults services, Consumer<String> progress)
+            throws Exception {
+        Map<Integer, String> skewed = new HashMap<>();
+        for (int p = 0; p < Math.min(settings.skewed(), settings.load().processes()); p++) {
+            skewed.put(p, (p % 2 == 0 ? "+" : "-") + (30 + 60 * p) + "s");
+        }
+        long started = System.currentTimeMillis();
+        List<Nemesis.Event> events;
+        WriterLedger ledger;
+        List<WriterFleet.Resumed> resumed;
+        int injected;
+        try (WriterFleet fleet = WriterFleet.start(settings.dir().resolve("writers"), settings.load(), stack.bootstrap(),
+                stack.etcd(), stack.registry(), "chaos-", skewed)) {
+            progress.accept("writers: " + fleet.describe() + (skewed.isEmpty()
+                    ? ""
+                    : "; " + skewed.size()
+                            + " on a skewed wall clock (libfaketime)"));
+            Injector injector = new Injector(stack.bootstrap(), settings.dir());
+            Nemesis nemesis = new Nemesis(services, fleet, injector,
+                    settings.faults(), settings.seed(), settings.load().ttl(), line -> progress.accept("fault: " + line));
+            nemesis.run(settings.duration());
+            progress.accept("time is up: stopping the writers");
+            fleet.stop();
+            events = nemesis.settle();
+            injected = injector.sent();
+            ledger = fleet.ledger();
+            resumed = List.copyOf(fleet.resumed());
+        }
+        long stopped = System.currentTimeMillis();
+        catchUp(stack.bootstrap(), settings.control(), progress);
+        PipelineVerifier.Result verify = verify(stack, settings.control());
+        return new Outcome(settings, events, ledger, resumed, verify, started, stopped, fates(stack.bootstrap(), ledger),
+                injected);
+    }
+
     /** Waits until the enforcer has committed past every input record and the sink past every accepted record and marker. */
-    private static void catchUp(LocalStack stack, boolean control, Consumer<String> progress) throws Exception {
+    private static void catchUp(String bootstrap, boolean control, Consumer<String> progress) throws Exception {
         long start = System.nanoTime();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()))) {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             Await.until("the enforcer and the sink to catch up", CATCH_UP, null,
-                    () -> caughtUp(admin, stack.kafkaBootstrap(), "fence-enforcer", FenceTopics.INPUT)
-                            && caughtUp(admin, stack.kafkaBootstrap(), SINK_GROUP, FenceTopics.ACCEPTED)
-                            && caughtUp(admin, stack.kafkaBootstrap(), SINK_GROUP, FenceTopics.MARKERS)
-                            && (!control || caughtUp(admin, stack.kafkaBootstrap(), UNFENCED_GROUP, FenceTopics.INPUT)));
+                    () -> caughtUp(admin, bootstrap, "fence-enforcer", FenceTopics.INPUT)
+                            && caughtUp(admin, bootstrap, SINK_GROUP, FenceTopics.ACCEPTED)
+                            && caughtUp(admin, bootstrap, SINK_GROUP, FenceTopics.MARKERS)
+                            && (!control || caughtUp(admin, bootstrap, UNFENCED_GROUP, FenceTopics.INPUT)));
         }
         progress.accept(String.format("the enforcer and the sink caught up %.1f s after the writers stopped",
                 (System.nanoTime() - start) / 1e9));
@@ -167,11 +204,11 @@ public final class ChaosRun {
     }
 
     /** The enforcer's rejection of each stale write, from the rejected topic's {@code fence.source.*} and reason. */
-    private static Map<String, String> fates(LocalStack stack, WriterLedger ledger) {
+    private static Map<String, String> fates(String bootstrap, WriterLedger ledger) {
         Set<String> stale = new HashSet<>();
         ledger.stalledWrites().forEach(ack -> stale.add(ack.partition() + "@" + ack.offset()));
         Map<String, String> fates = new HashMap<>();
-        Map<String, Object> client = Map.of("bootstrap.servers", stack.kafkaBootstrap(), "isolation.level", "read_committed");
+        Map<String, Object> client = Map.of("bootstrap.servers", bootstrap, "isolation.level", "read_committed");
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(client, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer())) {
             List<TopicPartition> partitions = consumer.partitionsFor(FenceTopics.REJECTED).stream()
@@ -196,15 +233,15 @@ public final class ChaosRun {
         return header == null || header.value() == null ? null : FenceHeaders.decode(header.value());
     }
 
-    private static PipelineVerifier.Result verify(LocalStack stack, boolean control) throws Exception {
+    private static PipelineVerifier.Result verify(Endpoints stack, boolean control) throws Exception {
         PipelineVerifier.Options options = control
                 ? new PipelineVerifier.Options(FenceTopics.INPUT, FenceTopics.INPUT, FenceTopics.REJECTED, FenceTopics.MARKERS,
                         "fence-enforcer", true, UNFENCED_GROUP, BillingConnectors.UNFENCED_TABLE)
                 : new PipelineVerifier.Options(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS,
                         "fence-enforcer", true, SINK_GROUP, BillingConnectors.TABLE);
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl())) {
-            return PipelineVerifier.run(Map.of("bootstrap.servers", stack.kafkaBootstrap()), options,
-                    PipelineVerifier.Database.withRegistry(connection, stack.schemaRegistryUrl()),
+            return PipelineVerifier.run(Map.of("bootstrap.servers", stack.bootstrap()), options,
+                    PipelineVerifier.Database.withRegistry(connection, stack.registry()),
                     new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true));
         }
     }

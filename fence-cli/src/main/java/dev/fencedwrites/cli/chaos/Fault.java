@@ -18,8 +18,10 @@ public enum Fault {
     ENFORCER_PAUSE("the enforcer stopped (SIGSTOP) for a few seconds"),
     /** SIGKILL of the Connect worker, and a restart. */
     CONNECT_KILL("the Connect worker killed (SIGKILL) and restarted"),
-    /** SIGSTOP of etcd for a few seconds: keep-alives and token checks wait. */
-    ETCD_PAUSE("etcd stopped (SIGSTOP) for a few seconds"),
+    /** SIGSTOP of etcd (in a cluster, of one member) for a few seconds: keep-alives and token checks wait. */
+    ETCD_PAUSE("etcd or one member stopped (SIGSTOP) a few seconds"),
+    /** SIGKILL of one Kafka broker, and a restart; a clustered stack only (the default stack has one). */
+    BROKER_KILL("a Kafka broker killed (SIGKILL) and restarted"),
     /** A jump of a skewed writer's wall clock (libfaketime), forwards or backwards. */
     CLOCK_JUMP("a writer's wall clock jumped (libfaketime)"),
     /** Forged, borrowed, stale and duplicate records from a non-Java client (kcat). */
@@ -29,6 +31,14 @@ public enum Fault {
 
     Fault(String description) {
         this.description = description;
+    }
+
+    /** Whether the fault hits a service of the pipeline (the enforcer, Connect, etcd, a broker), not the writers. */
+    public boolean service() {
+        return switch (this) {
+            case ENFORCER_KILL, ENFORCER_PAUSE, CONNECT_KILL, ETCD_PAUSE, BROKER_KILL -> true;
+            default -> false;
+        };
     }
 
     /** The name on the command line: {@code worker-pause}. */
@@ -43,6 +53,12 @@ public enum Fault {
     /** Every fault's option name, comma-separated. */
     public static String all() {
         return Arrays.stream(values()).map(Fault::option).collect(Collectors.joining(","));
+    }
+
+    /** The faults a stack can take: all of them in a cluster, all but {@link #BROKER_KILL} on the single-broker stack. */
+    public static String all(boolean cluster) {
+        return Arrays.stream(values()).filter(f -> cluster || f != BROKER_KILL).map(Fault::option)
+                .collect(Collectors.joining(","));
     }
 
     /**

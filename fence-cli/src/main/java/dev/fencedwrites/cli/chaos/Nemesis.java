@@ -1,6 +1,5 @@
 package dev.fencedwrites.cli.chaos;
 
-import dev.fencedwrites.localstack.LocalStack;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -24,7 +23,7 @@ import java.util.stream.IntStream;
  * order drawn from the seed, then draws from them at random.
  */
 final class Nemesis {
-    private final LocalStack stack;
+    private final ServiceFaults services;
     private final WriterFleet fleet;
     private final Injector injector;
     private final List<Fault> faults;
@@ -48,9 +47,9 @@ final class Nemesis {
     record Event(long startMillis, long endMillis, Fault fault, String detail) {
     }
 
-    Nemesis(LocalStack stack, WriterFleet fleet, Injector injector, Set<Fault> faults, long seed, Duration ttl,
+    Nemesis(ServiceFaults services, WriterFleet fleet, Injector injector, Set<Fault> faults, long seed, Duration ttl,
             Consumer<String> progress) {
-        this.stack = stack;
+        this.services = services;
         this.fleet = fleet;
         this.injector = injector;
         this.faults = List.copyOf(faults);
@@ -112,32 +111,49 @@ final class Nemesis {
         }
     }
 
-    /** Kills {@code component} now and restarts it in the background; the fault's event is recorded once it is back. */
-    private Event killAndRestart(Fault fault, String component, Killing kill, Restarting restart) throws Exception {
-        settle(component);
-        long start = System.currentTimeMillis();
-        kill.run();
+    /**
+     * Kills an instance now and restarts it in the background; the fault's event is recorded once it is back. A kill waits
+     * for the restart in progress of the same kind (brokers: any broker, so one is down at a time) or instance.
+     */
+    private Event kill(Fault fault) throws Exception {
+        int i = random.nextInt(services.instances(fault));
+        String name = switch (fault) {
+            case ENFORCER_KILL -> "enforcer-" + i;
+            case CONNECT_KILL -> "connect-" + i;
+            default -> "broker-" + i;
+        };
+        // One broker down at a time: with min.insync.replicas 2 of 3, a second one would stop every produce.
+        String group = fault == Fault.BROKER_KILL ? "broker" : name;
         long down = 500 + random.nextInt(2_000);
-        restarting.put(component, background.submit(() -> {
+        settle(group);
+        long start = System.currentTimeMillis();
+        services.begin(fault, i, down);
+        restarting.put(group, background.submit(() -> {
             Thread.sleep(down);
-            restart.run();
-            done(new Event(start, System.currentTimeMillis(), fault, component + " killed (SIGKILL); back after "
+            services.end(fault, i);
+            done(new Event(start, System.currentTimeMillis(), fault, name + " killed (SIGKILL); back after "
                     + (System.currentTimeMillis() - start) + " ms"));
             return null;
         }));
         return null;
     }
 
-    /** A kill. */
-    @FunctionalInterface
-    private interface Killing {
-        void run() throws Exception;
-    }
-
-    /** A restart. */
-    @FunctionalInterface
-    private interface Restarting {
-        void run() throws Exception;
+    /** Stops an enforcer instance for 2-8 s, or etcd (in a cluster, a member) for 1-5 s. */
+    private String pause(Fault fault) throws Exception {
+        int i = random.nextInt(services.instances(fault));
+        boolean enforcer = fault == Fault.ENFORCER_PAUSE;
+        long length = enforcer ? 2_000 + random.nextInt(6_000) : 1_000 + random.nextInt(4_000);
+        String name = enforcer ? "enforcer-" + i : services.instances(fault) > 1 ? "etcd member " + i : "etcd";
+        if (enforcer) {
+            settle(name);
+        }
+        services.begin(fault, i, length);
+        try {
+            Thread.sleep(length);
+        } finally {
+            services.end(fault, i);
+        }
+        return name + " stopped for " + length + " ms";
     }
 
     /** Injects one fault; returns its event, or {@code null} when it is recorded later (a restart in the background). */
@@ -158,36 +174,8 @@ final class Nemesis {
                 fleet.kill(p);
                 yield "writer-" + p + " killed and started again";
             }
-            case ENFORCER_KILL -> {
-                int i = random.nextInt(stack.enforcerUrls().size());
-                yield killAndRestart(fault, "enforcer-" + i, () -> stack.killEnforcer(i), () -> stack.restartEnforcer(i));
-            }
-            case ENFORCER_PAUSE -> {
-                int i = random.nextInt(stack.enforcerUrls().size());
-                long length = 2_000 + random.nextInt(6_000);
-                settle("enforcer-" + i);
-                stack.pauseEnforcer(i);
-                try {
-                    Thread.sleep(length);
-                } finally {
-                    stack.resumeEnforcer(i);
-                }
-                yield "enforcer-" + i + " stopped for " + length + " ms";
-            }
-            case CONNECT_KILL -> {
-                int i = random.nextInt(stack.connectUrls().size());
-                yield killAndRestart(fault, "connect-" + i, () -> stack.killConnect(i), () -> stack.restartConnect(i));
-            }
-            case ETCD_PAUSE -> {
-                long length = 1_000 + random.nextInt(4_000);
-                stack.pauseEtcd();
-                try {
-                    Thread.sleep(length);
-                } finally {
-                    stack.resumeEtcd();
-                }
-                yield "etcd stopped for " + length + " ms";
-            }
+            case ENFORCER_KILL, CONNECT_KILL, BROKER_KILL -> kill(fault);
+            case ENFORCER_PAUSE, ETCD_PAUSE -> pause(fault);
             case CLOCK_JUMP -> clockJump();
             case INJECT -> String.join("; ", injector.inject(injections, fleet.keys(), fleet.ledger()));
         };

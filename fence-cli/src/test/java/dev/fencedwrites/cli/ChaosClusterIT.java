@@ -1,0 +1,31 @@
+package dev.fencedwrites.cli;
+
+import dev.fencedwrites.cli.chaos.Fault;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Needs real services: {@code ./fence chaos --cluster --duration 2m} against the clustered stack (3 brokers, 3 etcd members, 2
+ * enforcers, 2 Connect workers), broker kills among the faults (issue 18). Runs in {@code ./fence test-failover}, not in
+ * {@code ./fence test} (the stack alone costs about a minute and 5 GiB).
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class ChaosClusterIT {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aTwoMinuteChaosRunOnTheClusteredStackPassesVerify() throws Exception {
+        StringWriter out = new StringWriter();
+        picocli.CommandLine line = FenceMain.commandLine();
+        line.setOut(new PrintWriter(out));
+        int exit = line.execute("chaos", "--cluster", "--duration", "2m", "--seed", "20261203", "--dir", dir.toString());
+
+        ChaosIT.assertPassed(exit, out.toString(), dir, Fault.parse(Fault.all(true)));
+    }
+}

@@ -1,0 +1,50 @@
+package dev.fencedwrites.cli;
+
+import dev.fencedwrites.cli.chaos.Fault;
+import dev.fencedwrites.localstack.BillingConnectors;
+import dev.fencedwrites.localstack.LocalStack;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Needs real services: {@code ./fence chaos --stack} against a stack it did not start, as against a user's own (issue 18).
+ * The writers' faults need nothing of the stack; the service faults are the shell commands an operator would give
+ * ({@code kill -STOP} and {@code kill -CONT} of the enforcer's and etcd's processes).
+ */
+@Timeout(value = 8, unit = TimeUnit.MINUTES)
+class ChaosStackIT {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aChaosRunAgainstARunningStackWithFaultCommandsPassesVerify() throws Exception {
+        try (LocalStack stack = LocalStack.builder(dir.resolve("users-stack")).connectors(BillingConnectors.set(false))
+                .progress(line -> System.out.println("[stack] " + line)).start()) {
+            StringWriter out = new StringWriter();
+            picocli.CommandLine line = FenceMain.commandLine();
+            line.setOut(new PrintWriter(out));
+            Path runDir = dir.resolve("run");
+            int exit = line.execute("chaos", "--stack", "--bootstrap", stack.kafkaBootstrap(), "--etcd", stack.etcdEndpoints(),
+                    "--schema-registry", stack.schemaRegistryUrl(), "--postgres", stack.postgresUrl(), "--duration", "1m",
+                    "--seed", "20261204", "--dir", runDir.toString(),
+                    "--fault-command", "enforcer-pause=" + pause(stack.enforcerPid(0)),
+                    "--fault-command", "etcd-pause=" + pause(stack.etcdPid()));
+
+            Set<Fault> faults = EnumSet.of(Fault.ENFORCER_PAUSE, Fault.ETCD_PAUSE);
+            EnumSet.allOf(Fault.class).stream().filter(f -> !f.service()).forEach(faults::add);
+            ChaosIT.assertPassed(exit, out.toString(), runDir, faults);
+        }
+    }
+
+    /** The command an operator would give: stop the process for the fault's length, then let it run again. */
+    private static String pause(long pid) {
+        return "kill -STOP " + pid + " && sleep $FENCE_FAULT_SECONDS; kill -CONT " + pid;
+    }
+}
