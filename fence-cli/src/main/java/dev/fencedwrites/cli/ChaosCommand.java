@@ -90,6 +90,9 @@ public final class ChaosCommand implements Callable<Integer> {
             + "members, 2 enforcers, 2 Connect workers; about 5 GiB of heap): the kills and pauses then hit one instance or "
             + "member at a time, and broker-kill is among the faults.")
     boolean cluster;
+    /** The prefix of the settings that give a fault's command: {@code FENCE_FAULT_ENFORCER_KILL}. */
+    static final String FAULT_SETTING = "FENCE_FAULT_";
+
     @Option(names = "--stack", description = "Run against a running stack instead of starting one: the one --bootstrap, "
             + "--etcd, --schema-registry and --postgres name, else KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL and "
             + "POSTGRES_URL from the environment or the env file (.fence/stack.env, which ./fence up writes). The writers' "
@@ -98,7 +101,9 @@ public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--fault-command", paramLabel = "FAULT=COMMAND", description = "With --stack: the shell command that "
             + "injects FAULT (enforcer-kill, enforcer-pause, connect-kill, etcd-pause, broker-kill) and returns once the "
             + "service is back, run with sh -c and FENCE_FAULT_MILLIS and FENCE_FAULT_SECONDS (how long the pause or the "
-            + "time down should last) in its environment; its output goes to faults.log. Repeatable.")
+            + "time down should last) in its environment; its output goes to faults.log. Repeatable. Default: "
+            + "FENCE_FAULT_<FAULT> (FENCE_FAULT_ENFORCER_KILL) from the environment or the env file, which ./fence up writes "
+            + "for its enforcer, Connect worker and etcd.")
     Map<String, String> faultCommands = new LinkedHashMap<>();
     @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "With --stack: the sink's database (default: "
             + "POSTGRES_URL from the environment or the env file).")
@@ -181,6 +186,16 @@ public final class ChaosCommand implements Callable<Integer> {
             }
             out.put(fault, command);
         });
+        if (stack) {
+            for (Fault fault : Fault.values()) {
+                String given = fault.service() && !out.containsKey(fault)
+                        ? fence.stack().optional(FAULT_SETTING + fault.name())
+                        : null;
+                if (given != null) {
+                    out.put(fault, given); // from the environment or the env file, e.g. the one ./fence up writes
+                }
+            }
+        }
         return out;
     }
 

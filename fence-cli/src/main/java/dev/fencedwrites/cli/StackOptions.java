@@ -122,6 +122,11 @@ public final class StackOptions {
         return setting("SCHEMA_REGISTRY_URL", SCHEMA_REGISTRY, registry, wait, err);
     }
 
+    /** An optional setting: {@code name} from the environment or the stack's env file, else {@code null}. */
+    String optional(String name) {
+        return StackSettings.find(name, file);
+    }
+
     /**
      * {@code explicit} when given, else {@code name} from the environment or the stack's env file.
      *

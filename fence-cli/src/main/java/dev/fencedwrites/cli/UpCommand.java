@@ -21,7 +21,9 @@ import picocli.CommandLine.ParentCommand;
                         + "the fence enforcer and a Connect worker running the fenced sink into table " + BillingConnectors.TABLE
                         + ".",
                 "Once every part is ready it prints export KEY=value lines (also written to the env file, for `source`) and "
-                        + "runs until Ctrl-C or SIGTERM, then stops everything it started. Ports are free ones on 127.0.0.1, "
+                        + "runs until Ctrl-C or SIGTERM, then stops everything it started. Meanwhile it restarts an enforcer or "
+                        + "Connect worker whose process exits, and the FENCE_FAULT_* lines are the shell commands with which "
+                        + "./fence chaos --stack kills or pauses them (and etcd). Ports are free ones on 127.0.0.1, "
                         + "picked anew on each start.",
                 "With --cluster it starts the production shape instead (issue 17): 3 Kafka brokers (KRaft; replication factor "
                         + "3, min.insync.replicas 2 for every topic), 3 etcd members, 2 enforcer instances (one application id, "
@@ -85,10 +87,12 @@ public final class UpCommand implements Callable<Integer> {
             System.err.println("[fence up] failed: " + e.getMessage());
             return 1;
         }
+        UpSupervisor supervisor = new UpSupervisor(stack, stackDir, line -> System.err.println("[fence up] " + line));
         CountDownLatch stop = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.err.println("[fence up] stopping ...");
             long stopping = System.nanoTime();
+            supervisor.close();
             stack.close();
             EnvFile.deleteQuietly(envFile);
             System.err.printf("[fence up] stopped every service in %.1f s; data and logs stay in %s%n",
@@ -99,11 +103,14 @@ public final class UpCommand implements Callable<Integer> {
         stack.kafkaSecurity().ifPresent(security -> env.put(StackOptions.COMMAND_CONFIG_VARIABLE, security
                 .writeClientProperties(StackUsers.OPERATOR, stack.kafkaBootstrap(), stackDir.resolve("operator.properties"))
                 .toString()));
+        env.putAll(supervisor.faultCommands());
         String lines = EnvFile.lines(env);
         EnvFile.write(envFile, lines);
         System.out.print(lines);
         System.out.flush();
-        System.err.println("[fence up] ready; env written to " + envFile + ". Ctrl-C stops everything.");
+        supervisor.start();
+        System.err.println("[fence up] ready; env written to " + envFile + ". An enforcer or Connect worker that exits is "
+                + "restarted. Ctrl-C stops everything.");
         stop.await();
         return 0;
     }

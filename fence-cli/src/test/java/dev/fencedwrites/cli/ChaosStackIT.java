@@ -5,8 +5,11 @@ import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -31,11 +34,14 @@ class ChaosStackIT {
             picocli.CommandLine line = FenceMain.commandLine();
             line.setOut(new PrintWriter(out));
             Path runDir = dir.resolve("run");
-            int exit = line.execute("chaos", "--stack", "--bootstrap", stack.kafkaBootstrap(), "--etcd", stack.etcdEndpoints(),
-                    "--schema-registry", stack.schemaRegistryUrl(), "--postgres", stack.postgresUrl(), "--duration", "1m",
-                    "--seed", "20261204", "--dir", runDir.toString(),
-                    "--fault-command", "enforcer-pause=" + pause(stack.enforcerPid(0)),
-                    "--fault-command", "etcd-pause=" + pause(stack.etcdPid()));
+            // One fault command from the env file (as ./fence up writes them), one on the command line.
+            Path envFile = dir.resolve("users-stack.env");
+            Map<String, String> settings = new LinkedHashMap<>(stack.env());
+            settings.put(ChaosCommand.FAULT_SETTING + "ETCD_PAUSE", pause(stack.etcdPid()));
+            Files.writeString(envFile, EnvFile.lines(settings));
+            int exit = line.execute("chaos", "--stack", "--env-file", envFile.toString(), "--postgres", stack.postgresUrl(),
+                    "--duration", "1m", "--seed", "20261204", "--dir", runDir.toString(),
+                    "--fault-command", "enforcer-pause=" + pause(stack.enforcerPid(0)));
 
             Set<Fault> faults = EnumSet.of(Fault.ENFORCER_PAUSE, Fault.ETCD_PAUSE);
             EnumSet.allOf(Fault.class).stream().filter(f -> !f.service()).forEach(faults::add);

@@ -59,6 +59,17 @@ class FenceUpIT {
             assertThat(Http.get(env.get("CONNECT_URL") + "/connectors/" + BillingConnectors.SINK_CONNECTOR + "/status").body())
                     .contains("RUNNING");
             assertThat(Http.get(env.get("ENFORCER_URL") + "/health").statusCode()).isEqualTo(200);
+
+            // The fault commands ./fence chaos --stack takes from the env file: a killed enforcer is restarted by up.
+            Path pidFile = dir.resolve("stack/pids/enforcer-0.pid");
+            long killed = Long.parseLong(Files.readString(pidFile).strip());
+            assertThat(sh(env.get("FENCE_FAULT_ENFORCER_KILL"))).isZero();
+            assertThat(ProcessHandle.of(killed).filter(ProcessHandle::isAlive)).isEmpty();
+            assertThat(Long.parseLong(Files.readString(pidFile).strip())).isNotEqualTo(killed);
+            assertThat(Http.get(env.get("ENFORCER_URL") + "/health/ready").statusCode()).isEqualTo(200);
+            assertThat(Files.readString(up.log())).contains("enforcer 0 exited; restarting it").contains("enforcer 0 is back");
+            assertThat(sh(env.get("FENCE_FAULT_ETCD_PAUSE"))).isZero();
+            assertThat(Http.get(env.get("ETCD_ENDPOINTS") + "/health").body()).contains("\"health\":\"true\"");
         } finally {
             if (up.isAlive()) { // a fence up that died already would hide why behind a failed kill
                 up.signal("TERM");
@@ -74,6 +85,16 @@ class FenceUpIT {
             assertThat(listening(URI.create(url))).as("%s still listening after SIGTERM", url).isFalse();
         }
         assertThat(envFile).doesNotExist();
+    }
+
+    /** Runs a fault command as chaos runs it, with a one-second fault; returns its exit status. */
+    private static int sh(String command) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder("sh", "-c", command).inheritIO();
+        builder.environment().put("FENCE_FAULT_MILLIS", "1000");
+        builder.environment().put("FENCE_FAULT_SECONDS", "1");
+        Process process = builder.start();
+        assertThat(process.waitFor(2, TimeUnit.MINUTES)).as("%s returned", command).isTrue();
+        return process.exitValue();
     }
 
     private static int clusterNodes(String bootstrap) throws Exception {

@@ -22,7 +22,8 @@ final class SourcedEnvFile {
     /** The variables {@code ./fence up} writes, with and without {@code --cluster}, in the order it writes them. */
     static final List<String> UP_VARIABLES = List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL", "POSTGRES_URL",
             "CONNECT_URL", "CONNECT_METRICS_URL", "ENFORCER_URL", "CONNECT_URLS", "ENFORCER_URLS",
-            "CONNECT_METRICS_URLS");
+            "CONNECT_METRICS_URLS", "FENCE_FAULT_ENFORCER_KILL", "FENCE_FAULT_ENFORCER_PAUSE", "FENCE_FAULT_CONNECT_KILL",
+            "FENCE_FAULT_ETCD_PAUSE");
 
     private SourcedEnvFile() {
     }

@@ -193,6 +193,19 @@ public final class EtcdCluster implements AutoCloseable {
     }
 
     /**
+     * Member {@code member}'s process id (a restart gives a new one).
+     *
+     * @throws IllegalStateException if the member is not running
+     */
+    public long pid(int member) {
+        ChildProcess process = processes[check(member)];
+        if (process == null || !process.isAlive()) {
+            throw new IllegalStateException("etcd member " + members.get(member).name() + " is not running");
+        }
+        return process.pid();
+    }
+
+    /**
      * Sends member {@code member}'s process a signal by name: {@code STOP} freezes it as a stalled disk or a paused VM would
      * (its sockets stay open, the others elect a new leader if it led), {@code CONT} lets it run again.
      *

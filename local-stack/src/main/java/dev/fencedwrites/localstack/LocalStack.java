@@ -125,6 +125,21 @@ public final class LocalStack implements AutoCloseable {
         return services.enforcers.pid(i);
     }
 
+    /** Whether enforcer instance {@code i}'s process is running (it may be stopped with SIGSTOP). */
+    public boolean enforcerAlive(int i) {
+        return services.enforcers.alive(i);
+    }
+
+    /** Connect worker {@code i}'s process id, which a restart changes. */
+    public long connectPid(int i) {
+        return services.connect.pid(i);
+    }
+
+    /** Whether Connect worker {@code i}'s process is running. */
+    public boolean connectAlive(int i) {
+        return services.connect.alive(i);
+    }
+
     /** Kills the first Connect worker: {@link #killConnect(int) killConnect(0)}. For tests. */
     public void killConnect() throws InterruptedException {
         killConnect(0);
@@ -166,9 +181,9 @@ public final class LocalStack implements AutoCloseable {
         singleEtcd().process().signal("CONT");
     }
 
-    /** etcd's process id in the default stack: for tests that signal it as an operator would. */
+    /** etcd's process id in the default stack, else the first cluster member's: for signalling it as an operator would. */
     public long etcdPid() {
-        return singleEtcd().process().pid();
+        return services.etcdCluster != null ? services.etcdCluster.pid(0) : singleEtcd().process().pid();
     }
 
     private Service singleEtcd() {

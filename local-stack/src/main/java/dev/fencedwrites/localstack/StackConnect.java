@@ -82,6 +82,19 @@ final class StackConnect implements AutoCloseable {
         awaitConnectors();
     }
 
+    /** Whether worker {@code i}'s process is running. */
+    synchronized boolean alive(int i) {
+        return services[check(i)] != null && services[i].process().isAlive();
+    }
+
+    /** Worker {@code i}'s process id (a restart gives a new one). */
+    synchronized long pid(int i) {
+        if (!alive(i)) {
+            throw new IllegalStateException("Connect worker " + i + " is not running");
+        }
+        return services[i].process().pid();
+    }
+
     /** SIGKILLs worker {@code i}, as a crash would (no offset commit, no task stop, no leaving the group). */
     synchronized void kill(int i) throws InterruptedException {
         Service service = services[check(i)];

@@ -80,6 +80,11 @@ final class StackEnforcers implements AutoCloseable {
         return ports.length;
     }
 
+    /** Whether instance {@code i}'s process is running (it may be stopped with SIGSTOP). */
+    synchronized boolean alive(int i) {
+        return services[check(i)] != null && services[i].process().isAlive();
+    }
+
     /** Instance {@code i}'s process id (a restart gives a new one). */
     synchronized long pid(int i) {
         return running(i).process().pid();
