@@ -27,8 +27,11 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code fence chaos}: a Jepsen-style fault run against a stack of its own, checked by {@code fence verify} (issue 18). */
-@Command(name = "chaos", header = "Run real writers and a nemesis against a fresh stack, then check the history with verify.",
+/**
+ * {@code fence chaos}: a Jepsen-style fault run against a stack of its own or a running one, checked by {@code fence verify}
+ * (issue 18).
+ */
+@Command(name = "chaos", header = "Run real writers and a nemesis against a stack, then check the history with verify.",
         usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,
         description = {
                 "Starts the stack ./fence up starts (with --cluster, ./fence up --cluster's), then WORKERS writer processes",
@@ -161,7 +164,7 @@ public final class ChaosCommand implements Callable<Integer> {
                     "fence chaos: the run failed: " + e.getMessage() + " (seed " + runSeed + "; logs in " + runDir + ")");
             return 1;
         }
-        String replay = replay(runSeed, commands);
+        String replay = replay(runSeed);
         String text = ChaosReport.write(outcome, replay);
         spec.commandLine().getOut().print(text);
         spec.commandLine().getOut().println("report: " + runDir.resolve("report.html").toAbsolutePath());
@@ -179,6 +182,9 @@ public final class ChaosCommand implements Callable<Integer> {
     private Map<Fault, String> commands() {
         Map<Fault, String> out = new EnumMap<>(Fault.class);
         faultCommands.forEach((name, command) -> {
+            if (name.contains(",")) {
+                throw new IllegalArgumentException("--fault-command " + name + "=...: one fault per --fault-command");
+            }
             Fault fault = Fault.parse(name).iterator().next();
             if (!fault.service()) {
                 throw new IllegalArgumentException("--fault-command " + name + ": only the service faults take a command "
@@ -257,12 +263,27 @@ public final class ChaosCommand implements Callable<Integer> {
         return new ChaosRun.Endpoints(bootstrap, List.of(etcd.split(",")), registry, postgres);
     }
 
-    /** The command line that draws the same schedule again. */
-    private String replay(long runSeed, Map<Fault, String> commands) {
+    /**
+     * The command line that draws the same schedule again: the options as given, not the fault commands taken from the
+     * environment or the env file (they name that stack's processes).
+     */
+    private String replay(long runSeed) {
+        StackOptions given = fence.stack();
+        String stackOptions = !stack
+                ? ""
+                : " --stack" + option("--env-file", given.file) + option("--bootstrap", given.bootstrap)
+                        + option("--etcd", given.etcd) + option("--schema-registry", given.registry)
+                        + option("--postgres", postgresUrl);
         return "./fence chaos --seed " + runSeed + " --duration " + duration + " --workers " + workers + " --threads "
                 + threads + " --keys " + keys + " --ttl " + ttl + " --stall-chance " + stallChance + " --skewed " + skewed
                 + (faults == null ? "" : " --faults " + faults) + (control ? " --control" : "") + (cluster ? " --cluster" : "")
-                + (stack ? " --stack" : "") + commands.entrySet().stream().map(c -> " --fault-command '" + (c.getKey().option()
-                        + "=" + c.getValue()).replace("'", "'\\''") + "'").collect(Collectors.joining());
+                + stackOptions
+                + faultCommands.entrySet().stream().map(c -> option("--fault-command", c.getKey() + "=" + c.getValue()))
+                        .collect(Collectors.joining());
+    }
+
+    /** {@code " --name 'value'"}, quoted for the shell; empty when {@code value} is {@code null}. */
+    private static String option(String name, Object value) {
+        return value == null ? "" : " " + name + " " + EnvFile.shellQuoted(value.toString());
     }
 }

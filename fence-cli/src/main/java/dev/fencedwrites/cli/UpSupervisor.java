@@ -81,11 +81,15 @@ final class UpSupervisor implements AutoCloseable {
                 for (int i = 0; i < enforcers && !closing; i++) {
                     if (!stack.enforcerAlive(i)) {
                         restart("enforcer " + i, "enforcer-" + i, i, true);
+                    } else {
+                        refreshPid("enforcer-" + i, stack.enforcerPid(i));
                     }
                 }
                 for (int i = 0; i < workers && !closing; i++) {
                     if (!stack.connectAlive(i)) {
                         restart("Connect worker " + i, "connect-" + i, i, false);
+                    } else {
+                        refreshPid("connect-" + i, stack.connectPid(i)); // a restart that started it and then failed
                     }
                 }
             }
@@ -116,6 +120,17 @@ final class UpSupervisor implements AutoCloseable {
         }
     }
 
+    /** Writes the pid file when the running process is not the one it names. */
+    private void refreshPid(String name, long pid) {
+        try {
+            if (!Files.readString(pidFile(name)).strip().equals(Long.toString(pid))) {
+                writePid(name, pid);
+            }
+        } catch (IOException | IllegalStateException e) {
+            writePid(name, pid); // missing or unreadable: write it
+        }
+    }
+
     private Path pidFile(String name) {
         return pids.resolve(name + ".pid");
     }
@@ -138,9 +153,10 @@ final class UpSupervisor implements AutoCloseable {
                 + ")\" = \"$old\" ]; do sleep 0.5; done";
     }
 
-    /** SIGSTOP for the fault's length, then SIGCONT. */
+    /** SIGSTOP for the fault's length, then SIGCONT, also when the command is stopped early (SIGINT, SIGTERM, SIGHUP). */
     private static String pause(Path pidFile) {
         String file = EnvFile.shellQuoted(pidFile.toString());
-        return "pid=$(cat " + file + ") && kill -STOP \"$pid\" && sleep \"$FENCE_FAULT_SECONDS\"; kill -CONT \"$pid\"";
+        return "pid=$(cat " + file + ") && trap 'kill -CONT \"$pid\"' EXIT INT TERM HUP && kill -STOP \"$pid\" && sleep "
+                + "\"$FENCE_FAULT_SECONDS\"";
     }
 }

@@ -91,8 +91,8 @@ public final class VerifyCommand implements Callable<Integer> {
     String postgresUrl;
     @Option(names = "--since", paramLabel = "TIME", description = "Check the input records from this time on: a duration "
             + "ago (90s, 15m, 2h, 1d) or an ISO-8601 time (2026-12-02T18:00:00Z). Each key's fence where the window starts "
-            + "comes from the accepted records and winning markers before it, which are read and checked for rising only; "
-            + "the input records before it are not read (default: the whole history).")
+            + "comes from the accepted records and winning markers before it, which are read but not checked; the input "
+            + "records before it are not read (default: the whole history).")
     String since;
     @Option(names = "--json", description = "One JSON object instead of the table.")
     boolean json;

@@ -51,6 +51,6 @@ class ChaosStackIT {
 
     /** The command an operator would give: stop the process for the fault's length, then let it run again. */
     private static String pause(long pid) {
-        return "kill -STOP " + pid + " && sleep $FENCE_FAULT_SECONDS; kill -CONT " + pid;
+        return "trap 'kill -CONT " + pid + "' EXIT INT TERM HUP && kill -STOP " + pid + " && sleep $FENCE_FAULT_SECONDS";
     }
 }

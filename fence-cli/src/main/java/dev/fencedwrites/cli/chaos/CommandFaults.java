@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
  * ({@code --fault-command enforcer-kill='...'}), run with {@code sh -c} and these variables: {@code FENCE_FAULT} (the fault's
  * name), {@code FENCE_FAULT_MILLIS} and {@code FENCE_FAULT_SECONDS} (how long the pause or the time down should last). The
  * command does the whole fault, e.g. {@code docker pause etcd; sleep $FENCE_FAULT_SECONDS; docker unpause etcd}, and returns
- * once the service is back; its output is appended to {@code faults.log}.
+ * once the service is back; its output is appended to {@code faults.log}. It runs in a session of its own ({@code setsid}),
+ * so a Ctrl-C meant for chaos does not cut a pause short before the command resumes what it stopped.
  */
 final class CommandFaults implements ServiceFaults {
     /** The longest a fault command may take. */
@@ -34,7 +35,8 @@ final class CommandFaults implements ServiceFaults {
 
     @Override
     public synchronized void begin(Fault fault, int instance, long millis) throws Exception {
-        ProcessBuilder command = new ProcessBuilder("sh", "-c", commands.get(fault)).redirectErrorStream(true)
+        // In a session of its own: Ctrl-C on chaos's terminal does not stop a pause before it resumes what it stopped.
+        ProcessBuilder command = new ProcessBuilder("setsid", "--wait", "sh", "-c", commands.get(fault)).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log));
         command.environment().put("FENCE_FAULT", fault.option());
         command.environment().put("FENCE_FAULT_MILLIS", Long.toString(millis));
@@ -52,7 +54,10 @@ final class CommandFaults implements ServiceFaults {
             return;
         }
         if (!process.waitFor(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-            process.destroyForcibly();
+            process.destroy(); // SIGTERM first: a command's trap may undo its fault
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
             throw new IllegalStateException("--fault-command " + fault.option() + " still ran after " + TIMEOUT.toMinutes()
                     + " minutes; its output is in " + log);
         }

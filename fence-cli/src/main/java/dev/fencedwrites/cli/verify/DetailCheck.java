@@ -34,6 +34,10 @@ final class DetailCheck {
     private final Map<String, List<ConsumerRecord<byte[], byte[]>>> inputs = new HashMap<>();
     private final Map<String, Set<Long>> pending = new HashMap<>();
     private final Map<String, List<ConsumerRecord<byte[], byte[]>>> accepted = new HashMap<>();
+    /** With {@code --since}: per key, the contents of its input records before the window. */
+    private final Map<String, Set<Long>> before = new HashMap<>();
+    /** With {@code --since}: the keys with an accepted copy in the window of an input record before it (re-routed). */
+    private final Set<String> crossed = new HashSet<>();
 
     /** A decision of an input record: what it was and where it is written. */
     private record Made(Position input, String label, String where) {
@@ -70,7 +74,9 @@ final class DetailCheck {
         if (key == null || !keys.contains(key)) {
             return;
         }
-        if (scope.decided(record.partition(), record.offset())) {
+        if (!scope.window().checks(record.partition(), record.offset())) {
+            before.computeIfAbsent(key, k -> new HashSet<>()).add(Hashes.content(record));
+        } else if (scope.decided(record.partition(), record.offset())) {
             inputs.computeIfAbsent(key, k -> new ArrayList<>()).add(record);
         } else {
             pending.computeIfAbsent(key, k -> new HashSet<>()).add(Hashes.content(record));
@@ -95,7 +101,7 @@ final class DetailCheck {
             for (ConsumerRecord<byte[], byte[]> record : in) {
                 Position at = new Position(record.partition(), record.offset());
                 List<Made> decisions = byInput.getOrDefault(at, List.of());
-                Expected expected = mixed.contains(key) ? null : expect(record, fence);
+                Expected expected = mixed.contains(key) || crossed.contains(key) ? null : expect(record, fence);
                 fence = expected == null ? fence : expected.after();
                 if (decisions.isEmpty() && !unobservedMarker(record, expected)) {
                     findings.violation(ViolationKind.NEVER_DECIDED, key, where(scope.input(), record) + " with "
@@ -108,7 +114,7 @@ final class DetailCheck {
                 if (!decisions.isEmpty() && expected != null && !decisions.get(0).label().equals(expected.label())) {
                     findings.violation(ViolationKind.UNLIKE_RULE, key, where(scope.input(), record) + " with "
                             + expected.fence() + " -> " + decisions.get(0).label() + " at " + decisions.get(0).where()
-                            + ", the rule says " + expected.label() + " against " + expected.before());
+                            + ", the rule says " + expected.label() + " against " + expected.before() + seeded(key, expected));
                 }
             }
         }
@@ -125,6 +131,12 @@ final class DetailCheck {
             ConsumerRecord<byte[], byte[]> first = same.stream()
                     .filter(r -> !linked.contains(new Position(r.partition(), r.offset()))).findFirst()
                     .orElse(same.isEmpty() ? null : same.get(0));
+            if (first == null && before.getOrDefault(key, Set.of()).contains(content)) {
+                // The decision of an input record before the window, re-routed to the key's partition after it.
+                findings.count("accepted records in the window of input records before --since (re-routed)");
+                crossed.add(key);
+                continue;
+            }
             if (first == null) {
                 if (!pending.getOrDefault(key, Set.of()).contains(content)) {
                     findings.violation(ViolationKind.ACCEPTED_WITHOUT_INPUT, key, where(scope.accepted(), copy) + " with "
@@ -137,6 +149,15 @@ final class DetailCheck {
             byInput.computeIfAbsent(at, p -> new ArrayList<>()).add(new Made(at, Kind.ACCEPTED.name(),
                     where(scope.accepted(), copy)));
         }
+    }
+
+    /** For a decision against the fence the history before {@code --since} set: what else could explain it. */
+    private String seeded(String key, Expected expected) {
+        Fence seed = seeds.apply(key);
+        return seed != null && seed.equals(expected.before())
+                ? " (the fence the accepted records before --since set; a write around the enforcer before the window would "
+                        + "also explain this: run verify without --since)"
+                : "";
     }
 
     private Expected expect(ConsumerRecord<byte[], byte[]> record, Fence fence) {

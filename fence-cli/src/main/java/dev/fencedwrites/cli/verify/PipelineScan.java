@@ -20,6 +20,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
@@ -158,27 +159,49 @@ final class PipelineScan implements TopicSource, AutoCloseable {
                 Set<Long> probe = new HashSet<>();
                 readRange(consumer, copies, acceptedAt.get(copies), acceptedEnds.get(copies),
                         record -> {
+                            requireCreateTime(record);
                             probe.add(Hashes.content(record));
                             return probe.size() < WINDOW_PROBE;
                         });
-                long[] from = {inputAt.get(partition)};
-                readRange(consumer, partition, from[0], inputEnds.get(partition), record -> {
+                long[] skewed = {-1};
+                boolean[] matched = {false};
+                readRange(consumer, partition, inputAt.get(partition), inputEnds.get(partition), record -> {
+                    requireCreateTime(record);
                     if (probe.contains(Hashes.content(record))) {
+                        matched[0] = true;
                         return false;
                     }
                     if (record.timestamp() < sinceMillis) {
-                        from[0] = record.offset() + 1; // stamped earlier (a writer's clock behind): its copy may be before
+                        skewed[0] = record.offset(); // stamped earlier (a writer's clock behind): its copy may be before
                     }
                     return true;
                 });
-                inputFrom.put(partition.partition(), from[0]);
+                // No probed copy matched (re-routed or bypass copies only): the first input stamped at or after the time.
+                inputFrom.put(partition.partition(), matched[0] && skewed[0] >= 0 ? skewed[0] + 1 : inputAt.get(partition));
                 acceptedFrom.put(partition.partition(), acceptedAt.get(copies));
             }
         }
-        long skipped = inputFrom.values().stream().mapToLong(Long::longValue).sum();
+        long skipped = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
+            for (Map.Entry<TopicPartition, Long> start : consumer.beginningOffsets(inputEnds.keySet()).entrySet()) {
+                skipped += Math.max(0, inputFrom.get(start.getKey().partition()) - start.getValue());
+            }
+        }
         findings.add("input offsets before --since (not read; their accepted copies and markers set each key's fence)",
                 skipped);
         return new Scope.Window(inputFrom, acceptedFrom);
+    }
+
+    /**
+     * {@code --since} finds the window by the records' own timestamps, which the enforcer keeps on its copies.
+     *
+     * @throws IllegalStateException when the topic stamps records with the broker's time instead
+     */
+    private static void requireCreateTime(ConsumerRecord<byte[], byte[]> record) {
+        if (record.timestampType() == TimestampType.LOG_APPEND_TIME) {
+            throw new IllegalStateException("--since needs CreateTime timestamps, and " + record.topic()
+                    + " has message.timestamp.type=LogAppendTime: run verify without --since");
+        }
     }
 
     /** Per partition, the first offset whose timestamp is at or after {@code millis}, else the end. */

@@ -104,7 +104,8 @@ public final class PipelineVerifier {
      */
     static HistoryCheck check(Scope scope, TopicSource topics, boolean keepValues, Findings findings) {
         HistoryCheck history = new HistoryCheck(scope, findings, keepValues);
-        readAll(topics, scope, "pass 1", history::rejected, history::marker, history::seed, history::input, history::accepted);
+        readAll(topics, scope, "pass 1", false, history::rejected, history::marker, history::seed, history::input,
+                history::accepted);
         findings.add("keys", history.keys().size());
         Set<String> unsettled = history.unsettled();
         if (!unsettled.isEmpty()) {
@@ -116,7 +117,8 @@ public final class PipelineVerifier {
                             + DETAIL_KEYS + " keys differ)"));
             findings.add("keys checked record by record", keys.size());
             DetailCheck detail = new DetailCheck(scope, findings, keys, history.deferred(), key -> history.keys().get(key).seed);
-            readAll(topics, scope, "pass 2", detail::rejected, detail::marker, null, detail::input, detail::accepted);
+            // The whole input: an accepted copy in --since's window may be the decision of a record before it (re-routed).
+            readAll(topics, scope, "pass 2", true, detail::rejected, detail::marker, null, detail::input, detail::accepted);
             detail.finish(history.mixed());
         }
         return history;
@@ -204,10 +206,11 @@ public final class PipelineVerifier {
 
     /**
      * One pass: the rejected and markers topics, then the accepted records before {@code --since}'s window (to
-     * {@code handlers[2]}, when not {@code null}), the input records in it, and the accepted records in it.
+     * {@code handlers[2]}, when not {@code null}), the input records in it (with {@code wholeInput}, all of them), and the
+     * accepted records in it.
      */
     @SafeVarargs
-    private static void readAll(TopicSource scan, Scope scope, String pass,
+    private static void readAll(TopicSource scan, Scope scope, String pass, boolean wholeInput,
             Consumer<ConsumerRecord<byte[], byte[]>>... handlers) {
         scan.read(scope.rejected(), pass, handlers[0]);
         if (scope.markers() != null) {
@@ -217,7 +220,7 @@ public final class PipelineVerifier {
         if (window.partial() && handlers[2] != null) {
             scan.read(scope.accepted(), pass + " (before --since)", Map.of(), window.accepted(), handlers[2]);
         }
-        scan.read(scope.input(), pass, window.input(), Map.of(), handlers[3]);
+        scan.read(scope.input(), pass, wholeInput ? Map.of() : window.input(), Map.of(), handlers[3]);
         scan.read(scope.accepted(), pass, window.accepted(), Map.of(), handlers[4]);
     }
 }

@@ -183,6 +183,38 @@ class HistoryChecksTest {
         assertThat(findings.described()).anySatisfy(v -> assertThat(v.detail()).contains("4.1").contains("STALE_TOKEN"));
     }
 
+    @Test
+    void sinceLinksACopyInTheWindowToARecordReroutedFromBeforeIt() {
+        String home = history.keyOn(0);
+        String away = history.keyOn(0);
+        ConsumerRecord<byte[], byte[]> misrouted = history.inputOn(1, history.record(away, 5, 1, "stamped before the time"));
+        history.acceptedWrite(home, 3, 1); // stamped after the time, its copy written before the re-routed one's
+        history.accepted(misrouted);
+        assertThat(history.check().byKind()).isEmpty();
+        history.window(Map.of(0, 0L, 1, 1L), Map.of(0, 0L, 1, 0L)); // what PipelineScan.window finds for that
+
+        Findings findings = history.check();
+
+        assertThat(findings.described()).isEmpty();
+        assertThat(findings.counts()).containsEntry("accepted records in the window of input records before --since (re-routed)",
+                1L);
+    }
+
+    @Test
+    void sinceSaysSoWhenTheFenceItStartsFromMayComeFromAWriteAroundTheEnforcer() {
+        String key = history.keyOn(1);
+        history.acceptedWrite(key, 5, 1);
+        history.accepted(history.record(key, 9, 1, "around the enforcer, before the window"));
+        history.sinceNow();
+        history.acceptedWrite(key, 6, 1); // right against the enforcer's 5.1
+
+        Findings findings = history.check();
+
+        assertThat(findings.byKind()).containsOnlyKeys(ViolationKind.UNLIKE_RULE, ViolationKind.FENCE_FELL);
+        assertThat(findings.described()).anySatisfy(v -> assertThat(v.detail()).contains("against 9.1")
+                .contains("the fence the accepted records before --since set"));
+    }
+
     /** An in-memory pipeline: the records of each topic, and the checks run over them as verify runs them. */
     private static final class History implements TopicSource {
         private final Map<String, List<ConsumerRecord<byte[], byte[]>>> topics = new HashMap<>();
@@ -251,6 +283,11 @@ class HistoryChecksTest {
 
         void decidedBelow(int partition, long offset) {
             decided.put(partition, offset);
+        }
+
+        /** {@code --since} with the window given: where the input and the accepted topic's checked parts start. */
+        void window(Map<Integer, Long> input, Map<Integer, Long> accepted) {
+            window = new Scope.Window(input, accepted);
         }
 
         /** {@code --since} from here: the next input records (and their accepted copies) are checked, the ones so far not. */
