@@ -18,6 +18,7 @@ import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -90,6 +91,38 @@ final class BenchKafka {
         if (written != records) {
             throw new IllegalStateException(
                     String.format(Locale.ROOT, "%s holds %,d records, expected %,d", topic, written, records));
+        }
+    }
+
+    /**
+     * Reads all {@code records} records of {@code topic} from its beginning with a plain consumer (no group, read_committed)
+     * and returns the rate in records/s from the first record to the last: the consume ceiling kafka-consumer-perf-test
+     * would show.
+     */
+    double consumeAll(String topic, int records) {
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProperties())) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            for (int p = 0; p < EnforcerBench.PARTITIONS; p++) {
+                partitions.add(new TopicPartition(topic, p));
+            }
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            long first = 0;
+            long read = 0;
+            long idleSince = System.nanoTime();
+            while (read < records) {
+                int got = consumer.poll(Duration.ofMillis(100)).count();
+                if (got > 0 && read == 0) {
+                    first = System.nanoTime();
+                }
+                read += got;
+                idleSince = got > 0 ? System.nanoTime() : idleSince;
+                if (System.nanoTime() - idleSince > Duration.ofSeconds(60).toNanos()) {
+                    throw new IllegalStateException(String.format(Locale.ROOT, "read %,d of the %,d records of %s, then "
+                            + "nothing for 60 s", read, records, topic));
+                }
+            }
+            return read / ((System.nanoTime() - first) / 1e9);
         }
     }
 

@@ -154,7 +154,7 @@ public final class BenchMain implements Callable<Integer> {
                     EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress);
                     figures.addAll(quick
                             ? enforcer.throughput(new int[]{100, 1024}, new int[]{1_000, 20_000}, 20_000, 1)
-                            : enforcer.throughput(new int[]{100, 1024}, new int[]{10_000, 1_000_000}, 1_000_000, 2));
+                            : enforcer.throughput(new int[]{100, 1024}, new int[]{10_000, 1_000_000}, 1_000_000, 3));
                     figures.addAll(quick
                             ? enforcer.latency(500, Duration.ofSeconds(4))
                             : enforcer.latency(1000, Duration.ofSeconds(20)));

@@ -15,15 +15,21 @@ final class BenchReport {
     /** How each figure is taken, below the table in the Markdown. */
     static final String NOTES = String.join("\n",
             "How the figures are taken:",
-            "- Enforcer throughput: the enforcer's topology and a pass-through topology (input to output, no state) read the "
-                    + "same input topic from the beginning, with the enforcer's Kafka Streams settings (one stream thread, 3 "
-                    + "partitions, the guarantee's default commit interval: 100 ms for exactly_once_v2, 30 s for "
-                    + "at_least_once). Records/s from the first processed record (Kafka Streams' process-total) to the end of "
-                    + "close() after the last, which flushes the fence store's cache to RocksDB and the changelog and commits, "
-                    + "after a warm-up run of each under each guarantee; the enforcer must have accepted every record. The full "
-                    + "run measures each topology twice, in the order A B B A, and gives the mean; the progress lines on stderr "
-                    + "show each run. Every write is in order, so the enforcer accepts all of them: the figure is the cost of "
-                    + "the check and of the fence state.",
+            "- Enforcer throughput: the enforcer's topology, a pass-through topology (input to output, no state) and the "
+                    + "minimal stateful baseline (issue 19: per record one read and one write of an 8-byte number per key "
+                    + "in a store built as the fence store is, RocksDB with the record cache and a changelog, every record "
+                    + "forwarded) read the same input topic from the beginning, with the enforcer's Kafka Streams settings "
+                    + "(one stream thread, 3 partitions, the guarantee's default commit interval: 100 ms for "
+                    + "exactly_once_v2, 30 s for at_least_once). Records/s from the first processed record (Kafka Streams' "
+                    + "process-total) to the end of close() after the last, which flushes the fence store's cache to "
+                    + "RocksDB and the changelog and commits, after a warm-up run of each under each guarantee; the "
+                    + "enforcer must have accepted every record. The full run measures each topology three times, in rounds "
+                    + "whose order rotates (each topology runs first, second and third once), and gives the median, with "
+                    + "the spread (half the range, as a percentage of the median) of each side; the progress lines on "
+                    + "stderr show each run. Every write is in order, so the enforcer accepts all of them: the figure is "
+                    + "the cost of the check and of the fence state. The ceilings: the same input produced by a plain "
+                    + "producer (acks=all, linger.ms 20, batch.size 256 KB) and read by a plain consumer (read_committed, "
+                    + "no group), records/s, as kafka-producer-perf-test and kafka-consumer-perf-test measure them.",
             "- End-to-end latency: records produced at a fixed rate while the topology runs; the time each is read "
                     + "(read_committed) from the accepted (or pass-through output) topic minus its produce timestamp; the first "
                     + "second is left out.",

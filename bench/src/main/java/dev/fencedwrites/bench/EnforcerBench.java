@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -61,9 +61,12 @@ final class EnforcerBench {
         this.progress = progress;
     }
 
-    /** The topology under test: the enforcer or the pass-through, built for one run's topics. */
+    /**
+     * The topology under test, built for one run's topics: the pass-through (input to output, no state), the minimal stateful
+     * baseline ({@link MaxPerKey}: a store like the fence store, read and written per record) or the enforcer.
+     */
     enum Kind {
-        PASS_THROUGH, ENFORCER
+        PASS_THROUGH, STATEFUL, ENFORCER
     }
 
     /** One throughput run's result; {@code stateSize} only when asked for; {@code etcdReadsPerSecond} 0 without verification. */
@@ -89,27 +92,29 @@ final class EnforcerBench {
             for (int valueBytes : valueSizes) {
                 for (int keys : keyCounts) {
                     int records = Math.max(keys, minRecords);
+                    String row = String.format(Locale.ROOT, "%s values, %s keys",
+                            valueBytes >= 1024 ? valueBytes / 1024 + " KB" : valueBytes + " B", count(keys));
+                    long producing = System.nanoTime();
                     String input = produceInput(admin, records, keys, valueBytes);
+                    double produced = records / ((System.nanoTime() - producing) / 1e9);
+                    double consumed = kafka.consumeAll(input, records);
+                    progress.accept(String.format(Locale.ROOT, "enforcer:   plain clients: produced %,.0f records/s, consumed "
+                            + "%,.0f records/s", produced, consumed));
+                    figures.add(new Figure("ceiling: raw produce of the input, plain producer (acks=all), " + row, produced,
+                            Double.NaN, "records/s", "", true));
+                    figures.add(new Figure("ceiling: raw consume of the input, plain consumer (read_committed), " + row,
+                            consumed, Double.NaN, "records/s", "", true));
                     if (!warm) {
                         warmUp(admin, input, Math.min(records / 4, WARM_UP_RECORDS));
                         warm = true;
                     }
-                    int run = 0;
                     for (String guarantee : GUARANTEES) {
                         boolean measureState = keys == largest && valueBytes == valueSizes[0]
                                 && guarantee.equals(StreamsConfig.EXACTLY_ONCE_V2);
-                        // Runs in the order A B B A (repeats 2) or A B, A alternating between pass-through and enforcer,
-                        // so drift on a busy machine does not always favour one; each figure is the mean of its runs.
-                        Kind first = run++ % 2 == 0 ? Kind.PASS_THROUGH : Kind.ENFORCER;
-                        Measured measured = measure(admin, input, records, keys, guarantee, first, repeats,
+                        Measured measured = measure(admin, input, records, keys, guarantee, figures.size(), repeats,
                                 measureState && stateSize == null);
                         stateSize = measured.stateSize() != null ? measured.stateSize() : stateSize;
-                        Map<Kind, Double> rates = measured.rates();
-                        figures.add(new Figure(
-                                String.format(Locale.ROOT, "enforcer vs pass-through throughput, %s values, %s keys, %s",
-                                        valueBytes >= 1024 ? valueBytes / 1024 + " KB" : valueBytes + " B", count(keys),
-                                        guarantee),
-                                rates.get(Kind.ENFORCER), rates.get(Kind.PASS_THROUGH), "records/s", ">= 0.95", true));
+                        figures.addAll(measured.figures(row + ", " + guarantee, keys >= 1_000_000 ? ">= 0.6" : ">= 0.9"));
                     }
                     admin.deleteTopics(List.of(input)).all().get(60, TimeUnit.SECONDS);
                 }
@@ -205,27 +210,64 @@ final class EnforcerBench {
         }
     }
 
-    /** The mean rate of each topology over one figure's runs, and the fence state's size when one of them measured it. */
-    private record Measured(Map<Kind, Double> rates, Figure[] stateSize) {
+    /** Each topology's rates over one row's runs, and the fence state's size when one of them measured it. */
+    private record Measured(Map<Kind, List<Double>> rates, Figure[] stateSize) {
+        /** The median rate: the middle run's, or the mean of the middle two. */
+        double median(Kind kind) {
+            List<Double> sorted = rates.get(kind).stream().sorted().toList();
+            int n = sorted.size();
+            return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+        }
+
+        /** Half the range of the runs, as a percentage of the median: {@code +-4 %}. */
+        String spread(Kind kind) {
+            List<Double> runs = rates.get(kind);
+            double range = runs.stream().mapToDouble(Double::doubleValue).max().orElse(0)
+                    - runs.stream().mapToDouble(Double::doubleValue).min().orElse(0);
+            return String.format(Locale.ROOT, "+-%.0f %%", range / 2 / median(kind) * 100);
+        }
+
+        /**
+         * The row's three ratios (enforcer to stateful baseline, stateful baseline to pass-through, enforcer to pass-through),
+         * each of the topologies' medians, with their spreads.
+         */
+        List<Figure> figures(String row, String passThroughGoal) {
+            int n = rates.get(Kind.ENFORCER).size();
+            String runs = n == 1 ? "one run each" : "medians of " + n + " runs";
+            return List.of(
+                    figure("enforcer vs stateful baseline throughput, " + row, Kind.ENFORCER, Kind.STATEFUL, ">= 0.95", runs),
+                    figure("stateful baseline vs pass-through throughput, " + row, Kind.STATEFUL, Kind.PASS_THROUGH, "", runs),
+                    figure("enforcer vs pass-through throughput, " + row, Kind.ENFORCER, Kind.PASS_THROUGH, passThroughGoal,
+                            runs));
+        }
+
+        private Figure figure(String measure, Kind fenced, Kind baseline, String goal, String runs) {
+            String spreads = rates.get(fenced).size() == 1 ? "" : ", spread " + spread(fenced) + " and " + spread(baseline);
+            return new Figure(measure + " (" + runs + spreads + ")", median(fenced), median(baseline), "records/s", goal, true);
+        }
     }
 
     /**
-     * The mean rate of each topology over {@code repeats} runs in alternating order starting with {@code first}; with
-     * {@code measureState}, the first enforcer run also measures the fence state (each run starts with an empty store).
+     * Each topology's rate over {@code repeats} rounds of one run each; the order within a round rotates with the round and
+     * with {@code row}, so over three rounds each topology runs first, second and third once, and drift on a busy machine
+     * favours none. With {@code measureState}, the first enforcer run also measures the fence state (each run starts with an
+     * empty store).
      */
-    private Measured measure(Admin admin, String input, int records, int keys, String guarantee, Kind first, int repeats,
+    private Measured measure(Admin admin, String input, int records, int keys, String guarantee, int row, int repeats,
             boolean measureState) throws Exception {
-        Kind second = first == Kind.ENFORCER ? Kind.PASS_THROUGH : Kind.ENFORCER;
+        List<Kind> kinds = List.of(Kind.values());
         List<Kind> order = new ArrayList<>();
         for (int r = 0; r < repeats; r++) {
-            order.addAll(r % 2 == 0 ? List.of(first, second) : List.of(second, first));
+            for (int k = 0; k < kinds.size(); k++) {
+                order.add(kinds.get((k + r + row) % kinds.size()));
+            }
         }
-        Map<Kind, Double> rates = new HashMap<>();
+        Map<Kind, List<Double>> rates = new EnumMap<>(Kind.class);
         Figure[] stateSize = null;
         for (Kind kind : order) {
             boolean takeState = measureState && kind == Kind.ENFORCER && stateSize == null;
             Throughput result = runToEnd(admin, kind, input, records, true, takeState ? keys : 0, guarantee, false);
-            rates.merge(kind, result.recordsPerSecond() / repeats, Double::sum);
+            rates.computeIfAbsent(kind, k -> new ArrayList<>()).add(result.recordsPerSecond());
             progress.accept(String.format(Locale.ROOT, "enforcer:   %s, %s: %,.0f records/s", describe(kind), guarantee,
                     result.recordsPerSecond()));
             if (result.stateSize() != null) {
@@ -283,7 +325,11 @@ final class EnforcerBench {
     }
 
     static String describe(Kind kind) {
-        return kind == Kind.ENFORCER ? "enforcer" : "pass-through";
+        return switch (kind) {
+            case ENFORCER -> "enforcer";
+            case STATEFUL -> "stateful baseline";
+            case PASS_THROUGH -> "pass-through";
+        };
     }
 
     static String shortId() {

@@ -89,7 +89,7 @@ final class EnforcerRun {
     Throughput runToEnd(Admin admin, Kind kind, String input, int records, boolean whole, int stateKeys, String guarantee,
             boolean verify, int processedTarget)
             throws Exception {
-        String app = "bench-" + (kind == Kind.ENFORCER ? "enforcer" : "pass-through") + "-" + BenchKafka.shortId();
+        String app = "bench-" + EnforcerBench.describe(kind).replace(' ', '-') + "-" + BenchKafka.shortId();
         List<String> outputs = outputs(kind, app);
         BenchKafka.createTopics(admin, outputs.toArray(String[]::new));
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -236,6 +236,9 @@ final class EnforcerRun {
                     new FenceEnforcerTopology.Limits(EnforcerBench.PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES,
                             MAX_MESSAGE_BYTES),
                     meters, verifier);
+        }
+        if (kind == Kind.STATEFUL) {
+            return MaxPerKey.topology(input, outputs.get(0));
         }
         Topology topology = new Topology();
         topology.addSource("input", new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
