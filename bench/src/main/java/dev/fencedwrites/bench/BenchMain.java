@@ -43,8 +43,9 @@ import picocli.CommandLine.Spec;
         "one table (figure, baseline, ratio, goal). Also writes it as Markdown with the machine's cores, memory and versions.",
         "Measured: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",
         "resource under contention; the sink's guarded upsert against the plain upsert, 0 %% and 20 %% stale; the enforcer's",
-        "throughput against a pass-through Kafka Streams topology (100 B and 1 KB values, 10k and 1M keys, exactly_once_v2 and",
-        "at_least_once) and end-to-end latency p50/p99; the enforcer over a CRC32-partitioning writer's records (librdkafka's",
+        "throughput against a minimal stateful topology and a pass-through (100 B and 1 KB values, 10k and 1M keys,",
+        "exactly_once_v2 and at_least_once; medians of three runs), beside a plain producer's and consumer's rates, and",
+        "end-to-end latency p50/p99; the enforcer over a CRC32-partitioning writer's records (librdkafka's",
         "default: most re-routed through the repartition topic) against a murmur2 writer's (issue 17); the fence state's",
         "bytes per key at 1M keys (state store and changelog);",
         "the enforcer with token verification against etcd on vs off (writes under long leases, one acquisition per key) and",
@@ -52,7 +53,7 @@ import picocli.CommandLine.Spec;
         "Starts its own etcd, Kafka broker and PostgreSQL on loopback; needs about 4 GB of free disk for the full run.",
         ""},
         footer = {"", "Examples:",
-                "  ./fence bench --quick     a reduced run (1k and 20k keys, short runs; about two minutes): checks that "
+                "  ./fence bench --quick     a reduced run (1k and 20k keys, short runs; about three minutes): checks that "
                         + "everything",
                 "                            runs; its figures are not comparable to the full run's",
                 "  ./fence bench             the full run (about 12 minutes on 2 cores)",

@@ -5,16 +5,13 @@ import dev.fencedwrites.cli.chaos.ChaosRun;
 import dev.fencedwrites.cli.chaos.Fault;
 import dev.fencedwrites.cli.chaos.WriterFleet;
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.EnumMap;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -56,6 +53,7 @@ import picocli.CommandLine.Spec;
                 "  ./fence chaos --duration 30m --workers 6 --stall-chance 0.05 --seed 42",
                 "  ./fence chaos --faults enforcer-kill,worker-pause --seed 7",
                 "  ./fence chaos --cluster --duration 10m        # the production shape, broker kills included",
+                "  ./fence chaos --stack --duration 5m           # against the stack ./fence up runs in another terminal",
                 "",
                 "The same --seed (and options) draws the same schedule of faults; what the writers do in between depends on",
                 "timing. Exit status: 0 when verify found no violation and every stale write was rejected, 3 otherwise (the",
@@ -93,13 +91,16 @@ public final class ChaosCommand implements Callable<Integer> {
             + "members, 2 enforcers, 2 Connect workers; about 5 GiB of heap): the kills and pauses then hit one instance or "
             + "member at a time, and broker-kill is among the faults.")
     boolean cluster;
+    /** The shortest run: long enough for a few lock rounds and faults. */
+    static final Duration MIN_DURATION = Duration.ofSeconds(10);
     /** The prefix of the settings that give a fault's command: {@code FENCE_FAULT_ENFORCER_KILL}. */
     static final String FAULT_SETTING = "FENCE_FAULT_";
 
     @Option(names = "--stack", description = "Run against a running stack instead of starting one: the one --bootstrap, "
             + "--etcd, --schema-registry and --postgres name, else KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL and "
             + "POSTGRES_URL from the environment or the env file (.fence/stack.env, which ./fence up writes). The writers' "
-            + "faults and inject need nothing more; each service fault needs its --fault-command.")
+            + "faults and inject need nothing more; each service fault needs its command (--fault-command, or "
+            + "FENCE_FAULT_<FAULT> in the environment or the env file, which ./fence up writes).")
     boolean stack;
     @Option(names = "--fault-command", paramLabel = "FAULT=COMMAND", description = "With --stack: the shell command that "
             + "injects FAULT (enforcer-kill, enforcer-pause, connect-kill, etcd-pause, broker-kill) and returns once the "
@@ -129,8 +130,12 @@ public final class ChaosCommand implements Callable<Integer> {
             commands = commands();
             chosen = faults != null
                     ? Fault.parse(faults)
-                    : stack ? defaultsOnStack(commands) : Fault.parse(Fault.all(cluster));
+                    : stack ? RunningStack.defaultFaults(commands) : Fault.parse(Fault.all(cluster));
             length = TopicReader.parseDuration("--duration", duration);
+            if (length.compareTo(MIN_DURATION) < 0) {
+                throw new IllegalArgumentException("--duration must be at least " + MIN_DURATION.toSeconds() + "s, got "
+                        + duration);
+            }
             lease = TopicReader.parseDuration("--ttl", ttl);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
@@ -149,7 +154,7 @@ public final class ChaosCommand implements Callable<Integer> {
         WriterFleet.Load load = new WriterFleet.Load(workers, threads, keys, lease, stallChance, Duration.ofMillis(20));
         ChaosRun.Endpoints endpoints;
         try {
-            endpoints = stack ? endpoints() : null;
+            endpoints = stack ? RunningStack.endpoints(fence.stack(), postgresUrl, spec.commandLine().getErr()) : null;
         } catch (IllegalStateException | IOException e) {
             System.err.println("fence chaos: " + e.getMessage());
             return 1;
@@ -164,11 +169,22 @@ public final class ChaosCommand implements Callable<Integer> {
                     "fence chaos: the run failed: " + e.getMessage() + " (seed " + runSeed + "; logs in " + runDir + ")");
             return 1;
         }
+        return report(outcome, runSeed, runDir);
+    }
+
+    /** Prints and writes the report; returns the exit status: 0 passed, 3 a violation, 1 a run that tested nothing. */
+    private int report(ChaosRun.Outcome outcome, long runSeed, Path runDir) throws IOException {
         String replay = replay(runSeed);
         String text = ChaosReport.write(outcome, replay);
         spec.commandLine().getOut().print(text);
         spec.commandLine().getOut().println("report: " + runDir.resolve("report.html").toAbsolutePath());
         spec.commandLine().getOut().flush();
+        if (outcome.ledger().acks().isEmpty()) {
+            spec.commandLine().getOut().println("INCONCLUSIVE: no writer wrote anything, so the run tested nothing; the writers' "
+                    + "logs are in " + runDir.resolve("writers"));
+            spec.commandLine().getOut().flush();
+            return 1;
+        }
         long staleAccepted = ChaosReport.staleAccepted(outcome);
         if (staleAccepted > 0) {
             spec.commandLine().getOut()
@@ -205,21 +221,18 @@ public final class ChaosCommand implements Callable<Integer> {
         return out;
     }
 
-    /** On a running stack by default: the writers' faults, inject, and every service fault that has a command. */
-    private static Set<Fault> defaultsOnStack(Map<Fault, String> commands) {
-        Set<Fault> out = EnumSet.noneOf(Fault.class);
-        for (Fault fault : Fault.values()) {
-            if (!fault.service() || commands.containsKey(fault)) {
-                out.add(fault);
+    private void checkOptions(Set<Fault> chosen, Map<Fault, String> commands) {
+        for (Map.Entry<String, Integer> count : Map.of("--workers", workers, "--threads", threads, "--keys", keys).entrySet()) {
+            if (count.getValue() < 1) {
+                throw new ParameterException(spec.commandLine(), count.getKey() + " must be at least 1, got " + count.getValue());
             }
         }
-        return out;
-    }
-
-    private void checkOptions(Set<Fault> chosen, Map<Fault, String> commands) {
-        if (workers < 1 || threads < 1 || keys < 1 || stallChance < 0 || stallChance > 1) {
-            throw new ParameterException(spec.commandLine(), "--workers, --threads and --keys must be at least 1, --stall-chance "
-                    + "between 0 and 1");
+        if (stallChance < 0 || stallChance > 1) {
+            throw new ParameterException(spec.commandLine(), "--stall-chance must be between 0 and 1, got " + stallChance);
+        }
+        if (skewed < 0 || skewed > workers) {
+            throw new ParameterException(spec.commandLine(), "--skewed must be between 0 and --workers (" + workers + "), got "
+                    + skewed);
         }
         checkStack(chosen, commands);
         if (chosen.contains(Fault.BROKER_KILL) && !cluster && !stack) {
@@ -245,22 +258,6 @@ public final class ChaosCommand implements Callable<Integer> {
                         + "--fault-command " + fault.option() + "=COMMAND: chaos did not start that stack's services");
             }
         }
-    }
-
-    /** Where the running stack's services are, from the shared options, the environment or the env file. */
-    private ChaosRun.Endpoints endpoints() throws IOException {
-        PrintWriter err = spec.commandLine().getErr();
-        StackOptions options = fence.stack();
-        if (!options.kafkaClient().isEmpty()) {
-            throw new IllegalStateException(
-                    "--stack: that stack's Kafka needs client properties (" + StackOptions.COMMAND_CONFIG_VARIABLE
-                            + "), and chaos's writers take none yet: run chaos against an unsecured stack");
-        }
-        String bootstrap = options.bootstrap(false, err);
-        String etcd = options.etcd(err);
-        String registry = options.schemaRegistry(false, err);
-        String postgres = postgresUrl != null ? postgresUrl : options.setting("POSTGRES_URL", "--postgres", null, false, err);
-        return new ChaosRun.Endpoints(bootstrap, List.of(etcd.split(",")), registry, postgres);
     }
 
     /**

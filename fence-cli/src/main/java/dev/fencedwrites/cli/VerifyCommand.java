@@ -6,6 +6,7 @@ import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.localstack.BillingConnectors;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.Writer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -110,6 +111,9 @@ public final class VerifyCommand implements Callable<Integer> {
                     "--partition-mismatch-policy must be reroute or reject, not '" + mismatch + "'");
         }
         Instant from = since == null ? null : since(since);
+        if (noTable && spec.commandLine().getParseResult().hasMatchedOption("--table")) {
+            throw new ParameterException(spec.commandLine(), "--table and --no-table together: give one of them");
+        }
         KafkaRefusal.quietClientLogs();
         StackOptions stack = fence.stack();
         try {
@@ -140,9 +144,19 @@ public final class VerifyCommand implements Callable<Integer> {
             return result.violations() == 0 ? 0 : VIOLATIONS;
         } catch (IllegalArgumentException | IllegalStateException | KafkaException | IOException e) {
             String refusal = KafkaRefusal.describe(e, stack.kafkaClientForErrors());
-            err.println("verify: " + (refusal != null ? refusal : e.getMessage()));
+            err.println("fence verify: " + (refusal != null ? refusal : e.getMessage()) + (e.toString().contains("Timeout")
+                    ? " (is Kafka at " + bootstrapForErrors(stack) + " reachable?)"
+                    : ""));
             err.flush();
             return 1;
+        }
+    }
+
+    private static String bootstrapForErrors(StackOptions stack) {
+        try {
+            return stack.bootstrap(false, new PrintWriter(Writer.nullWriter()));
+        } catch (IOException | IllegalStateException e) {
+            return "the bootstrap address";
         }
     }
 

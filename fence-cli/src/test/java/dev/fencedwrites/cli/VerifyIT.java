@@ -188,7 +188,9 @@ class VerifyIT {
         FenceRun window = verify("--no-table", "--since", since);
 
         assertThat(window.exit()).as(window.out() + window.err()).isZero();
-        assertThat(window.out()).contains("0 violations").containsPattern("STALE_TOKEN +2\\b")
+        // Not in the window and linked back by the second pass: before it, where it belongs.
+        assertThat(window.out()).contains("0 violations").doesNotContain("accepted records in the window of input records")
+                .containsPattern("STALE_TOKEN +2\\b")
                 .containsPattern("input offsets before --since[^\\n]* [1-9]");
 
         send(FenceTopics.ACCEPTED, KEYS.get(4), 2, 1, "around the enforcer".getBytes(StandardCharsets.UTF_8));
@@ -197,6 +199,38 @@ class VerifyIT {
         assertThat(bypassed.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
         assertThat(bypassed.out()).contains("FENCE_FELL " + KEYS.get(4) + ": ")
                 .contains("ACCEPTED_WITHOUT_INPUT " + KEYS.get(4) + ": ").doesNotContain(KEYS.get(1));
+    }
+
+    @Test
+    @Order(7)
+    void sinceStartsAtTheFirstCommittedCopyNotAnAbortedOne() throws Exception {
+        // The time is a little ahead, so that a real write now is stamped before it.
+        long since = System.currentTimeMillis() + 30_000;
+        String late = "verify-late-" + UUID.randomUUID();
+        // An enforcer killed mid-transaction leaves aborted copies stamped in the window before the committed copies it
+        // makes again of earlier records; one aborted record stamped after the time stands for them.
+        Map<String, Object> transactional = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, "verify-it-" + UUID.randomUUID());
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(transactional, new StringSerializer(),
+                new ByteArraySerializer())) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(FenceTopics.ACCEPTED, null, since + 1_000, late,
+                    "aborted".getBytes(StandardCharsets.UTF_8), fenceHeaders(9_000_000, 1))).get();
+            producer.abortTransaction();
+        }
+        // Then a real write stamped before the time: its committed copy follows the aborted record on the same partition.
+        FenceRun produced = fence("produce", late, "--amount", "1", "--bootstrap", stack.kafkaBootstrap(), "--etcd",
+                stack.etcdEndpoints(), "--schema-registry", stack.schemaRegistryUrl());
+        assertThat(produced.exit()).as(produced.err()).isZero();
+        await().atMost(Duration.ofSeconds(60)).until(() -> onTopic(FenceTopics.ACCEPTED, late));
+
+        FenceRun window = verify("--no-table", "--since", Instant.ofEpochMilli(since).toString());
+
+        assertThat(window.exit()).as(window.out() + window.err()).isZero();
+        // Not in the window and linked back by the second pass: before it, where it belongs.
+        assertThat(window.out()).contains("0 violations").doesNotContain("accepted records in the window of input records")
+                .containsPattern("accepted records before --since[^\\n]* [1-9]");
     }
 
     private static FenceRun verify(String... more) {
@@ -247,6 +281,26 @@ class VerifyIT {
                     }
                 }
             }
+        }
+    }
+
+    /** Whether a committed record of {@code key} is on {@code topic} now. */
+    private static boolean onTopic(String topic, String key) {
+        Map<String, Object> settings = Map.of("bootstrap.servers", stack.kafkaBootstrap(), "isolation.level", "read_committed");
+        try (var consumer = new KafkaConsumer<String, byte[]>(settings, new StringDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                for (var record : consumer.poll(Duration.ofMillis(500))) {
+                    if (key.equals(record.key())) {
+                        return true;
+                    }
+                }
+            }
+            return false;
         }
     }
 

@@ -26,12 +26,26 @@ public final class ChaosReport {
      * @param fates per stalled write's input position ({@code partition@offset}), the enforcer's decision
      * @param replay the command line that runs the same schedule again
      */
+    /** The writer processes ({@code writer-2}) none of whose incarnations acquired a lock. */
+    public static List<String> idleProcesses(ChaosRun.Outcome outcome) {
+        List<String> idle = new ArrayList<>();
+        for (int p = 0; p < outcome.settings().load().processes(); p++) {
+            String name = "w" + p;
+            if (outcome.ledger().acquired().stream().noneMatch(a -> a.writer().startsWith(name + "-")
+                    || a.writer().startsWith(name + "."))) {
+                idle.add("writer-" + p);
+            }
+        }
+        return idle;
+    }
+
     static String text(ChaosRun.Outcome outcome, Map<String, String> fates, String replay) {
         StringWriter text = new StringWriter();
         PrintWriter out = new PrintWriter(text);
         ChaosRun.Settings settings = outcome.settings();
-        out.printf("fence chaos: seed %d, %d s of load and faults%n", settings.seed(),
-                (outcome.stoppedMillis() - outcome.startedMillis()) / 1000);
+        out.printf("fence chaos: seed %d, %d s of load and faults, then %d s for the restarts in progress to finish%n",
+                settings.seed(), (outcome.loadEndedMillis() - outcome.startedMillis()) / 1000,
+                (outcome.stoppedMillis() - outcome.loadEndedMillis()) / 1000);
         out.println("Faults");
         Map<Fault, Long> counts = new EnumMap<>(Fault.class);
         outcome.events().forEach(e -> counts.merge(e.fault(), 1L, Long::sum));
@@ -57,14 +71,20 @@ public final class ChaosReport {
         row(out, "acquisitions or sends that failed (etcd or Kafka unavailable)", ledger.failures().size());
         row(out, "records injected with kcat (forged, borrowed, stale, duplicate: in verify's decisions below)",
                 outcome.injected());
+        List<String> idle = idleProcesses(outcome);
+        if (!idle.isEmpty()) {
+            out.println("  writer processes that acquired no lock (their logs are in writers/): " + String.join(", ", idle));
+        }
         out.println();
         out.println("Pipeline afterwards (fence verify)");
         VerifyReport.text(outcome.verify(), out);
         out.println();
-        out.println(outcome.verify().violations() == 0
-                ? "PASS: 0 violations"
-                : "FAIL: " + outcome.verify().violations()
-                        + " violations; run the same schedule again with: " + replay);
+        out.println(outcome.verify().violations() == 0 && outcome.ledger().acks().isEmpty()
+                ? "0 violations, but no writer wrote anything"
+                : outcome.verify().violations() == 0
+                        ? "PASS: 0 violations"
+                        : "FAIL: " + outcome.verify().violations()
+                                + " violations; run the same schedule again with: " + replay);
         out.flush();
         return text.toString();
     }
@@ -111,6 +131,6 @@ public final class ChaosReport {
     }
 
     private static void row(PrintWriter out, String what, long n) {
-        out.printf("  %-72s %,12d%n", what, n);
+        out.printf("  %-96s %,12d%n", what, n);
     }
 }

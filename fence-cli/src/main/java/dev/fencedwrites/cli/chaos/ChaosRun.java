@@ -96,7 +96,9 @@ public final class ChaosRun {
      * @param injected records sent with kcat by the nemesis
      */
     public record Outcome(Settings settings, List<Nemesis.Event> events, WriterLedger ledger, List<WriterFleet.Resumed> resumed,
-            PipelineVerifier.Result verify, long startedMillis, long stoppedMillis, Map<String, String> fates, int injected) {
+            PipelineVerifier.Result verify, long startedMillis, long loadEndedMillis, long stoppedMillis,
+            Map<String, String> fates,
+            int injected) {
     }
 
     /** Runs it all; {@code progress} gets one line per step and per fault. */
@@ -128,6 +130,7 @@ public final class ChaosRun {
             skewed.put(p, (p % 2 == 0 ? "+" : "-") + (30 + 60 * p) + "s");
         }
         long started = System.currentTimeMillis();
+        long loadEnded;
         List<Nemesis.Event> events;
         WriterLedger ledger;
         List<WriterFleet.Resumed> resumed;
@@ -142,6 +145,7 @@ public final class ChaosRun {
             Nemesis nemesis = new Nemesis(services, fleet, injector,
                     settings.faults(), settings.seed(), settings.load().ttl(), line -> progress.accept("fault: " + line));
             nemesis.run(settings.duration());
+            loadEnded = System.currentTimeMillis();
             progress.accept("time is up: stopping the writers");
             fleet.stop();
             events = nemesis.settle();
@@ -152,7 +156,8 @@ public final class ChaosRun {
         long stopped = System.currentTimeMillis();
         catchUp(stack.bootstrap(), settings.control(), progress);
         PipelineVerifier.Result verify = verify(stack, settings.control());
-        return new Outcome(settings, events, ledger, resumed, verify, started, stopped, fates(stack.bootstrap(), ledger),
+        return new Outcome(settings, events, ledger, resumed, verify, started, loadEnded, stopped,
+                fates(stack.bootstrap(), ledger),
                 injected);
     }
 

@@ -35,9 +35,8 @@ final class ChaosTimeline {
         }
         lane(svg, 0, "faults");
         for (Nemesis.Event event : outcome.events()) {
-            int hue = (event.fault().ordinal() * 47) % 360;
             rect(svg, x, event.startMillis(), Math.max(event.endMillis(), event.startMillis() + 300), 20, LANE - 8,
-                    "hsl(" + hue + ",70%,55%)", event.fault().option() + ": " + event.detail());
+                    colour(event.fault()), event.fault().option() + ": " + event.detail());
         }
         for (int k = 0; k < keys.size(); k++) {
             String key = keys.get(k);
@@ -57,10 +56,11 @@ final class ChaosTimeline {
                     String fate = fates.getOrDefault(ack.partition() + "@" + ack.offset(), "ACCEPTED");
                     svg.append(String.format("<circle cx='%d' cy='%d' r='5' fill='%s'><title>%s</title></circle>%n",
                             x.at(ack.millis()), y + LANE / 2 - 2, fate.equals("ACCEPTED") ? "#e69500" : "#c00000",
-                            escape("stale write by " + ack.writer() + ": token " + ack.token() + "." + ack.seq() + " at input "
+                            escape((fate.equals("ACCEPTED") ? "stalled write, not stale, by " : "stale write by ")
+                                    + ack.writer() + ": token " + ack.token() + "." + ack.seq() + " at input "
                                     + ack.partition() + "@" + ack.offset() + " -> " + fate
                                     + (fate.equals("ACCEPTED")
-                                            ? " (its lease was still the newest)"
+                                            ? " (nobody took the key over while it was stopped: its lease was still the newest)"
                                             : " (stopped by the enforcer)"))));
                 }
             }
@@ -71,7 +71,22 @@ final class ChaosTimeline {
                 + "</h1>\n<p>Each lane is a key: coloured bars are lease holdings (one colour per writer), black bars a writer "
                 + "process stopped past its lease, red dots stale writes the enforcer stopped, orange dots stalled writes "
                 + "accepted because no one had taken the key over. The top lane is the nemesis. Hover for details.</p>\n"
-                + svg + "<pre>" + escape(textReport) + "</pre>\n</body></html>\n";
+                + legend(outcome) + svg + "<pre>" + escape(textReport) + "</pre>\n</body></html>\n";
+    }
+
+    /** The colour of a fault's bars on the nemesis lane. */
+    private static String colour(Fault fault) {
+        return "hsl(" + (fault.ordinal() * 47) % 360 + ",70%,55%)";
+    }
+
+    /** A line naming each chosen fault beside its colour. */
+    private static String legend(ChaosRun.Outcome outcome) {
+        StringBuilder legend = new StringBuilder("<p>");
+        for (Fault fault : outcome.settings().faults()) {
+            legend.append(String.format("<span style='display:inline-block;width:12px;height:12px;background:%s'></span> %s "
+                    + "&nbsp; ", colour(fault), escape(fault.option())));
+        }
+        return legend.append("</p>\n").toString();
     }
 
     private static void holdings(StringBuilder svg, Scale x, int y, String key, WriterLedger ledger, long to) {

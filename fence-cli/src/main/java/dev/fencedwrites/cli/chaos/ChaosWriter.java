@@ -65,6 +65,11 @@ public final class ChaosWriter {
     private final long pauseNanos;
     private final Path ledgerFile;
     private final AtomicInteger stalls = new AtomicInteger();
+    /**
+     * The real wall clock's offset from {@link System#nanoTime} (CLOCK_MONOTONIC, the same for every process on the host),
+     * from the parent, so the ledger holds real times under libfaketime too; {@code null}: the process's own clock.
+     */
+    private final Long clockOffsetNanos;
 
     private ChaosWriter(Map<String, String> args) throws IOException {
         this.args = args;
@@ -75,6 +80,7 @@ public final class ChaosWriter {
         this.ttl = Duration.ofMillis(Long.parseLong(args.get("ttl.ms")));
         this.stallChance = Double.parseDouble(args.get("stall.chance"));
         this.stopFile = Path.of(args.get("stop.file"));
+        this.clockOffsetNanos = args.containsKey("clock.offset.ns") ? Long.parseLong(args.get("clock.offset.ns")) : null;
         this.pauseNanos = Duration.ofMillis(Long.parseLong(args.get("pause.ms"))).toNanos();
     }
 
@@ -102,7 +108,8 @@ public final class ChaosWriter {
     }
 
     private synchronized void log(String line) {
-        ledger.println(System.currentTimeMillis() + " " + line);
+        long now = clockOffsetNanos == null ? System.currentTimeMillis() : (System.nanoTime() + clockOffsetNanos) / 1_000_000;
+        ledger.println(now + " " + line);
     }
 
     private void run(String name) {

@@ -138,8 +138,11 @@ final class Nemesis {
         return null;
     }
 
-    /** Stops an enforcer instance for 2-8 s, or etcd (in a cluster, a member) for 1-5 s. */
-    private String pause(Fault fault) throws Exception {
+    /**
+     * Stops an enforcer instance for 2-8 s, or etcd (in a cluster, a member) for 1-5 s; the event starts once a restart of
+     * the same enforcer in progress is done.
+     */
+    private Event pause(Fault fault) throws Exception {
         int i = random.nextInt(services.instances(fault));
         boolean enforcer = fault == Fault.ENFORCER_PAUSE;
         long length = enforcer ? 2_000 + random.nextInt(6_000) : 1_000 + random.nextInt(4_000);
@@ -147,13 +150,14 @@ final class Nemesis {
         if (enforcer) {
             settle(name);
         }
+        long start = System.currentTimeMillis();
         services.begin(fault, i, length);
         try {
             Thread.sleep(length);
         } finally {
             services.end(fault, i);
         }
-        return name + " stopped for " + length + " ms";
+        return new Event(start, System.currentTimeMillis(), fault, name + " stopped for " + length + " ms");
     }
 
     /** Injects one fault; returns its event, or {@code null} when it is recorded later (a restart in the background). */
@@ -179,6 +183,9 @@ final class Nemesis {
             case CLOCK_JUMP -> clockJump();
             case INJECT -> String.join("; ", injector.inject(injections, fleet.keys(), fleet.ledger()));
         };
+        if (detail instanceof Event event) {
+            return event;
+        }
         return detail == null ? null : new Event(start, System.currentTimeMillis(), fault, detail.toString());
     }
 

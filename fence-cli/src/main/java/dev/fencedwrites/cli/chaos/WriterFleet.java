@@ -230,13 +230,16 @@ public final class WriterFleet implements AutoCloseable {
                 "keys=" + String.join(",", keys), "threads=" + load.threads(), "ttl.ms=" + load.ttl().toMillis(),
                 "stall.chance=" + load.stallChance(), "pause.ms=" + load.pause().toMillis(),
                 "first.id=" + ((p + 1) * 1_000_000_000L + worker.incarnation * 10_000_000L), "ledger=" + worker.ledger,
-                "stop.file=" + stopFile);
+                "stop.file=" + stopFile,
+                "clock.offset.ns=" + (System.currentTimeMillis() * 1_000_000 - System.nanoTime()));
         Map<String, String> env = new HashMap<>();
         if (worker.clock != null) {
             // The wall clock only: the lease deadline runs on System.nanoTime, as a real host's monotonic clock does.
             env.put("LD_PRELOAD", LIBFAKETIME.toString());
             env.put("FAKETIME_TIMESTAMP_FILE", worker.clock.toString());
-            env.put("FAKETIME_NO_CACHE", "1");
+            // Re-read the clock file once a second, not on every call: with FAKETIME_NO_CACHE each currentTimeMillis reads the
+            // file (34 us here), and a writer JVM then crawled so that it never acquired a lock.
+            env.put("FAKETIME_CACHE_DURATION", "1");
             env.put("FAKETIME_DONT_FAKE_MONOTONIC", "1");
         }
         worker.process = ChildProcess.start(name,

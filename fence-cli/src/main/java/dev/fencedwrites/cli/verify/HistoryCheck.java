@@ -4,6 +4,8 @@ import dev.fencedwrites.cli.verify.ReplayRule.Expected;
 import dev.fencedwrites.cli.verify.ReplayRule.Kind;
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceRule;
+import dev.fencedwrites.contract.FenceStamp;
+import dev.fencedwrites.contract.HeaderLookup;
 import dev.fencedwrites.contract.RejectionReason;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -164,14 +166,15 @@ final class HistoryCheck {
      */
     private Fence observe(ConsumerRecord<byte[], byte[]> record, String key, KeyState state, boolean check) {
         String at = where(scope.accepted(), new Position(record.partition(), record.offset()));
-        Fence own = ReplayRule.fenceOf(record);
-        if (own == null) {
+        FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(record.headers()));
+        if (!parsed.valid()) {
             if (check) {
-                findings.violation(ViolationKind.UNLIKE_RULE, key,
-                        at + " has no valid fence headers, yet is on the accepted topic");
+                findings.violation(ViolationKind.UNLIKE_RULE, key, at + " has no valid fence headers (" + parsed.rejection()
+                        + ": " + parsed.detail() + "), yet is on the accepted topic");
             }
             return null;
         }
+        Fence own = parsed.stamp().fence();
         if (state.lastAccepted != null && !FenceRule.decide(state.lastAccepted, own).accepted()) {
             if (check) {
                 findings.violation(ViolationKind.FENCE_FELL, key, at + " carries " + own + " after " + state.lastAcceptedAt

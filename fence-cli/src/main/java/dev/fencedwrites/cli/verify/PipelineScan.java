@@ -134,8 +134,9 @@ final class PipelineScan implements TopicSource, AutoCloseable {
 
     /**
      * The window of {@code fence verify --since} ({@link Scope.Window}). On each partition the accepted topic's window starts
-     * at its first copy whose timestamp is at or after {@code sinceMillis} (the enforcer keeps each input record's timestamp,
-     * and writes a key's copies in its input records' order), and the input's at the first record so stamped; but after any
+     * at its first committed copy whose timestamp is at or after {@code sinceMillis} (the enforcer keeps each input record's
+     * timestamp, and writes a key's copies in its input records' order), and the input's at the first record so stamped; but
+     * after any
      * record stamped earlier (a writer's clock behind) that comes before the first input record holding one of the next
      * {@value #WINDOW_PROBE} copies' contents, since its copy may be before the accepted topic's window. Every accepted copy
      * before the window is then the decision of an input record before it, and every one in it of an input record in it.
@@ -157,9 +158,18 @@ final class PipelineScan implements TopicSource, AutoCloseable {
             for (TopicPartition partition : inputEnds.keySet()) {
                 TopicPartition copies = new TopicPartition(accepted, partition.partition());
                 Set<Long> probe = new HashSet<>();
+                // The first committed copy stamped at or after the time: offsetsForTimes may name an aborted one (an
+                // enforcer killed mid-transaction), after which the committed copies made again of earlier records follow.
+                long[] copiesFrom = {acceptedEnds.get(copies)};
                 readRange(consumer, copies, acceptedAt.get(copies), acceptedEnds.get(copies),
                         record -> {
                             requireCreateTime(record);
+                            if (probe.isEmpty() && record.timestamp() < sinceMillis) {
+                                return true;
+                            }
+                            if (probe.isEmpty()) {
+                                copiesFrom[0] = record.offset();
+                            }
                             probe.add(Hashes.content(record));
                             return probe.size() < WINDOW_PROBE;
                         });
@@ -178,7 +188,7 @@ final class PipelineScan implements TopicSource, AutoCloseable {
                 });
                 // No probed copy matched (re-routed or bypass copies only): the first input stamped at or after the time.
                 inputFrom.put(partition.partition(), matched[0] && skewed[0] >= 0 ? skewed[0] + 1 : inputAt.get(partition));
-                acceptedFrom.put(partition.partition(), acceptedAt.get(copies));
+                acceptedFrom.put(partition.partition(), copiesFrom[0]);
             }
         }
         long skipped = 0;

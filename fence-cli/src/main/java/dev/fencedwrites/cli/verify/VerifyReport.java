@@ -71,6 +71,6 @@ public final class VerifyReport {
     }
 
     private static void row(PrintWriter out, String what, long n) {
-        out.printf("  %-72s %,12d%n", what, n);
+        out.printf("  %-96s %,12d%n", what, n);
     }
 }
