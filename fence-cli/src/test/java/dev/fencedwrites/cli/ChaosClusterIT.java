@@ -1,8 +1,6 @@
 package dev.fencedwrites.cli;
 
 import dev.fencedwrites.cli.chaos.Fault;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -21,11 +19,8 @@ class ChaosClusterIT {
 
     @Test
     void aTwoMinuteChaosRunOnTheClusteredStackPassesVerify() throws Exception {
-        StringWriter out = new StringWriter();
-        picocli.CommandLine line = FenceMain.commandLine();
-        line.setOut(new PrintWriter(out));
-        int exit = line.execute("chaos", "--cluster", "--duration", "2m", "--seed", "20261203", "--dir", dir.toString());
+        FenceRun run = FenceRun.of("chaos", "--cluster", "--duration", "2m", "--seed", "20261203", "--dir", dir.toString());
 
-        ChaosIT.assertPassed(exit, out.toString(), dir, Fault.parse(Fault.all(true)));
+        ChaosIT.assertPassed(run, dir, Fault.parse(Fault.all(true)));
     }
 }

@@ -6,8 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.cli.chaos.Fault;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
@@ -29,21 +27,20 @@ class ChaosIT {
 
     @Test
     void aTwoMinuteChaosRunWithEveryFaultPassesVerify() throws Exception {
-        StringWriter out = new StringWriter();
-        picocli.CommandLine line = FenceMain.commandLine();
-        line.setOut(new PrintWriter(out));
-        int exit = line.execute("chaos", "--duration", "2m", "--seed", "20261202", "--dir", dir.toString());
+        FenceRun run = FenceRun.of("chaos", "--duration", "2m", "--seed", "20261202", "--dir", dir.toString());
 
-        assertPassed(exit, out.toString(), dir, Fault.parse(Fault.all(false)));
+        assertPassed(run, dir, Fault.parse(Fault.all(false)));
     }
 
     /**
      * A chaos run's checks: exit 0, every fault in {@code faults} happened, stale writes reached the broker and were
      * rejected, verify found 0 violations with rows compared, and the timeline marks stale writes.
      */
-    static void assertPassed(int exit, String report, Path dir, Set<Fault> faults) throws IOException {
+    static void assertPassed(FenceRun run, Path dir, Set<Fault> faults) throws IOException {
+        int exit = run.exit();
+        String report = run.out();
         System.out.println(report);
-        assertThat(exit).as(report).isZero();
+        assertThat(exit).as(report + run.err()).isZero();
         assertThat(report).contains("PASS: 0 violations").doesNotContain("too short")
                 .as("every writer process, the ones on a libfaketime clock too, acquired locks")
                 .doesNotContain("writer processes that acquired no lock");

@@ -3,8 +3,6 @@ package dev.fencedwrites.cli;
 import dev.fencedwrites.cli.chaos.Fault;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
@@ -30,16 +28,13 @@ class ChaosStackIT {
     void aChaosRunAgainstARunningStackWithFaultCommandsPassesVerify() throws Exception {
         try (LocalStack stack = LocalStack.builder(dir.resolve("users-stack")).connectors(BillingConnectors.set(false))
                 .progress(line -> System.out.println("[stack] " + line)).start()) {
-            StringWriter out = new StringWriter();
-            picocli.CommandLine line = FenceMain.commandLine();
-            line.setOut(new PrintWriter(out));
             Path runDir = dir.resolve("run");
             // One fault command from the env file (as ./fence up writes them), one on the command line.
             Path envFile = dir.resolve("users-stack.env");
             Map<String, String> settings = new LinkedHashMap<>(stack.env());
             settings.put(ChaosCommand.FAULT_SETTING + "ETCD_PAUSE", pause(stack.etcdPid()));
             Files.writeString(envFile, EnvFile.lines(settings));
-            int exit = line.execute("chaos", "--stack", "--env-file", envFile.toString(), "--postgres", stack.postgresUrl(),
+            FenceRun run = FenceRun.of("chaos", "--stack", "--env-file", envFile.toString(), "--postgres", stack.postgresUrl(),
                     "--duration", "30s", "--seed", "20261204", "--dir", runDir.toString(),
                     // clock-jump is ChaosIT's: a libfaketime writer takes about 10 s more to start, a third of this run.
                     "--skewed", "0", "--faults", "worker-pause,worker-kill,enforcer-pause,etcd-pause,inject",
@@ -47,7 +42,7 @@ class ChaosStackIT {
 
             Set<Fault> faults = EnumSet.of(Fault.WORKER_PAUSE, Fault.WORKER_KILL, Fault.ENFORCER_PAUSE, Fault.ETCD_PAUSE,
                     Fault.INJECT);
-            ChaosIT.assertPassed(exit, out.toString(), runDir, faults);
+            ChaosIT.assertPassed(run, runDir, faults);
         }
     }
 
