@@ -42,6 +42,11 @@ import picocli.CommandLine.ParentCommand;
 public final class UpCommand implements Callable<Integer> {
     /** Where {@code up} writes its settings unless {@code --env-file} says otherwise. */
     static final Path DEFAULT_ENV_FILE = Path.of(".fence/stack.env");
+    /**
+     * The enforcers' group session: a killed enforcer that up restarts gets its partitions back once its killed self's session
+     * expires, 10 s here (Kafka's default before KIP-735 raised it to 45 s; the Connect tasks' consumers use the same).
+     */
+    static final Map<String, String> ENFORCER_SESSION = Map.of("streams.session.timeout.ms", "10000");
 
     @Option(names = "--dir", paramLabel = "DIR", description = "Data and log directory (default: a new temporary directory).")
     Path dir;
@@ -75,7 +80,7 @@ public final class UpCommand implements Callable<Integer> {
         LocalStack stack;
         try {
             LocalStackBuilder builder = LocalStack.builder(stackDir).connectors(BillingConnectors.set(unfencedControl))
-                    .progress(line -> System.err.println("[fence up] " + line));
+                    .enforcerSettings(ENFORCER_SESSION).progress(line -> System.err.println("[fence up] " + line));
             if (secured) {
                 builder.secured();
             }

@@ -6,6 +6,7 @@ import static dev.fencedwrites.cli.SourcedEnvFile.sourced;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencedwrites.cli.chaos.Fault;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.services.Http;
@@ -16,6 +17,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -26,8 +28,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Needs real services: {@code ./fence up} is only useful if every address it prints answers, and nothing outlives SIGTERM. */
-@Timeout(value = 6, unit = TimeUnit.MINUTES)
+/**
+ * Needs real services: {@code ./fence up} is only useful if every address it prints answers, {@code ./fence chaos --stack}
+ * runs against it with the fault commands it writes, and nothing outlives SIGTERM.
+ */
+@Timeout(value = 9, unit = TimeUnit.MINUTES)
 class FenceUpIT {
 
     @TempDir
@@ -60,6 +65,8 @@ class FenceUpIT {
                     .contains("RUNNING");
             assertThat(Http.get(env.get("ENFORCER_URL") + "/health").statusCode()).isEqualTo(200);
 
+            chaosAgainstThisStack(envFile, env);
+
             // The fault commands ./fence chaos --stack takes from the env file: a killed enforcer is restarted by up.
             Path pidFile = dir.resolve("stack/pids/enforcer-0.pid");
             long killed = Long.parseLong(Files.readString(pidFile).strip());
@@ -85,6 +92,21 @@ class FenceUpIT {
             assertThat(listening(URI.create(url))).as("%s still listening after SIGTERM", url).isFalse();
         }
         assertThat(envFile).doesNotExist();
+    }
+
+    /**
+     * {@code ./fence chaos --stack} against this stack, as a user runs it beside {@code ./fence up} (issue 18): the connection
+     * and the service faults' commands from up's env file, one fault command given on the command line instead.
+     */
+    private void chaosAgainstThisStack(Path envFile, Map<String, String> env) throws Exception {
+        Path runDir = dir.resolve("chaos");
+        FenceRun run = FenceRun.of("chaos", "--stack", "--env-file", envFile.toString(), "--duration", "30s", "--seed",
+                "20261204", "--dir", runDir.toString(),
+                // clock-jump is ChaosIT's: a libfaketime writer takes about 10 s more to start, a third of this run.
+                "--skewed", "0", "--faults", "worker-pause,worker-kill,enforcer-pause,etcd-pause,inject",
+                "--fault-command", "etcd-pause=" + env.get("FENCE_FAULT_ETCD_PAUSE"));
+        ChaosIT.assertPassed(run, runDir,
+                EnumSet.of(Fault.WORKER_PAUSE, Fault.WORKER_KILL, Fault.ENFORCER_PAUSE, Fault.ETCD_PAUSE, Fault.INJECT));
     }
 
     /** Runs a fault command as chaos runs it, with a one-second fault; returns its exit status. */
