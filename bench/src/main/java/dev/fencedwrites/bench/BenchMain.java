@@ -30,6 +30,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -57,6 +58,9 @@ import picocli.CommandLine.Spec;
                         + "everything",
                 "                            runs; its figures are not comparable to the full run's",
                 "  ./fence bench             the full run (about 12 minutes on 2 cores)",
+                "  ./fence bench --only enforcer --keys 1000000 --value-bytes 100 --guarantee exactly_once_v2 --runs 1 \\",
+                "      --enforcer-setting fence.store.type=in_memory",
+                "                            one throughput row, with one enforcer setting tried; written as a -partial run",
                 "",
                 "Figures only: nothing here passes or fails on time. Exit status: 0 when every figure was measured "
                         + "(a goal missed",
@@ -71,6 +75,8 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", description = "Where the Markdown goes "
             + "(default: ${DEFAULT-VALUE}).")
     Path out;
+    @Mixin
+    ThroughputOptions rows = new ThroughputOptions();
     @Spec
     CommandSpec spec;
 
@@ -90,6 +96,13 @@ public final class BenchMain implements Callable<Integer> {
         PrintWriter stdout = spec.commandLine().getOut();
         List<String> log = new ArrayList<>();
         List<Figure> figures = new ArrayList<>();
+        try {
+            rows.validate(quick);
+        } catch (IllegalArgumentException | IOException e) {
+            err.println("fence bench: " + e.getMessage() + " (see ./fence bench --help)");
+            err.flush();
+            return 2;
+        }
         try {
             measureAll(figures, line -> {
                 log.add(line);
@@ -121,7 +134,7 @@ public final class BenchMain implements Callable<Integer> {
 
     /** The parts of the suite, in the order they run. */
     enum Part {
-        acquisition, sink, enforcer, verification, rule
+        acquisition, sink, enforcer, latency, rerouting, verification, rule
     }
 
     /** Measures the parts in {@link #only} into {@code figures}, which keeps what was measured when a later part fails. */
@@ -148,19 +161,8 @@ public final class BenchMain implements Callable<Integer> {
             if (only.contains(Part.sink)) {
                 figures.addAll(sink(progress));
             }
-            if (only.contains(Part.enforcer)) {
-                progress.accept("Kafka: starting a local broker");
-                try (Service kafka = KafkaBroker.start(dir.resolve("kafka"),
-                        Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"))) {
-                    EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress);
-                    figures.addAll(quick
-                            ? enforcer.throughput(new int[]{100, 1024}, new int[]{1_000, 20_000}, 20_000, 1)
-                            : enforcer.throughput(new int[]{100, 1024}, new int[]{10_000, 1_000_000}, 1_000_000, 3));
-                    figures.addAll(quick
-                            ? enforcer.latency(500, Duration.ofSeconds(4))
-                            : enforcer.latency(1000, Duration.ofSeconds(20)));
-                    figures.addAll(quick ? enforcer.rerouting(20_000, 1_000, 100) : enforcer.rerouting(200_000, 10_000, 100));
-                }
+            if (only.contains(Part.enforcer) || only.contains(Part.latency) || only.contains(Part.rerouting)) {
+                figures.addAll(enforcer(dir, progress));
             }
             if (only.contains(Part.verification)) {
                 progress.accept("verification: starting etcd and a local Kafka broker");
@@ -169,7 +171,7 @@ public final class BenchMain implements Callable<Integer> {
                                 Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"));
                         Client client = Client.builder().endpoints(etcd.address()).build()) {
                     EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress,
-                            etcd.address());
+                            etcd.address(), rows.enforcerSettings);
                     VerificationBench verification = new VerificationBench(enforcer, client, progress);
                     figures.addAll(quick ? verification.measure(1_000, 20, 5_000) : verification.measure(10_000, 100, 50_000));
                 }
@@ -185,6 +187,29 @@ public final class BenchMain implements Callable<Integer> {
         }
     }
 
+    /** The enforcer's throughput rows, latency and re-routing, as {@link #only} asks, on one local broker. */
+    private List<Figure> enforcer(Path dir, Consumer<String> progress) throws Exception {
+        List<Figure> figures = new ArrayList<>();
+        progress.accept("Kafka: starting a local broker");
+        try (Service kafka = KafkaBroker.start(dir.resolve("kafka"),
+                Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"))) {
+            EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress, null,
+                    rows.enforcerSettings);
+            if (only.contains(Part.enforcer)) {
+                figures.addAll(enforcer.throughput(rows.valueBytes(), rows.keys(quick), quick ? 20_000 : 1_000_000,
+                        rows.runs(quick), rows.guarantees()));
+            }
+            if (only.contains(Part.latency)) {
+                figures.addAll(
+                        quick ? enforcer.latency(500, Duration.ofSeconds(4)) : enforcer.latency(1000, Duration.ofSeconds(20)));
+            }
+            if (only.contains(Part.rerouting)) {
+                figures.addAll(quick ? enforcer.rerouting(20_000, 1_000, 100) : enforcer.rerouting(200_000, 10_000, 100));
+            }
+        }
+        return figures;
+    }
+
     /** The sink's guarded upsert against the plain one, 0 % and 20 % stale, on embedded PostgreSQL. */
     private List<Figure> sink(Consumer<String> progress) throws Exception {
         List<Figure> figures = new ArrayList<>();
@@ -198,6 +223,19 @@ public final class BenchMain implements Callable<Integer> {
                     result.guardedRowsPerSecond(), result.plainRowsPerSecond(), "rows/s", ">= 0.9", true));
         }
         return figures;
+    }
+
+    /** The command line that measures the same figures again. */
+    private String reproduce() {
+        List<String> arguments = new ArrayList<>(List.of("./fence bench"));
+        if (quick) {
+            arguments.add("--quick");
+        }
+        if (!only.equals(EnumSet.allOf(Part.class))) {
+            arguments.add("--only " + String.join(",", only.stream().map(Part::name).toList()));
+        }
+        arguments.addAll(rows.arguments());
+        return String.join(" ", arguments);
     }
 
     /** Removes the run's etcd, Kafka and Kafka Streams files (the full run leaves gigabytes). */
@@ -242,11 +280,13 @@ public final class BenchMain implements Callable<Integer> {
     private Path write(String table, List<String> log, String failure) throws IOException {
         Files.createDirectories(out);
         ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
+        // Only the full run of every part is latest.md; a chosen part, row or setting is kept under its own name.
+        boolean partial = rows.custom() || !only.equals(EnumSet.allOf(Part.class));
         Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "")
-                + (failure != null ? "-incomplete" : "") + ".md");
-        String markdown = BenchReport.markdown(now, table, log, failure, quick);
+                + (partial ? "-partial" : "") + (failure != null ? "-incomplete" : "") + ".md");
+        String markdown = BenchReport.markdown(now, table, log, failure, reproduce());
         Files.writeString(file, markdown);
-        if (failure == null) {
+        if (failure == null && !partial) {
             Files.writeString(out.resolve("latest" + (quick ? "-quick" : "") + ".md"), markdown);
         }
         return file;

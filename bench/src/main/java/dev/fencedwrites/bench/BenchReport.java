@@ -80,11 +80,12 @@ final class BenchReport {
     /**
      * The whole Markdown of one run; {@code failure} non-null marks an incomplete run.
      */
-    static String markdown(ZonedDateTime now, String table, List<String> log, String failure, boolean quick) {
+    static String markdown(ZonedDateTime now, String table, List<String> log, String failure, String reproduce) {
         long memory = ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                 .getTotalMemorySize();
         return "# fenced-writes bench, " + now.format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 16) + " UTC"
-                + (quick ? " (--quick)" : "") + "\n\n"
+                + (reproduce.equals("./fence bench") ? "" : " (" + reproduce.substring("./fence bench ".length()) + ")")
+                + "\n\n"
                 + (failure != null ? "**Incomplete: the run stopped with: " + failure + "**\n\n" : "")
                 + table + "\n"
                 + "Ratios are fenced / baseline (for latencies, lower is better); a goal is met when the ratio as printed "
@@ -93,7 +94,7 @@ final class BenchReport {
                 + "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, " + memory / (1L << 30) + " GiB, "
                 + System.getProperty("os.name") + " " + System.getProperty("os.arch") + "; Java "
                 + System.getProperty("java.version") + "; "
-                + versions() + "\n\nReproduce: `./fence bench" + (quick ? " --quick" : "") + "`.\n\n" + NOTES
+                + versions() + "\n\nReproduce: `" + reproduce + "`.\n\n" + NOTES
                 + "\nThe run, as it went (each throughput run's own figure):\n\n```\n" + String.join("\n", log) + "\n```\n";
     }
 

@@ -48,16 +48,18 @@ final class EnforcerBench {
     private final Consumer<String> progress;
 
     EnforcerBench(String bootstrap, Path stateDir, Consumer<String> progress) {
-        this(bootstrap, stateDir, progress, null);
+        this(bootstrap, stateDir, progress, null, Map.of());
     }
 
     /**
-     * @param etcdEndpoint the etcd endpoint the enforcer verifies tokens against when a run asks for verification, or {@code
-     * null}
+     * @param etcdEndpoint     the etcd endpoint the enforcer verifies tokens against when a run asks for verification, or
+     *                         {@code null}
+     * @param enforcerSettings enforcer settings for the enforcer's runs on top of the bench's (its properties file's names)
      */
-    EnforcerBench(String bootstrap, Path stateDir, Consumer<String> progress, String etcdEndpoint) {
+    EnforcerBench(String bootstrap, Path stateDir, Consumer<String> progress, String etcdEndpoint,
+            Map<String, String> enforcerSettings) {
         this.kafka = new BenchKafka(bootstrap);
-        this.runs = new EnforcerRun(kafka, stateDir, progress, etcdEndpoint);
+        this.runs = new EnforcerRun(kafka, stateDir, progress, etcdEndpoint, enforcerSettings);
         this.progress = progress;
     }
 
@@ -81,9 +83,11 @@ final class EnforcerBench {
      * @param valueSizes value sizes in bytes
      * @param keyCounts  distinct keys; each input topic holds {@code max(keys, minRecords)} records
      * @param minRecords the fewest records an input topic holds
-     * @param repeats    runs of each topology per figure (the figure is their mean)
+     * @param repeats    runs of each topology per figure (the figure is their median)
+     * @param guarantees the {@code processing.guarantee}s of the rows
      */
-    List<Figure> throughput(int[] valueSizes, int[] keyCounts, int minRecords, int repeats) throws Exception {
+    List<Figure> throughput(int[] valueSizes, int[] keyCounts, int minRecords, int repeats, List<String> guarantees)
+            throws Exception {
         List<Figure> figures = new ArrayList<>();
         int largest = keyCounts[keyCounts.length - 1];
         Figure[] stateSize = null;
@@ -108,7 +112,7 @@ final class EnforcerBench {
                         warmUp(admin, input, Math.min(records / 4, WARM_UP_RECORDS));
                         warm = true;
                     }
-                    for (String guarantee : GUARANTEES) {
+                    for (String guarantee : guarantees) {
                         boolean measureState = keys == largest && valueBytes == valueSizes[0]
                                 && guarantee.equals(StreamsConfig.EXACTLY_ONCE_V2);
                         Measured measured = measure(admin, input, records, keys, guarantee, figures.size(), repeats,

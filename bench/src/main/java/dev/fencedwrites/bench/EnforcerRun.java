@@ -19,17 +19,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.LogDirDescription;
-import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.KafkaStreams;
@@ -55,7 +50,12 @@ final class EnforcerRun {
     /** The etcd endpoint the enforcer verifies tokens against when a run asks for verification, or {@code null}. */
     private final String etcdEndpoint;
 
-    EnforcerRun(BenchKafka kafka, Path stateDir, Consumer<String> progress, String etcdEndpoint) {
+    /** Enforcer settings for the enforcer's runs on top of the bench's. */
+    private final Map<String, String> enforcerSettings;
+
+    EnforcerRun(BenchKafka kafka, Path stateDir, Consumer<String> progress, String etcdEndpoint,
+            Map<String, String> enforcerSettings) {
+        this.enforcerSettings = Map.copyOf(enforcerSettings);
         this.kafka = kafka;
         this.stateDir = stateDir;
         this.progress = progress;
@@ -93,9 +93,10 @@ final class EnforcerRun {
         List<String> outputs = outputs(kind, app);
         BenchKafka.createTopics(admin, outputs.toArray(String[]::new));
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify);
+        FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify, kind == Kind.ENFORCER);
         TokenVerifier verifier = verify ? TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters) : null;
-        KafkaStreams streams = new KafkaStreams(topology(kind, input, outputs, meters, verifier), streamsProperties(config));
+        FenceEnforcerTopology.Built built = topology(kind, config, input, outputs, meters, verifier);
+        KafkaStreams streams = new KafkaStreams(built.topology(), streamsProperties(config));
         AtomicReference<Throwable> failure = watchFailures(streams);
         try {
             streams.start();
@@ -108,7 +109,12 @@ final class EnforcerRun {
             if (kind == Kind.ENFORCER && whole) {
                 expectAllAccepted(meters, records, input);
             }
-            Figure[] stateSize = stateKeys > 0 ? stateSize(admin, app, stateKeys) : null;
+            Figure[] stateSize = null;
+            if (stateKeys > 0) {
+                stateSize = FenceStateSize.measure(admin, config, app, input, outputs, stateDir.resolve("restore-" + app),
+                        stateKeys);
+                progress.accept(FenceStateSize.describe(stateSize));
+            }
             // Reads from the first record on: the ones before (at most the first poll's) are not in the rate either, so this
             // slightly overstates.
             double reads = verify ? meters.get("fence.enforcer.token.verification.etcd.reads").counter().count() : 0;
@@ -116,6 +122,7 @@ final class EnforcerRun {
             return new Throughput(rate, stateSize, reads / seconds, etcdReads);
         } finally {
             streams.close(Duration.ofSeconds(60));
+            built.committedFences().close();
             if (verifier != null) {
                 verifier.close();
             }
@@ -185,58 +192,31 @@ final class EnforcerRun {
         return failure;
     }
 
-    /**
-     * Bytes per key of the enforcer's state after a run over {@code keys} distinct keys: the
-     * RocksDB files of the {@value FenceEnforcerTopology#STORE} store (flushed by close), and the
-     * changelog topic's log on the broker's disk (before compaction: one record per key per commit).
-     */
-    private Figure[] stateSize(Admin admin, String app, int keys) throws Exception {
-        long store;
-        try (Stream<Path> files = Files.walk(stateDir.resolve(app))) {
-            store = files.filter(Files::isRegularFile)
-                    .filter(f -> f.toString().contains("/rocksdb/" + FenceEnforcerTopology.STORE + "/"))
-                    .mapToLong(EnforcerRun::size).sum();
-        }
-        String changelog = FenceEnforcerTopology.changelogTopic(app);
-        int broker = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).iterator().next().id();
-        long log = 0;
-        for (LogDirDescription dir : admin.describeLogDirs(List.of(broker)).allDescriptions().get(30, TimeUnit.SECONDS)
-                .get(broker).values()) {
-            for (Map.Entry<TopicPartition, ReplicaInfo> replica : dir.replicaInfos().entrySet()) {
-                if (replica.getKey().topic().equals(changelog)) {
-                    log += replica.getValue().size();
-                }
-            }
-        }
-        if (store == 0 || log == 0) {
-            throw new IllegalStateException(
-                    "the enforcer's state is empty after " + keys + " keys: store " + store + " B, changelog " + log + " B");
-        }
-        progress.accept(String.format(Locale.ROOT, "enforcer:   fence state at %,d keys: store %,d B, changelog %,d B", keys,
-                store, log));
-        return new Figure[]{
-                new Figure("fence state per key at " + EnforcerBench.count(keys) + " keys: state store (RocksDB files)",
-                        (double) store / keys, Double.NaN,
-                        "B/key", "", false),
-                new Figure("fence state per key at " + EnforcerBench.count(keys) + " keys: changelog topic (log on disk)",
-                        (double) log / keys, Double.NaN,
-                        "B/key", "", false)};
-    }
-
     /** The topics a run writes to; the first is the one records reach when they pass. */
     static List<String> outputs(Kind kind, String app) {
         return kind == Kind.ENFORCER ? List.of(app + ".accepted", app + ".rejected") : List.of(app + ".output");
     }
 
-    /** The enforcer's counters go to {@code meters}, a Prometheus registry as in the enforcer itself. */
-    static Topology topology(Kind kind, String input, List<String> outputs, PrometheusMeterRegistry meters,
-            TokenVerifier verifier) {
+    /**
+     * The topology of {@code kind} over {@code input} to {@code outputs}; the enforcer's built as the enforcer builds it from
+     * {@code config} (its partition mismatch policy, its committed-fence bookkeeping), its counters in {@code meters}, a
+     * Prometheus registry as in the enforcer itself. The caller closes the bookkeeping after the run.
+     */
+    static FenceEnforcerTopology.Built topology(Kind kind, FenceEnforcerConfig config, String input, List<String> outputs,
+            PrometheusMeterRegistry meters, TokenVerifier verifier) {
         if (kind == Kind.ENFORCER) {
-            return FenceEnforcerTopology.build(input, outputs.get(0), outputs.get(1), null,
-                    new FenceEnforcerTopology.Limits(EnforcerBench.PARTITIONS, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES,
-                            MAX_MESSAGE_BYTES),
-                    meters, verifier);
+            Map<String, Object> settings = new HashMap<>(config.originals());
+            settings.putAll(Map.of(FenceEnforcerConfig.INPUT_TOPIC, input, FenceEnforcerConfig.ACCEPTED_TOPIC, outputs.get(0),
+                    FenceEnforcerConfig.REJECTED_TOPIC, outputs.get(1), FenceEnforcerConfig.MARKERS_TOPIC, ""));
+            FenceEnforcerConfig topics = new FenceEnforcerConfig(settings);
+            return FenceEnforcerTopology.buildAsTheEnforcer(topics, new FenceEnforcerTopology.Limits(EnforcerBench.PARTITIONS,
+                    MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), meters, verifier);
         }
+        return new FenceEnforcerTopology.Built(baseline(kind, input, outputs), () -> {
+        });
+    }
+
+    private static Topology baseline(Kind kind, String input, List<String> outputs) {
         if (kind == Kind.STATEFUL) {
             return MaxPerKey.topology(input, outputs.get(0));
         }
@@ -246,9 +226,12 @@ final class EnforcerRun {
         return topology;
     }
 
-    /** The enforcer's configuration for this run; with {@code verify}, {@code etcd.endpoints} names the bench's etcd. */
-    FenceEnforcerConfig enforcerConfig(String app, String guarantee, boolean verify) {
-        Map<String, String> settings = new HashMap<>();
+    /**
+     * The enforcer's configuration for this run; with {@code verify}, {@code etcd.endpoints} names the bench's etcd; for the
+     * {@code enforcer} itself, with the settings the bench was given.
+     */
+    FenceEnforcerConfig enforcerConfig(String app, String guarantee, boolean verify, boolean enforcer) {
+        Map<String, String> settings = new HashMap<>(enforcer ? enforcerSettings : Map.of());
         settings.put(FenceEnforcerConfig.BOOTSTRAP_SERVERS, kafka.bootstrap());
         settings.put(FenceEnforcerConfig.APPLICATION_ID, app);
         settings.put(FenceEnforcerConfig.STATE_DIR, stateDir.toString());

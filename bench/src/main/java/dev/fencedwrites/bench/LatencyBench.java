@@ -1,6 +1,8 @@
 package dev.fencedwrites.bench;
 
 import dev.fencedwrites.bench.EnforcerBench.Kind;
+import dev.fencedwrites.enforcer.FenceEnforcerConfig;
+import dev.fencedwrites.enforcer.FenceEnforcerTopology;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
@@ -73,8 +75,9 @@ final class LatencyBench {
         all.add(input);
         BenchKafka.createTopics(admin, all.toArray(String[]::new));
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        KafkaStreams streams = new KafkaStreams(EnforcerRun.topology(kind, input, outputs, meters, null),
-                EnforcerRun.streamsProperties(runs.enforcerConfig(app, guarantee, false)));
+        FenceEnforcerConfig config = runs.enforcerConfig(app, guarantee, false, kind == Kind.ENFORCER);
+        FenceEnforcerTopology.Built built = EnforcerRun.topology(kind, config, input, outputs, meters, null);
+        KafkaStreams streams = new KafkaStreams(built.topology(), EnforcerRun.streamsProperties(config));
         AtomicReference<Throwable> failure = EnforcerRun.watchFailures(streams);
         CountDownLatch running = new CountDownLatch(1);
         streams.setStateListener((now, before) -> {
@@ -110,6 +113,7 @@ final class LatencyBench {
             }
         } finally {
             streams.close(Duration.ofSeconds(60));
+            built.committedFences().close();
             streams.cleanUp();
             meters.close();
             BenchKafka.deleteTopicsOf(admin, app, all);

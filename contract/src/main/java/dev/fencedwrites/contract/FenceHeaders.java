@@ -1,6 +1,7 @@
 package dev.fencedwrites.contract;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * Header names of the fenced-writes wire contract (v1) and their codec.
@@ -19,6 +20,8 @@ public final class FenceHeaders {
     public static final String WRITER = "fence.writer";
     /** Optional. {@link FenceOp#WRITE} (default) or {@link FenceOp#FENCE}. */
     public static final String OP = "fence.op";
+    /** The headers {@link FenceStamp#parse} reads. */
+    static final List<String> PARSED = List.of(TOKEN, SEQ, OP, LEASE, WRITER);
 
     /** Added to rejected records: the {@link RejectionReason} name. */
     public static final String REJECTED_REASON = "fence.rejected.reason";

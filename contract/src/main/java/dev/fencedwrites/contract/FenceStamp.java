@@ -1,17 +1,73 @@
 package dev.fencedwrites.contract;
 
-import java.util.List;
+import java.util.Arrays;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
- * The fencing headers of one record, parsed and validated.
- *
- * @param fence  the record's token and seq
- * @param op     {@link FenceOp#WRITE} unless the record says {@code FENCE}
- * @param lease  the etcd lease id text, or {@code null}
- * @param writer the writer identity, or {@code null}
+ * The fencing headers of one record, parsed and validated: the record's token and seq ({@link #fence}), its op
+ * ({@link FenceOp#WRITE} unless the record says {@code FENCE}), and the etcd lease id text and writer identity, each
+ * {@code null} when absent. The lease and the writer are kept as the header's bytes and decoded only when asked for
+ * (issue 19: the enforcer reads them only to publish a marker or to log).
  */
-public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
+public final class FenceStamp {
+    private final Fence fence;
+    private final FenceOp op;
+    private final byte[] lease;
+    private final byte[] writer;
+
+    /**
+     * @param fence  the record's token and seq
+     * @param op     {@link FenceOp#WRITE} unless the record says {@code FENCE}
+     * @param lease  the etcd lease id text, or {@code null}
+     * @param writer the writer identity, or {@code null}
+     */
+    public FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
+        this(fence, op, lease == null ? null : FenceHeaders.encode(lease), writer == null ? null : FenceHeaders.encode(writer));
+    }
+
+    private FenceStamp(Fence fence, FenceOp op, byte[] lease, byte[] writer) {
+        this.fence = Objects.requireNonNull(fence, "fence");
+        this.op = Objects.requireNonNull(op, "op");
+        this.lease = lease;
+        this.writer = writer;
+    }
+
+    /** The record's token and seq. */
+    public Fence fence() {
+        return fence;
+    }
+
+    /** {@link FenceOp#WRITE} unless the record says {@code FENCE}. */
+    public FenceOp op() {
+        return op;
+    }
+
+    /** The etcd lease id text of the last {@code fence.lease} header, or {@code null}. */
+    public String lease() {
+        return FenceHeaders.decode(lease);
+    }
+
+    /** The writer identity of the last {@code fence.writer} header, or {@code null}. */
+    public String writer() {
+        return FenceHeaders.decode(writer);
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof FenceStamp that && fence.equals(that.fence) && op == that.op && Arrays.equals(lease, that.lease)
+                && Arrays.equals(writer, that.writer);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(fence, op, Arrays.hashCode(lease), Arrays.hashCode(writer));
+    }
+
+    @Override
+    public String toString() {
+        return "FenceStamp[fence=" + fence + ", op=" + op + ", lease=" + lease() + ", writer=" + writer() + "]";
+    }
 
     /**
      * The result of {@link #parse}: a stamp, or the reason the record cannot be decided.
@@ -45,22 +101,20 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
      *     {@code UNKNOWN_OP}
      */
     public static Parsed parse(HeaderLookup headers) {
-        List<byte[]> tokens = headers.values(FenceHeaders.TOKEN);
-        if (tokens.isEmpty()) {
+        FenceHeaderValues found = headers.fenceHeaders();
+        if (found.tokens == 0) {
             return Parsed.invalid(RejectionReason.MISSING_TOKEN, "no " + FenceHeaders.TOKEN + " header");
         }
-        if (tokens.size() > 1) {
+        if (found.tokens > 1) {
             return Parsed.invalid(RejectionReason.MALFORMED_TOKEN,
-                    tokens.size() + " " + FenceHeaders.TOKEN + " headers, expected one");
+                    found.tokens + " " + FenceHeaders.TOKEN + " headers, expected one");
         }
-        String tokenText = FenceHeaders.decode(tokens.get(0));
-        long token = parseDecimal(tokenText);
+        long token = parseDecimal(found.token);
         if (token <= 0) {
             return Parsed.invalid(RejectionReason.MALFORMED_TOKEN,
-                    FenceHeaders.TOKEN + " '" + tokenText + "' is not a positive long");
+                    FenceHeaders.TOKEN + " '" + FenceHeaders.decode(found.token) + "' is not a positive long");
         }
-        String lease = last(headers, FenceHeaders.LEASE);
-        if (parseDecimal(lease) == token) {
+        if (parseDecimal(found.lease) == token) {
             // The classic mistake: the etcd lease id sent as the token. Lease ids are large
             // (near 2^62), so accepting one would raise the key's fence past every real revision.
             return Parsed.invalid(RejectionReason.LEASE_AS_TOKEN,
@@ -69,35 +123,32 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
         }
 
         long seq = Fence.NO_SEQ;
-        List<byte[]> seqs = headers.values(FenceHeaders.SEQ);
-        if (seqs.size() > 1) {
+        if (found.seqs > 1) {
             return Parsed.invalid(RejectionReason.MALFORMED_SEQ,
-                    seqs.size() + " " + FenceHeaders.SEQ + " headers, expected at most one");
+                    found.seqs + " " + FenceHeaders.SEQ + " headers, expected at most one");
         }
-        if (seqs.size() == 1) {
-            String seqText = FenceHeaders.decode(seqs.get(0));
-            seq = parseDecimal(seqText);
+        if (found.seqs == 1) {
+            seq = parseDecimal(found.seq);
             if (seq < 0) {
                 return Parsed.invalid(RejectionReason.MALFORMED_SEQ,
-                        FenceHeaders.SEQ + " '" + seqText + "' is not a non-negative long");
+                        FenceHeaders.SEQ + " '" + FenceHeaders.decode(found.seq) + "' is not a non-negative long");
             }
         }
 
         FenceOp op = FenceOp.WRITE;
-        List<byte[]> ops = headers.values(FenceHeaders.OP);
-        if (ops.size() > 1) {
+        if (found.ops > 1) {
             return Parsed.invalid(RejectionReason.UNKNOWN_OP,
-                    ops.size() + " " + FenceHeaders.OP + " headers, expected at most one");
+                    found.ops + " " + FenceHeaders.OP + " headers, expected at most one");
         }
-        if (ops.size() == 1) {
-            String opText = FenceHeaders.decode(ops.get(0));
+        if (found.ops == 1) {
+            String opText = FenceHeaders.decode(found.op);
             try {
                 op = FenceOp.valueOf(String.valueOf(opText).toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
                 return Parsed.invalid(RejectionReason.UNKNOWN_OP, FenceHeaders.OP + " '" + opText + "' is not WRITE or FENCE");
             }
         }
-        return Parsed.ok(new FenceStamp(new Fence(token, seq), op, lease, last(headers, FenceHeaders.WRITER)));
+        return Parsed.ok(new FenceStamp(new Fence(token, seq), op, found.lease, found.writer));
     }
 
     /**
@@ -123,8 +174,27 @@ public record FenceStamp(Fence fence, FenceOp op, String lease, String writer) {
         }
     }
 
-    private static String last(HeaderLookup headers, String name) {
-        List<byte[]> values = headers.values(name);
-        return values.isEmpty() ? null : FenceHeaders.decode(values.get(values.size() - 1));
+    /**
+     * {@link #parseDecimal(String)} of a header value's bytes, without decoding them: a byte outside {@code '0'..'9'} is not
+     * a digit in UTF-8 either.
+     *
+     * @return the value, or -1 for {@code null}, no bytes, anything but ASCII digits, or a value beyond {@code Long.MAX_VALUE}
+     */
+    public static long parseDecimal(byte[] value) {
+        if (value == null || value.length == 0) {
+            return -1;
+        }
+        long result = 0;
+        for (byte b : value) {
+            if (b < '0' || b > '9') {
+                return -1;
+            }
+            int digit = b - '0';
+            if (result > (Long.MAX_VALUE - digit) / 10) {
+                return -1;
+            }
+            result = result * 10 + digit;
+        }
+        return result;
     }
 }

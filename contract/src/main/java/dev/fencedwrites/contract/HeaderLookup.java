@@ -17,14 +17,40 @@ public interface HeaderLookup {
      */
     List<byte[]> values(String name);
 
-    /** A lookup over Kafka client headers. */
-    static HeaderLookup of(Headers headers) {
-        return name -> {
-            List<byte[]> values = new ArrayList<>(1);
-            for (Header header : headers.headers(name)) {
-                values.add(header.value());
+    /**
+     * The fence headers of the record, for {@link FenceStamp#parse}. This default looks each name up with
+     * {@link #values}; a lookup that can walk the headers once overrides it.
+     */
+    default FenceHeaderValues fenceHeaders() {
+        FenceHeaderValues found = new FenceHeaderValues();
+        for (String name : FenceHeaders.PARSED) {
+            for (byte[] value : values(name)) {
+                found.add(name, value);
             }
-            return values;
+        }
+        return found;
+    }
+
+    /** A lookup over Kafka client headers; {@link #fenceHeaders} walks them once. */
+    static HeaderLookup of(Headers headers) {
+        return new HeaderLookup() {
+            @Override
+            public List<byte[]> values(String name) {
+                List<byte[]> values = new ArrayList<>(1);
+                for (Header header : headers.headers(name)) {
+                    values.add(header.value());
+                }
+                return values;
+            }
+
+            @Override
+            public FenceHeaderValues fenceHeaders() {
+                FenceHeaderValues found = new FenceHeaderValues();
+                for (Header header : headers) {
+                    found.add(header.key(), header.value());
+                }
+                return found;
+            }
         };
     }
 }

@@ -139,6 +139,39 @@ class FenceStampTest {
         assertThat(parsed.rejection()).isEqualTo(RejectionReason.LEASE_AS_TOKEN);
     }
 
+    /** Issue 19: the digits are read from the header's bytes; the result is the text's, for every kind of text. */
+    @ParameterizedTest
+    @ValueSource(strings = {"0", "1", "42", "007", "9223372036854775807", "9223372036854775808", "99999999999999999999", "",
+            "-1", "+1", " 1", "1 ", "1.5", "\u0663", "\uff11", "12a", "\u00e9"})
+    void readsDecimalBytesAsItReadsDecimalText(String text) {
+        assertThat(FenceStamp.parseDecimal(text.getBytes(StandardCharsets.UTF_8))).isEqualTo(FenceStamp.parseDecimal(text));
+    }
+
+    /**
+     * Issue 19: the one pass over Kafka headers and the lookup of each name (what a lookup without its own pass, such as the
+     * sink's over Connect headers, does) parse alike, repeated and empty headers included.
+     */
+    @Test
+    void theOnePassOverKafkaHeadersParsesAsTheLookupByName() {
+        String[][] cases = {
+                {FenceHeaders.TOKEN, "42", FenceHeaders.SEQ, "7", FenceHeaders.LEASE, "9", FenceHeaders.WRITER, "w"},
+                {FenceHeaders.TOKEN, "42", FenceHeaders.TOKEN, "43"},
+                {FenceHeaders.SEQ, "1", FenceHeaders.SEQ, "2", FenceHeaders.TOKEN, "5"},
+                {FenceHeaders.TOKEN, "5", FenceHeaders.OP, "fence", FenceHeaders.OP, "write"},
+                {FenceHeaders.TOKEN, "5", FenceHeaders.OP, "FENCE", "other", "x", FenceHeaders.WRITER, "a", FenceHeaders.WRITER,
+                        "b"},
+                {FenceHeaders.TOKEN, "42", FenceHeaders.LEASE, "42"},
+                {FenceHeaders.TOKEN, "", FenceHeaders.SEQ, "x"},
+                {"fence.tokens", "1"},
+        };
+        for (String[] names : cases) {
+            RecordHeaders headers = headers(names);
+            HeaderLookup onePass = HeaderLookup.of(headers);
+            HeaderLookup byName = onePass::values;
+            assertThat(FenceStamp.parse(onePass)).as(String.join(",", names)).isEqualTo(FenceStamp.parse(byName));
+        }
+    }
+
     /** Headers from name/value pairs, values as UTF-8 text, in the given order. */
     static RecordHeaders headers(String... namesAndValues) {
         RecordHeaders headers = new RecordHeaders();

@@ -13,6 +13,7 @@ import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.KStream;
@@ -193,6 +194,16 @@ public final class FenceEnforcerTopology {
      */
     public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
             MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch, CommittedFences committed) {
+        return build(input, accepted, rejected, markers, limits, meters, verifier, mismatch, committed, FenceStoreType.ROCKS_DB);
+    }
+
+    /**
+     * {@link #build(String, String, String, String, Limits, MeterRegistry, TokenVerifier, PartitionMismatch, CommittedFences)}
+     * with the fence store of {@code storeType} (issue 19).
+     */
+    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
+            MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch, CommittedFences committed,
+            FenceStoreType storeType) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Serde<byte[]> bytes = Serdes.ByteArray();
         StreamsBuilder builder = new StreamsBuilder();
@@ -210,7 +221,7 @@ public final class FenceEnforcerTopology {
         // punctuator). Without the cache the enforcer ran at 0.34 of a pass-through under
         // at_least_once at 10k keys, 0.57 with it (./fence bench; JFR showed a RocksDB put and a
         // changelog send on every record).
-        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde())
+        builder.addStateStore(Stores.keyValueStoreBuilder(storeType.supplier(STORE), Serdes.Bytes(), new FenceSerde())
                 .withCachingEnabled());
         builder.addStateStore(CommitSignal.builder(COMMIT_SIGNAL));
         KStream<byte[], byte[]> in = builder.stream(input, Consumed.with(bytes, bytes)
@@ -254,12 +265,33 @@ public final class FenceEnforcerTopology {
     }
 
     /**
+     * A topology as the enforcer builds it, and the committed-fence bookkeeping its tasks feed ({@code GET /fences/{key}}'s),
+     * already started: close it after the topology's {@code KafkaStreams} is closed.
+     */
+    public record Built(Topology topology, AutoCloseable committedFences) {
+    }
+
+    /**
+     * Builds the topology exactly as the enforcer does from {@code config} (its topics, partition mismatch policy and
+     * committed-fence bookkeeping, started with the commit interval of {@code config}'s Kafka Streams settings), for a
+     * {@code KafkaStreams} run outside the enforcer's main, such as {@code ./fence bench}'s.
+     */
+    public static Built buildAsTheEnforcer(FenceEnforcerConfig config, Limits limits, MeterRegistry meters,
+            TokenVerifier verifier) {
+        CommittedFences committed = new CommittedFences();
+        Topology topology = build(config, limits, meters, verifier, committed);
+        committed.start(CommittedFences.observationInterval(FenceEnforcerConfig.quietStreamsConfig(config.streamsProperties())
+                .getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)));
+        return new Built(topology, committed);
+    }
+
+    /**
      * Builds the topology for the topics named in {@code config}, with {@code verifier} (or {@code null}) checking raising
      * tokens and {@code committed} (or {@code null}) told which stored fences may not be committed yet.
      */
     public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters, TokenVerifier verifier,
             CommittedFences committed) {
         return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null),
-                limits, meters, verifier, config.partitionMismatch(), committed);
+                limits, meters, verifier, config.partitionMismatch(), committed, config.storeType());
     }
 }

@@ -1,7 +1,7 @@
 package dev.fencedwrites.enforcer.internal;
 
-import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * Upper bounds of a record's size as Kafka counts it against a topic's {@code max.message.bytes}
@@ -24,8 +24,11 @@ public final class RecordSize {
 
     /** The bound for a record of this key, value and headers; {@code null} key or value counts 0 bytes. */
     public static long upperBound(byte[] key, byte[] value, Iterable<Header> headers) {
-        return BATCH_OVERHEAD + RECORD_OVERHEAD + length(key) + length(value) + headersBytes(headers)
-                + headerCount(headers) * (long) HEADER_OVERHEAD;
+        long size = BATCH_OVERHEAD + RECORD_OVERHEAD + length(key) + length(value);
+        for (Header header : headers) {
+            size += headerBytes(header) + HEADER_OVERHEAD;
+        }
+        return size;
     }
 
     /** The headers' names (UTF-8) and values, in bytes, without framing. */
@@ -39,18 +42,11 @@ public final class RecordSize {
 
     /** One header's name (UTF-8) and value, in bytes, without framing. */
     static long headerBytes(Header header) {
-        return header.key().getBytes(StandardCharsets.UTF_8).length + length(header.value());
+        // Counted, not encoded: no copy of the name per header per record (issue 19).
+        return Utils.utf8Length(header.key()) + length(header.value());
     }
 
     static int length(byte[] bytes) {
         return bytes == null ? 0 : bytes.length;
-    }
-
-    private static long headerCount(Iterable<Header> headers) {
-        long count = 0;
-        for (Header ignored : headers) {
-            count++;
-        }
-        return count;
     }
 }

@@ -1,0 +1,133 @@
+package dev.fencedwrites.bench;
+
+import dev.fencedwrites.enforcer.FenceEnforcerConfig;
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.streams.StreamsConfig;
+import picocli.CommandLine.Option;
+
+/**
+ * The enforcer throughput rows a run measures: {@code ./fence bench}'s defaults, or one row of them chosen on the command line
+ * to study it (a profile, a setting tried). A run with any of these options is not the full run: it is written under its own
+ * name and never as {@code latest.md}.
+ */
+final class ThroughputOptions {
+    @Option(names = "--keys", split = ",", paramLabel = "N", description = "Distinct keys of each throughput row's input, "
+            + "comma-separated (default: 10000,1000000; --quick: 1000,20000). Each input holds max(keys, 1000000) records "
+            + "(--quick: 20000).")
+    int[] keys;
+    @Option(names = "--value-bytes", split = ",", paramLabel = "BYTES", description = "Value sizes of the throughput rows, "
+            + "comma-separated (default: 100,1024).")
+    int[] valueBytes;
+    @Option(names = "--guarantee", split = ",", paramLabel = "GUARANTEE", description = "processing.guarantee of the "
+            + "throughput rows, comma-separated: exactly_once_v2, at_least_once (default: both).")
+    List<String> guarantees;
+    @Option(names = "--runs", paramLabel = "N", description = "Runs of each topology per throughput row; the figure is their "
+            + "median (default: 3; --quick: 1).")
+    Integer runs;
+    @Option(names = "--enforcer-setting", paramLabel = "NAME=VALUE", description = "An enforcer setting for the enforcer's "
+            + "runs, as in its properties file (e.g. fence.store.type=in_memory or streams.statestore.cache.max.bytes=67108864); "
+            + "repeatable. The baselines keep the defaults.")
+    Map<String, String> enforcerSettings = new LinkedHashMap<>();
+
+    /**
+     * Checks every option before anything starts.
+     *
+     * @throws IllegalArgumentException naming the option, when one is out of range or an enforcer setting is refused as the
+     *                                  enforcer would refuse it in its properties file
+     */
+    void validate(boolean quick) throws IOException {
+        keys(quick);
+        valueBytes();
+        guarantees();
+        runs(quick);
+        Properties settings = new Properties();
+        settings.putAll(enforcerSettings);
+        settings.putIfAbsent(FenceEnforcerConfig.BOOTSTRAP_SERVERS, "127.0.0.1:9092");
+        Path file = Files.createTempFile("fence-bench-enforcer", ".properties");
+        try (Writer writer = Files.newBufferedWriter(file)) {
+            settings.store(writer, null);
+            FenceEnforcerConfig.load(file, Map.of());
+        } catch (ConfigException e) {
+            throw new IllegalArgumentException("--enforcer-setting: " + e.getMessage(), e);
+        } finally {
+            Files.delete(file);
+        }
+    }
+
+    /** Whether any option chose other rows or settings than the defaults. */
+    boolean custom() {
+        return keys != null || valueBytes != null || guarantees != null || runs != null || !enforcerSettings.isEmpty();
+    }
+
+    int[] keys(boolean quick) {
+        return positive("--keys", keys != null ? keys : quick ? new int[]{1_000, 20_000} : new int[]{10_000, 1_000_000});
+    }
+
+    int[] valueBytes() {
+        return positive("--value-bytes", valueBytes != null ? valueBytes : new int[]{100, 1024});
+    }
+
+    private static int[] positive(String option, int[] values) {
+        for (int value : values) {
+            if (value < 1) {
+                throw new IllegalArgumentException(option + " " + value + ": expected at least 1");
+            }
+        }
+        return values;
+    }
+
+    List<String> guarantees() {
+        List<String> chosen = guarantees != null
+                ? guarantees
+                : List.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE);
+        for (String guarantee : chosen) {
+            if (!guarantee.equals(StreamsConfig.EXACTLY_ONCE_V2) && !guarantee.equals(StreamsConfig.AT_LEAST_ONCE)) {
+                throw new IllegalArgumentException("--guarantee " + guarantee + ": expected exactly_once_v2 or at_least_once");
+            }
+        }
+        return chosen;
+    }
+
+    int runs(boolean quick) {
+        if (runs != null && runs < 1) {
+            throw new IllegalArgumentException("--runs " + runs + ": expected at least 1");
+        }
+        return runs != null ? runs : quick ? 1 : 3;
+    }
+
+    /** The options given, as they would be typed again. */
+    List<String> arguments() {
+        List<String> arguments = new ArrayList<>();
+        if (keys != null) {
+            arguments.add("--keys " + join(keys));
+        }
+        if (valueBytes != null) {
+            arguments.add("--value-bytes " + join(valueBytes));
+        }
+        if (guarantees != null) {
+            arguments.add("--guarantee " + String.join(",", guarantees));
+        }
+        if (runs != null) {
+            arguments.add("--runs " + runs);
+        }
+        enforcerSettings.forEach((name, value) -> arguments.add("--enforcer-setting " + name + "=" + value));
+        return arguments;
+    }
+
+    private static String join(int[] values) {
+        List<String> parts = new ArrayList<>();
+        for (int value : values) {
+            parts.add(Integer.toString(value));
+        }
+        return String.join(",", parts);
+    }
+}
