@@ -48,9 +48,14 @@ final class BenchKafka {
     }
 
     static void createTopics(Admin admin, String... topics) throws Exception {
+        createTopics(admin, EnforcerBench.PARTITIONS, topics);
+    }
+
+    /** {@link #createTopics(Admin, String...)} with {@code partitions} partitions each. */
+    static void createTopics(Admin admin, int partitions, String... topics) throws Exception {
         List<NewTopic> create = new ArrayList<>();
         for (String topic : topics) {
-            create.add(new NewTopic(topic, EnforcerBench.PARTITIONS, (short) 1));
+            create.add(new NewTopic(topic, partitions, (short) 1));
         }
         admin.createTopics(create).all().get(60, TimeUnit.SECONDS);
         NewTopics.awaitWritable(admin, List.of(topics), Duration.ofSeconds(60));
@@ -81,7 +86,9 @@ final class BenchKafka {
             throw new IllegalStateException("producing the input to " + topic + " failed: " + failure.get(), failure.get());
         }
         Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
-        for (int p = 0; p < EnforcerBench.PARTITIONS; p++) {
+        int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()
+                .size();
+        for (int p = 0; p < partitions; p++) {
             ends.put(new TopicPartition(topic, p), OffsetSpec.latest());
         }
         long written = 0;

@@ -15,6 +15,7 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
@@ -45,10 +46,11 @@ import picocli.CommandLine.Spec;
         "Measured: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",
         "resource under contention; the sink's guarded upsert against the plain upsert, 0 %% and 20 %% stale; the enforcer's",
         "throughput against a minimal stateful topology and a pass-through (100 B and 1 KB values, 10k and 1M keys,",
-        "exactly_once_v2 and at_least_once; medians of three runs), beside a plain producer's and consumer's rates, and",
+        "exactly_once_v2 and at_least_once; medians of three runs), beside a plain producer's and consumer's rates; the",
+        "enforcer with 2 stream threads and as 2 instances against 1 (6 partitions); 20 %% stale writes against none;",
         "end-to-end latency p50/p99; the enforcer over a CRC32-partitioning writer's records (librdkafka's",
         "default: most re-routed through the repartition topic) against a murmur2 writer's (issue 17); the fence state's",
-        "bytes per key at 1M keys (state store and changelog);",
+        "bytes per key at 1M keys (state store and changelog) and the time to restore it from the changelog;",
         "the enforcer with token verification against etcd on vs off (writes under long leases, one acquisition per key) and",
         "the etcd reads/s it adds; the decision rule's per-record work (JMH) against a pass-through's.",
         "Starts its own etcd, Kafka broker and PostgreSQL on loopback; needs about 4 GB of free disk for the full run.",
@@ -59,7 +61,7 @@ import picocli.CommandLine.Spec;
                 "                            runs; its figures are not comparable to the full run's",
                 "  ./fence bench             the full run (about 12 minutes on 2 cores)",
                 "  ./fence bench --only enforcer --keys 1000000 --value-bytes 100 --guarantee exactly_once_v2 --runs 1 \\",
-                "      --enforcer-setting fence.store.type=in_memory",
+                "      --enforcer-setting partition.mismatch.policy=reject",
                 "                            one throughput row, with one enforcer setting tried; written as a -partial run",
                 "",
                 "Figures only: nothing here passes or fails on time. Exit status: 0 when every figure was measured "
@@ -70,7 +72,9 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--quick", description = "A reduced run: fewer operations and shorter JMH iterations, same figures.")
     boolean quick;
     @Option(names = "--only", split = ",", paramLabel = "PART", description = "Run only these parts, comma-separated: "
-            + "${COMPLETION-CANDIDATES} (default: all). The Markdown then holds only their figures.")
+            + "${COMPLETION-CANDIDATES} (default: all; enforcer is the throughput rows, scale the 1 and 2 threads and "
+            + "instances on 6 partitions, stale the 20 %% stale mix). The Markdown then holds only their figures, written as a "
+            + "-partial run.")
     EnumSet<Part> only = EnumSet.allOf(Part.class);
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", description = "Where the Markdown goes "
             + "(default: ${DEFAULT-VALUE}).")
@@ -134,7 +138,7 @@ public final class BenchMain implements Callable<Integer> {
 
     /** The parts of the suite, in the order they run. */
     enum Part {
-        acquisition, sink, enforcer, latency, rerouting, verification, rule
+        acquisition, sink, enforcer, scale, stale, latency, rerouting, verification, rule
     }
 
     /** Measures the parts in {@link #only} into {@code figures}, which keeps what was measured when a later part fails. */
@@ -161,7 +165,7 @@ public final class BenchMain implements Callable<Integer> {
             if (only.contains(Part.sink)) {
                 figures.addAll(sink(progress));
             }
-            if (only.contains(Part.enforcer) || only.contains(Part.latency) || only.contains(Part.rerouting)) {
+            if (!Collections.disjoint(only, EnumSet.of(Part.enforcer, Part.scale, Part.stale, Part.latency, Part.rerouting))) {
                 figures.addAll(enforcer(dir, progress));
             }
             if (only.contains(Part.verification)) {
@@ -187,7 +191,7 @@ public final class BenchMain implements Callable<Integer> {
         }
     }
 
-    /** The enforcer's throughput rows, latency and re-routing, as {@link #only} asks, on one local broker. */
+    /** The enforcer's throughput rows, stale mix, latency and re-routing, as {@link #only} asks, on one local broker. */
     private List<Figure> enforcer(Path dir, Consumer<String> progress) throws Exception {
         List<Figure> figures = new ArrayList<>();
         progress.accept("Kafka: starting a local broker");
@@ -198,6 +202,16 @@ public final class BenchMain implements Callable<Integer> {
             if (only.contains(Part.enforcer)) {
                 figures.addAll(enforcer.throughput(rows.valueBytes(), rows.keys(quick), quick ? 20_000 : 1_000_000,
                         rows.runs(quick), rows.guarantees()));
+            }
+            if (only.contains(Part.scale)) {
+                figures.addAll(quick
+                        ? enforcer.scale(20_000, 1_000, 100, rows.guarantees())
+                        : enforcer.scale(1_000_000, 10_000, 100, rows.guarantees()));
+            }
+            if (only.contains(Part.stale)) {
+                figures.addAll(quick
+                        ? enforcer.staleMix(20_000, 1_000, 100, rows.guarantees())
+                        : enforcer.staleMix(1_000_000, 10_000, 100, rows.guarantees()));
             }
             if (only.contains(Part.latency)) {
                 figures.addAll(

@@ -30,12 +30,21 @@ final class BenchReport {
                     + "the cost of the check and of the fence state. The ceilings: the same input produced by a plain "
                     + "producer (acks=all, linger.ms 20, batch.size 256 KB) and read by a plain consumer (read_committed, "
                     + "no group), records/s, as kafka-producer-perf-test and kafka-consumer-perf-test measure them.",
+            "- Scale (issue 19): the enforcer over 1,000,000 in-order writes on an input of 6 partitions (10k keys, 100 B "
+                    + "values) as one instance with one stream thread, one instance with two, and two instances (one "
+                    + "application.id, each its own state directory, in this JVM) with one each; records/s of the group, one "
+                    + "run each. On 2 cores that also run the broker, the rows show what a second thread or instance wins on "
+                    + "busy cores, not how far the enforcer scales.",
+            "- Stale mix (issue 19): the enforcer over 1,000,000 writes (10k keys, 100 B values) all in order, against the "
+                    + "same writes with every fifth write of each key stale (20 %, each rejected STALE_TOKEN with a copy on the "
+                    + "rejected topic); one run each; the run fails unless exactly the stale writes were rejected.",
             "- End-to-end latency: records produced at a fixed rate while the topology runs; the time each is read "
                     + "(read_committed) from the accepted (or pass-through output) topic minus its produce timestamp; the first "
                     + "second is left out.",
-            "- Fence state: after the enforcer's exactly_once_v2 run at the most keys, the size of the store's RocksDB files "
-                    + "(after close) and of the changelog's log segments on the broker, divided by the key count. The changelog "
-                    + "is not compacted yet.",
+            "- Fence state: after the enforcer's exactly_once_v2 run at the most keys, the changelog's log segments on the "
+                    + "broker (not compacted yet), then a new instance restores the whole changelog into an empty state "
+                    + "directory (timed from the first partition's restore start to the last one's end) and its store's "
+                    + "RocksDB files are measured after close; sizes divided by the key count.",
             "- Acquisition: FencingLeaseClient.acquire (lease grant + lock) against one etcd put, interleaved; the release is "
                     + "not timed. Contention: 4 clients each acquiring and releasing one resource in a loop, against one client "
                     + "doing the same alone.",

@@ -46,6 +46,7 @@ final class EnforcerBench {
     private final BenchKafka kafka;
     private final EnforcerRun runs;
     private final Consumer<String> progress;
+    private final Path stateDir;
 
     EnforcerBench(String bootstrap, Path stateDir, Consumer<String> progress) {
         this(bootstrap, stateDir, progress, null, Map.of());
@@ -61,6 +62,7 @@ final class EnforcerBench {
         this.kafka = new BenchKafka(bootstrap);
         this.runs = new EnforcerRun(kafka, stateDir, progress, etcdEndpoint, enforcerSettings);
         this.progress = progress;
+        this.stateDir = stateDir;
     }
 
     /**
@@ -160,7 +162,7 @@ final class EnforcerBench {
             for (String guarantee : GUARANTEES) {
                 double direct = runToEnd(admin, Kind.ENFORCER, murmur2, records, true, 0, guarantee, false).recordsPerSecond();
                 double rerouted = runs.runToEnd(admin, Kind.ENFORCER, crc32, records, true, 0, guarantee, false,
-                        records + misrouted).recordsPerSecond();
+                        records + misrouted, 0).recordsPerSecond();
                 progress.accept(String.format(Locale.ROOT, "enforcer:   %s: murmur2 writer %,.0f records/s, CRC32 writer %,.0f "
                         + "records/s (%d %% re-routed)", guarantee, direct, rerouted, 100L * misrouted / records));
                 figures.add(new Figure(String.format(Locale.ROOT,
@@ -170,6 +172,65 @@ final class EnforcerBench {
             admin.deleteTopics(List.of(murmur2, crc32)).all().get(60, TimeUnit.SECONDS);
         }
         return figures;
+    }
+
+    /**
+     * Issue 19: the enforcer over in-order writes of which every fifth write of each key is stale (a token below every
+     * earlier one: 20 %, each rejected {@code STALE_TOKEN} with a copy on the rejected topic) against the same writes all in
+     * order, under each guarantee, one run of each.
+     *
+     * @param records    records of each input
+     * @param keys       distinct keys (at least five writes each, so that each key has stale ones)
+     * @param valueBytes value size in bytes
+     */
+    List<Figure> staleMix(int records, int keys, int valueBytes, List<String> guarantees) throws Exception {
+        List<Figure> figures = new ArrayList<>();
+        byte[] value = new byte[valueBytes];
+        new Random(valueBytes).nextBytes(value);
+        try (Admin admin = admin()) {
+            String inOrder = "bench.input.in-order." + shortId();
+            String mixed = "bench.input.stale-mix." + shortId();
+            createTopics(admin, inOrder, mixed);
+            progress.accept(String.format(Locale.ROOT, "enforcer: producing %,d records of %d B over %,d keys all in order to %s "
+                    + "and with every fifth write of each key stale to %s", records, valueBytes, keys, inOrder, mixed));
+            produce(admin, inOrder, records, i -> record(inOrder, i, keys, value));
+            int stale = 0;
+            for (int i = 0; i < records; i++) {
+                stale += stale(i, keys) ? 1 : 0;
+            }
+            produce(admin, mixed, records,
+                    i -> stale(i, keys) ? staleRecord(mixed, i, keys, value) : record(mixed, i, keys, value));
+            for (String guarantee : guarantees) {
+                double all = runToEnd(admin, Kind.ENFORCER, inOrder, records, true, 0, guarantee, false).recordsPerSecond();
+                double some = runs.runToEnd(admin, Kind.ENFORCER, mixed, records, true, 0, guarantee, false, records, stale)
+                        .recordsPerSecond();
+                progress.accept(String.format(Locale.ROOT, "enforcer:   %s: all accepted %,.0f records/s, %d %% stale %,.0f "
+                        + "records/s", guarantee, all, 100L * stale / records, some));
+                figures.add(new Figure(String.format(Locale.ROOT,
+                        "enforcer throughput, 20 %% stale (rejected) vs all accepted, %d B values, %s keys, %s", valueBytes,
+                        count(keys), guarantee), some, all, "records/s", "", true));
+            }
+            admin.deleteTopics(List.of(inOrder, mixed)).all().get(60, TimeUnit.SECONDS);
+        }
+        return figures;
+    }
+
+    /** See {@link ScaleBench#measure}. */
+    List<Figure> scale(int records, int keys, int valueBytes, List<String> guarantees) throws Exception {
+        return new ScaleBench(this, runs, stateDir, progress).measure(records, keys, valueBytes, guarantees);
+    }
+
+    /** Whether the {@code i}-th write of a stale mix is stale: every fifth write of each key. */
+    private static boolean stale(int i, int keys) {
+        return (i / keys) % 5 == 4;
+    }
+
+    /** The {@code i}-th write of the input with a token below every token of {@link #record}: rejected STALE_TOKEN. */
+    private static ProducerRecord<byte[], byte[]> staleRecord(String topic, int i, int keys, byte[] value) {
+        ProducerRecord<byte[], byte[]> record = record(topic, i, keys, value);
+        record.headers().remove(FenceHeaders.TOKEN);
+        record.headers().add(FenceHeaders.TOKEN, FenceHeaders.encode(999L));
+        return record;
     }
 
     /** librdkafka's {@code consistent_random} for a key: CRC32 of its bytes modulo the partition count. */

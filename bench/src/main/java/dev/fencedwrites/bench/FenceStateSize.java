@@ -2,12 +2,10 @@ package dev.fencedwrites.bench;
 
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
-import dev.fencedwrites.enforcer.FenceStoreType;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,10 +26,9 @@ import org.apache.kafka.streams.processor.StateRestoreListener;
 
 /**
  * The enforcer's fence state after a run over a known number of keys (issue 19): the changelog's log on the broker's disk,
- * then the time a new instance takes to restore the whole changelog into an empty state directory (what an in_memory store
- * does at every start, and a rocksDB store when its state directory is lost), and the restored store's size: its RocksDB
- * files, or for an in_memory store the heap it holds (used heap after a full GC with the restored instance running, less
- * before it started; a few MB of that are the instance's clients).
+ * then the time a new instance takes to restore the whole changelog into an empty state directory (what an instance does
+ * when its state directory is lost, or when it takes over partitions it had no standby for), and the restored store's
+ * RocksDB files.
  */
 final class FenceStateSize {
     private static final Duration RESTORE_TIMEOUT = Duration.ofMinutes(5);
@@ -46,7 +43,6 @@ final class FenceStateSize {
     static Figure[] measure(Admin admin, FenceEnforcerConfig config, String app, String input, List<String> outputs,
             Path restoreDir, int keys) throws Exception {
         long log = changelogBytes(admin, FenceEnforcerTopology.changelogTopic(app));
-        FenceStoreType type = config.storeType();
         Properties props = EnforcerRun.streamsProperties(config);
         props.put(StreamsConfig.STATE_DIR_CONFIG, restoreDir.toString());
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -55,8 +51,6 @@ final class FenceStateSize {
         AtomicLong restored = new AtomicLong();
         AtomicLong firstStart = new AtomicLong();
         AtomicLong lastEnd = new AtomicLong();
-        long heapBefore = heapAfterGc();
-        long store;
         KafkaStreams streams = new KafkaStreams(built.topology(), props);
         try {
             streams.setGlobalStateRestoreListener(listener(restored, firstStart, lastEnd));
@@ -69,34 +63,30 @@ final class FenceStateSize {
                 }
                 Thread.sleep(20);
             }
-            store = type == FenceStoreType.IN_MEMORY ? heapAfterGc() - heapBefore : 0;
         } finally {
             streams.close(Duration.ofSeconds(60));
             built.committedFences().close();
             meters.close();
         }
-        if (type == FenceStoreType.ROCKS_DB) {
-            store = rocksDbBytes(restoreDir);
-        }
+        long store = rocksDbBytes(restoreDir);
         streams.cleanUp();
-        double seconds = (lastEnd.get() - firstStart.get()) / 1e9;
+        double millis = (lastEnd.get() - firstStart.get()) / 1e6;
         if (store <= 0 || log == 0) {
             throw new IllegalStateException(
                     "the enforcer's state is empty after " + keys + " keys: store " + store + " B, changelog " + log + " B");
         }
-        String kind = type == FenceStoreType.IN_MEMORY ? "heap of the in_memory store" : "RocksDB files";
         String at = EnforcerBench.count(keys) + " keys";
-        return new Figure[]{new Figure("fence state per key at " + at + ": state store (" + kind + ")", (double) store / keys,
+        return new Figure[]{new Figure("fence state per key at " + at + ": state store (RocksDB files)", (double) store / keys,
                 Double.NaN, "B/key", "", false),
                 new Figure("fence state per key at " + at + ": changelog topic (log on disk)", (double) log / keys, Double.NaN,
                         "B/key", "", false),
-                new Figure("fence store restore from the changelog into an empty state directory, " + at + ", "
-                        + type.configValue(), seconds, Double.NaN, "s", "", false)};
+                new Figure("fence store restore of " + at + " from the changelog into an empty state directory", millis,
+                        Double.NaN, "ms", "", false)};
     }
 
     /** Progress line of {@link #measure}'s figures. */
     static String describe(Figure[] figures) {
-        return String.format(Locale.ROOT, "enforcer:   fence state: store %.1f B/key, changelog %.1f B/key, restore %.1f s",
+        return String.format(Locale.ROOT, "enforcer:   fence state: store %.1f B/key, changelog %.1f B/key, restore %.0f ms",
                 figures[0].fenced(), figures[1].fenced(), figures[2].fenced());
     }
 
@@ -119,11 +109,6 @@ final class FenceStateSize {
                 lastEnd.set(System.nanoTime());
             }
         };
-    }
-
-    private static long heapAfterGc() {
-        System.gc();
-        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
     private static long rocksDbBytes(Path stateDir) throws IOException {

@@ -34,8 +34,8 @@ final class ThroughputOptions {
             + "median (default: 3; --quick: 1).")
     Integer runs;
     @Option(names = "--enforcer-setting", paramLabel = "NAME=VALUE", description = "An enforcer setting for the enforcer's "
-            + "runs, as in its properties file (e.g. fence.store.type=in_memory or streams.statestore.cache.max.bytes=67108864); "
-            + "repeatable. The baselines keep the defaults.")
+            + "runs, as in its properties file (e.g. partition.mismatch.policy=reject or "
+            + "streams.statestore.cache.max.bytes=67108864); repeatable. The baselines keep the defaults.")
     Map<String, String> enforcerSettings = new LinkedHashMap<>();
 
     /**

@@ -71,6 +71,17 @@ class BenchQuickIT {
         expected.addAll(List.of(
                 "fence state per key at 20k keys: state store (RocksDB files)",
                 "fence state per key at 20k keys: changelog topic (log on disk)",
+                "fence store restore of 20k keys from the changelog into an empty state directory"));
+        for (String guarantee : List.of("exactly_once_v2", "at_least_once")) {
+            for (String shape : List.of("1 instance x 2 stream threads", "2 instances x 1 stream thread")) {
+                expected.add("enforcer scaling on 6 partitions, " + shape + " vs 1 instance x 1 stream thread, 100 B values, 1k "
+                        + "keys, " + guarantee);
+            }
+        }
+        for (String guarantee : List.of("exactly_once_v2", "at_least_once")) {
+            expected.add("enforcer throughput, 20 % stale (rejected) vs all accepted, 100 B values, 1k keys, " + guarantee);
+        }
+        expected.addAll(List.of(
                 "end-to-end latency p50, produce to output topic, enforcer vs pass-through, exactly_once_v2",
                 "end-to-end latency p99, produce to output topic, enforcer vs pass-through, exactly_once_v2",
                 "end-to-end latency p50, produce to output topic, enforcer vs pass-through, at_least_once",
@@ -88,7 +99,7 @@ class BenchQuickIT {
         for (String row : rows) {
             String[] cells = row.split("\\|");
             // The fence state, the etcd reads and the ceilings have no baseline, so no ratio either: those cells are "-".
-            int[] columns = cells[1].startsWith(" fence state") || cells[1].startsWith(" etcd reads")
+            int[] columns = cells[1].startsWith(" fence st") || cells[1].startsWith(" etcd reads")
                     || cells[1].startsWith(" ceiling")
                             ? new int[]{2}
                             : new int[]{2, 3, 5};

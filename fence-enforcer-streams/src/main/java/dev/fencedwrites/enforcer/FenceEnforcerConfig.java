@@ -37,7 +37,6 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String STATE_DIR = "state.dir";
     public static final String PROCESSING_GUARANTEE = "processing.guarantee";
     public static final String PARTITION_MISMATCH_POLICY = "partition.mismatch.policy";
-    public static final String STATE_STORE_TYPE = "state.store.type";
     public static final String HTTP_HOST = "http.host";
     public static final String HTTP_PORT = "http.port";
     public static final String HTTP_ADVERTISED_HOST = "http.advertised.host";
@@ -237,11 +236,6 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     /** What to do with a record on another partition than murmur2 assigns its key ({@value #PARTITION_MISMATCH_POLICY}). */
     public PartitionMismatch partitionMismatch() {
         return PartitionMismatch.of(getString(PARTITION_MISMATCH_POLICY));
-    }
-
-    /** Where the fence store lives: {@value #STATE_STORE_TYPE}. */
-    public FenceStoreType storeType() {
-        return FenceStoreType.of(getString(STATE_STORE_TYPE));
     }
 
     /** The markers topic, or empty when {@value #MARKERS_TOPIC} is set empty (markers then only raise the enforcer's fence). */

@@ -74,17 +74,7 @@ final class FenceEnforcerConfigDefinition {
                                 + "partition and decide it there: one extra write and read per misrouted record, none for "
                                 + "the others. reject: reject it WRONG_PARTITION (strict: no extra topic, no extra hop, "
                                 + "every writer must use murmur2). Issue 17.",
-                        GROUP_KAFKA, 9, ConfigDef.Width.SHORT, "Partition mismatch policy")
-                .define(STATE_STORE_TYPE, Type.STRING, FenceStoreType.ROCKS_DB.configValue(),
-                        ConfigDef.CaseInsensitiveValidString.in(FenceStoreType.ROCKS_DB.configValue(),
-                                FenceStoreType.IN_MEMORY.configValue()),
-                        Importance.LOW,
-                        "Where the fence store lives (Kafka Streams' names, as for default.dsl.store); both have a record "
-                                + "cache and a changelog topic, and decide alike. rocksDB: files under state.dir, the heap "
-                                + "holds only the cache. in_memory: every key's fence on the heap; faster per record, but each "
-                                + "start restores the whole changelog and the heap must hold every key (./fence bench "
-                                + "measures both: bytes per key, restore time of 1M keys, throughput). Issue 19.",
-                        GROUP_KAFKA, 10, ConfigDef.Width.SHORT, "State store type");
+                        GROUP_KAFKA, 9, ConfigDef.Width.SHORT, "Partition mismatch policy");
     }
 
     /** Creation of missing topics at start. */

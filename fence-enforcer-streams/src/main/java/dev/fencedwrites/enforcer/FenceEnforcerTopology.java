@@ -194,16 +194,6 @@ public final class FenceEnforcerTopology {
      */
     public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
             MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch, CommittedFences committed) {
-        return build(input, accepted, rejected, markers, limits, meters, verifier, mismatch, committed, FenceStoreType.ROCKS_DB);
-    }
-
-    /**
-     * {@link #build(String, String, String, String, Limits, MeterRegistry, TokenVerifier, PartitionMismatch, CommittedFences)}
-     * with the fence store of {@code storeType} (issue 19).
-     */
-    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
-            MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch, CommittedFences committed,
-            FenceStoreType storeType) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Serde<byte[]> bytes = Serdes.ByteArray();
         StreamsBuilder builder = new StreamsBuilder();
@@ -221,7 +211,7 @@ public final class FenceEnforcerTopology {
         // punctuator). Without the cache the enforcer ran at 0.34 of a pass-through under
         // at_least_once at 10k keys, 0.57 with it (./fence bench; JFR showed a RocksDB put and a
         // changelog send on every record).
-        builder.addStateStore(Stores.keyValueStoreBuilder(storeType.supplier(STORE), Serdes.Bytes(), new FenceSerde())
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde())
                 .withCachingEnabled());
         builder.addStateStore(CommitSignal.builder(COMMIT_SIGNAL));
         KStream<byte[], byte[]> in = builder.stream(input, Consumed.with(bytes, bytes)
@@ -292,6 +282,6 @@ public final class FenceEnforcerTopology {
     public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters, TokenVerifier verifier,
             CommittedFences committed) {
         return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null),
-                limits, meters, verifier, config.partitionMismatch(), committed, config.storeType());
+                limits, meters, verifier, config.partitionMismatch(), committed);
     }
 }
