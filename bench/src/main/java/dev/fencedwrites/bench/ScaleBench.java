@@ -63,6 +63,9 @@ final class ScaleBench {
                             records, valueBytes, keys, input, PARTITIONS));
             bench.produce(admin, input, records, i -> EnforcerBench.record(input, i, keys, value));
             Shape single = new Shape(1, 1);
+            // Not counted: with --only scale this JVM has run nothing yet, and the first row would pay for the JIT.
+            progress.accept("enforcer:   warm-up, one run of 1 instance x 1 stream thread (not counted)");
+            run(admin, input, records, guarantees.get(0), single);
             for (String guarantee : guarantees) {
                 double base = run(admin, input, records, guarantee, single);
                 for (Shape shape : List.of(new Shape(1, 2), new Shape(2, 1))) {
@@ -93,6 +96,9 @@ final class ScaleBench {
                 builts.add(built);
                 Properties props = EnforcerRun.streamsProperties(config);
                 props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, Integer.toString(shape.threads()));
+                // Every instance counts as caught up: the assignor then spreads the active tasks over both at once, instead of
+                // keeping them on the instance that joined first and giving the other warm-up copies for a probing interval.
+                props.put(StreamsConfig.ACCEPTABLE_RECOVERY_LAG_CONFIG, Long.toString(Long.MAX_VALUE));
                 props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve(app + "-" + i).toString());
                 KafkaStreams streams = new KafkaStreams(built.topology(), props);
                 failures.add(EnforcerRun.watchFailures(streams));
@@ -100,6 +106,10 @@ final class ScaleBench {
             }
             group.forEach(KafkaStreams::start);
             double[] first = awaitProcessed(group, failures, records, input, shape);
+            List<String> shares = new ArrayList<>();
+            for (KafkaStreams streams : group) {
+                shares.add(String.format(Locale.ROOT, "%.0f %%", 100 * EnforcerRun.processTotal(streams) / records));
+            }
             for (KafkaStreams streams : group) {
                 if (!streams.close(Duration.ofSeconds(60))) {
                     throw new IllegalStateException("the enforcer (" + shape.describe() + ") did not close within 60 s");
@@ -107,7 +117,8 @@ final class ScaleBench {
             }
             double rate = (records - first[1]) / ((System.nanoTime() - first[0]) / 1e9);
             EnforcerRun.expectDecided(meters, records, 0, input);
-            progress.accept(String.format(Locale.ROOT, "enforcer:   %s, %s: %,.0f records/s", shape.describe(), guarantee, rate));
+            progress.accept(String.format(Locale.ROOT, "enforcer:   %s, %s: %,.0f records/s%s", shape.describe(), guarantee, rate,
+                    group.size() > 1 ? " (each instance processed " + String.join(" and ", shares) + " of the records)" : ""));
             return rate;
         } finally {
             for (KafkaStreams streams : group) {

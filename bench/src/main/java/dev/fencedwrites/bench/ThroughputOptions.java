@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
 import picocli.CommandLine.Option;
@@ -22,20 +23,23 @@ import picocli.CommandLine.Option;
 final class ThroughputOptions {
     @Option(names = "--keys", split = ",", paramLabel = "N", description = "Distinct keys of each throughput row's input, "
             + "comma-separated (default: 10000,1000000; --quick: 1000,20000). Each input holds max(keys, 1000000) records "
-            + "(--quick: 20000).")
+            + "(--quick: max(keys, 20000)); the fence state is measured at the most keys.")
     int[] keys;
     @Option(names = "--value-bytes", split = ",", paramLabel = "BYTES", description = "Value sizes of the throughput rows, "
             + "comma-separated (default: 100,1024).")
     int[] valueBytes;
     @Option(names = "--guarantee", split = ",", paramLabel = "GUARANTEE", description = "processing.guarantee of the "
-            + "throughput rows, comma-separated: exactly_once_v2, at_least_once (default: both).")
+            + "throughput, scale and stale rows, comma-separated: exactly_once_v2, at_least_once (default: both).")
     List<String> guarantees;
     @Option(names = "--runs", paramLabel = "N", description = "Runs of each topology per throughput row; the figure is their "
-            + "median (default: 3; --quick: 1).")
+            + "median (default: 3, in rounds whose order rotates so that each topology runs first, second and third once; "
+            + "--quick: 1).")
     Integer runs;
     @Option(names = "--enforcer-setting", paramLabel = "NAME=VALUE", description = "An enforcer setting for the enforcer's "
             + "runs, as in its properties file (e.g. partition.mismatch.policy=reject or "
-            + "streams.statestore.cache.max.bytes=67108864); repeatable. The baselines keep the defaults.")
+            + "streams.statestore.cache.max.bytes=67108864); repeatable. The baselines keep the defaults. Refused: what the "
+            + "bench sets itself (the topics, application.id, state.dir, processing.guarantee, bootstrap.servers, the "
+            + "stream thread count, etcd.*), with or without the streams. prefix.")
     Map<String, String> enforcerSettings = new LinkedHashMap<>();
 
     /**
@@ -49,6 +53,16 @@ final class ThroughputOptions {
         valueBytes();
         guarantees();
         runs(quick);
+        for (String name : enforcerSettings.keySet()) {
+            String bare = name.startsWith(FenceEnforcerConfig.STREAMS_PREFIX)
+                    ? name.substring(FenceEnforcerConfig.STREAMS_PREFIX.length())
+                    : name;
+            if (BENCH_OWNED.contains(bare) || bare.startsWith("etcd.") || bare.startsWith("token.verification.")) {
+                throw new IllegalArgumentException("--enforcer-setting " + name + ": the bench sets this itself (each row's "
+                        + "topics, application.id, state.dir, guarantee and thread count, and token verification only in its "
+                        + "own part); choose rows with --keys, --value-bytes, --guarantee and --only");
+            }
+        }
         Properties settings = new Properties();
         settings.putAll(enforcerSettings);
         settings.putIfAbsent(FenceEnforcerConfig.BOOTSTRAP_SERVERS, "127.0.0.1:9092");
@@ -62,6 +76,12 @@ final class ThroughputOptions {
             Files.delete(file);
         }
     }
+
+    /** Settings each run sets itself, which an {@code --enforcer-setting} would silently override or mislabel. */
+    private static final Set<String> BENCH_OWNED = Set.of(FenceEnforcerConfig.BOOTSTRAP_SERVERS,
+            FenceEnforcerConfig.APPLICATION_ID, FenceEnforcerConfig.STATE_DIR, FenceEnforcerConfig.PROCESSING_GUARANTEE,
+            FenceEnforcerConfig.INPUT_TOPIC, FenceEnforcerConfig.ACCEPTED_TOPIC, FenceEnforcerConfig.REJECTED_TOPIC,
+            FenceEnforcerConfig.MARKERS_TOPIC, StreamsConfig.NUM_STREAM_THREADS_CONFIG);
 
     /** Whether any option chose other rows or settings than the defaults. */
     boolean custom() {

@@ -1,14 +1,14 @@
 package dev.fencedwrites.contract;
 
-import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
 
 /**
  * The fencing headers of one record, parsed and validated: the record's token and seq ({@link #fence}), its op
  * ({@link FenceOp#WRITE} unless the record says {@code FENCE}), and the etcd lease id text and writer identity, each
- * {@code null} when absent. The lease and the writer are kept as the header's bytes and decoded only when asked for
- * (issue 19: the enforcer reads them only to publish a marker or to log).
+ * {@code null} when absent. The lease and the writer are kept as the header's bytes (not copied: a caller that changes
+ * the header's value array changes them) and decoded only when asked for (issue 19: the enforcer reads them only to
+ * publish a marker or to log).
  */
 public final class FenceStamp {
     private final Fence fence;
@@ -55,13 +55,14 @@ public final class FenceStamp {
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof FenceStamp that && fence.equals(that.fence) && op == that.op && Arrays.equals(lease, that.lease)
-                && Arrays.equals(writer, that.writer);
+        // As text, as when the stamp held the decoded strings: two undecodable values that decode alike are equal.
+        return other instanceof FenceStamp that && fence.equals(that.fence) && op == that.op
+                && Objects.equals(lease(), that.lease()) && Objects.equals(writer(), that.writer());
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(fence, op, Arrays.hashCode(lease), Arrays.hashCode(writer));
+        return Objects.hash(fence, op, lease(), writer());
     }
 
     @Override

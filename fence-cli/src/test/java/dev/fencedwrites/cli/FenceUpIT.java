@@ -100,8 +100,9 @@ class FenceUpIT {
      */
     private void chaosAgainstThisStack(Path envFile, Map<String, String> env) throws Exception {
         Path runDir = dir.resolve("chaos");
-        FenceRun run = FenceRun.of("chaos", "--stack", "--env-file", envFile.toString(), "--duration", "30s", "--seed",
-                "20261204", "--dir", runDir.toString(),
+        // --postgres given as well, as a user whose database is not the env file's would.
+        FenceRun run = FenceRun.of("chaos", "--stack", "--env-file", envFile.toString(), "--postgres", env.get("POSTGRES_URL"),
+                "--duration", "30s", "--seed", "20261204", "--dir", runDir.toString(),
                 // clock-jump is ChaosIT's: a libfaketime writer takes about 10 s more to start, a third of this run.
                 "--skewed", "0", "--faults", "worker-pause,worker-kill,enforcer-pause,etcd-pause,inject",
                 "--fault-command", "etcd-pause=" + env.get("FENCE_FAULT_ETCD_PAUSE"));

@@ -38,6 +38,8 @@ import org.apache.kafka.common.utils.Bytes;
  * thread's last commit (at most one entry per key of the store while commits fail).
  */
 public final class PendingFences {
+    /** The most keys a new generation's map is sized for (it grows past that as needed). */
+    private static final int MAX_PRESIZE = 1 << 16;
     /** Stands for "no fence" in a generation's map. */
     private static final Object NONE = new Object();
 
@@ -82,7 +84,8 @@ public final class PendingFences {
         if (generation.commits() != commits) {
             // Sized for as many keys as the last generation held: growing a map from 16 entries to thousands between two
             // commits resized it a dozen times per commit (issue 19: 5 % of the stream thread's time at 1M keys).
-            generation = new Generation(commits, new ConcurrentHashMap<>(Math.max(16, generation.before().size() * 4 / 3 + 1)));
+            generation = new Generation(commits, new ConcurrentHashMap<>(Math.min(Math.max(16, generation.before().size()),
+                    MAX_PRESIZE)));
             current = generation;
         }
         generation.before().putIfAbsent(key, before == null ? NONE : before);
