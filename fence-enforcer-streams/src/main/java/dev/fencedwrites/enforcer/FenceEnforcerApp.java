@@ -3,6 +3,7 @@ package dev.fencedwrites.enforcer;
 import dev.fencedwrites.enforcer.internal.CommittedFences;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.enforcer.internal.FenceProductionExceptionHandler;
+import dev.fencedwrites.enforcer.internal.RejectedTopicMetadata;
 import dev.fencedwrites.etcd.EtcdSettings;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -113,7 +114,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         }
         CommittedFences committed = new CommittedFences();
         KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry, tokens, committed),
-                streamsProperties);
+                streamsProperties, new RejectedTopicMetadata(List.of(config.rejectedTopic())));
         StreamsProgress progress = new StreamsProgress(registry);
         streams.setGlobalStateRestoreListener(progress);
         CountDownLatch stopped = watch(streams, progress);
@@ -153,6 +154,11 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                 && !streamsProperties.containsKey(ProducerConfig.MAX_REQUEST_SIZE_CONFIG)) {
             streamsProperties.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
                     Math.max(topics.largestOutput(), TopicCheck.DEFAULT_MAX_REQUEST_SIZE));
+        }
+        // Issue 19: the rejected topic's metadata must stay in each producer between rejections (RejectedTopicMetadata).
+        if (!streamsProperties.containsKey(ProducerConfig.METADATA_MAX_IDLE_CONFIG)) {
+            streamsProperties.putIfAbsent(StreamsConfig.producerPrefix(ProducerConfig.METADATA_MAX_IDLE_CONFIG),
+                    RejectedTopicMetadata.METADATA_MAX_IDLE_MS);
         }
         FenceEnforcerTopology.Limits limits = topics.limits(streamsProperties);
         LOG.info(
