@@ -27,6 +27,8 @@ final class Nemesis {
     private final WriterFleet fleet;
     private final Injector injector;
     private final List<Fault> faults;
+    /** How often a fault's first time is tried again when it could not happen (no running writer, no skewed one). */
+    private static final int FIRST_TIME_RETRIES = 3;
     private final Random random;
     /** Separate from the schedule's: what is injected depends on what the writers did, the schedule must not. */
     private final Random injections;
@@ -81,6 +83,7 @@ final class Nemesis {
     private void schedule(Duration duration) throws Exception {
         long deadline = System.currentTimeMillis() + duration.toMillis();
         List<Fault> first = new ArrayList<>(faults);
+        Map<Fault, Integer> retries = new HashMap<>();
         Collections.shuffle(first, random);
         while (!faults.isEmpty()) {
             long left = deadline - System.currentTimeMillis();
@@ -90,12 +93,22 @@ final class Nemesis {
                 break;
             }
             Thread.sleep(wait);
-            Fault fault = first.isEmpty() ? faults.get(random.nextInt(faults.size())) : first.remove(0);
+            boolean firstTime = !first.isEmpty();
+            Fault fault = firstTime ? first.remove(0) : faults.get(random.nextInt(faults.size()));
             Event event = inject(fault);
             if (event != null) {
                 done(event);
+            } else if (firstTime && !recordedLater(fault) && retries.merge(fault, 1, Integer::sum) <= FIRST_TIME_RETRIES) {
+                // It could not happen now (every writer already stopped at a stall, say): its first time comes again later,
+                // so that each chosen fault still happens at least once (a ChaosIT run once had no worker-pause).
+                first.add(fault);
             }
         }
+    }
+
+    /** Whether {@link #inject} records the fault's event later, when a restart in the background is done. */
+    private static boolean recordedLater(Fault fault) {
+        return fault == Fault.ENFORCER_KILL || fault == Fault.CONNECT_KILL || fault == Fault.BROKER_KILL;
     }
 
     private void done(Event event) {
