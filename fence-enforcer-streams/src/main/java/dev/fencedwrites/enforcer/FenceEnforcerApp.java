@@ -114,7 +114,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         }
         CommittedFences committed = new CommittedFences();
         KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry, tokens, committed),
-                streamsProperties, new RejectedTopicMetadata(List.of(config.rejectedTopic())));
+                streamsProperties, clients(config, streamsProperties));
         StreamsProgress progress = new StreamsProgress(registry);
         streams.setGlobalStateRestoreListener(progress);
         CountDownLatch stopped = watch(streams, progress);
@@ -139,6 +139,12 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         refresher.shutdownNow();
         gc.close();
         return streams.state() == KafkaStreams.State.ERROR ? 1 : 0;
+    }
+
+    /** Kafka Streams' configured clients, each producer knowing the rejected topic from the start (RejectedTopicMetadata). */
+    private static RejectedTopicMetadata clients(FenceEnforcerConfig config, Properties streamsProperties) {
+        return new RejectedTopicMetadata(FenceEnforcerConfig.quietStreamsConfig(streamsProperties).getKafkaClientSupplier(),
+                List.of(config.rejectedTopic()));
     }
 
     /**

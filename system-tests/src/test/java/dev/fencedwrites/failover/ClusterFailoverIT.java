@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.cli.chaos.WriterFleet;
-import dev.fencedwrites.cli.chaos.WriterLedger;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.services.EtcdCluster;
@@ -15,10 +14,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -246,39 +242,12 @@ class ClusterFailoverIT {
                 run.awaitMoreInputs(BETWEEN);
             }
             FailoverRun.Findings findings = run.finish(false);
-            Map<String, List<WriterLedger.Acquired>> byKey = new HashMap<>();
-            // The writer logs ACQUIRED when producer-lib returns the lease; a writer process frozen (SIGSTOP) after etcd
-            // granted the lock and before that return logs its grant late, already lost (LOST at the same moment): its
-            // place in grant order is unknown from the log, so only grants whose lease was still live when logged count.
-            Set<Long> lostWhenLogged = new HashSet<>();
-            findings.ledger().acquired().forEach(a -> findings.ledger().lost().stream()
-                    .filter(lost -> lost.lease() == a.lease() && lost.millis() <= a.millis()).findAny()
-                    .ifPresent(lost -> lostWhenLogged.add(a.lease())));
-            findings.ledger().acquired().stream().filter(a -> !lostWhenLogged.contains(a.lease()))
-                    .forEach(a -> byKey.computeIfAbsent(a.key(), k -> new ArrayList<>()).add(a));
-            // A grant logged after a higher token's may still be earlier in etcd: the response of the transaction that found
-            // its key the oldest can arrive late (a leader killed under it), its lease expire meanwhile and the other writer
-            // be granted the lock. That grant's lease is then lost, and its writer told so, later. Such a grant is legal; a
-            // lower token granted under a lease never lost is not: its key would have been older than the other holder's.
-            // Equal tokens never are (two keys cannot both be the oldest at one revision).
-            Set<Long> lostEver = new HashSet<>();
-            findings.ledger().lost().forEach(lost -> lostEver.add(lost.lease()));
-            List<String> problems = new ArrayList<>();
-            byKey.forEach((key, grants) -> {
-                grants.sort(Comparator.comparingLong(WriterLedger.Acquired::millis));
-                WriterLedger.Acquired highest = null;
-                for (WriterLedger.Acquired grant : grants) {
-                    if (highest != null && (grant.token() == highest.token()
-                            || grant.token() < highest.token() && !lostEver.contains(grant.lease()))) {
-                        problems.add(key + ": " + grant + " after " + highest);
-                    }
-                    highest = highest == null || grant.token() > highest.token() ? grant : highest;
-                }
-            });
+            GrantOrder order = GrantOrder.check(findings.ledger());
+            List<String> problems = order.problems();
             run.note(String.format("check tokens unique and rising per key in grant order: %d acquisitions (%d logged already "
                     + "lost, left out), %d lease losses "
                     + "reported to the writers' listeners, %d acquisitions failed, %d problems",
-                    findings.ledger().acquired().size(), lostWhenLogged.size(), findings.ledger().lost().size(),
+                    findings.ledger().acquired().size(), order.leftOut(), findings.ledger().lost().size(),
                     findings.ledger().failures().size(), problems.size()));
             assertThat(problems).as("tokens in grant order per key").isEmpty();
         }

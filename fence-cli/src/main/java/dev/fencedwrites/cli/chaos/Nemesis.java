@@ -20,7 +20,9 @@ import java.util.stream.IntStream;
  * {@code fence chaos}'s nemesis (issue 18): injects faults into a running stack and its writers on a schedule drawn from a
  * seed, so a run's sequence of faults (which, in what order, on which process, for how long) is the same for the same seed.
  * Every chosen fault happens at least once when the run is long enough: the schedule starts with each of them once, in an
- * order drawn from the seed, then draws from them at random.
+ * order drawn from the seed, then draws from them at random. A fault that could not happen at its first turn (no writer
+ * running to pause, no skewed writer) gets it again later, up to 3 times; that shifts the rest of the run's schedule, so a
+ * seed gives the same schedule only as long as every first turn could happen.
  */
 final class Nemesis {
     private final ServiceFaults services;
