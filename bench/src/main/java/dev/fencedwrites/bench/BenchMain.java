@@ -25,6 +25,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import org.apache.kafka.streams.StreamsConfig;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.Options;
@@ -114,7 +115,7 @@ public final class BenchMain implements Callable<Integer> {
                 err.println("[bench] " + line);
                 err.flush();
             });
-            String table = BenchReport.table(figures);
+            String table = BenchReport.table(figures, quick);
             stdout.print(table);
             stdout.flush();
             Path written = write(table, log, null);
@@ -127,7 +128,7 @@ public final class BenchMain implements Callable<Integer> {
                 try {
                     err.println(
                             "fence bench: the figures measured until then are in "
-                                    + write(BenchReport.table(figures), log, e.getMessage()));
+                                    + write(BenchReport.table(figures, quick), log, e.getMessage()));
                 } catch (IOException writeError) {
                     err.println("fence bench: could not write them: " + writeError.getMessage());
                 }
@@ -218,8 +219,7 @@ public final class BenchMain implements Callable<Integer> {
                 figures.addAll(
                         quick ? enforcer.latency(500, Duration.ofSeconds(4)) : enforcer.latency(1000, Duration.ofSeconds(20)));
             }
-            if (only.contains(Part.rerouting) && "reject".equalsIgnoreCase(
-                    rows.enforcerSettings.getOrDefault(FenceEnforcerConfig.PARTITION_MISMATCH_POLICY, "reroute").strip())) {
+            if (only.contains(Part.rerouting) && reroutingSkipped()) {
                 progress.accept("rerouting: skipped: with partition.mismatch.policy=reject the enforcer rejects what it would "
                         + "re-route");
             } else if (only.contains(Part.rerouting)) {
@@ -292,6 +292,21 @@ public final class BenchMain implements Callable<Integer> {
                 "ns", "", false);
     }
 
+    /** How the parts that ran were measured: re-routing is left out when {@link #enforcer} skipped it. */
+    private String notes() {
+        EnumSet<Part> ran = EnumSet.copyOf(only);
+        if (reroutingSkipped()) {
+            ran.remove(Part.rerouting);
+        }
+        return BenchReport.notes(ran, rows.runs(quick), quick, rows.guarantees().contains(StreamsConfig.EXACTLY_ONCE_V2));
+    }
+
+    /** Whether the re-routing part is skipped: partition.mismatch.policy=reject rejects what it would re-route. */
+    private boolean reroutingSkipped() {
+        return "reject".equalsIgnoreCase(
+                rows.enforcerSettings.getOrDefault(FenceEnforcerConfig.PARTITION_MISMATCH_POLICY, "reroute").strip());
+    }
+
     /**
      * Writes the Markdown; {@code failure} non-null marks an incomplete run, which is written
      * under its own name ({@code -incomplete}) and never as {@code latest}.
@@ -303,7 +318,8 @@ public final class BenchMain implements Callable<Integer> {
         boolean partial = rows.custom() || !only.equals(EnumSet.allOf(Part.class));
         Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "")
                 + (partial ? "-partial" : "") + (failure != null ? "-incomplete" : "") + ".md");
-        String markdown = BenchReport.markdown(now, table, log, failure, reproduce());
+        String markdown = BenchReport.markdown(now, table, log, failure, reproduce(), notes(),
+                quick);
         Files.writeString(file, markdown);
         if (failure == null && !partial) {
             Files.writeString(out.resolve("latest" + (quick ? "-quick" : "") + ".md"), markdown);

@@ -59,8 +59,8 @@ final class ThroughputOptions {
                     : name;
             if (BENCH_OWNED.contains(bare) || bare.startsWith("etcd.") || bare.startsWith("token.verification.")) {
                 throw new IllegalArgumentException("--enforcer-setting " + name + ": the bench sets this itself (each row's "
-                        + "topics, application.id, state.dir, guarantee and thread count, and token verification only in its "
-                        + "own part); choose rows with --keys, --value-bytes, --guarantee and --only");
+                        + "topics, application.id, state.dir, bootstrap.servers, guarantee and thread count, and token "
+                        + "verification only in its own part); choose rows with --keys, --value-bytes, --guarantee and --only");
             }
         }
         Properties settings = new Properties();
