@@ -24,7 +24,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "fence", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         subcommands = {
-                DemoCommand.class, UpCommand.class, EnforcerCommand.class, RejectedCommand.class, ConsumeCommand.class,
+                DemoCommand.class, UpCommand.class, DownCommand.class, EnforcerCommand.class, RejectedCommand.class,
+                ConsumeCommand.class,
                 ProduceCommand.class, InspectCommand.class, VerifyCommand.class, ChaosCommand.class,
                 HelpCommand.class},
         description = "Fencing tokens from etcd, enforced in Kafka Streams and at PostgreSQL by a Connect "
@@ -36,7 +37,8 @@ import picocli.CommandLine.Spec;
                 "           docker-compose), check docker/compose.yaml, then run every unit and integration test (mvn "
                         + "verify);",
                 "           ./fence test --help says more.",
-                "  test-failover  The clustered stack's tests, ClusterFailoverIT and ClusterUpIT (about 8 minutes);",
+                "  test-failover  The clustered stack's tests, ClusterFailoverIT, ClusterUpIT and ChaosClusterIT",
+                "           (about 11 minutes);",
                 "           ./fence test-failover --help says more.",
                 "  bench    Measure what fencing costs beside its unfenced baseline; one table, also written to "
                         + "bench/results/;",
@@ -52,21 +54,24 @@ public final class FenceMain implements Callable<Integer> {
     public static final int USAGE_ERROR = CommandLine.ExitCode.USAGE;
 
     /** The shared options each subcommand takes; the rest are taken off its command line (and refused before it). */
-    private static final Map<String, Set<String>> TAKES = Map.of(
-            "demo", Set.of(StackOptions.ENV_FILE),
-            "up", Set.of(StackOptions.ENV_FILE),
-            "enforcer", Set.of(),
-            "rejected", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.COMMAND_CONFIG,
-                    StackOptions.CLIENT_SETTING),
-            "consume", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.SCHEMA_REGISTRY,
-                    StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING),
-            "produce", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.ETCD, StackOptions.SCHEMA_REGISTRY,
-                    StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING),
-            "inspect", Set.of(StackOptions.ENV_FILE),
-            "verify", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.SCHEMA_REGISTRY,
-                    StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING),
-            "chaos", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.ETCD, StackOptions.SCHEMA_REGISTRY),
-            "help", Set.of());
+    private static final Map<String, Set<String>> TAKES = Map.ofEntries(
+            Map.entry("demo", Set.of(StackOptions.ENV_FILE)),
+            Map.entry("up", Set.of(StackOptions.ENV_FILE)),
+            Map.entry("down", Set.of(StackOptions.ENV_FILE)),
+            Map.entry("enforcer", Set.of()),
+            Map.entry("rejected", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.COMMAND_CONFIG,
+                    StackOptions.CLIENT_SETTING)),
+            Map.entry("consume", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.SCHEMA_REGISTRY,
+                    StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING)),
+            Map.entry("produce",
+                    Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.ETCD, StackOptions.SCHEMA_REGISTRY,
+                            StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING)),
+            Map.entry("inspect", Set.of(StackOptions.ENV_FILE)),
+            Map.entry("verify", Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.SCHEMA_REGISTRY,
+                    StackOptions.COMMAND_CONFIG, StackOptions.CLIENT_SETTING)),
+            Map.entry("chaos",
+                    Set.of(StackOptions.ENV_FILE, StackOptions.BOOTSTRAP, StackOptions.ETCD, StackOptions.SCHEMA_REGISTRY)),
+            Map.entry("help", Set.of()));
 
     @Mixin
     StackOptions stack;

@@ -47,6 +47,18 @@ final class StackSettings {
         } else if (!Files.isRegularFile(file)) {
             throw new IllegalStateException(file + " does not exist; start the stack with ./fence up, or pass " + option);
         }
+        String written = fromFile(file, name);
+        if (written == null) {
+            throw new IllegalStateException(file + " has no " + name + "; pass " + option);
+        }
+        return written;
+    }
+
+    /**
+     * The setting {@code name} of the env file {@code file} only (not the environment: a shell that sourced an older file
+     * still has its values), or {@code null} when the file has none.
+     */
+    static String fromFile(Path file, String name) throws IOException {
         for (String written : Files.readAllLines(file, StandardCharsets.UTF_8)) {
             // Lines are "export KEY=value" since issue 16; files written before it have "KEY=value".
             String line = written.startsWith(EnvFile.EXPORT) ? written.substring(EnvFile.EXPORT.length()) : written;
@@ -58,7 +70,7 @@ final class StackSettings {
                 return raw;
             }
         }
-        throw new IllegalStateException(file + " has no " + name + "; pass " + option);
+        return null;
     }
 
     /**

@@ -14,14 +14,18 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
-/** {@code fence up}: starts the local stack, prints where each service listens, runs until SIGINT or SIGTERM. */
+/**
+ * {@code fence up}: starts the local stack, prints where each service listens, runs until SIGINT or SIGTERM
+ * ({@code ./fence down}).
+ */
 @Command(name = "up", header = "Start the whole stack on loopback, print where each service listens, run until Ctrl-C.",
         usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, description = {
                 "Starts the whole fenced-writes pipeline on loopback: Kafka (KRaft), etcd, a schema registry, PostgreSQL, "
                         + "the fence enforcer and a Connect worker running the fenced sink into table " + BillingConnectors.TABLE
                         + ".",
                 "Once every part is ready it prints export KEY=value lines (also written to the env file, for `source`) and "
-                        + "runs until Ctrl-C or SIGTERM, then stops everything it started. Meanwhile it restarts an enforcer or "
+                        + "runs until Ctrl-C, SIGTERM or ./fence down, then stops everything it started. Meanwhile it "
+                        + "restarts an enforcer or "
                         + "Connect worker whose process exits, and the FENCE_FAULT_* lines are the shell commands with which "
                         + "./fence chaos --stack kills or pauses them (and etcd). Ports are free ones on 127.0.0.1, "
                         + "picked anew on each start.",
@@ -32,7 +36,9 @@ import picocli.CommandLine.ParentCommand;
                         + "registry and PostgreSQL) and 50 to 75 s to be ready on an idle 2-core machine; KAFKA_BOOTSTRAP and "
                         + "ETCD_ENDPOINTS then list every node, ENFORCER_URLS, CONNECT_URLS and CONNECT_METRICS_URLS every "
                         + "instance.",
-                "Exit status: 0 after Ctrl-C or SIGTERM, 1 with a one-line reason when a service does not start, 2 for "
+                "Exit status: 130 after Ctrl-C and 143 after SIGTERM or ./fence down (128 plus the signal, as for any JVM "
+                        + "a signal stops), once everything it started has stopped; 1 with a one-line reason when a service "
+                        + "does not start, 2 for "
                         + "--cluster with --secured (not supported yet)."},
         footer = {"",
                 "Example:", "  ./fence up                  # in one terminal",
@@ -109,6 +115,7 @@ public final class UpCommand implements Callable<Integer> {
                 .writeClientProperties(StackUsers.OPERATOR, stack.kafkaBootstrap(), stackDir.resolve("operator.properties"))
                 .toString()));
         env.putAll(supervisor.faultCommands());
+        env.putAll(DownCommand.selfSettings()); // ./fence down stops this process by them
         String lines = EnvFile.lines(env);
         EnvFile.write(envFile, lines);
         System.out.print(lines);

@@ -45,7 +45,8 @@ class FenceClasspathIT {
             Object subcommands = line.getClass().getMethod("getSubcommands").invoke(line);
             assertThat(((Map<?, ?>) subcommands).keySet().stream().map(String::valueOf).toList())
                     .as("fence's subcommands, instantiated from ./fence's class path")
-                    .containsExactlyInAnyOrder("demo", "up", "enforcer", "rejected", "consume", "produce", "inspect", "verify",
+                    .containsExactlyInAnyOrder("demo", "up", "down", "enforcer", "rejected", "consume", "produce", "inspect",
+                            "verify",
                             "chaos",
                             "help");
         }

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Needs real services: {@code ./fence up} is only useful if every address it prints answers, {@code ./fence chaos --stack}
- * runs against it with the fault commands it writes, and nothing outlives SIGTERM.
+ * runs against it with the fault commands it writes, and nothing outlives {@code ./fence down} (SIGTERM).
  */
 @Timeout(value = 9, unit = TimeUnit.MINUTES)
 class FenceUpIT {
@@ -39,7 +39,7 @@ class FenceUpIT {
     Path dir;
 
     @Test
-    void printsWhereEveryServiceAnswersAndStopsThemOnSigterm() throws Exception {
+    void printsWhereEveryServiceAnswersAndStopsThemOnFenceDown() throws Exception {
         Path envFile = dir.resolve("stack.env");
         ChildProcess up = ChildProcess.start("fence up", Jvm.command(List.of(), null, FenceMain.class.getName(),
                 List.of("up", "--dir", dir.resolve("stack").toString(), "--env-file", envFile.toString())), dir,
@@ -77,6 +77,13 @@ class FenceUpIT {
             assertThat(Files.readString(up.log())).contains("enforcer 0 exited; restarting it").contains("enforcer 0 is back");
             assertThat(sh(env.get("FENCE_FAULT_ETCD_PAUSE"))).isZero();
             assertThat(Http.get(env.get("ETCD_ENDPOINTS") + "/health").body()).contains("\"health\":\"true\"");
+
+            // ./fence down, as a user stops an up running in the background: SIGTERM to the process its env file names.
+            assertThat(env.get("FENCE_UP_PID")).isEqualTo(Long.toString(up.pid()));
+            FenceRun down = FenceRun.of("down", "--env-file", envFile.toString());
+            assertThat(down.exit()).as(down.err()).isZero();
+            assertThat(down.err()).contains("stopped every service and exited in");
+            assertThat(up.isAlive()).isFalse();
         } finally {
             if (up.isAlive()) { // a fence up that died already would hide why behind a failed kill
                 up.signal("TERM");
@@ -84,14 +91,18 @@ class FenceUpIT {
                 System.out.println("[fence up exited early; its log]\n" + Files.readString(up.log()));
             }
         }
-        // 143 = 128 + SIGTERM: the JVM ran its shutdown hooks (which stop the stack) and exited; -1 would mean it hung.
+        // 143 = 128 + SIGTERM (./fence down's): the JVM ran its shutdown hooks (which stop the stack) and exited; -1 would
+        // mean it hung.
         assertThat(up.waitFor(Duration.ofSeconds(90))).isEqualTo(143);
         for (String url : List.of(env.get("ETCD_ENDPOINTS"), env.get("SCHEMA_REGISTRY_URL"), env.get("CONNECT_URL"),
                 env.get("CONNECT_METRICS_URL"), env.get("ENFORCER_URL"),
                 "tcp://" + env.get("KAFKA_BOOTSTRAP"))) {
-            assertThat(listening(URI.create(url))).as("%s still listening after SIGTERM", url).isFalse();
+            assertThat(listening(URI.create(url))).as("%s still listening after ./fence down", url).isFalse();
         }
         assertThat(envFile).doesNotExist();
+        FenceRun again = FenceRun.of("down", "--env-file", envFile.toString());
+        assertThat(again.exit()).isZero();
+        assertThat(again.err()).contains("nothing to stop");
     }
 
     /**
