@@ -3,8 +3,6 @@ package dev.fencedwrites.enforcer.internal;
 import dev.fencedwrites.contract.Fence;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
@@ -71,11 +69,11 @@ public final class FenceSerde implements Serde<StoredFence> {
                 + (rerouted(stored) ? ByteUtils.sizeOfUnsignedVarint(stored.origin()) : 0);
         long offset = stored.since();
         long token = baseToken;
-        for (StoredFence.Accept accept : stored.accepts()) {
-            size += ByteUtils.sizeOfVarlong(accept.offset() - offset) + ByteUtils.sizeOfVarlong(accept.fence().token() - token)
-                    + ByteUtils.sizeOfVarlong(accept.fence().seq());
-            offset = accept.offset();
-            token = accept.fence().token();
+        for (int i = 0; i < stored.acceptCount(); i++) {
+            size += ByteUtils.sizeOfVarlong(stored.offsetAt(i) - offset) + ByteUtils.sizeOfVarlong(stored.tokenAt(i) - token)
+                    + ByteUtils.sizeOfVarlong(stored.seqAt(i));
+            offset = stored.offsetAt(i);
+            token = stored.tokenAt(i);
         }
         ByteBuffer buffer = ByteBuffer.allocate(size);
         buffer.put(rerouted(stored) ? VERSION_3 : stored.lease() != 0 ? VERSION_2 : VERSION_1);
@@ -89,12 +87,12 @@ public final class FenceSerde implements Serde<StoredFence> {
         }
         offset = stored.since();
         token = baseToken;
-        for (StoredFence.Accept accept : stored.accepts()) {
-            ByteUtils.writeVarlong(accept.offset() - offset, buffer);
-            ByteUtils.writeVarlong(accept.fence().token() - token, buffer);
-            ByteUtils.writeVarlong(accept.fence().seq(), buffer);
-            offset = accept.offset();
-            token = accept.fence().token();
+        for (int i = 0; i < stored.acceptCount(); i++) {
+            ByteUtils.writeVarlong(stored.offsetAt(i) - offset, buffer);
+            ByteUtils.writeVarlong(stored.tokenAt(i) - token, buffer);
+            ByteUtils.writeVarlong(stored.seqAt(i), buffer);
+            offset = stored.offsetAt(i);
+            token = stored.tokenAt(i);
         }
         if (stored.lease() != 0 || rerouted(stored)) {
             ByteUtils.writeVarlong(stored.lease(), buffer);
@@ -133,13 +131,16 @@ public final class FenceSerde implements Serde<StoredFence> {
             if (count > buffer.remaining() / MIN_ACCEPT_BYTES) {
                 throw new SerializationException("stored fence claims " + count + " accepts in " + buffer.remaining() + " bytes");
             }
-            List<StoredFence.Accept> accepts = new ArrayList<>(count);
+            // Packed as StoredFence keeps them (issue 19: no Accept or Fence object per accept); its constructor checks each.
+            long[] accepts = new long[3 * count];
             long offset = since;
             long token = baseToken;
-            for (int i = 0; i < count; i++) {
+            for (int i = 0; i < accepts.length; i += 3) {
                 offset += ByteUtils.readVarlong(buffer);
                 token += ByteUtils.readVarlong(buffer);
-                accepts.add(new StoredFence.Accept(offset, fence(token, ByteUtils.readVarlong(buffer))));
+                accepts[i] = offset;
+                accepts[i + 1] = token;
+                accepts[i + 2] = ByteUtils.readVarlong(buffer);
             }
             long lease = withLease || withOrigin ? ByteUtils.readVarlong(buffer) : 0;
             if (withLease && lease <= 0) {
