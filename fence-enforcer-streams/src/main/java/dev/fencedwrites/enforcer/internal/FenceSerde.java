@@ -128,7 +128,8 @@ public final class FenceSerde implements Serde<StoredFence> {
             Fence base = baseToken == 0 ? null : fence(baseToken, ByteUtils.readVarlong(buffer));
             int count = ByteUtils.readUnsignedVarint(buffer);
             long since = count == 0 ? StoredFence.UNKNOWN : ByteUtils.readVarlong(buffer);
-            if (count > buffer.remaining() / MIN_ACCEPT_BYTES) {
+            // An unsigned varint past Integer.MAX_VALUE reads as negative: refused here, before any array is sized by it.
+            if (count < 0 || count > buffer.remaining() / MIN_ACCEPT_BYTES) {
                 throw new SerializationException("stored fence claims " + count + " accepts in " + buffer.remaining() + " bytes");
             }
             // Packed as StoredFence keeps them (issue 19: no Accept or Fence object per accept); its constructor checks each.

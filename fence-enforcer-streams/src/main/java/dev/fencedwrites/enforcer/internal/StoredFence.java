@@ -273,7 +273,7 @@ public final class StoredFence {
 
     /** {@link #acceptedAt(long, Fence)} for an offset of input partition {@code from}. */
     public boolean acceptedAt(int from, long offset, Fence fence) {
-        if (from != origin) {
+        if (from != origin || fence == null) {
             return false;
         }
         for (int i = 0; i < acceptCount(); i++) {
@@ -312,6 +312,9 @@ public final class StoredFence {
      */
     public static StoredFence afterAccept(StoredFence previous, int from, long offset, Fence fence, long committed,
             long lease) {
+        if (fence == null) {
+            throw new IllegalArgumentException("an accept needs the fence after it");
+        }
         if (offset < 0) {
             return of(fence, lease);
         }

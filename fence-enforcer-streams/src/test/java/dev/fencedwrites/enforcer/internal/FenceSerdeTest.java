@@ -157,6 +157,24 @@ class FenceSerdeTest {
                 .hasMessageContaining("claims");
     }
 
+    /**
+     * Counts past Integer.MAX_VALUE read as negative ints: -1, one whose triple wraps to 1, and one whose triple is
+     * Integer.MAX_VALUE (an 8-byte value asking for a 16 GB array). Found by the review of issue 19's packed history.
+     */
+    @ParameterizedTest(name = "count bytes {0}")
+    @ValueSource(strings = {"ff ff ff ff 0f", "ab d5 aa d5 0a", "d5 aa d5 aa 0d"})
+    void refusesACountThatReadsAsNegative(String count) {
+        ByteBuffer bytes = ByteBuffer.allocate(32).put((byte) 0x81).put((byte) 0);
+        for (String hex : count.split(" ")) {
+            bytes.put((byte) Integer.parseInt(hex, 16));
+        }
+        bytes.put(new byte[]{0, 0, 2});
+        byte[] value = Arrays.copyOf(bytes.array(), bytes.position());
+
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", value)).isInstanceOf(SerializationException.class)
+                .hasMessageContaining("claims");
+    }
+
     @ParameterizedTest(name = "token bytes {0}")
     @ValueSource(longs = {0, -1})
     void refusesANonPositiveTokenInTheOldFormat(long token) {

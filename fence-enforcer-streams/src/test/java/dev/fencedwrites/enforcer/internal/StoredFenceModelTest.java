@@ -100,8 +100,11 @@ class StoredFenceModelTest {
             for (int step = 0; step < steps; step++) {
                 offset += !unbroken && random.nextInt(10) == 0 ? -random.nextInt(50) : 1 + random.nextInt(4);
                 offset = Math.max(0, offset);
-                if (!unbroken && random.nextInt(8) == 0) {
-                    committed = Math.max(committed, offset - random.nextInt(20));
+                if (!unbroken && random.nextInt(8) == 0
+                        || unbroken && packed != null && packed.acceptCount() == StoredFence.MAX_ACCEPTS
+                                && random.nextInt(20) == 0) {
+                    // A full history then meets a commit: folding and trimming in one accept.
+                    committed = Math.max(committed, offset - random.nextInt(unbroken ? 2_000 : 20));
                 }
                 if (!unbroken && random.nextInt(40) == 0) {
                     from = random.nextInt(4) - 1; // OWN or a partition a re-routed record came from
@@ -135,13 +138,19 @@ class StoredFenceModelTest {
         assertThat(packed).isEqualTo(new StoredFence(model.base(), model.since(), model.accepts(), model.lease(),
                 model.origin()));
         assertThat(FenceSerde.read(FenceSerde.write(packed))).isEqualTo(packed);
-        long last = model.accepts().get(model.accepts().size() - 1).offset();
-        for (int probe = 0; probe < 4; probe++) {
+        List<Accept> accepts = model.accepts();
+        long first = model.since() == StoredFence.UNKNOWN ? accepts.get(0).offset() : model.since();
+        long last = accepts.get(accepts.size() - 1).offset();
+        for (int probe = 0; probe < 6; probe++) {
             int from = random.nextInt(3) == 0 ? random.nextInt(4) - 1 : model.origin();
-            long offset = Math.max(0, last - random.nextInt(40) + 2);
+            // Anywhere from before the history to past its end, or exactly at an accept with that accept's fence.
+            Accept at = accepts.get(random.nextInt(accepts.size()));
+            long offset = probe % 2 == 0
+                    ? at.offset()
+                    : Math.max(0, first - 3 + (long) (random.nextDouble() * (last - first + 6)));
+            Fence fence = probe % 2 == 0 ? at.fence() : accepts.get(random.nextInt(accepts.size())).fence();
             assertThat(packed.remembers(from, offset)).isEqualTo(model.remembers(from, offset));
             assertThat(packed.fenceAt(from, offset)).isEqualTo(model.fenceAt(from, offset));
-            Fence fence = model.accepts().get(random.nextInt(model.accepts().size())).fence();
             assertThat(packed.acceptedAt(from, offset, fence)).isEqualTo(model.acceptedAt(from, offset, fence));
         }
     }
