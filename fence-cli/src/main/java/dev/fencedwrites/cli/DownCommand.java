@@ -1,6 +1,5 @@
 package dev.fencedwrites.cli;
 
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -135,11 +134,15 @@ public final class DownCommand implements Callable<Integer> {
                 .map(start -> Math.abs(Duration.between(start, started).toMillis()) <= 2_000).orElse(false);
     }
 
-    /** The settings up writes into its env file about itself: {@value #PID} and {@value #STARTED}. */
-    static Map<String, String> selfSettings() throws IOException {
+    /**
+     * The settings up writes into its env file about itself: {@value #PID} and {@value #STARTED}; none on a system that does
+     * not report this process's start time (then {@code ./fence down} says the file names no up process, and Ctrl-C or
+     * kill -TERM stop it), so that up runs there all the same.
+     */
+    static Map<String, String> selfSettings() {
         ProcessHandle self = ProcessHandle.current();
-        Instant started = self.info().startInstant()
-                .orElseThrow(() -> new IOException("this system does not report the start time of process " + self.pid()));
-        return Map.of(PID, Long.toString(self.pid()), STARTED, started.toString());
+        return self.info().startInstant()
+                .map(started -> Map.of(PID, Long.toString(self.pid()), STARTED, started.toString()))
+                .orElse(Map.of());
     }
 }
