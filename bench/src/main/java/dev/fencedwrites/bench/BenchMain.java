@@ -318,8 +318,7 @@ public final class BenchMain implements Callable<Integer> {
         boolean partial = rows.custom() || !only.equals(EnumSet.allOf(Part.class));
         Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "")
                 + (partial ? "-partial" : "") + (failure != null ? "-incomplete" : "") + ".md");
-        String markdown = BenchReport.markdown(now, table, log, failure, reproduce(), notes(),
-                quick);
+        String markdown = BenchReport.markdown(now, table, log, failure, reproduce(), notes(), quick);
         Files.writeString(file, markdown);
         if (failure == null && !partial) {
             Files.writeString(out.resolve("latest" + (quick ? "-quick" : "") + ".md"), markdown);

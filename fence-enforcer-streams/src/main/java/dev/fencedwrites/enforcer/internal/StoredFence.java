@@ -1,10 +1,10 @@
 package dev.fencedwrites.enforcer.internal;
 
 import dev.fencedwrites.contract.Fence;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.stream.IntStream;
 
 /**
  * What the fence store keeps for one key: its fence, and the records accepted for it since the
@@ -184,11 +184,7 @@ public final class StoredFence {
 
     /** The accepted records from {@link #since()} on, oldest first (made on each call; empty without history). */
     public List<Accept> accepts() {
-        List<Accept> accepts = new ArrayList<>(acceptCount());
-        for (int i = 0; i < acceptCount(); i++) {
-            accepts.add(new Accept(offsetAt(i), fenceAt(i)));
-        }
-        return List.copyOf(accepts);
+        return IntStream.range(0, acceptCount()).mapToObj(i -> new Accept(offsetAt(i), fenceAt(i))).toList();
     }
 
     /** The lease confirmed for the current fence's token; 0 when unknown. */
