@@ -465,6 +465,8 @@ class HostileValuesIT {
         config.put("connection.url", stack.postgresUrl());
         config.put("schema.registry.url", registryUrl);
         config.put("table.name", table);
+        config.put("header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+        config.put("consumer.override.isolation.level", "read_committed");
         config.put("errors.tolerance", "all");
         config.put("errors.deadletterqueue.topic.name", FenceTopics.REJECTED);
         config.put("errors.deadletterqueue.topic.replication.factor", "1");

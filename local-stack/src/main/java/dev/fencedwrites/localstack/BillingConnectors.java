@@ -66,6 +66,9 @@ public final class BillingConnectors {
         sink.put("connection.url", stack.postgresUrl());
         sink.put("schema.registry.url", stack.schemaRegistryUrl());
         sink.put("table.name", TABLE);
+        // What the sink requires of its own configuration, whatever the worker says (sink-connector/README.md).
+        sink.put("header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+        sink.put("consumer.override.isolation.level", "read_committed");
         sink.put("errors.tolerance", "all");
         sink.put("errors.deadletterqueue.topic.name", FenceTopics.REJECTED);
         sink.put("errors.deadletterqueue.topic.replication.factor", Integer.toString(stack.brokerCount()));

@@ -38,6 +38,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Needs real services: issue 13's "no single record may stop the pipeline" is about what a real
@@ -115,6 +117,25 @@ class SinkBadRecordsIT {
                 .anyMatch(e -> e.contains("fence_seq")).anyMatch(e -> e.contains("line_items_check"))
                 .anyMatch(e -> e.contains("index row"));
         assertThat(probe.taskState("data-errors-sink")).isEqualTo("RUNNING");
+    }
+
+    /**
+     * A real worker refuses a connector whose own configuration leaves the fence headers or the isolation level to the
+     * worker's defaults (SimpleHeaderConverter parses header values; read_uncommitted delivers aborted enforcer outputs), or
+     * whose key converter never gives text, with HTTP 400 naming the setting (a converter's class once made it HTTP 500).
+     */
+    @ParameterizedTest
+    @CsvSource({"header.converter, org.apache.kafka.connect.storage.SimpleHeaderConverter, "
+            + "got org.apache.kafka.connect.storage.SimpleHeaderConverter",
+            "consumer.override.isolation.level, read_uncommitted, got read_uncommitted",
+            "key.converter, org.apache.kafka.connect.converters.LongConverter, gives keys that are not text"})
+    void aConnectorTheSinkCannotWorkWithIsRefusedNamingTheSetting(String key, String value, String says) throws Exception {
+        String topic = "refused_" + key.replace('.', '_');
+        probe.createTopics(topic, topic + "-dlq");
+
+        assertThatThrownBy(() -> probe.createSink(topic.replace('_', '-'), topic, topic + "-dlq", Map.of(key, value)))
+                .isInstanceOf(SinkProbe.RefusedConnector.class).hasMessageContaining("HTTP 400").hasMessageContaining(key)
+                .hasMessageContaining(says);
     }
 
     /**

@@ -84,6 +84,8 @@ final class SinkProbe {
         config.put("connection.url", postgresUrl);
         config.put("schema.registry.url", registryUrl);
         config.put("table.name", "${topic}");
+        config.put("header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+        config.put("consumer.override.isolation.level", "read_committed");
         config.put("max.retries", "0");
         config.put("errors.tolerance", "all");
         config.put("errors.deadletterqueue.topic.name", dlq);

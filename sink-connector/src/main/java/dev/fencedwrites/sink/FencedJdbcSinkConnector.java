@@ -38,11 +38,49 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         if (keyProblem != null) {
             throw new ConfigException(KEY_CONVERTER, props.get(KEY_CONVERTER), keyProblem);
         }
+        for (Map.Entry<String, String> required : REQUIRED_WORKER_OVERRIDES.entrySet()) {
+            String problem = requiredOverrideProblem(props, required.getKey());
+            if (problem != null) {
+                throw new ConfigException(required.getKey(), props.get(required.getKey()), problem);
+            }
+        }
         this.props = Map.copyOf(props);
     }
 
     /** Connect's connector-level override of the worker's key converter. */
     static final String KEY_CONVERTER = "key.converter";
+    /** Connect's connector-level override of the worker's header converter. */
+    static final String HEADER_CONVERTER = "header.converter";
+    /** The connector-level override of the sink consumer's isolation level (KIP-458). */
+    static final String ISOLATION_LEVEL_OVERRIDE = "consumer.override.isolation.level";
+    /**
+     * Settings the connector's own configuration must carry, with the value each must have: a worker-level setting is not
+     * visible to a connector, so only these make the guarantee hold whatever the worker says.
+     */
+    static final Map<String, String> REQUIRED_WORKER_OVERRIDES = Map.of(
+            HEADER_CONVERTER, "org.apache.kafka.connect.converters.ByteArrayConverter",
+            ISOLATION_LEVEL_OVERRIDE, "read_committed");
+
+    /**
+     * Why {@code key}, one of {@link #REQUIRED_WORKER_OVERRIDES}, is wrong in the connector's configuration, or {@code null}.
+     * Connect's default header converter (SimpleHeaderConverter) parses header values: {@code fence.marker.previous}
+     * "10.50" arrives as the number 10.5 and tokens of 10^7 and above in exponent form. Connect's default isolation level
+     * (read_uncommitted) hands the task records of aborted enforcer transactions, which the enforcer never decided.
+     */
+    private static String requiredOverrideProblem(Map<String, String> props, String key) {
+        String required = REQUIRED_WORKER_OVERRIDES.get(key);
+        String value = props.get(key);
+        if (value != null && value.strip().equalsIgnoreCase(required)) {
+            return null;
+        }
+        String why = HEADER_CONVERTER.equals(key)
+                ? "the fence headers must reach the task byte for byte (Connect's default SimpleHeaderConverter parses "
+                        + "\"10.50\" as the number 10.5 and writes large tokens in exponent form)"
+                : "the task must see only committed enforcer outputs (Connect's default read_uncommitted also hands it "
+                        + "records of aborted enforcer transactions, which were never decided)";
+        return "set " + key + "=" + required + " in the connector's configuration, where it overrides the worker's: " + why
+                + (value == null ? "" : "; got " + value);
+    }
 
     /**
      * Why the connector's {@code key.converter} override cannot give resource ids, or {@code null}: one of
@@ -54,7 +92,8 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         if (converter == null || !ResourceKeys.NON_TEXT_CONVERTERS.contains(converter.trim())) {
             return null;
         }
-        return converter.trim() + " gives keys that are not text, but each key must be the resource id as text: use"
+        return KEY_CONVERTER + "=" + converter.trim() + " gives keys that are not text, but each key must be the resource id "
+                + "as text: use"
                 + " org.apache.kafka.connect.storage.StringConverter (or "
                 + "org.apache.kafka.connect.converters.ByteArrayConverter, read as UTF-8)";
     }
@@ -81,8 +120,9 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
      * Connect's checks of each setting, then: can the database be reached with these settings, does
      * the fixed table fit (or will {@code auto.create} make it), does each existing table of a listed
      * topic fit ({@code table.name} with {@code ${topic}} and {@code topics}), does the schema registry
-     * answer, and can a {@code key.converter} override give text keys? Problems are attached to
-     * {@code connection.url}, {@code table.name}, {@code schema.registry.url} and {@code key.converter},
+     * answer, can a {@code key.converter} override give text keys, and does the configuration carry the
+     * worker overrides the sink needs ({@code header.converter}, {@code consumer.override.isolation.level})?
+     * Problems are attached to {@code connection.url}, {@code table.name}, {@code schema.registry.url} and the keys named,
      * so Connect's REST API shows them before the connector is created (Connect counts the errors of
      * every value returned, its own keys included: {@code AbstractHerder.generateResult}).
      */
@@ -91,15 +131,12 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         Config config = super.validate(connectorConfigs);
         Map<String, ConfigValue> values = new HashMap<>();
         config.configValues().forEach(value -> values.put(value.name(), value));
-        String keyProblem = keyConverterProblem(connectorConfigs);
-        if (keyProblem != null) {
-            ConfigValue keyConverter = new ConfigValue(KEY_CONVERTER, connectorConfigs.get(KEY_CONVERTER), List.of(),
-                    new ArrayList<>());
-            keyConverter.addErrorMessage(keyProblem);
-            List<ConfigValue> withKey = new ArrayList<>(config.configValues());
-            withKey.add(keyConverter);
-            config = new Config(withKey);
+        List<ConfigValue> withProblems = new ArrayList<>(config.configValues());
+        addProblem(withProblems, KEY_CONVERTER, keyConverterProblem(connectorConfigs));
+        for (String key : REQUIRED_WORKER_OVERRIDES.keySet()) {
+            addProblem(withProblems, key, requiredOverrideProblem(connectorConfigs, key));
         }
+        config = new Config(withProblems);
         if (config.configValues().stream().anyMatch(value -> !value.errorMessages().isEmpty())) {
             return config;
         }
@@ -113,6 +150,23 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
         checkTables(parsed, connectorConfigs.get("topics"), values);
         checkRegistry(parsed, values);
         return config;
+    }
+
+    /**
+     * Adds {@code problem}, when not {@code null}, as an error of {@code key}. The value is left {@code null}: Connect's herder
+     * renders each returned value with its own definition of the key, and a {@code String} where it defines a class
+     * ({@code key.converter}, {@code header.converter}) failed the whole validation with HTTP 500.
+     */
+    private static void addProblem(List<ConfigValue> values, String key, String problem) {
+        if (problem == null) {
+            return;
+        }
+        ConfigValue value = values.stream().filter(v -> v.name().equals(key)).findFirst().orElseGet(() -> {
+            ConfigValue added = new ConfigValue(key, null, List.of(), new ArrayList<>());
+            values.add(added);
+            return added;
+        });
+        value.addErrorMessage(problem);
     }
 
     /**

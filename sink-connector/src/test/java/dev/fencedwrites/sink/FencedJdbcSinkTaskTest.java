@@ -1,6 +1,7 @@
 package dev.fencedwrites.sink;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -35,6 +36,7 @@ import java.util.Optional;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.Config;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaAndValue;
@@ -54,6 +56,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * {@link FencedJdbcSinkTask} as Connect drives it (key {@code StringConverter}, value and header
@@ -270,11 +274,38 @@ class FencedJdbcSinkTaskTest {
                 .hasMessageContaining("CREATE TABLE IF NOT EXISTS \"" + table + "\"");
     }
 
+    @ParameterizedTest
+    @CsvSource({"header.converter, , SimpleHeaderConverter parses",
+            "header.converter, org.apache.kafka.connect.storage.SimpleHeaderConverter, got org.apache.kafka.connect.storage",
+            "header.converter, org.apache.kafka.connect.storage.StringConverter, got org.apache.kafka.connect.storage",
+            "consumer.override.isolation.level, , aborted enforcer transactions",
+            "consumer.override.isolation.level, read_uncommitted, got read_uncommitted"})
+    void aConnectorWithoutTheWorkerOverridesItNeedsIsRefusedByValidateAndAtStart(String key, String value, String says) {
+        FencedJdbcSinkConnector connector = new FencedJdbcSinkConnector();
+        Map<String, String> props = new HashMap<>(Map.of(FencedJdbcSinkConfig.CONNECTION_URL, postgres.jdbcUrl(),
+                FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registry.url(), FencedJdbcSinkConfig.TABLE_NAME, table,
+                "header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter",
+                "consumer.override.isolation.level", "read_committed"));
+        assertThatCode(() -> connector.start(props)).as("both set").doesNotThrowAnyException();
+        if (value == null) {
+            props.remove(key);
+        } else {
+            props.put(key, value);
+        }
+
+        assertThat(errors(connector.validate(props))).singleElement().asString().startsWith(key + ": set " + key + "=")
+                .contains(says);
+        assertThatThrownBy(() -> new FencedJdbcSinkConnector().start(props)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(key).hasMessageContaining(says);
+    }
+
     @Test
     void connectorValidationReportsAnUnreachableDatabaseAndAMisfitTable() throws SQLException {
         FencedJdbcSinkConnector connector = new FencedJdbcSinkConnector();
         Map<String, String> good = Map.of(FencedJdbcSinkConfig.CONNECTION_URL, postgres.jdbcUrl(),
-                FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registry.url(), FencedJdbcSinkConfig.TABLE_NAME, table);
+                FencedJdbcSinkConfig.SCHEMA_REGISTRY_URL, registry.url(), FencedJdbcSinkConfig.TABLE_NAME, table,
+                "header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter",
+                "consumer.override.isolation.level", "read_committed");
         assertThat(errors(connector.validate(good))).as("a missing table is fine with auto.create").isEmpty();
 
         Map<String, String> unreachable = new HashMap<>(good);
