@@ -249,6 +249,8 @@ final class EnforcerRun {
                 throw new IllegalStateException("a run with token verification needs an etcd endpoint");
             }
             settings.put(EtcdSettings.ENDPOINTS, etcdEndpoint);
+        } else {
+            settings.put(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "false");
         }
         return new FenceEnforcerConfig(settings);
     }

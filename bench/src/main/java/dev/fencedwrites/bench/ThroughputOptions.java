@@ -66,6 +66,8 @@ final class ThroughputOptions {
         Properties settings = new Properties();
         settings.putAll(enforcerSettings);
         settings.putIfAbsent(FenceEnforcerConfig.BOOTSTRAP_SERVERS, "127.0.0.1:9092");
+        settings.putIfAbsent(FenceEnforcerConfig.APPLICATION_ID, "fence-bench");
+        settings.putIfAbsent(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "false");
         Path file = Files.createTempFile("fence-bench-enforcer", ".properties");
         try (Writer writer = Files.newBufferedWriter(file)) {
             settings.store(writer, null);

@@ -112,7 +112,7 @@ class DistributionPipelineIT {
         int port = FreePorts.pick();
         Path config = outside.resolve("enforcer.properties");
         Files.writeString(config, Installed.read(dist.home.resolve("config/enforcer.properties")) + String.join("\n",
-                "", "bootstrap.servers=" + kafka.address(), "etcd.endpoints=" + etcd.address(),
+                "", "bootstrap.servers=" + kafka.address(), "application.id=dist-enforcer", "etcd.endpoints=" + etcd.address(),
                 "state.dir=" + outside.resolve("enforcer-state"), "http.host=127.0.0.1", "http.port=" + port,
                 "topics.create.enable=true", "topics.create.replication.factor=1", ""));
         enforcerLog = outside.resolve("enforcer.log");

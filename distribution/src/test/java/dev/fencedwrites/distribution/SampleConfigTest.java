@@ -2,10 +2,12 @@ package dev.fencedwrites.distribution;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.sink.FencedJdbcSinkConfig;
+import dev.fencedwrites.sink.FencedJdbcSinkConnector;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.file.Files;
@@ -18,12 +20,15 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.connect.runtime.ConnectorConfig;
 import org.apache.kafka.connect.runtime.SinkConnectorConfig;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
@@ -58,8 +63,15 @@ class SampleConfigTest {
     }
 
     @Test
-    void theEnforcerSampleLoadsAsShipped() {
-        FenceEnforcerConfig config = FenceEnforcerConfig.load(CONFIG.resolve("enforcer.properties"), Map.of());
+    void theEnforcerSampleLeavesTheApplicationIdToTheUser() {
+        assertThatThrownBy(() -> FenceEnforcerConfig.load(CONFIG.resolve("enforcer.properties"), Map.of()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("application.id");
+    }
+
+    @Test
+    void theEnforcerSampleLoadsOnceTheApplicationIdIsSet() {
+        FenceEnforcerConfig config = FenceEnforcerConfig.load(CONFIG.resolve("enforcer.properties"),
+                Map.of("FENCE_ENFORCER_APPLICATION_ID", "billing-enforcer"));
         assertThat(config.getList(FenceEnforcerConfig.BOOTSTRAP_SERVERS)).containsExactly("localhost:9092");
         assertThat(config.tokenVerification()).as("token verification on, as the README advises").isPresent();
     }
@@ -68,14 +80,17 @@ class SampleConfigTest {
     void theConnectorSampleNamesOnlySinkOrConnectSettingsAndIsValid() throws IOException {
         Map<String, String> props = properties("connector.properties");
         Set<String> connect = SinkConnectorConfig.configDef().names();
-        props.keySet().forEach(key -> assertThat(FencedJdbcSinkConfig.DEFINITION.names().contains(key) || connect.contains(key))
+        Predicate<String> known = key -> FencedJdbcSinkConfig.DEFINITION.names().contains(key) || connect.contains(key)
+                || key.startsWith(ConnectorConfig.CONNECTOR_CLIENT_CONSUMER_OVERRIDES_PREFIX);
+        props.keySet().forEach(key -> assertThat(known.test(key))
                 .as("%s: a setting of the sink (sink-connector/CONFIGURATION.rst) or of a Connect sink connector", key).isTrue());
         for (String key : keys("connector.properties")) {
-            assertThat(FencedJdbcSinkConfig.DEFINITION.names().contains(key) || connect.contains(key)).as("commented %s", key)
-                    .isTrue();
+            assertThat(known.test(key)).as("commented %s", key).isTrue();
         }
         assertThatCode(() -> new FencedJdbcSinkConfig(props)).doesNotThrowAnyException();
         assertThatCode(() -> SinkConnectorConfig.validate(props)).doesNotThrowAnyException();
+        assertThatCode(() -> new FencedJdbcSinkConnector().start(props)).as("the settings the connector requires")
+                .doesNotThrowAnyException();
         assertThat(props).containsEntry(SinkConnectorConfig.DLQ_TOPIC_NAME_CONFIG, "fenced-writes-rejected")
                 .containsEntry("connector.class", "dev.fencedwrites.sink.FencedJdbcSinkConnector");
     }

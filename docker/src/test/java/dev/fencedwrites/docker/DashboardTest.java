@@ -315,7 +315,8 @@ class DashboardTest {
         // The topology registers the enforcer's meters; the verifier registers its own when built and
         // connects to etcd only when asked (never here).
         FenceEnforcerTopology.build("in", "accepted", "rejected", 1, registry);
-        FenceEnforcerConfig config = new FenceEnforcerConfig(Map.of(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1"));
+        FenceEnforcerConfig config = new FenceEnforcerConfig(Map.of(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1",
+                StreamsConfig.APPLICATION_ID_CONFIG, "dashboard"));
         try (TokenVerifier verifier = TokenVerifier.etcd(EtcdSettings.builder(List.of("http://127.0.0.1:1")).build(), config,
                 registry)) {
             return registry;

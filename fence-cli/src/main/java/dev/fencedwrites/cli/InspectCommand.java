@@ -9,6 +9,7 @@ import dev.fencedwrites.localstack.BillingConnectors;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
+import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,6 +23,7 @@ import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
@@ -64,8 +66,9 @@ public final class InspectCommand implements Callable<Integer> {
     String table;
     @Option(names = "--json", description = "One JSON object instead of text.")
     boolean json;
-    @Option(names = "--enforcer", paramLabel = "URL", description = "Any enforcer instance's HTTP address (default: "
-            + "ENFORCER_URL from the environment or the env file).")
+    @Option(names = "--enforcer", paramLabel = "URL", description = "Any enforcer instance's HTTP address, with "
+            + "USER:PASSWORD@ before the host for one with http.auth.basic.* (default: ENFORCER_URL from the environment or the "
+            + "env file).")
     String enforcerUrl;
     @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "The sink's database (default: POSTGRES_URL from the "
             + "environment or the env file).")
@@ -159,20 +162,31 @@ public final class InspectCommand implements Callable<Integer> {
         return "row AHEAD of the enforcer: a write reached the table around the enforcer, or the enforcer's state was reset";
     }
 
-    private static EnforcerView askEnforcer(String baseUrl, String key) throws IOException {
-        String base = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+    static EnforcerView askEnforcer(String baseUrl, String key) throws IOException {
+        URI given = URI.create(baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl);
+        // http://user:password@host:port, as curl takes it, for an enforcer with http.auth.basic.*.
+        String userInfo = given.getRawUserInfo();
+        String base = userInfo == null ? given.toString() : given.toString().replace(userInfo + "@", "");
         URI uri = URI.create(base + "/fences/" + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20"));
         HttpResponse<String> response;
         try {
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-            response = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).GET().build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10));
+            if (userInfo != null) {
+                request.header("Authorization", "Basic " + Base64.getEncoder()
+                        .encodeToString(URLDecoder.decode(userInfo, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8)));
+            }
+            response = http.send(request.GET().build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new IllegalStateException("cannot reach the enforcer at " + base + " (" + e.getClass().getSimpleName()
                     + (e.getMessage() == null ? "" : ": " + e.getMessage()) + "); is ./fence up running?");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while asking the enforcer");
+        }
+        if (response.statusCode() == 401) {
+            throw new IllegalStateException("the enforcer at " + base + " asks for credentials (its http.auth.basic.user and "
+                    + "http.auth.basic.password): give them in the URL, --enforcer http://USER:PASSWORD@host:port");
         }
         JsonNode body;
         try {

@@ -1,6 +1,8 @@
 package dev.fencedwrites.enforcer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.BasicAuthenticator;
+import com.sun.net.httpserver.HttpContext;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.fencedwrites.contract.Fence;
@@ -17,7 +19,9 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -58,6 +62,7 @@ final class EnforcerHttpServer implements AutoCloseable {
     private static final String FORWARDED = "X-Fence-Forwarded";
 
     private final HttpServer server;
+    private final FenceEnforcerConfig.HttpCredentials credentials;
     private final HttpClient proxy = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private volatile KafkaStreams streams;
     private volatile HostInfo self;
@@ -65,7 +70,13 @@ final class EnforcerHttpServer implements AutoCloseable {
     private volatile CommittedFences committed;
     private volatile PauseWatch pauses;
 
-    EnforcerHttpServer(String host, int port, PrometheusMeterRegistry registry) throws IOException {
+    /**
+     * @param credentials what /metrics and /fences/{key} ask for, and what a forwarded /fences/{key} sends; {@code null}:
+     *                    nothing (a loopback bind, checked by {@link FenceEnforcerConfig#httpCredentials()})
+     */
+    EnforcerHttpServer(String host, int port, PrometheusMeterRegistry registry, FenceEnforcerConfig.HttpCredentials credentials)
+            throws IOException {
+        this.credentials = credentials;
         server = HttpServer.create(new InetSocketAddress(host, port), 0);
         // A cached pool: a slow or half-sent request (or a proxied call) never blocks the probes for others.
         server.setExecutor(Executors.newCachedThreadPool(r -> {
@@ -73,8 +84,8 @@ final class EnforcerHttpServer implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
         }));
-        server.createContext("/metrics",
-                exchange -> respond(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
+        protect(server.createContext("/metrics",
+                exchange -> respond(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape())));
         server.createContext("/health/live", exchange -> probe(exchange, EnforcerHttpServer::isLive));
         server.createContext("/health/ready", exchange -> probe(exchange, EnforcerHttpServer::isReady));
         // The exact path only: /health/anything-else is a 404, not readiness.
@@ -85,7 +96,25 @@ final class EnforcerHttpServer implements AutoCloseable {
                 respond(exchange, 404, "application/json", "{\"error\":\"probes: /health/live, /health/ready\"}");
             }
         });
-        server.createContext("/fences/", this::fence);
+        protect(server.createContext("/fences/", this::fence));
+    }
+
+    /** HTTP Basic authentication (RFC 7617) on {@code context}, when credentials are set; the probes are never protected. */
+    private void protect(HttpContext context) {
+        if (credentials == null) {
+            return;
+        }
+        byte[] user = credentials.user().getBytes(StandardCharsets.UTF_8);
+        byte[] password = credentials.password().getBytes(StandardCharsets.UTF_8);
+        context.setAuthenticator(new BasicAuthenticator("fence-enforcer", StandardCharsets.UTF_8) {
+            @Override
+            public boolean checkCredentials(String givenUser, String givenPassword) {
+                // Both compared in full, in constant time, so the answer's timing says nothing of either.
+                boolean userMatches = MessageDigest.isEqual(user, givenUser.getBytes(StandardCharsets.UTF_8));
+                boolean passwordMatches = MessageDigest.isEqual(password, givenPassword.getBytes(StandardCharsets.UTF_8));
+                return userMatches & passwordMatches;
+            }
+        });
     }
 
     /**
@@ -207,10 +236,13 @@ final class EnforcerHttpServer implements AutoCloseable {
         URI target = URI.create("http://" + owner.host() + ":" + owner.port() + "/fences/"
                 + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20"));
         try {
-            HttpResponse<String> answer = proxy.send(
-                    HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(5)).header(FORWARDED, self.toString()).GET()
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpRequest.Builder request = HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(5))
+                    .header(FORWARDED, self.toString());
+            if (credentials != null) {
+                request.header("Authorization", "Basic " + Base64.getEncoder().encodeToString(
+                        (credentials.user() + ":" + credentials.password()).getBytes(StandardCharsets.UTF_8)));
+            }
+            HttpResponse<String> answer = proxy.send(request.GET().build(), HttpResponse.BodyHandlers.ofString());
             respond(exchange, answer.statusCode(), "application/json", answer.body());
         } catch (IOException e) {
             respond(exchange, 503, "application/json",

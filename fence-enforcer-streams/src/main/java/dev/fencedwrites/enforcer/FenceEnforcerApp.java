@@ -31,7 +31,6 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,11 +47,12 @@ import picocli.CommandLine.Option;
                 "", "Example:", "  fence-enforcer --config enforcer.properties",
                 "  with enforcer.properties holding:",
                 "    bootstrap.servers=127.0.0.1:9092",
+                "    application.id=billing-enforcer       (required: every instance of one enforcer, and no other, uses it)",
                 "    etcd.endpoints=http://127.0.0.1:2379    (token verification: each token is checked against the etcd the "
                         + "writers lock with)",
                 "",
-                "Without etcd.endpoints the enforcer verifies no token (it warns at start): any positive fence.token is "
-                        + "believed."})
+                "Without etcd.endpoints the enforcer refuses to start unless token.verification.enable=false says that any "
+                        + "positive fence.token is to be believed."})
 public final class FenceEnforcerApp implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerApp.class);
     /**
@@ -100,7 +100,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         handleProductionErrors(config, streamsProperties, registry);
         // The HTTP server binds first so that application.server can name its real port (http.port=0 picks one).
         EnforcerHttpServer http = new EnforcerHttpServer(config.getString(FenceEnforcerConfig.HTTP_HOST),
-                config.getInt(FenceEnforcerConfig.HTTP_PORT), registry);
+                config.getInt(FenceEnforcerConfig.HTTP_PORT), registry, config.httpCredentials().orElse(null));
         HostInfo self = config.advertisedServer(http.port());
         streamsProperties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
         TokenVerifier tokens;
@@ -118,6 +118,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         StreamsProgress progress = new StreamsProgress(registry);
         streams.setGlobalStateRestoreListener(progress);
         CountDownLatch stopped = watch(streams, progress);
+        streams.setUncaughtExceptionHandler(StreamThreadFailures.standard(registry));
         ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(daemon("kafka-metrics-refresh"));
         // Kafka's metrics appear as clients are made and partitions assigned; Micrometer binds new ones at each refresh.
         KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams, List.of(), refresher, STREAMS_METRICS_REFRESH);
@@ -205,7 +206,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
     }
 
     /**
-     * The token verifier when {@code etcd.endpoints} is set (issue 14), else {@code null} with a warning.
+     * The token verifier, or {@code null} with a warning when {@code token.verification.enable=false}.
      *
      * @throws IllegalArgumentException when the etcd settings cannot make a client
      */
@@ -213,9 +214,9 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         Optional<EtcdSettings> etcd = config.tokenVerification();
         if (etcd.isEmpty()) {
             LOG.warn(
-                    "token verification is off: any positive fence.token is believed, so one forged or mistaken token can "
-                            + "block a key for good (set {} to turn it on)",
-                    EtcdSettings.ENDPOINTS);
+                    "token verification is off ({}=false): any positive fence.token is believed, so one forged or "
+                            + "mistaken token can block a key for good",
+                    FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE);
             return null;
         }
         EtcdTokenVerifier verifier = new EtcdTokenVerifier(etcd.get(), config.tokenVerificationOptions(), registry);
@@ -235,12 +236,6 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             if (newState == KafkaStreams.State.NOT_RUNNING || newState == KafkaStreams.State.ERROR) {
                 stopped.countDown();
             }
-        });
-        // Policy: an unexpected exception stops this instance (its tasks move to the other instances);
-        // the fence state is safe in the changelog. Routed outcomes never throw.
-        streams.setUncaughtExceptionHandler(e -> {
-            LOG.error("unexpected error in a stream thread; shutting this instance down", e);
-            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
         return stopped;
     }

@@ -40,6 +40,8 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String HTTP_HOST = "http.host";
     public static final String HTTP_PORT = "http.port";
     public static final String HTTP_ADVERTISED_HOST = "http.advertised.host";
+    public static final String HTTP_AUTH_BASIC_USER = "http.auth.basic.user";
+    public static final String HTTP_AUTH_BASIC_PASSWORD = "http.auth.basic.password";
     public static final String TOPICS_CREATE_ENABLE = "topics.create.enable";
     public static final String TOPICS_CREATE_PARTITIONS = "topics.create.partitions";
     public static final String TOPICS_CREATE_REPLICATION_FACTOR = "topics.create.replication.factor";
@@ -146,6 +148,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                             + "(a marker's null value would read as a delete there)");
         }
         quietStreamsConfig(streamsProperties());
+        httpCredentials();
         tokenVerification();
         if (getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS) < getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)) {
             throw new ConfigException(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS),
@@ -155,20 +158,23 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     }
 
     /**
-     * How to reach etcd to verify tokens, or empty when verification is off: {@value #TOKEN_VERIFICATION_ENABLE}
-     * is false, or unset without {@code etcd.endpoints}.
+     * How to reach etcd to verify tokens, or empty when {@value #TOKEN_VERIFICATION_ENABLE} is false. Running without
+     * verification is a choice that must be written down: unset without {@code etcd.endpoints} is refused, not read as off.
      *
-     * @throws ConfigException naming the setting, when verification is on without endpoints or an etcd setting is invalid
+     * @throws ConfigException naming the settings, when verification is on or unset without endpoints, or an etcd setting is
+     *         invalid
      */
     public Optional<EtcdSettings> tokenVerification() {
         List<String> endpoints = getList(EtcdSettings.ENDPOINTS).stream().map(String::strip).filter(e -> !e.isEmpty()).toList();
         Boolean enable = getBoolean(TOKEN_VERIFICATION_ENABLE);
-        if (Boolean.FALSE.equals(enable) || (enable == null && endpoints.isEmpty())) {
+        if (Boolean.FALSE.equals(enable)) {
             return Optional.empty();
         }
         if (endpoints.isEmpty()) {
-            throw new ConfigException(TOKEN_VERIFICATION_ENABLE, true, "token verification needs " + EtcdSettings.ENDPOINTS
-                    + " (the etcd cluster the writers take their locks from), e.g. http://127.0.0.1:2379");
+            throw new ConfigException(EtcdSettings.ENDPOINTS + " is not set: token verification needs the etcd cluster the "
+                    + "writers take their locks from (e.g. " + EtcdSettings.ENDPOINTS + "=http://127.0.0.1:2379). To run "
+                    + "without it, set " + TOKEN_VERIFICATION_ENABLE + "=false: any positive fence.token is then believed, "
+                    + "and one forged or mistaken token blocks its key for good");
         }
         try {
             EtcdSettings.Builder builder = EtcdSettings.builder(endpoints).lockPrefix(getString(EtcdSettings.LOCK_PREFIX))
@@ -187,6 +193,54 @@ public final class FenceEnforcerConfig extends AbstractConfig {
             return Optional.of(builder.build());
         } catch (IllegalArgumentException e) {
             throw new ConfigException("token verification: " + e.getMessage());
+        }
+    }
+
+    /** HTTP Basic credentials of /metrics and /fences/{key}: a user and a password. */
+    public record HttpCredentials(String user, String password) {
+        @Override
+        public String toString() {
+            return "HttpCredentials[user=" + user + ", password=(hidden)]";
+        }
+    }
+
+    /**
+     * The credentials /metrics and /fences/{key} ask for, or empty when they ask for none, which only a loopback
+     * {@value #HTTP_HOST} may do.
+     *
+     * @throws ConfigException naming the settings, when only one of the pair is set, or {@value #HTTP_HOST} is not a loopback
+     *         address and neither is
+     */
+    public Optional<HttpCredentials> httpCredentials() {
+        String user = getString(HTTP_AUTH_BASIC_USER);
+        String password = getPassword(HTTP_AUTH_BASIC_PASSWORD) == null ? null : getPassword(HTTP_AUTH_BASIC_PASSWORD).value();
+        boolean hasUser = user != null && !user.isBlank();
+        boolean hasPassword = password != null && !password.isEmpty();
+        if (hasUser != hasPassword) {
+            throw new ConfigException(HTTP_AUTH_BASIC_USER + " and " + HTTP_AUTH_BASIC_PASSWORD + " go together: set both, or "
+                    + "neither (then " + HTTP_HOST + " must be a loopback address)");
+        }
+        if (hasUser) {
+            if (user.contains(":")) {
+                throw new ConfigException(HTTP_AUTH_BASIC_USER, user, "must not contain ':' (RFC 7617)");
+            }
+            return Optional.of(new HttpCredentials(user, password));
+        }
+        String host = getString(HTTP_HOST);
+        if (!loopback(host)) {
+            throw new ConfigException(HTTP_HOST + "=" + host + " would serve /fences/{key} (key names and their fences) and "
+                    + "/metrics to the network without credentials: set " + HTTP_AUTH_BASIC_USER + " and "
+                    + HTTP_AUTH_BASIC_PASSWORD + " (the probes /health/* stay open), or bind a loopback address such as "
+                    + "127.0.0.1 behind a proxy");
+        }
+        return Optional.empty();
+    }
+
+    private static boolean loopback(String host) {
+        try {
+            return InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
         }
     }
 

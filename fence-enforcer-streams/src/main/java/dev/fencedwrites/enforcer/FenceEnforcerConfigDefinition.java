@@ -35,9 +35,12 @@ final class FenceEnforcerConfigDefinition {
                 .define(BOOTSTRAP_SERVERS, Type.LIST, ConfigDef.NO_DEFAULT_VALUE, Importance.HIGH,
                         "Kafka brokers to bootstrap from, host:port, comma-separated.", GROUP_KAFKA, 1, ConfigDef.Width.LONG,
                         "Bootstrap servers")
-                .define(APPLICATION_ID, Type.STRING, "fence-enforcer", new ConfigDef.NonEmptyString(), Importance.HIGH,
+                .define(APPLICATION_ID, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(),
+                        Importance.HIGH,
                         "Kafka Streams application id: consumer group, prefix of internal topics. Instances with the same id "
-                                + "share the work.",
+                                + "share the work. Required, as in Kafka Streams: an enforcer started with a default id "
+                                + "against a shared cluster would join the running enforcers' group and take their "
+                                + "partitions.",
                         GROUP_KAFKA, 2, ConfigDef.Width.MEDIUM, "Application id")
                 .define(INPUT_TOPIC, Type.STRING, FenceTopics.INPUT, new ConfigDef.NonEmptyString(), Importance.HIGH,
                         "Topic workers publish fenced writes to.", GROUP_KAFKA, 3, ConfigDef.Width.MEDIUM, "Input topic")
@@ -98,10 +101,14 @@ final class FenceEnforcerConfigDefinition {
     /** The HTTP endpoints (/metrics, /health/live, /health/ready, /fences/{key}). */
     private static ConfigDef http(ConfigDef definition) {
         return definition
-                .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW,
+                .define(HTTP_HOST, Type.STRING, "127.0.0.1", Importance.MEDIUM,
                         "Address the HTTP endpoints bind to: /metrics (Prometheus), /health/live (200 while the Kafka "
                                 + "Streams client is alive, restoring included: a Kubernetes livenessProbe), /health/ready "
-                                + "(200 only while it is RUNNING: a readinessProbe; /health is the same) and /fences/{key}.",
+                                + "(200 only while it is RUNNING: a readinessProbe; /health is the same) and /fences/{key} "
+                                + "(which names keys and their fences). The default, loopback, is safe on a shared network. "
+                                + "Any other address (0.0.0.0 in a container or a pod) is refused at start unless "
+                                + "http.auth.basic.user and http.auth.basic.password are set: /metrics and /fences/{key} then "
+                                + "ask for them, the probes never do.",
                         GROUP_HTTP, 1,
                         ConfigDef.Width.MEDIUM, "HTTP host")
                 .define(HTTP_PORT, Type.INT, 8090, ConfigDef.Range.between(0, 65535), Importance.LOW,
@@ -110,7 +117,16 @@ final class FenceEnforcerConfigDefinition {
                         "Host name other instances reach this one's HTTP endpoints at (Kafka Streams application.server, used "
                                 + "to answer /fences/{key} for keys another instance owns). Unset: http.host, or this "
                                 + "machine's host name when http.host is 0.0.0.0.",
-                        GROUP_HTTP, 3, ConfigDef.Width.MEDIUM, "Advertised HTTP host");
+                        GROUP_HTTP, 3, ConfigDef.Width.MEDIUM, "Advertised HTTP host")
+                .define(HTTP_AUTH_BASIC_USER, Type.STRING, null, Importance.MEDIUM,
+                        "User that /metrics and /fences/{key} ask for with HTTP Basic authentication (RFC 7617), with "
+                                + "http.auth.basic.password; the probes /health/* never ask. Every instance of one "
+                                + "application.id needs the same pair: an instance sends it when it forwards /fences/{key} to "
+                                + "the owner. Basic credentials travel in clear text: on an untrusted network terminate TLS "
+                                + "in front of the enforcer (a sidecar or proxy).",
+                        GROUP_HTTP, 4, ConfigDef.Width.MEDIUM, "HTTP user")
+                .define(HTTP_AUTH_BASIC_PASSWORD, Type.PASSWORD, null, Importance.MEDIUM,
+                        "Password of http.auth.basic.user.", GROUP_HTTP, 5, ConfigDef.Width.MEDIUM, "HTTP password");
     }
 
     /** Token verification against etcd (issue 14). */
@@ -121,7 +137,9 @@ final class FenceEnforcerConfigDefinition {
                         + "been the oldest under the lock and attached to that lease. Forged, future and borrowed tokens are "
                         + "rejected (FUTURE_TOKEN, LOCK_NOT_HELD, MISSING_LEASE, MALFORMED_LEASE, UNVERIFIABLE_TOKEN) instead "
                         + "of blocking the key. A holder's writes at its fence are answered from a cache. Unset: on when "
-                        + "etcd.endpoints is set. Off: any positive fence.token is believed.",
+                        + "etcd.endpoints is set, and refused at start without it. false: any positive fence.token is "
+                        + "believed, so one forged or mistaken token blocks a key for good; only for pipelines whose "
+                        + "every writer is trusted.",
                 GROUP_VERIFICATION, 1, ConfigDef.Width.SHORT, "Verify tokens");
         etcd(definition);
         return definition

@@ -26,6 +26,7 @@ class FenceEnforcerConfigTest {
                 "FENCE_ENFORCER_APPLICATION_ID", "from-env",
                 "FENCE_ENFORCER_STREAMS_RACK_AWARE_ASSIGNMENT_TRAFFIC__COST", "7",
                 "FENCE_ENFORCER_STREAMS_SECURITY_PROTOCOL", "SSL",
+                "FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "false",
                 "UNRELATED", "x"));
 
         assertThat(config.streamsProperties())
@@ -37,15 +38,13 @@ class FenceEnforcerConfigTest {
 
     @Test
     void anOutputTopicEqualToTheInputIsRefused() {
-        assertThatThrownBy(() -> FenceEnforcerConfig.load(null, Map.of("FENCE_ENFORCER_BOOTSTRAP_SERVERS", "k:9092",
-                "FENCE_ENFORCER_REJECTED_TOPIC", "fenced-writes")))
+        assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_REJECTED_TOPIC", "fenced-writes")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("three different topics");
     }
 
     @Test
     void invalidKafkaStreamsSettingIsRefusedAtLoad() {
-        assertThatThrownBy(() -> FenceEnforcerConfig.load(null, Map.of("FENCE_ENFORCER_BOOTSTRAP_SERVERS", "k:9092",
-                "FENCE_ENFORCER_STREAMS_NUM_STREAM_THREADS", "many")))
+        assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_STREAMS_NUM_STREAM_THREADS", "many")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("num.stream.threads");
     }
 
@@ -58,9 +57,22 @@ class FenceEnforcerConfigTest {
     // --- token verification (issue 14) ---
 
     @Test
-    void tokenVerificationIsOnWhenEtcdEndpointsAreSetAndOffWithout() {
-        assertThat(load(Map.of()).tokenVerification()).isEmpty();
+    void runningWithoutEtcdIsRefusedUnlessVerificationIsTurnedOffByName() {
+        assertThatThrownBy(() -> load(Map.of())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("etcd.endpoints is not set").hasMessageContaining("token.verification.enable=false");
 
+        assertThat(load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "false")).tokenVerification()).isEmpty();
+    }
+
+    @Test
+    void aMissingApplicationIdIsRefusedAtLoad() {
+        assertThatThrownBy(() -> FenceEnforcerConfig.load(null, Map.of("FENCE_ENFORCER_BOOTSTRAP_SERVERS", "k:9092",
+                "FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "false"))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("application.id");
+    }
+
+    @Test
+    void tokenVerificationIsOnWhenEtcdEndpointsAreSet() {
         FenceEnforcerConfig config = load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://127.0.0.1:2379, http://127.0.0.1:2381",
                 "FENCE_ENFORCER_ETCD_LOCK_PREFIX", "app/locks/", "FENCE_ENFORCER_ETCD_REQUEST_TIMEOUT_MS", "750"));
 
@@ -95,7 +107,8 @@ class FenceEnforcerConfigTest {
         assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_COMPACTED_POLICY", "maybe")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.compacted.policy");
         assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_RETRY_BACKOFF_MS", "500",
-                "FENCE_ENFORCER_TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS", "100")))
+                "FENCE_ENFORCER_TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS", "100",
+                "FENCE_ENFORCER_ETCD_ENDPOINTS", "http://e:2379")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.retry.backoff.max.ms");
     }
 
@@ -111,7 +124,8 @@ class FenceEnforcerConfigTest {
 
     private static FenceEnforcerConfig load(Map<String, String> env) {
         Map<String, String> all = new HashMap<>(env);
-        all.put("FENCE_ENFORCER_BOOTSTRAP_SERVERS", "k:9092");
+        all.putIfAbsent("FENCE_ENFORCER_BOOTSTRAP_SERVERS", "k:9092");
+        all.putIfAbsent("FENCE_ENFORCER_APPLICATION_ID", "test-enforcer");
         return FenceEnforcerConfig.load(null, all);
     }
 }

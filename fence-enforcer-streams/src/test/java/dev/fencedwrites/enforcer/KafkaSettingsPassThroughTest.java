@@ -54,7 +54,8 @@ class KafkaSettingsPassThroughTest {
     @Test
     void anUnknownEnvironmentVariableThatIsNoKafkaSettingIsLeftAlone() {
         FenceEnforcerConfig config = FenceEnforcerConfig.load(null,
-                Map.of("FENCE_ENFORCER_BOOTSTRAP_SERVERS", "k:9092", "FENCE_ENFORCER_OPTS", "-Xmx1g"));
+                Map.of("FENCE_ENFORCER_BOOTSTRAP_SERVERS", "k:9092", "FENCE_ENFORCER_APPLICATION_ID", "e",
+                        "FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "false", "FENCE_ENFORCER_OPTS", "-Xmx1g"));
 
         assertThat(config.streamsProperties()).doesNotContainKey("opts");
     }
@@ -62,6 +63,7 @@ class KafkaSettingsPassThroughTest {
     @Test
     void prefixedSecuritySettingsReachKafkaStreamsUnprefixed() throws Exception {
         Path file = Files.writeString(dir.resolve("enforcer.properties"), String.join("\n", "bootstrap.servers=k:9093",
+                "application.id=e", "token.verification.enable=false",
                 "streams.security.protocol=SASL_SSL", "streams.sasl.mechanism=SCRAM-SHA-512",
                 "streams.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"e\" "
                         + "password=\"p\";",
@@ -75,7 +77,7 @@ class KafkaSettingsPassThroughTest {
     @Test
     void theEnforcersOwnAdminClientGetsTheSecuritySettingsWithAdminPrefixedOnesWinning() throws Exception {
         Path file = Files.writeString(dir.resolve("enforcer.properties"), String.join("\n", "bootstrap.servers=k:9093",
-                "application.id=billing-enforcer", "streams.security.protocol=SASL_SSL",
+                "application.id=billing-enforcer", "token.verification.enable=false", "streams.security.protocol=SASL_SSL",
                 "streams.sasl.mechanism=SCRAM-SHA-256", "streams.admin.sasl.mechanism=SCRAM-SHA-512",
                 "streams.sasl.jaas.config=jaas-of-every-client", "streams.ssl.truststore.location=/tls/truststore.p12",
                 "streams.producer.acks=1", ""));

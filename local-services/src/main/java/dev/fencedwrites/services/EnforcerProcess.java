@@ -13,6 +13,8 @@ import java.util.Map;
  */
 public final class EnforcerProcess {
     static final String MAIN_CLASS = "dev.fencedwrites.enforcer.FenceEnforcerApp";
+    /** The application.id given unless the overrides name one. */
+    public static final String APPLICATION_ID = "fence-enforcer";
 
     private EnforcerProcess() {
     }
@@ -25,7 +27,9 @@ public final class EnforcerProcess {
     /**
      * Starts the enforcer with {@code overrides} on top of the local defaults (e.g.
      * {@code streams.session.timeout.ms}); restarting with the same {@code dir} reuses its state directory, and with the
-     * same {@code http.port} among the overrides keeps its URL.
+     * same {@code http.port} among the overrides keeps its URL. The defaults choose what the enforcer requires to be
+     * chosen: {@value #APPLICATION_ID}, and {@code token.verification.enable=false} unless the overrides name
+     * {@code etcd.endpoints} or that setting.
      */
     public static Service start(Path dir, Path log4j2, String bootstrap, Map<String, String> overrides) throws Exception {
         return start(dir, log4j2, bootstrap, overrides, url -> Http.ok(url + "/health/ready"));
@@ -56,6 +60,10 @@ public final class EnforcerProcess {
         config.put("http.host", "127.0.0.1");
         config.put("http.port", Integer.toString(port));
         config.put("streams.commit.interval.ms", "100");
+        config.put("application.id", APPLICATION_ID);
+        if (!overrides.containsKey("etcd.endpoints")) {
+            config.put("token.verification.enable", "false");
+        }
         config.putAll(overrides);
         Path file = PropertiesFiles.write(dir.resolve("enforcer.properties"), config);
         ChildProcess process = ChildProcess.start("enforcer", Jvm.command(List.of("-Xmx512m"), log4j2, MAIN_CLASS,

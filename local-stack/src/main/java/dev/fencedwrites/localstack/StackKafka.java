@@ -17,7 +17,7 @@ import org.apache.kafka.common.acl.AclBinding;
 
 /** The stack's Kafka set-up, as the super user: the pipeline's topics and, on a secured stack, every role's ACLs. */
 final class StackKafka {
-    /** The enforcer's application.id as {@code EnforcerProcess} starts it (the enforcer's default). */
+    /** The stack's enforcer application.id. */
     static final String ENFORCER_APPLICATION_ID = "fence-enforcer";
 
     private StackKafka() {

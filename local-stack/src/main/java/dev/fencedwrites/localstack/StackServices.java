@@ -108,6 +108,7 @@ final class StackServices implements AutoCloseable {
     private Map<String, String> enforcerSettings(LocalStack stack) {
         Map<String, String> settings = new LinkedHashMap<>(
                 StackKafka.prefixed("streams.", security == null ? Map.of() : security.client(StackUsers.ENFORCER)));
+        settings.put("application.id", StackKafka.ENFORCER_APPLICATION_ID);
         settings.put("etcd.endpoints", stack.etcdEndpoints());
         if (shape.cluster()) {
             // A warm copy of each state store on the other instance: a takeover restores from it, not from the changelog.

@@ -125,6 +125,7 @@ class EtcdSecurityIT {
     private static void assertVerifies(EtcdSettings.Builder settings, FencingLease lease) {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         FenceEnforcerConfig config = new FenceEnforcerConfig(Map.of(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1",
+                StreamsConfig.APPLICATION_ID_CONFIG, "etcd-security",
                 FenceEnforcerConfig.TOKEN_VERIFICATION_COMPACTED_POLICY, "reject"));
         try (TokenVerifier verifier = TokenVerifier.etcd(settings.build(), config, meters)) {
             byte[] key = lease.resource().getBytes(StandardCharsets.UTF_8);

@@ -1,0 +1,80 @@
+package dev.fencedwrites.enforcer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
+
+/**
+ * The enforcer's main, started with a configuration it must refuse, exits 2 with one line naming the settings, before it
+ * reaches Kafka or etcd (the addresses here lead nowhere): the "refused at start" rows of docs/operate/guarantees.md.
+ */
+class RefusedAtStartTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void withoutAnApplicationIdTheEnforcerDoesNotStart() throws Exception {
+        Map<String, String> settings = runnable();
+        settings.remove("application.id");
+
+        assertThat(start(settings)).startsWith("exit 2:").contains("application.id");
+    }
+
+    @Test
+    void withoutEtcdEndpointsTheEnforcerDoesNotStartUnlessVerificationIsTurnedOffByName() throws Exception {
+        Map<String, String> settings = runnable();
+        settings.remove("token.verification.enable");
+
+        assertThat(start(settings)).startsWith("exit 2:").contains("etcd.endpoints is not set")
+                .contains("token.verification.enable=false");
+    }
+
+    @ParameterizedTest
+    @CsvSource({"token.verification.enable, true, etcd.endpoints",
+            "http.host, 0.0.0.0, http.auth.basic.password",
+            "http.auth.basic.user, prometheus, http.auth.basic.password",
+            "http.auth.basic.password, s3cret, http.auth.basic.user"})
+    void aContradictionIsRefusedNamingBothSettings(String key, String value, String other) throws Exception {
+        Map<String, String> settings = runnable();
+        settings.put(key, value);
+
+        assertThat(start(settings)).startsWith("exit 2:").contains(key).contains(other);
+    }
+
+    /** A configuration the enforcer accepts (it would then try to reach a broker that is not there). */
+    private static Map<String, String> runnable() {
+        Map<String, String> settings = new LinkedHashMap<>();
+        settings.put("bootstrap.servers", "127.0.0.1:1");
+        settings.put("application.id", "refused-at-start");
+        settings.put("token.verification.enable", "false");
+        return settings;
+    }
+
+    /** Runs the enforcer's command line on {@code settings}; returns "exit N: " and what it wrote to standard error. */
+    private String start(Map<String, String> settings) throws Exception {
+        Path file = Files.writeString(dir.resolve("enforcer.properties"), settings.entrySet().stream()
+                .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining("\n", "", "\n")));
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream saved = System.err;
+        int exit;
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            exit = new CommandLine(new FenceEnforcerApp()).execute("--config", file.toString());
+        } finally {
+            System.setErr(saved);
+        }
+        return "exit " + exit + ": " + err.toString(StandardCharsets.UTF_8);
+    }
+}
