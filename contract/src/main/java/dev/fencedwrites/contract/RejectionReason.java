@@ -47,7 +47,9 @@ public enum RejectionReason {
     MISSING_KEY,
     /**
      * A record key in bytes that are not valid UTF-8: the wire contract's resource id is UTF-8 text,
-     * and decoding it anyway would merge keys the enforcer keeps apart. Sink only (issue 13).
+     * and decoding it anyway would merge keys that differ only in such bytes into one row. The
+     * enforcer rejects it at the input ({@link ResourceId#isUtf8}); the sink again, for records
+     * that reached its topics around the enforcer.
      */
     MALFORMED_KEY,
     /**

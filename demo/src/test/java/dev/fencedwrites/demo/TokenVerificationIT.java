@@ -266,6 +266,53 @@ class TokenVerificationIT {
         }
     }
 
+    /**
+     * Anyone who knows the holder's lease id (it is in every accepted record) sends etcd's current revision under it: every
+     * revision of the holder's tenure reads as held, but a raise under the fence's own lease must come from a new tenure,
+     * so it is rejected LOCK_NOT_HELD and the holder writes on. A new lock key under the same lease (a new tenure) raises it.
+     */
+    @Test
+    void aHigherTokenUnderTheHoldersOwnLeaseIsRejectedUnlessItComesFromANewTenure() throws Exception {
+        String key = "tenure-" + UUID.randomUUID();
+        try (FencingLeaseClient leases = leaseClient();
+                Client etcd = Client.builder().endpoints(stack.etcdEndpoints()).build();
+                FencedProducer<BillingSummary> producer = producer("worker-T")) {
+            FencingLease holder = producer.acquire(leases, key, TTL, TIMEOUT);
+            producer.sendAndWait(holder, summary(key, 100, "worker-T"));
+            await("the holder's write accepted").atMost(DECIDED).ignoreExceptions()
+                    .untilAsserted(() -> assertThat(probe.fence(key)).isEqualTo(holder.token() + ".1"));
+            long now = etcd.getKVClient().put(ByteSequence.from(key + "-elsewhere", StandardCharsets.UTF_8),
+                    ByteSequence.EMPTY).get(30, TimeUnit.SECONDS).getHeader().getRevision();
+            assertThat(now).isGreaterThan(holder.token());
+
+            send(List.of(new Forgery("same-lease-now", key, now, List.of(lease(holder)), FenceOp.WRITE,
+                    RejectionReason.LOCK_NOT_HELD)));
+            await("the same tenure's later revision rejected").atMost(DECIDED).pollInterval(Duration.ofSeconds(1))
+                    .untilAsserted(() -> assertThat(probe.read(FenceTopics.REJECTED, key::equals)).singleElement()
+                            .satisfies(r -> {
+                                assertThat(header(r, FenceHeaders.WRITER)).isEqualTo("same-lease-now");
+                                assertThat(header(r, FenceHeaders.REJECTED_REASON)).isEqualTo("LOCK_NOT_HELD");
+                                assertThat(header(r, FenceHeaders.REJECTED_HIGHEST)).isEqualTo(holder.token() + ".1");
+                            }));
+            producer.sendAndWait(holder, summary(key, 200, "worker-T"));
+            await("the holder writes on").atMost(DECIDED).ignoreExceptions()
+                    .untilAsserted(() -> assertThat(probe.row(key)).isEqualTo(holder.token() + ".2 worker-T"));
+
+            // A new tenure under the same lease: the lock key deleted and put again, found the oldest at its creation.
+            ByteSequence lockKey = ByteSequence.from(
+                    LockKeys.key(FencingLeaseClient.DEFAULT_LOCK_PREFIX, key.getBytes(StandardCharsets.UTF_8), holder.leaseId()),
+                    StandardCharsets.UTF_8);
+            etcd.getKVClient().delete(lockKey).get(30, TimeUnit.SECONDS);
+            long reacquired = etcd.getKVClient()
+                    .put(lockKey, ByteSequence.EMPTY, PutOption.builder().withLeaseId(holder.leaseId()).build())
+                    .get(30, TimeUnit.SECONDS).getHeader().getRevision();
+            send(List.of(new Forgery("same-lease-new-tenure", key, reacquired, List.of(lease(holder)), FenceOp.WRITE, null)));
+            await("the new tenure's token raises the fence").atMost(DECIDED).ignoreExceptions()
+                    .untilAsserted(() -> assertThat(probe.fence(key)).isEqualTo(reacquired + ".1"));
+            holder.close();
+        }
+    }
+
     private static String lease(FencingLease lease) {
         return Long.toString(lease.leaseId());
     }

@@ -56,8 +56,13 @@ public final class LockHistory {
      * for nobody
      * @param holderLease     with {@link Outcome#NOT_HELD} and a holder: its lease id, else 0
      * @param currentRevision etcd's revision when it answered (the response header's), or 0 when unknown
+     * @param tenureStart     the create revision of the lease's lock key when the lease holds the lock: at the token with
+     *                        {@link Outcome#HELD}; with {@link Outcome#COMPACTED}, now (the history at the token being gone,
+     *                        etcd can still say whether the lease holds the lock at its current revision, and since when);
+     *                        else 0. One tenure is one lock key from its create revision to its delete: every token of it is
+     *                        at least this, and a later tenure's key is created after the earlier one's tokens.
      */
-    public record Verdict(Outcome outcome, String holder, long holderLease, long currentRevision) {
+    public record Verdict(Outcome outcome, String holder, long holderLease, long currentRevision, long tenureStart) {
         /** A one-line explanation for logs and rejection details. */
         public String describe(String lockName, long token, long leaseId) {
             return switch (outcome) {
@@ -76,7 +81,9 @@ public final class LockHistory {
                                         + Long.toHexString(leaseId) + ")";
                 case FUTURE -> "revision " + token + " is above etcd's current revision: no lock was ever held at it";
                 case COMPACTED -> "etcd has compacted revision " + token + " away; whether lease " + leaseId + " held " + lockName
-                        + " cannot be checked";
+                        + " then cannot be checked" + (tenureStart == 0
+                                ? ", and it does not hold it now"
+                                : "; it holds it now, since revision " + tenureStart);
             };
         }
     }
@@ -126,7 +133,7 @@ public final class LockHistory {
         String name = LockKeys.name(prefix, resource);
         ByteSequence expected = ByteSequence.from(name + "/" + Long.toHexString(leaseId), StandardCharsets.UTF_8);
         if (!fits(resource, leaseId)) {
-            return CompletableFuture.completedFuture(new Verdict(Outcome.NOT_HELD, null, 0, 0));
+            return CompletableFuture.completedFuture(new Verdict(Outcome.NOT_HELD, null, 0, 0, 0));
         }
         GetOption oldest = GetOption.builder().isPrefix(true).withRevision(token).withSortField(GetOption.SortTarget.CREATE)
                 .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
@@ -138,18 +145,36 @@ public final class LockHistory {
                         if (outOfRange == null) {
                             throw error instanceof CompletionException completion ? completion : new CompletionException(error);
                         }
-                        return new Verdict(outOfRange, null, 0, 0);
+                        return new Verdict(outOfRange, null, 0, 0, 0);
                     }
                     long current = response.getHeader().getRevision();
                     if (response.getKvs().isEmpty()) {
-                        return new Verdict(Outcome.NOT_HELD, null, 0, current);
+                        return new Verdict(Outcome.NOT_HELD, null, 0, current, 0);
                     }
                     KeyValue holder = response.getKvs().get(0);
                     if (holder.getKey().equals(expected) && holder.getLease() == leaseId) {
-                        return new Verdict(Outcome.HELD, null, 0, current);
+                        return new Verdict(Outcome.HELD, null, 0, current, holder.getCreateRevision());
                     }
                     return new Verdict(Outcome.NOT_HELD, holder.getKey().toString(StandardCharsets.UTF_8), holder.getLease(),
-                            current);
+                            current, 0);
+                }).thenCompose(verdict -> verdict.outcome() == Outcome.COMPACTED
+                        ? heldNow(name, expected, leaseId)
+                        : CompletableFuture.completedFuture(verdict));
+    }
+
+    /**
+     * For a compacted token: whether lease {@code leaseId} holds the lock now (its key the oldest under the lock at etcd's
+     * current revision), as a {@link Outcome#COMPACTED} verdict whose {@code tenureStart} is the key's create revision, or 0.
+     */
+    private CompletableFuture<Verdict> heldNow(String name, ByteSequence expected, long leaseId) {
+        GetOption oldest = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
+        return kv.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), oldest)
+                .orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).thenApply(response -> {
+                    long current = response.getHeader().getRevision();
+                    KeyValue holder = response.getKvs().isEmpty() ? null : response.getKvs().get(0);
+                    boolean held = holder != null && holder.getKey().equals(expected) && holder.getLease() == leaseId;
+                    return new Verdict(Outcome.COMPACTED, null, 0, current, held ? holder.getCreateRevision() : 0);
                 });
     }
 

@@ -146,11 +146,12 @@ final class FenceEnforcerConfigDefinition {
                 .define(TOKEN_VERIFICATION_COMPACTED_POLICY, Type.STRING, "reject", ConfigDef.ValidString.in("reject", "accept"),
                         Importance.MEDIUM,
                         "What to do with a token whose revision etcd has compacted away (the history to check is gone). "
-                                + "reject: reject it UNVERIFIABLE_TOKEN, so nothing raises a fence unverified. accept: let it "
-                                + "raise the fence and count it "
-                                + "(fence_enforcer_token_verifications_total{outcome=\"compacted_accepted\"}); "
-                                + "a compacted revision is below every token etcd issues later, so it cannot block later "
-                                + "holders, but it may be a made-up token.",
+                                + "reject: reject it UNVERIFIABLE_TOKEN, so nothing raises a fence unverified. accept: one more "
+                                + "read, at etcd's current revision: the token raises the fence (counted as "
+                                + "fence_enforcer_token_verifications_total{outcome=\"compacted_accepted\"}) only when its "
+                                + "lease holds the key's lock now, in a tenure that began at or before the token; otherwise "
+                                + "it is rejected UNVERIFIABLE_TOKEN. A holder whose tenure outlived the compaction keeps "
+                                + "writing; a revision borrowed from another resource or lease raises nothing.",
                         GROUP_VERIFICATION, 11, ConfigDef.Width.SHORT, "Compacted revisions")
                 .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MS, Type.LONG, 100L, ConfigDef.Range.atLeast(1), Importance.LOW,
                         "First wait before asking etcd again when it did not answer, in milliseconds; doubled after each "

@@ -18,12 +18,24 @@ public interface TokenVerifier extends AutoCloseable {
     /**
      * The answer for one token.
      *
-     * @param rejection {@code null} when the record may be accepted, else the reason to reject it
-     * @param detail    what the lock service said, for logs and rejection details; never {@code null}
+     * @param rejection   {@code null} when the record may be accepted, else the reason to reject it
+     * @param detail      what the lock service said, for logs and rejection details; never {@code null}
+     * @param tenureStart with a verified token: the revision at which the lease's lock key was created (the tenure the token
+     *                    belongs to), or 0 when the verifier cannot say; the enforcer refuses a raise under the fence's own
+     *                    lease within the same tenure
      */
-    record Verdict(RejectionReason rejection, String detail) {
+    record Verdict(RejectionReason rejection, String detail, long tenureStart) {
+        public Verdict(RejectionReason rejection, String detail) {
+            this(rejection, detail, 0);
+        }
+
         public static Verdict verified(String detail) {
-            return new Verdict(null, detail);
+            return new Verdict(null, detail, 0);
+        }
+
+        /** Verified, in the tenure that began at revision {@code tenureStart}. */
+        public static Verdict verified(String detail, long tenureStart) {
+            return new Verdict(null, detail, tenureStart);
         }
 
         public boolean verified() {

@@ -357,6 +357,19 @@ class FenceEnforcerTopologyTest extends TopologyFixture {
         assertThat(accepted.isEmpty()).isTrue();
     }
 
+    /** Keys differing only in bytes that are not UTF-8 would share one row behind a StringConverter: neither gets a fence. */
+    @Test
+    void rejectsKeysThatAreNotUtf8AsMalformedKeyAndAcceptsTextBeyondAscii() {
+        for (byte[] key : List.of(new byte[]{'a', 'c', 'c', 't', (byte) 0xFF}, new byte[]{'a', 'c', 'c', 't', (byte) 0xFE},
+                new byte[]{(byte) 0xC3}, new byte[]{(byte) 0xED, (byte) 0xA0, (byte) 0x80})) {
+            input.pipeInput(new TestRecord<>(key, utf8("v"), headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1")));
+        }
+        write("Zoë-€-𝄞", "text", 5, 1);
+
+        assertThat(rejectedReasons()).containsExactly("MALFORMED_KEY", "MALFORMED_KEY", "MALFORMED_KEY", "MALFORMED_KEY");
+        assertThat(acceptedValues()).containsExactly("text");
+    }
+
     @Test
     void rejectsEmptyKeyAsMissingKey() {
         input.pipeInput(new TestRecord<>(new byte[0], utf8("v"), headers(FenceHeaders.TOKEN, "5")));

@@ -6,8 +6,10 @@ import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.RejectionReason;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.test.TestRecord;
@@ -31,11 +33,18 @@ class TokenVerificationTopologyTest extends TopologyFixture {
      */
     static final class TableVerifier implements TokenVerifier {
         final Set<String> held = new HashSet<>();
+        final Map<String, Long> tenures = new HashMap<>();
         final List<String> asked = new ArrayList<>();
         long current = 1_000;
 
         void held(String key, long token, long lease) {
             held.add(key + "/" + token + "/" + lease);
+        }
+
+        /** Held, in the tenure whose lock key was created at {@code tenureStart}. */
+        void held(String key, long token, long lease, long tenureStart) {
+            held(key, token, lease);
+            tenures.put(key + "/" + token + "/" + lease, tenureStart);
         }
 
         @Override
@@ -45,7 +54,9 @@ class TokenVerificationTopologyTest extends TopologyFixture {
             if (token > current) {
                 return new Verdict(RejectionReason.FUTURE_TOKEN, "above " + current);
             }
-            return held.contains(triple) ? Verdict.verified("held") : new Verdict(RejectionReason.LOCK_NOT_HELD, "not held");
+            return held.contains(triple)
+                    ? Verdict.verified("held", tenures.getOrDefault(triple, 0L))
+                    : new Verdict(RejectionReason.LOCK_NOT_HELD, "not held");
         }
 
         @Override
@@ -112,6 +123,33 @@ class TokenVerificationTopologyTest extends TopologyFixture {
 
         assertThat(values(accepted.readRecordsToList())).containsExactly("a", "b");
         assertThat(verifier.asked).containsExactly(KEY + "/5/" + LEASE, KEY + "/9/" + (LEASE + 1));
+    }
+
+    /** Every revision of a tenure reads as held: a later one under the fence's own lease must not lock the holder out. */
+    @Test
+    void aHigherTokenInTheSameTenureUnderTheFencesLeaseIsRejectedAndTheHolderWritesOn() {
+        verifier.held(KEY, 5, LEASE, 5);
+        verifier.held(KEY, 900, LEASE, 5);
+        write(KEY, "holder 1", 5, 1, LEASE);
+
+        write(KEY, "current revision", 900, 1, LEASE);
+        write(KEY, "holder 2", 5, 2, LEASE);
+
+        assertThat(rejectedReasons()).containsExactly("LOCK_NOT_HELD");
+        assertThat(values(accepted.readRecordsToList())).containsExactly("holder 1", "holder 2");
+    }
+
+    @Test
+    void aHigherTokenInANewTenureUnderTheSameLeaseRaisesTheFence() {
+        verifier.held(KEY, 5, LEASE, 3);
+        verifier.held(KEY, 9, LEASE, 8);
+        write(KEY, "first tenure", 5, 1, LEASE);
+
+        write(KEY, "second tenure", 9, 1, LEASE);
+        write(KEY, "first tenure again", 5, 2, LEASE);
+
+        assertThat(values(accepted.readRecordsToList())).containsExactly("first tenure", "second tenure");
+        assertThat(rejectedReasons()).containsExactly("STALE_TOKEN");
     }
 
     @Test

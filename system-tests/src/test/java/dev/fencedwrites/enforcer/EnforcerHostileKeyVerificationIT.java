@@ -13,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -46,7 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
 @ExtendWith(SharedKafkaBroker.class)
 class EnforcerHostileKeyVerificationIT {
     /**
-     * Bytes 0xFF: each becomes %FF in the lock name, so 400 KB of key is a 1.2 MB lock name, and the
+     * "é" (UTF-8 C3 A9): each byte becomes %C3 or %A9 in the lock name, so 400 KB of key is a 1.2 MB lock name, and the
      * range read (key and range end) 2.4 MB, above etcd's default gRPC limit of 2 MiB.
      */
     private static final int KEY_BYTES = 400_000;
@@ -87,8 +86,7 @@ class EnforcerHostileKeyVerificationIT {
 
     @Test
     void forgedTokenOnAKeyWhoseLockNameEtcdCannotTakeIsRejectedAndTheNextRecordIsDecided() throws Exception {
-        byte[] key = new byte[KEY_BYTES];
-        Arrays.fill(key, (byte) 0xFF);
+        byte[] key = "é".repeat(KEY_BYTES / 2).getBytes(StandardCharsets.UTF_8);
         long hostile;
         long canary;
         try (KafkaProducer<byte[], byte[]> producer = producer()) {
@@ -113,6 +111,29 @@ class EnforcerHostileKeyVerificationIT {
             assertThat(reasons).as("rejections of the hostile record and the canary after it").hasSize(2);
         });
         assertThat(reasons).containsExactly(hostile + ":LOCK_NOT_HELD", canary + ":MISSING_TOKEN");
+        assertThat(readAll("hk-ok")).isEmpty();
+    }
+
+    /**
+     * One resource, one fence, one row: keys that differ only in bytes that are not UTF-8 ("acct" and 0xFF, "acct" and 0xFE)
+     * would be two fences here but one row behind a Connect StringConverter, so each is rejected MALFORMED_KEY before any
+     * fence or lock is read.
+     */
+    @Test
+    void keysThatAreNotUtf8AreRejectedMalformedKey() throws Exception {
+        List<Long> offsets = new ArrayList<>();
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+            for (byte last : new byte[]{(byte) 0xFF, (byte) 0xFE}) {
+                byte[] key = {'a', 'c', 'c', 't', last};
+                offsets.add(producer.send(new ProducerRecord<>("hk-in", null, key, utf8("v"),
+                        headers(FenceHeaders.TOKEN, "5", FenceHeaders.SEQ, "1", FenceHeaders.LEASE, "777")))
+                        .get(30, TimeUnit.SECONDS).offset());
+            }
+        }
+
+        await().atMost(DECIDED_WITHIN).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(readAll("hk-dlq"))
+                .filteredOn(r -> offsets.contains(Long.parseLong(text(r, FenceHeaders.SOURCE_OFFSET))))
+                .extracting(r -> text(r, FenceHeaders.REJECTED_REASON)).containsExactly("MALFORMED_KEY", "MALFORMED_KEY"));
         assertThat(readAll("hk-ok")).isEmpty();
     }
 

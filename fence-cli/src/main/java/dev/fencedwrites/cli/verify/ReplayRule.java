@@ -8,6 +8,7 @@ import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.FenceStamp;
 import dev.fencedwrites.contract.HeaderLookup;
 import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.contract.ResourceId;
 import java.util.EnumSet;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -61,6 +62,9 @@ final class ReplayRule {
         }
         if (rejectedBefore(record)) {
             return rejected(RejectionReason.ALREADY_REJECTED, null, stored);
+        }
+        if (!ResourceId.isUtf8(record.key())) {
+            return rejected(RejectionReason.MALFORMED_KEY, null, stored);
         }
         FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(record.headers()));
         if (!parsed.valid()) {

@@ -51,8 +51,8 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         /** Reject it {@code UNVERIFIABLE_TOKEN}: nothing raises a fence unverified (the default). */
         REJECT,
         /**
-         * Let it raise the fence, counted as {@code compacted_accepted}: a compacted revision is below every future token, so it
-         * cannot block later holders.
+         * Let it raise the fence, counted as {@code compacted_accepted}, when the lease holds the lock now in a tenure that
+         * began at or before the token (one read at etcd's current revision); otherwise reject it {@code UNVERIFIABLE_TOKEN}.
          */
         ACCEPT
     }
@@ -179,25 +179,40 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         String detail = answer.describe(abbreviated(LockKeys.name(history.prefix(), key)), token, leaseId);
         boolean accept = options.compacted() == CompactedPolicy.ACCEPT;
         Decided decided = switch (answer.outcome()) {
-            case HELD -> new Decided(Verdict.verified(detail), outcomes.get(answer.outcome()));
+            case HELD -> new Decided(Verdict.verified(detail, answer.tenureStart()), outcomes.get(answer.outcome()));
             case NOT_HELD -> new Decided(new Verdict(RejectionReason.LOCK_NOT_HELD, detail), outcomes.get(answer.outcome()));
             case FUTURE -> new Decided(new Verdict(RejectionReason.FUTURE_TOKEN, detail), outcomes.get(answer.outcome()));
-            case COMPACTED -> accept
-                    ? new Decided(Verdict.verified(detail + "; accepted by token.verification.compacted.policy=accept"),
-                            compactedAccepted)
-                    : new Decided(
-                            new Verdict(RejectionReason.UNVERIFIABLE_TOKEN,
-                                    detail + " (token.verification.compacted.policy=reject)"),
-                            outcomes.get(answer.outcome()));
+            case COMPACTED -> compacted(answer, detail, token, accept);
         };
-        if (answer.outcome() != LockHistory.Outcome.FUTURE) {
-            // etcd's answer about a past revision never changes; a future one will.
+        if (answer.outcome() != LockHistory.Outcome.FUTURE && !(answer.outcome() == LockHistory.Outcome.COMPACTED && accept)) {
+            // etcd's answer about a past revision never changes; a future one will, and so will whether a lease holds a lock
+            // now, which decides a compacted token under the accept policy.
             synchronized (cache) {
                 cache.put(asked, decided);
             }
         }
         decided.outcome().increment();
         return decided.verdict();
+    }
+
+    /**
+     * A compacted token: under {@code reject}, rejected {@code UNVERIFIABLE_TOKEN}; under {@code accept}, accepted only when the
+     * lease holds the lock now in a tenure that began at or before the token (a key created after the token cannot have been
+     * held at it), so a revision borrowed from another resource or lease raises nothing.
+     */
+    private Decided compacted(LockHistory.Verdict answer, String detail, long token, boolean accept) {
+        if (!accept) {
+            return new Decided(new Verdict(RejectionReason.UNVERIFIABLE_TOKEN,
+                    detail + " (token.verification.compacted.policy=reject)"), outcomes.get(answer.outcome()));
+        }
+        if (answer.tenureStart() > 0 && answer.tenureStart() <= token) {
+            return new Decided(Verdict.verified(detail + "; accepted by token.verification.compacted.policy=accept",
+                    answer.tenureStart()), compactedAccepted);
+        }
+        return new Decided(new Verdict(RejectionReason.UNVERIFIABLE_TOKEN, detail
+                + (answer.tenureStart() > token ? " (its lock key was created after the token)" : "")
+                + "; token.verification.compacted.policy=accept takes a compacted token only from a lease that holds the lock "
+                + "now, since at or before the token"), outcomes.get(answer.outcome()));
     }
 
     private static String digest(byte[] key) {

@@ -7,6 +7,7 @@ import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.FenceStamp;
 import dev.fencedwrites.contract.HeaderLookup;
 import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.contract.ResourceId;
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
 import dev.fencedwrites.enforcer.PartitionMismatch;
 import dev.fencedwrites.enforcer.TokenVerifier;
@@ -259,6 +260,12 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             // accepted topic and the sink would refuse it there (issue 13 review).
             outputs.reject(record, RejectionReason.ALREADY_REJECTED, null, "the record already carries " + rejectedBefore
                     + ": strip the fence.rejected.* headers before sending a rejected write again");
+            return true;
+        }
+        if (!ResourceId.isUtf8(key)) {
+            // One resource, one fence, one row: a Connect StringConverter would map every such key to the same text.
+            outputs.reject(record, RejectionReason.MALFORMED_KEY, null,
+                    "the " + key.length + "-byte record key is not valid UTF-8; the resource id must be UTF-8 text");
             return true;
         }
         return false;

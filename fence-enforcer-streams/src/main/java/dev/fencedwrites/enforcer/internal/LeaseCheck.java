@@ -17,6 +17,8 @@ import org.apache.kafka.streams.processor.api.Record;
 final class LeaseCheck {
     private final TokenVerifier verifier;
     private final FenceOutputs outputs;
+    /** The verifier's answer to the last question asked (one stream thread per processor, so no race). */
+    private TokenVerifier.Verdict lastVerdict = TokenVerifier.Verdict.verified("");
 
     LeaseCheck(TokenVerifier verifier, FenceOutputs outputs) {
         this.verifier = verifier;
@@ -49,7 +51,33 @@ final class LeaseCheck {
                             + " did not");
             return -1;
         }
-        return verified(record, key, stamp, before, leaseId) ? leaseId : -1;
+        if (!verified(record, key, stamp, before, leaseId)) {
+            return -1;
+        }
+        return sameTenureRaise(record, stamp, before, state, leaseId) ? -1 : leaseId;
+    }
+
+    /**
+     * Rejects a raise under the lease the key's fence already holds whose lock key is the same one (the tenure began at or
+     * below the fence): every revision of a tenure reads as held, so anyone who knows the holder's lease id (it is in every
+     * accepted record) could otherwise lock the holder out with etcd's current revision. A new acquisition under the same
+     * lease creates a new lock key, above every token of the last one. A verifier that reports no tenure start cannot tell.
+     *
+     * @return whether the record was rejected
+     */
+    private boolean sameTenureRaise(Record<byte[], byte[]> record, FenceStamp stamp, Fence before, StoredFence state,
+            long leaseId) {
+        long tenureStart = lastVerdict.tenureStart();
+        if (before == null || state == null || state.lease() != leaseId || stamp.fence().token() <= before.token()
+                || tenureStart == 0 || tenureStart > before.token()) {
+            return false;
+        }
+        outputs.reject(record, RejectionReason.LOCK_NOT_HELD, before,
+                "token " + stamp.fence().token() + " is inside the tenure of lease " + leaseId + " (hex "
+                        + Long.toHexString(leaseId) + ") that began at revision " + tenureStart + ", at or below the key's "
+                        + "fence " + before + " set under that lease: a raise under the fence's own lease must come from a new "
+                        + "acquisition of the lock, whose token is the revision at which it was found held");
+        return true;
     }
 
     /**
@@ -65,6 +93,7 @@ final class LeaseCheck {
 
     private boolean verified(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before, long leaseId) {
         TokenVerifier.Verdict verdict = verifier.verify(key, stamp.fence().token(), leaseId);
+        lastVerdict = verdict;
         if (!verdict.verified()) {
             outputs.reject(record, verdict.rejection(), before, "token " + stamp.fence().token() + ": " + verdict.detail());
             return false;
