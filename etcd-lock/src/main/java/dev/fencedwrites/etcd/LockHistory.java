@@ -63,6 +63,11 @@ public final class LockHistory {
      *                        at least this, and a later tenure's key is created after the earlier one's tokens.
      */
     public record Verdict(Outcome outcome, String holder, long holderLease, long currentRevision, long tenureStart) {
+        /** A verdict that says nothing of the tenure ({@code tenureStart} 0), as before it was reported. */
+        public Verdict(Outcome outcome, String holder, long holderLease, long currentRevision) {
+            this(outcome, holder, holderLease, currentRevision, 0);
+        }
+
         /** A one-line explanation for logs and rejection details. */
         public String describe(String lockName, long token, long leaseId) {
             return switch (outcome) {
@@ -130,6 +135,14 @@ public final class LockHistory {
      *     authentication or permission refused) when etcd did not answer
      */
     public CompletableFuture<Verdict> check(byte[] resource, long token, long leaseId) {
+        return check(resource, token, leaseId, false);
+    }
+
+    /**
+     * {@link #check(byte[], long, long)}; with {@code compactedHeldNow}, a {@link Outcome#COMPACTED} answer is followed by one
+     * more read, at etcd's current revision, whose {@code tenureStart} says whether the lease holds the lock now and since when.
+     */
+    public CompletableFuture<Verdict> check(byte[] resource, long token, long leaseId, boolean compactedHeldNow) {
         String name = LockKeys.name(prefix, resource);
         ByteSequence expected = ByteSequence.from(name + "/" + Long.toHexString(leaseId), StandardCharsets.UTF_8);
         if (!fits(resource, leaseId)) {
@@ -157,7 +170,7 @@ public final class LockHistory {
                     }
                     return new Verdict(Outcome.NOT_HELD, holder.getKey().toString(StandardCharsets.UTF_8), holder.getLease(),
                             current, 0);
-                }).thenCompose(verdict -> verdict.outcome() == Outcome.COMPACTED
+                }).thenCompose(verdict -> compactedHeldNow && verdict.outcome() == Outcome.COMPACTED
                         ? heldNow(name, expected, leaseId)
                         : CompletableFuture.completedFuture(verdict));
     }

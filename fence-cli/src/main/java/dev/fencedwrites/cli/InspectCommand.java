@@ -163,7 +163,15 @@ public final class InspectCommand implements Callable<Integer> {
     }
 
     static EnforcerView askEnforcer(String baseUrl, String key) throws IOException {
-        URI given = URI.create(baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl);
+        String raw = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+        URI given;
+        try {
+            given = URI.create(raw);
+        } catch (IllegalArgumentException e) {
+            // Not the URL itself: it may carry a password.
+            throw new IllegalStateException("the enforcer's address (ENFORCER_URL, --enforcer) is not a URL: "
+                    + String.valueOf(e.getMessage()).replace(raw, "(the address)"));
+        }
         // http://user:password@host:port, as curl takes it, for an enforcer with http.auth.basic.*.
         String userInfo = given.getRawUserInfo();
         String base = userInfo == null ? given.toString() : given.toString().replace(userInfo + "@", "");
@@ -174,7 +182,8 @@ public final class InspectCommand implements Callable<Integer> {
             HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10));
             if (userInfo != null) {
                 request.header("Authorization", "Basic " + Base64.getEncoder()
-                        .encodeToString(URLDecoder.decode(userInfo, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8)));
+                        .encodeToString(URLDecoder.decode(userInfo.replace("+", "%2B"), StandardCharsets.UTF_8)
+                                .getBytes(StandardCharsets.UTF_8)));
             }
             response = http.send(request.GET().build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {

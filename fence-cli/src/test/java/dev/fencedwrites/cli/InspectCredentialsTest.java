@@ -32,7 +32,7 @@ class InspectCredentialsTest {
         }).setAuthenticator(new BasicAuthenticator("fence-enforcer") {
             @Override
             public boolean checkCredentials(String user, String password) {
-                return user.equals("ops") && password.equals("p@ss:word");
+                return user.equals("ops") && password.equals("p@ss:word+1");
             }
         });
         enforcer.start();
@@ -46,7 +46,7 @@ class InspectCredentialsTest {
 
     @Test
     void credentialsInTheUrlAreSentAsBasicAuthentication() throws Exception {
-        InspectCommand.EnforcerView view = InspectCommand.askEnforcer("http://ops:p%40ss%3Aword@127.0.0.1:" + port, "acct");
+        InspectCommand.EnforcerView view = InspectCommand.askEnforcer("http://ops:p%40ss%3Aword+1@127.0.0.1:" + port, "acct");
 
         assertThat(view.fence().token()).isEqualTo(7);
         assertThat(view.servedBy()).isEqualTo("e:1");
@@ -59,5 +59,7 @@ class InspectCredentialsTest {
                 .hasMessageContaining("http://USER:PASSWORD@host:port");
         assertThatThrownBy(() -> InspectCommand.askEnforcer("http://ops:wrong-pw@127.0.0.1:" + port, "acct"))
                 .hasMessageContaining("asks for credentials").hasMessageNotContaining("wrong-pw");
+        assertThatThrownBy(() -> InspectCommand.askEnforcer("http://ops:s3cret pw@127.0.0.1:" + port, "acct"))
+                .hasMessageContaining("is not a URL").hasMessageNotContaining("s3cret");
     }
 }

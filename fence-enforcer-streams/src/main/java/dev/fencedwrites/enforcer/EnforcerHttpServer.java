@@ -233,7 +233,8 @@ final class EnforcerHttpServer implements AutoCloseable {
     }
 
     private void forward(HttpExchange exchange, HostInfo owner, String key) throws IOException {
-        URI target = URI.create("http://" + owner.host() + ":" + owner.port() + "/fences/"
+        String host = owner.host().contains(":") && !owner.host().startsWith("[") ? "[" + owner.host() + "]" : owner.host();
+        URI target = URI.create("http://" + host + ":" + owner.port() + "/fences/"
                 + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20"));
         try {
             HttpRequest.Builder request = HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(5))

@@ -118,7 +118,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         StreamsProgress progress = new StreamsProgress(registry);
         streams.setGlobalStateRestoreListener(progress);
         CountDownLatch stopped = watch(streams, progress);
-        streams.setUncaughtExceptionHandler(StreamThreadFailures.standard(registry));
+        streams.setUncaughtExceptionHandler(StreamThreadFailures.standard(registry, streams));
         ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(daemon("kafka-metrics-refresh"));
         // Kafka's metrics appear as clients are made and partitions assigned; Micrometer binds new ones at each refresh.
         KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams, List.of(), refresher, STREAMS_METRICS_REFRESH);

@@ -236,6 +236,15 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         return Optional.empty();
     }
 
+    /** Whether {@code host} is the wildcard address (0.0.0.0, ::), which binds every interface but names none. */
+    private static boolean anyLocal(String host) {
+        try {
+            return InetAddress.getByName(host).isAnyLocalAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+
     private static boolean loopback(String host) {
         try {
             return InetAddress.getByName(host).isLoopbackAddress();
@@ -264,7 +273,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         String host = getString(HTTP_ADVERTISED_HOST);
         if (host == null || host.isBlank()) {
             host = getString(HTTP_HOST);
-            if ("0.0.0.0".equals(host)) {
+            if (anyLocal(host)) {
                 try {
                     host = InetAddress.getLocalHost().getHostName();
                 } catch (UnknownHostException e) {

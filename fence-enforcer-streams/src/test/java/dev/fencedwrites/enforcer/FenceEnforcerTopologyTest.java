@@ -368,6 +368,7 @@ class FenceEnforcerTopologyTest extends TopologyFixture {
 
         assertThat(rejectedReasons()).containsExactly("MALFORMED_KEY", "MALFORMED_KEY", "MALFORMED_KEY", "MALFORMED_KEY");
         assertThat(acceptedValues()).containsExactly("text");
+        assertThat(meters.get("fence.enforcer.records.fenced").tag("reason", "MALFORMED_KEY").counter().count()).isEqualTo(4);
     }
 
     @Test

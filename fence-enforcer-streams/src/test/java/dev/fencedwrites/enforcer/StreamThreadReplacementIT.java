@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -52,7 +53,8 @@ class StreamThreadReplacementIT {
         String app = "replace-" + guarantee.replace('_', '-');
         AtomicInteger failuresLeft = new AtomicInteger(1);
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        try (Pipeline pipeline = new Pipeline(app, guarantee, failuresLeft, StreamThreadFailures.standard(meters))) {
+        try (Pipeline pipeline = new Pipeline(app, guarantee, failuresLeft, streams -> StreamThreadFailures.standard(meters,
+                streams))) {
             pipeline.write(List.of(10L, 10L, 12L));
 
             List<ConsumerRecord<byte[], byte[]>> accepted = pipeline.awaitAccepted(3);
@@ -69,9 +71,9 @@ class StreamThreadReplacementIT {
     @Test
     void aFailureThatComesBackAtOnceStopsTheInstanceAfterTheAllowedReplacements() throws Exception {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        StreamThreadFailures policy = new StreamThreadFailures(meters, 2, Duration.ofMinutes(10), System::nanoTime);
         try (Pipeline pipeline = new Pipeline("replace-loop", StreamsConfig.EXACTLY_ONCE_V2, new AtomicInteger(100),
-                policy)) {
+                streams -> new StreamThreadFailures(meters, 2, Duration.ofMinutes(10), 100,
+                        StreamThreadFailures.commitTotal(streams), System::nanoTime))) {
             pipeline.write(List.of(20L));
 
             // The stopping thread ends by throwing: Awaitility would take that for a failure of the wait.
@@ -88,7 +90,8 @@ class StreamThreadReplacementIT {
         final KafkaStreams streams;
         final KafkaProducer<String, byte[]> producer;
 
-        Pipeline(String app, String guarantee, AtomicInteger failuresLeft, StreamThreadFailures policy) throws Exception {
+        Pipeline(String app, String guarantee, AtomicInteger failuresLeft, Function<KafkaStreams, StreamThreadFailures> policy)
+                throws Exception {
             input = app + "-in";
             accepted = app + "-accepted";
             kafka.admin().createTopics(List.of(new NewTopic(input, 1, (short) 1), new NewTopic(accepted, 1, (short) 1),
@@ -116,7 +119,7 @@ class StreamThreadReplacementIT {
             };
             streams = new KafkaStreams(FenceEnforcerTopology.build(config, FenceEnforcerTopology.Limits.unbounded(1),
                     new SimpleMeterRegistry(), verifier), config.streamsProperties());
-            streams.setUncaughtExceptionHandler(policy);
+            streams.setUncaughtExceptionHandler(policy.apply(streams));
             streams.start();
             Properties props = new Properties();
             props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());

@@ -41,6 +41,8 @@ final class StackConnect implements AutoCloseable {
     private final int[] ports;
     private final ConnectWorker.MetricsAgent[] agents;
     private final Service[] services;
+    /** Set by {@link #close}: a worker whose start was under way then is stopped as soon as it is up, never left running. */
+    private boolean closed;
     private Map<String, Map<String, String>> connectors = Map.of();
 
     StackConnect(Path dir, Path log4j2, String bootstrap, ConnectWorker.Plugins plugins, Path agentJar, Path agentRules,
@@ -60,14 +62,23 @@ final class StackConnect implements AutoCloseable {
         }
     }
 
-    /** Starts worker {@code i} and returns once it has joined the Connect cluster ({@code /health} answers 200). */
+    /**
+     * Starts worker {@code i} and returns once it has joined the Connect cluster ({@code /health} answers 200).
+     *
+     * @throws IllegalStateException when the workers were closed while it started (a fault run stopping in the middle of a
+     *                               restart); the new worker is stopped again
+     */
     Service start(int i) throws Exception {
         Service service = DistributedConnectWorker.start(dir.resolve(i == 0 ? "connect" : "connect-" + i), log4j2, bootstrap,
                 plugins, GROUP_ID, ports[check(i)], agents[i], clientSettings, workerSettings);
         synchronized (this) {
-            services[i] = service;
+            if (!closed) {
+                services[i] = service;
+                return service;
+            }
         }
-        return service;
+        service.close();
+        throw new IllegalStateException("Connect worker " + i + " came up after the stack was told to stop; stopped it again");
     }
 
     /**
@@ -218,6 +229,7 @@ final class StackConnect implements AutoCloseable {
     /** Stops every worker still running, all at once (SIGTERM, SIGKILL 20 s later). */
     @Override
     public synchronized void close() {
+        closed = true;
         ChildProcess.stopAll(Arrays.stream(services).filter(Objects::nonNull).map(Service::process).toList(),
                 Duration.ofSeconds(20));
     }

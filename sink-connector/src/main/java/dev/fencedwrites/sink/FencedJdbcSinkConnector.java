@@ -70,7 +70,9 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
     private static String requiredOverrideProblem(Map<String, String> props, String key) {
         String required = REQUIRED_WORKER_OVERRIDES.get(key);
         String value = props.get(key);
-        if (value != null && value.strip().equalsIgnoreCase(required)) {
+        // Connect also takes a plugin's simple class name as its alias, e.g. header.converter=ByteArrayConverter.
+        if (value != null && (value.strip().equalsIgnoreCase(required)
+                || HEADER_CONVERTER.equals(key) && required.endsWith("." + value.strip()))) {
             return null;
         }
         String why = HEADER_CONVERTER.equals(key)

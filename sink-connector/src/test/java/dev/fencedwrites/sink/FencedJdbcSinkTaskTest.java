@@ -287,6 +287,9 @@ class FencedJdbcSinkTaskTest {
                 "header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter",
                 "consumer.override.isolation.level", "read_committed"));
         assertThatCode(() -> connector.start(props)).as("both set").doesNotThrowAnyException();
+        Map<String, String> alias = new HashMap<>(props);
+        alias.put("header.converter", "ByteArrayConverter");
+        assertThatCode(() -> new FencedJdbcSinkConnector().start(alias)).as("Connect's alias").doesNotThrowAnyException();
         if (value == null) {
             props.remove(key);
         } else {

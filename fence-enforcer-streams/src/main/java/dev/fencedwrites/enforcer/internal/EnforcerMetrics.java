@@ -41,7 +41,7 @@ public final class EnforcerMetrics {
                         + "topic to the partition that owns the key's fence (issue 17)")
                 .register(registry);
         for (RejectionReason reason : RejectionReason.values()) {
-            if (reason == RejectionReason.MALFORMED_VALUE || reason == RejectionReason.MALFORMED_KEY) {
+            if (reason == RejectionReason.MALFORMED_VALUE) {
                 continue; // decided by the sink only
             }
             rejected.put(reason,

@@ -250,7 +250,8 @@ public final class EtcdTokenVerifier implements TokenVerifier {
                 reads.increment();
                 long readStart = System.nanoTime();
                 try {
-                    LockHistory.Verdict verdict = history.check(key, token, leaseId).get();
+                    LockHistory.Verdict verdict = history
+                            .check(key, token, leaseId, options.compacted() == CompactedPolicy.ACCEPT).get();
                     readTime.record(System.nanoTime() - readStart, TimeUnit.NANOSECONDS);
                     if (attempts > 1) {
                         LOG.info("etcd answered after {} attempts in {} s: token {} of key {}: {}", attempts,

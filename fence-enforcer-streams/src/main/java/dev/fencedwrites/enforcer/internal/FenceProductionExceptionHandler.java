@@ -37,8 +37,9 @@ import org.slf4j.LoggerFactory;
  *   <li>under {@code exactly_once_v2}: {@code FAIL}; the producer has already moved its
  *       transaction to an abortable error (KafkaProducer#doSend, TransactionManager
  *       #maybeTransitionToErrorState), so nothing of this transaction, a reference record
- *       included, can commit; the stream thread stops loudly and no offset moves past the record
- *       (restart the enforcer so it reads the topics' limits again);</li>
+ *       included, can commit; the stream thread dies loudly and no offset moves past the record
+ *       (replaced, it fails again on the record, and {@code StreamThreadFailures} stops the instance: restart it so it
+ *       reads the topics' limits again);</li>
  *   <li>a reference record of this handler that itself failed: {@code FAIL};</li>
  *   <li>otherwise ({@code at_least_once}): {@code RESUME} with a reference record on the rejected
  *       topic through the handler's dead-letter records (KIP-1034): reason {@code PRODUCE_FAILED},
