@@ -142,6 +142,14 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         return streams.state() == KafkaStreams.State.ERROR ? 1 : 0;
     }
 
+    /** Says first, before anything can wait on Kafka, that tokens go unverified when they do. */
+    private static void warnIfUnverified(FenceEnforcerConfig config) {
+        if (config.tokenVerification().isEmpty()) {
+            LOG.warn("token verification is off ({}=false): any positive fence.token is believed, so one forged or "
+                    + "mistaken token can block a key for good", FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE);
+        }
+    }
+
     /** Kafka Streams' configured clients, each producer knowing the rejected topic from the start (RejectedTopicMetadata). */
     private static RejectedTopicMetadata clients(FenceEnforcerConfig config, Properties streamsProperties) {
         return new RejectedTopicMetadata(FenceEnforcerConfig.quietStreamsConfig(streamsProperties).getKafkaClientSupplier(),
@@ -156,6 +164,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
      */
     private static FenceEnforcerTopology.Limits limits(FenceEnforcerConfig config, Properties streamsProperties)
             throws Exception {
+        warnIfUnverified(config);
         TopicCheck.Topics topics = TopicCheck.prepare(config, Duration.ofSeconds(60));
         if (!streamsProperties.containsKey(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG))
                 && !streamsProperties.containsKey(ProducerConfig.MAX_REQUEST_SIZE_CONFIG)) {
@@ -206,17 +215,13 @@ public final class FenceEnforcerApp implements Callable<Integer> {
     }
 
     /**
-     * The token verifier, or {@code null} with a warning when {@code token.verification.enable=false}.
+     * The token verifier, or {@code null} when {@code token.verification.enable=false} (warned of at start).
      *
      * @throws IllegalArgumentException when the etcd settings cannot make a client
      */
     private static TokenVerifier verifier(FenceEnforcerConfig config, PrometheusMeterRegistry registry) {
         Optional<EtcdSettings> etcd = config.tokenVerification();
         if (etcd.isEmpty()) {
-            LOG.warn(
-                    "token verification is off ({}=false): any positive fence.token is believed, so one forged or "
-                            + "mistaken token can block a key for good",
-                    FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE);
             return null;
         }
         EtcdTokenVerifier verifier = new EtcdTokenVerifier(etcd.get(), config.tokenVerificationOptions(), registry);

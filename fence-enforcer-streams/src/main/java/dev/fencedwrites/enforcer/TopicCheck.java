@@ -19,6 +19,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -134,7 +135,13 @@ final class TopicCheck {
             warnOfSmallOutputs(config, inputMax, acceptedMax, rejectedMax);
             return new Topics(partitions, acceptedMax, rejectedMax, changelogMax, rerouteMax);
         } catch (ExecutionException e) {
-            throw new IllegalStateException("cannot check the enforcer's topics: " + e.getCause(), e.getCause());
+            throw new IllegalStateException("cannot check the enforcer's topics: " + e.getCause()
+                    + (e.getCause() instanceof RetriableException
+                            ? " (is Kafka running at bootstrap.servers=" + String.join(",", config.getList(
+                                    FenceEnforcerConfig.BOOTSTRAP_SERVERS)) + ", and are the streams.* security settings "
+                                    + "right?)"
+                            : ""),
+                    e.getCause());
         } catch (TimeoutException e) {
             throw new IllegalStateException(
                     "Kafka did not answer within " + timeout.toSeconds() + " s while checking the enforcer's topics");
