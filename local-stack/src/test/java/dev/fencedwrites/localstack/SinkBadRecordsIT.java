@@ -230,6 +230,47 @@ class SinkBadRecordsIT {
         assertThat(probe.taskState("rejected-copies-sink")).isEqualTo("RUNNING");
     }
 
+    /**
+     * On a real worker reading the markers topic beside the accepted topic (unordered against each other), a takeover marker
+     * that arrives before the previous holder's last accepted write waits for it instead of being skipped, then raises the
+     * row's fence, so a later write below it is dead-lettered at the database.
+     */
+    @Test
+    void aTakeoverMarkerAheadOfThePreviousHoldersWriteWaitsForItThenRaisesTheRow() throws Exception {
+        String topic = "takeover";
+        String markers = "takeover-markers";
+        String connector = "takeover-sink";
+        probe.createTopics(topic, markers, topic + "-dlq");
+        probe.createSink(connector, topic, topic + "-dlq", Map.of("topics", topic + "," + markers));
+        String waiting = "fence_sink_markers_waiting{connector=\"" + connector + "\",task=\"0\"}";
+        String sql = "SELECT amount_minor, fence_token, fence_seq FROM " + topic;
+        try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
+            send(producer, topic, "acct", summary("acct", 100, 1, "holder"), 8, 3);
+            await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500))
+                    .untilAsserted(() -> assertThat(probe.rows(sql)).containsExactly("100|8|3"));
+
+            probe.send(producer, markers, "acct".getBytes(StandardCharsets.UTF_8), null, FenceHeaders.TOKEN, "9",
+                    FenceHeaders.SEQ, "0", FenceHeaders.OP, "FENCE", FenceHeaders.MARKER_TARGET_TOPIC, topic,
+                    FenceHeaders.MARKER_PREVIOUS, "8.4");
+            await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500))
+                    .untilAsserted(() -> assertThat(scrape(stack.env(), waiting)).isEqualTo(1.0));
+            assertThat(probe.rows(sql)).as("the marker must not overtake (8, 4)").containsExactly("100|8|3");
+
+            send(producer, topic, "acct", summary("acct", 200, 1, "holder"), 8, 4);
+            await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500))
+                    .untilAsserted(() -> assertThat(probe.rows(sql)).containsExactly("200|9|0"));
+            send(producer, topic, "acct", summary("acct", 300, 1, "holder"), 8, 5);
+        }
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500))
+                .untilAsserted(() -> assertThat(probe.deadLetters(topic + "-dlq")).singleElement().satisfies(letter -> {
+                    assertThat(letter.reason()).isEqualTo("STALE_TOKEN");
+                    assertThat(letter.stage()).isEqualTo(FenceHeaders.STAGE_SINK);
+                }));
+        assertThat(probe.rows(sql)).containsExactly("200|9|0");
+        assertThat(scrape(stack.env(), waiting)).isZero();
+        assertThat(probe.taskState(connector)).isEqualTo("RUNNING");
+    }
+
     /** The six kinds of row PostgreSQL refuses, keys prefixed with {@code prefix}. */
     private static void sendBadRows(KafkaProducer<byte[], byte[]> producer, String topic, String prefix) throws Exception {
         String tooLong = prefix + new Random(prefix.hashCode()).ints(9_000, 33, 127)

@@ -36,6 +36,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
     public static final String MAX_RETRIES = "max.retries";
     public static final String RETRY_BACKOFF_MS = "retry.backoff.ms";
+    public static final String MARKER_PENDING_MAX = "fence.marker.pending.max";
 
     private static final String GROUP_CONNECTION = "Connection";
     private static final String GROUP_WRITES = "Writes";
@@ -77,6 +78,13 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
                     "Guard the upsert with the fencing decision rule. false writes every record unconditionally: only for "
                             + "demonstrating what the fence prevents.",
                     GROUP_WRITES, 4, Width.SHORT, "Fence guard")
+            .define(MARKER_PENDING_MAX, Type.INT, 10_000, ConfigDef.Range.atLeast(1), Importance.LOW,
+                    "How many takeover FENCE markers may wait for their row. A marker waits while its row is below the "
+                            + "fence it superseded (fence.marker.previous: the previous holder's accepted writes are still on "
+                            + "their way), is tried again with every batch, and holds back its partition's committed offset. "
+                            + "Past this many, the oldest is given up with a WARN (markers-given-up-total): its row's fence "
+                            + "then rises with its holder's next write.",
+                    GROUP_WRITES, 5, Width.SHORT, "Waiting markers")
             .define(MAX_RETRIES, Type.INT, 10, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
                     "How often a batch that failed with a transient error (connection lost, deadlock or serialization failure, "
                             + "lock or statement timeout, database shutdown, schema registry unreachable) is retried before "
@@ -95,6 +103,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     private final boolean autoEvolve;
     private final boolean guardEnabled;
     private final int maxRetries;
+    private final int markerPendingMax;
     private final Duration retryBackoff;
     private final Set<String> topics;
     private final Pattern topicsRegex;
@@ -120,6 +129,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         autoEvolve = getBoolean(AUTO_EVOLVE);
         guardEnabled = getBoolean(FENCE_GUARD_ENABLED);
         maxRetries = getInt(MAX_RETRIES);
+        markerPendingMax = getInt(MARKER_PENDING_MAX);
         retryBackoff = Duration.ofMillis(getLong(RETRY_BACKOFF_MS));
         Object listed = originals().get(SinkTask.TOPICS_CONFIG);
         topics = listed == null
@@ -188,6 +198,11 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     /** {@value #MAX_RETRIES}: retries of a batch that failed with a transient error before the task fails. */
     public int maxRetries() {
         return maxRetries;
+    }
+
+    /** {@value #MARKER_PENDING_MAX}: how many takeover markers may wait for their row. */
+    public int markerPendingMax() {
+        return markerPendingMax;
     }
 
     /** {@value #RETRY_BACKOFF_MS}: the wait before a retry. */

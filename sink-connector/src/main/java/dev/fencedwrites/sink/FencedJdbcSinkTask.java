@@ -5,6 +5,7 @@ import dev.fencedwrites.avro.connect.AvroConverter;
 import dev.fencedwrites.contract.ModuleVersion;
 import dev.fencedwrites.sink.internal.ColumnMapping;
 import dev.fencedwrites.sink.internal.HandledOffsets;
+import dev.fencedwrites.sink.internal.PendingMarkers;
 import dev.fencedwrites.sink.internal.RecordDecoder;
 import dev.fencedwrites.sink.internal.SchemaMismatchException;
 import dev.fencedwrites.sink.internal.SinkMetrics;
@@ -16,7 +17,9 @@ import dev.fencedwrites.sink.internal.TaskContexts;
 import dev.fencedwrites.sink.internal.TransientFailure;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import javax.sql.DataSource;
@@ -48,10 +51,12 @@ public final class FencedJdbcSinkTask extends SinkTask {
 
     private final Function<FencedJdbcSinkConfig, DataSource> dataSources;
     private final HandledOffsets handled = new HandledOffsets();
+    private PendingMarkers pending = new PendingMarkers(1);
     private FencedJdbcSinkConfig config;
     private DataSource dataSource;
     private SinkWriter writer;
-    private SinkOutcomes outcomes = new SinkOutcomes(null, new SinkMetrics(null));
+    private SinkMetrics metrics = new SinkMetrics(null);
+    private SinkOutcomes outcomes = new SinkOutcomes(null, metrics);
     private int failedAttempts;
 
     /** The task Connect creates: connections from a HikariCP pool ({@link HikariPools#open}). */
@@ -76,6 +81,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
     public void start(Map<String, String> props) {
         config = new FencedJdbcSinkConfig(props);
         handled.clear();
+        pending = new PendingMarkers(config.markerPendingMax());
         dataSource = dataSources.apply(config);
         if (!config.guardEnabled()) {
             LOG.warn("fence.guard.enabled=false: every record overwrites its row unconditionally; stale writes WILL win");
@@ -86,7 +92,9 @@ public final class FencedJdbcSinkTask extends SinkTask {
         }
         AvroConverter values = new AvroConverter(AvroSerdeConfig.clientFrom(config.registryClientSettings()), false);
         ErrantRecordReporter reporter = TaskContexts.errantRecordReporter(context);
-        outcomes = new SinkOutcomes(reporter, new SinkMetrics(TaskContexts.pluginMetrics(context)));
+        PendingMarkers waiting = pending;
+        metrics = new SinkMetrics(TaskContexts.pluginMetrics(context), waiting::size);
+        outcomes = new SinkOutcomes(reporter, metrics);
         writer = new SinkWriter(dataSource, new RecordDecoder(values, config.guardEnabled(), config::readsTopic), tables,
                 reporter != null);
         LOG.info("writing to table {} with the fence guard {}", config.tableFormat(), config.guardEnabled() ? "on" : "OFF");
@@ -104,24 +112,47 @@ public final class FencedJdbcSinkTask extends SinkTask {
         }
     }
 
+    /**
+     * Writes {@code records} and the takeover markers still waiting for their row, in one transaction;
+     * an empty {@code put} tries the waiting markers again.
+     */
     @Override
     public void put(Collection<SinkRecord> records) {
-        if (records.isEmpty()) {
+        List<SinkRecord> batch = pending.notWaiting(records);
+        List<SinkRecord> waiting = pending.records();
+        if (batch.isEmpty() && waiting.isEmpty()) {
             return;
         }
+        // Data first, then the markers, oldest first: the batch's writes may bring a marker's row up to the fence it
+        // superseded. The markers topic is not ordered against the accepted topic, so this order is as good as any.
+        List<SinkRecord> all = new ArrayList<>(batch.size() + waiting.size());
+        batch.stream().filter(record -> !RecordDecoder.isTakeoverMarker(record)).forEach(all::add);
+        all.addAll(waiting);
+        batch.stream().filter(RecordDecoder::isTakeoverMarker).forEach(all::add);
         SinkWriter.Result result;
         try {
-            result = writer.write(records);
+            result = writer.write(all);
         } catch (SchemaMismatchException e) {
             throw new ConnectException(e.getMessage(), e);
         } catch (SQLException | TransientFailure e) {
-            throw retryOrFail(e, records.size());
+            throw retryOrFail(e, all.size());
         }
         failedAttempts = 0;
         outcomes.committed(result);
         handled.handled(records);
-        LOG.debug("batch of {}: {} written, {} row fences raised by markers, {} fenced", records.size(), result.written(),
-                result.fencesRaised(), result.rejections().size());
+        giveUp(pending.replace(result.waiting()));
+        LOG.debug("batch of {}: {} written, {} row fences raised by markers, {} fenced, {} markers waiting", records.size(),
+                result.written(), result.fencesRaised(), result.rejections().size(), pending.size());
+    }
+
+    private void giveUp(List<SinkRecord> markers) {
+        for (SinkRecord marker : markers) {
+            LOG.warn("giving up the FENCE marker for key {} at {}-{}@{}: more than {}={} markers wait for their row; the row's"
+                    + " fence rises with its holder's next write instead", RecordDecoder.printable(marker.key()),
+                    marker.originalTopic(), marker.originalKafkaPartition(), marker.originalKafkaOffset(),
+                    FencedJdbcSinkConfig.MARKER_PENDING_MAX, config.markerPendingMax());
+        }
+        metrics.markersGivenUp(markers.size());
     }
 
     /** A {@link RetriableException} after {@code context.timeout(retry.backoff.ms)}, or the task's end. */
@@ -143,11 +174,12 @@ public final class FencedJdbcSinkTask extends SinkTask {
     /**
      * Offsets to commit: only past records this task has written or reported (every record of a
      * {@code put} that returned); Connect's own view may include records handed to a {@code put}
-     * that failed and will be redelivered.
+     * that failed and will be redelivered. A partition's offset stops at its oldest takeover marker
+     * still waiting for its row, so a restart delivers that marker again.
      */
     @Override
     public Map<TopicPartition, OffsetAndMetadata> preCommit(Map<TopicPartition, OffsetAndMetadata> currentOffsets) {
-        return handled.committable(currentOffsets);
+        return handled.committable(currentOffsets, pending.holdBack());
     }
 
     /** Records written and fenced so far by reason, for logs and tests. */
@@ -163,6 +195,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
     @Override
     public void close(Collection<TopicPartition> partitions) {
         handled.forget(partitions);
+        pending.forget(partitions);
     }
 
     @Override

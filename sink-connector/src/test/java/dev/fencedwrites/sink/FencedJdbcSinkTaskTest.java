@@ -536,21 +536,92 @@ class FencedJdbcSinkTaskTest {
 
     /**
      * The takeover marker can reach the sink before the previous holder's last accepted write (the
-     * markers topic is not ordered with the accepted topic): it waits for nothing and overtakes
-     * nothing, so that write still lands, and nothing is dead-lettered.
+     * markers topic is not ordered with the accepted topic): it overtakes nothing, so that write
+     * still lands; it waits, holding back its partition's committed offset, and is applied once the
+     * row reaches the fence it superseded, so a write below it is then refused at the database.
      */
     @Test
-    void markerAheadOfThePreviousHoldersLastAcceptedWriteDoesNotOvertakeIt() throws SQLException {
+    void markerAheadOfThePreviousHoldersLastAcceptedWriteWaitsForItThenRaisesTheRow() throws SQLException {
         startTask(registry.url());
+        TopicPartition markers = new TopicPartition(FenceTopics.MARKERS, 0);
+        Map<TopicPartition, OffsetAndMetadata> consumed = Map.of(markers, new OffsetAndMetadata(21));
         task.put(List.of(write(KEY, 700, 8, 3, 10)));
-        SinkRecord marker = marker(KEY, 9, FenceTopics.MARKERS, TOPIC, 20);
-        marker.headers().addBytes(FenceHeaders.MARKER_PREVIOUS, FenceHeaders.encode("8.4"));
 
-        task.put(List.of(marker));
+        task.put(List.of(takeover(KEY, 9, "8.4", 20)));
+        task.put(List.of());
+
+        assertThat(row(KEY)).contains(new Row(KEY, 700L, false, 8, 3L));
+        assertThat(task.preCommit(consumed)).as("the waiting marker's offset is not committed")
+                .containsExactly(Map.entry(markers, new OffsetAndMetadata(20)));
+        assertThat(context.metric("markers-waiting", Map.of())).isEqualTo(1.0);
+
+        task.put(List.of(write(KEY, 800, 8, 4, 11)));
+        task.put(List.of(write(KEY, 900, 8, 5, 12)));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 800L, false, 9, 0L));
+        assertThat(reported()).containsExactly("STALE_TOKEN@12 highest=9.0");
+        assertThat(task.preCommit(consumed)).containsExactly(Map.entry(markers, new OffsetAndMetadata(21)));
+        assertThat(context.metric("markers-waiting", Map.of())).isZero();
+        assertThat(task.counts()).containsEntry("fences_raised", 1L);
+    }
+
+    /** A row at (T, no seq) is below (T, s): the marker that superseded (T, s) waits for that write. */
+    @Test
+    void aRowWithoutASeqIsBelowThePreviousFenceOfTheSameToken() throws SQLException {
+        startTask(registry.url());
+        ConnectHeaders noSeq = new ConnectHeaders();
+        noSeq.addBytes(FenceHeaders.TOKEN, FenceHeaders.encode(8));
+        task.put(List.of(record(KEY, value(KEY, 700), 10, noSeq)));
+
+        task.put(List.of(takeover(KEY, 9, "8.4", 20)));
         task.put(List.of(write(KEY, 800, 8, 4, 11)));
 
-        assertThat(row(KEY)).contains(new Row(KEY, 800L, false, 8, 4L));
+        assertThat(row(KEY)).contains(new Row(KEY, 800L, false, 9, 0L));
+        assertThat(context.reports()).as("the previous holder's (8, 4) is written, not refused at the sink").isEmpty();
+    }
+
+    /**
+     * A marker still waiting when the task stops is delivered again (its offset was held back) and
+     * applied when its row catches up, also when the catching-up write comes in the same batch.
+     */
+    @Test
+    void aWaitingMarkerDeliveredAgainAfterARestartIsAppliedWhenItsRowCatchesUp() throws SQLException {
+        startTask(registry.url());
+        task.put(List.of(write(KEY, 700, 8, 3, 10)));
+        task.put(List.of(takeover(KEY, 9, "8.4", 20)));
+        task.stop();
+
+        startTask(registry.url());
+        task.put(List.of(takeover(KEY, 9, "8.4", 20), write(KEY, 800, 8, 4, 11)));
+
+        assertThat(row(KEY)).contains(new Row(KEY, 800L, false, 9, 0L));
         assertThat(context.reports()).isEmpty();
+    }
+
+    /** Past fence.marker.pending.max, the oldest waiting marker is given up, counted, and holds back nothing. */
+    @Test
+    void markersPastThePendingMaxAreGivenUpOldestFirst() throws SQLException {
+        startTask(registry.url(), Map.of(FencedJdbcSinkConfig.MARKER_PENDING_MAX, "1"));
+        TopicPartition markers = new TopicPartition(FenceTopics.MARKERS, 0);
+        task.put(List.of(write(KEY, 700, 8, 3, 10), write("customer-43", 700, 8, 3, 11)));
+
+        task.put(List.of(takeover(KEY, 9, "8.4", 20)));
+        task.put(List.of(takeover("customer-43", 9, "8.4", 21)));
+
+        assertThat(context.metric("markers-given-up-total", Map.of())).isEqualTo(1.0);
+        assertThat(context.metric("markers-waiting", Map.of())).isEqualTo(1.0);
+        assertThat(task.preCommit(Map.of(markers, new OffsetAndMetadata(22))))
+                .containsExactly(Map.entry(markers, new OffsetAndMetadata(21)));
+        task.put(List.of(write(KEY, 800, 8, 4, 12), write("customer-43", 800, 8, 4, 13)));
+        assertThat(row(KEY)).as("given up").contains(new Row(KEY, 800L, false, 8, 4L));
+        assertThat(row("customer-43")).as("still waiting, then applied").contains(new Row("customer-43", 800L, false, 9, 0L));
+    }
+
+    /** A takeover marker from the enforcer: fence {@code token.0}, superseding {@code previous}. */
+    private static SinkRecord takeover(String key, long token, String previous, long offset) {
+        SinkRecord marker = marker(key, token, FenceTopics.MARKERS, TOPIC, offset);
+        marker.headers().addBytes(FenceHeaders.MARKER_PREVIOUS, FenceHeaders.encode(previous));
+        return marker;
     }
 
     /**

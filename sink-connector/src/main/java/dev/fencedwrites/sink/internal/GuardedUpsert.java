@@ -32,9 +32,12 @@ public final class GuardedUpsert {
     private static final String MARKER_GUARD = GUARD.replace("EXCLUDED.fence_token", "m.token").replace("EXCLUDED.fence_seq",
             "m.seq");
 
-    /** The row holds at least the marker's previous fence: every write accepted before the marker is in. */
+    /**
+     * The row holds at least the marker's previous fence: every write accepted before the marker is in. A row at
+     * {@code (T, no seq)} is below {@code (T, s)}: the guard lets {@code (T, s)} in after it.
+     */
     private static final String AT_LEAST_PREVIOUS = "(t.fence_token > m.previous_token OR (t.fence_token = m.previous_token"
-            + " AND (m.previous_seq IS NULL OR t.fence_seq IS NULL OR t.fence_seq >= m.previous_seq)))";
+            + " AND (m.previous_seq IS NULL OR t.fence_seq >= m.previous_seq)))";
 
     /**
      * What a statement writes: data columns, NULLs for a delete, only the fence for a marker (an

@@ -24,13 +24,18 @@ public final class HandledOffsets {
         }
     }
 
-    /** The offsets to commit among {@code currentOffsets}' partitions: only those with handled records. */
-    public Map<TopicPartition, OffsetAndMetadata> committable(Map<TopicPartition, OffsetAndMetadata> currentOffsets) {
+    /**
+     * The offsets to commit among {@code currentOffsets}' partitions: only those with handled records,
+     * each at most its {@code holdBack} offset (a record handled but not finished, read again after a restart).
+     */
+    public Map<TopicPartition, OffsetAndMetadata> committable(Map<TopicPartition, OffsetAndMetadata> currentOffsets,
+            Map<TopicPartition, Long> holdBack) {
         Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
         for (TopicPartition partition : currentOffsets.keySet()) {
             OffsetAndMetadata done = handled.get(partition);
+            Long held = holdBack.get(partition);
             if (done != null) {
-                commit.put(partition, done);
+                commit.put(partition, held != null && held < done.offset() ? new OffsetAndMetadata(held) : done);
             }
         }
         return commit;

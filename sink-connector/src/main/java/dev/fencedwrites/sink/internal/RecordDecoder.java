@@ -159,6 +159,19 @@ public final class RecordDecoder {
         return record.topic();
     }
 
+    /**
+     * Whether {@code record} is a {@code FENCE} marker that names the fence it superseded
+     * ({@code fence.marker.previous}): the only kind of record that may wait for its row. A record whose
+     * headers cannot be read is not (the decoder then says why).
+     */
+    public static boolean isTakeoverMarker(SinkRecord record) {
+        try {
+            return record.headers().lastWithName(FenceHeaders.MARKER_PREVIOUS) != null && isMarker(record);
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
     private static boolean isMarker(SinkRecord record) {
         FenceStamp.Parsed parsed = FenceStamp.parse(ConnectHeaderLookup.of(record.headers()));
         return parsed.valid() && parsed.stamp().op() == FenceOp.FENCE;

@@ -5,8 +5,11 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.IntSupplier;
+import org.apache.kafka.common.metrics.Gauge;
 import org.apache.kafka.common.metrics.PluginMetrics;
 import org.apache.kafka.common.metrics.Sensor;
+import org.apache.kafka.common.metrics.stats.CumulativeCount;
 import org.apache.kafka.common.metrics.stats.Meter;
 
 /**
@@ -21,6 +24,11 @@ import org.apache.kafka.common.metrics.stats.Meter;
  *   <li>{@code fences-raised-total}, {@code fences-raised-rate} (per second): rows whose fence a
  *       winning {@code FENCE} marker raised (the fence at the resource on takeover, issue 13);
  *       Prometheus {@code fence_sink_fences_raised_total{connector,task}}.</li>
+ *   <li>{@code markers-waiting}: takeover markers waiting for their row ({@link PendingMarkers});
+ *       Prometheus {@code fence_sink_markers_waiting{connector,task}}.</li>
+ *   <li>{@code markers-given-up-total}: waiting markers given up because more than
+ *       {@code fence.marker.pending.max} waited; Prometheus
+ *       {@code fence_sink_markers_given_up_total{connector,task}}.</li>
  *   <li>{@code records-fenced-total}, {@code records-fenced-rate} tagged {@code reason}: records
  *       this task refused and sent to the dead-letter topic, one series per
  *       {@link RejectionReason}; Prometheus
@@ -33,6 +41,7 @@ import org.apache.kafka.common.metrics.stats.Meter;
 public final class SinkMetrics {
     private final Sensor written;
     private final Sensor raised;
+    private final Sensor givenUp;
     private final Map<RejectionReason, Sensor> fenced = new EnumMap<>(RejectionReason.class);
 
     /**
@@ -41,9 +50,18 @@ public final class SinkMetrics {
      *                the caller
      */
     public SinkMetrics(PluginMetrics metrics) {
+        this(metrics, () -> 0);
+    }
+
+    /**
+     * @param metrics as above
+     * @param waiting how many takeover markers wait for their row, read when the gauge is
+     */
+    public SinkMetrics(PluginMetrics metrics, IntSupplier waiting) {
         if (metrics == null) {
             written = null;
             raised = null;
+            givenUp = null;
             return;
         }
         // Sensor names are shared by every plugin in the worker's metrics registry: one task's must
@@ -58,6 +76,12 @@ public final class SinkMetrics {
                 metrics.metricName("fences-raised-rate", "Row fences raised per second by winning FENCE markers",
                         new LinkedHashMap<>()),
                 metrics.metricName("fences-raised-total", "Row fences raised by winning FENCE markers", new LinkedHashMap<>())));
+        metrics.addMetric(metrics.metricName("markers-waiting", "Takeover FENCE markers waiting for their row",
+                new LinkedHashMap<>()), (Gauge<Integer>) (config, now) -> waiting.getAsInt());
+        givenUp = metrics.addSensor(prefix + "markers-given-up");
+        givenUp.add(metrics.metricName("markers-given-up-total",
+                "Waiting FENCE markers given up because more than fence.marker.pending.max waited", new LinkedHashMap<>()),
+                new CumulativeCount());
         for (RejectionReason reason : RejectionReason.values()) {
             if (reason.enforcerOnly()) {
                 continue; // the sink never refuses a record for it: no series that can only read zero
@@ -85,6 +109,13 @@ public final class SinkMetrics {
     public void fencesRaised(int rows) {
         if (raised != null && rows > 0) {
             raised.record(rows);
+        }
+    }
+
+    /** Counts {@code markers} waiting markers given up. */
+    public void markersGivenUp(int markers) {
+        if (givenUp != null && markers > 0) {
+            givenUp.record(markers);
         }
     }
 

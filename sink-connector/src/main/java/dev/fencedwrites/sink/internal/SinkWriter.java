@@ -1,6 +1,7 @@
 package dev.fencedwrites.sink.internal;
 
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.RejectionReason;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -20,8 +21,9 @@ import org.apache.kafka.connect.sink.SinkRecord;
  * Writes the records of one {@code put} in one database transaction: each record is decoded
  * ({@link RecordDecoder}), rows go to their table's guarded upsert ({@link RecordTable#writeAll}),
  * and every record that is not written becomes a {@link Rejection}, except markers the row's fence
- * already covers. Commits only when the whole batch is decided; on any error rolls back and forgets
- * what it read of the tables. The role of kafka-connect-jdbc's {@code JdbcDbWriter}.
+ * already covers and markers that wait for their row ({@link PendingMarkers}). Commits only when
+ * the whole batch is decided; on any error rolls back and forgets what it read of the tables. The
+ * role of kafka-connect-jdbc's {@code JdbcDbWriter}.
  */
 public final class SinkWriter {
     private final DataSource dataSource;
@@ -35,8 +37,10 @@ public final class SinkWriter {
      * @param written      rows the guarded upsert wrote (data writes and deletes)
      * @param fencesRaised row fences raised by winning {@code FENCE} markers
      * @param rejections   the records refused, in input order
+     * @param waiting      the takeover markers that would raise their row's fence but whose row is still below the fence
+     *                     they superseded ({@code fence.marker.previous}), in input order
      */
-    public record Result(int written, int fencesRaised, List<Rejection> rejections) {
+    public record Result(int written, int fencesRaised, List<Rejection> rejections, List<SinkRecord> waiting) {
     }
 
     /**
@@ -96,6 +100,7 @@ public final class SinkWriter {
         // Pass 2: the guarded upsert for all rows, a few round trips per table and batch.
         int written = 0;
         int raised = 0;
+        List<SinkRecord> waiting = new ArrayList<>();
         for (Map.Entry<RecordTable, List<Integer>> entry : byTable.entrySet()) {
             List<Integer> indexes = entry.getValue();
             List<Outcome> outcomes = entry.getKey().writeAll(connection, indexes.stream().map(i -> rows[i]).toList());
@@ -106,6 +111,9 @@ public final class SinkWriter {
                 if (outcome.decision().accepted()) {
                     raised += marker ? 1 : 0;
                     written += marker ? 0 : 1;
+                } else if (marker && outcome.decision().reason() != RejectionReason.MALFORMED_VALUE
+                        && FenceRule.decide(outcome.highest(), rows[i].fence()).accepted()) {
+                    waiting.add(records.get(i)); // the marker would win, but its row has not reached fence.marker.previous
                 } else if (!marker || outcome.decision().reason() == RejectionReason.MALFORMED_VALUE) {
                     // A marker the row's fence already covers is no rejection: the holder's own write got there first (the
                     // markers topic and the accepted topic are not ordered against each other), or a later holder's.
@@ -117,7 +125,7 @@ public final class SinkWriter {
         if (!deadLetterQueue) {
             requireWritable(rejections);
         }
-        return new Result(written, raised, rejections);
+        return new Result(written, raised, rejections, waiting);
     }
 
     /** A fenced write needs no dead-letter queue to be refused, but a record that can never be written does. */
