@@ -84,10 +84,13 @@ public final class FenceEnforcerTopology {
      *                         record would be larger is rejected {@code KEY_TOO_LARGE} and never stored)
      * @param rerouteMaxBytes  the largest record of the repartition topic that re-routed records take (a misrouted
      *                         record that would not fit, with its origin header, is rejected {@code TOO_LARGE})
+     * @param rerouteOwnerChecked whether a record read from the repartition topic is rejected {@code WRONG_PARTITION} on a
+     *                         partition that does not own its key (one written there straight, not by the enforcer);
+     *                         {@code false} only under {@code TopologyTestDriver}, which reads every partition as 0
      * @throws IllegalArgumentException when {@code rejectedMaxBytes} cannot hold a reference record
      */
     public record Limits(int inputPartitions, int acceptedMaxBytes, int rejectedMaxBytes, int storeMaxBytes,
-            int rerouteMaxBytes) {
+            int rerouteMaxBytes, boolean rerouteOwnerChecked) {
         /** The smallest rejected-topic limit that still takes a reference record (its headers are under 1 KiB). */
         public static final int MIN_REJECTED_MAX_BYTES = 2048;
         /**
@@ -111,6 +114,20 @@ public final class FenceEnforcerTopology {
          */
         public Limits(int inputPartitions, int acceptedMaxBytes, int rejectedMaxBytes, int storeMaxBytes) {
             this(inputPartitions, acceptedMaxBytes, rejectedMaxBytes, storeMaxBytes, storeMaxBytes);
+        }
+
+        /** Limits whose re-routed records are decided only by the partition that owns their key. */
+        public Limits(int inputPartitions, int acceptedMaxBytes, int rejectedMaxBytes, int storeMaxBytes,
+                int rerouteMaxBytes) {
+            this(inputPartitions, acceptedMaxBytes, rejectedMaxBytes, storeMaxBytes, rerouteMaxBytes, true);
+        }
+
+        /**
+         * These limits without the owner check of re-routed records: for {@code TopologyTestDriver}, which runs one task
+         * and reads the repartition topic as partition 0 whatever partition the partitioner chose.
+         */
+        public Limits withRerouteOwnerUnchecked() {
+            return new Limits(inputPartitions, acceptedMaxBytes, rejectedMaxBytes, storeMaxBytes, rerouteMaxBytes, false);
         }
 
         /** No size limits: for tests and topologies whose topics take any record. */

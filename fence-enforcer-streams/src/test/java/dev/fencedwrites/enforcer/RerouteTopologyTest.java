@@ -33,7 +33,8 @@ class RerouteTopologyTest extends TopologyFixture {
     }
 
     private Topology topology(FenceEnforcerTopology.Limits limits) {
-        return FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS, limits, meters, null,
+        // The driver reads the repartition topic as partition 0, whatever partition owns the key.
+        return FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS, limits.withRerouteOwnerUnchecked(), meters, null,
                 PartitionMismatch.REROUTE);
     }
 

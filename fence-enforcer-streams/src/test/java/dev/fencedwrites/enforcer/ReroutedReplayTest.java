@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Replays of re-routed records under at_least_once (issues 13 and 17), around the real
- * {@link FenceProcessor} of the task that owns the key (input partition 0), fed from the repartition
+ * {@link FenceProcessor} of the task that owns the key, fed from the repartition
  * topic. A crash restarts the processor over the store as it was (its cache had reached the
  * changelog), and the sending task, which had not committed, sends its records again at new
  * repartition offsets: each copy is recognised by its input partition and offset.
@@ -104,6 +104,23 @@ class ReroutedReplayTest {
         assertThat(fromPartitionTwo).containsExactly("rejected OUT_OF_ORDER");
     }
 
+    /**
+     * A copy placed straight onto a repartition partition that does not own the key, claiming a remembered input offset, is
+     * rejected there; the owner still takes the real copy for the replay it is.
+     */
+    @Test
+    void aCopyOnAPartitionThatDoesNotOwnTheKeyIsRejectedAndSteersNoReplay() {
+        outcomes(rerouted(5, 0, 7, 1), rerouted(6, 0, 7, 2));
+        int elsewhere = (PartitionRoute.owner(utf8(KEY), 3) + 1) % 3;
+
+        List<String> straight = outcomesOn(elsewhere, rerouted(5, 99, 7, 1));
+        restart();
+        List<String> replayed = outcomes(rerouted(5, 0, 7, 1));
+
+        assertThat(straight).containsExactly("rejected WRONG_PARTITION");
+        assertThat(replayed).as("a replay of its first outcome").containsExactly("accepted 7.1");
+    }
+
     private Record<byte[], byte[]> rerouted(long inputOffset, long senderCommitted, long token, long seq) {
         return record(1, inputOffset, senderCommitted, token, seq);
     }
@@ -117,11 +134,17 @@ class ReroutedReplayTest {
         return new Record<>(utf8(KEY), utf8("v"), 1_000L, headers);
     }
 
+    /** The outcomes of {@code records} read from the repartition topic's partition that owns the key, as the enforcer sends. */
     @SafeVarargs
     private List<String> outcomes(Record<byte[], byte[]>... records) {
+        return outcomesOn(PartitionRoute.owner(utf8(KEY), 3), records);
+    }
+
+    @SafeVarargs
+    private List<String> outcomesOn(int partition, Record<byte[], byte[]>... records) {
         List<String> outcomes = new ArrayList<>();
         for (Record<byte[], byte[]> record : records) {
-            context.setRecordMetadata(REPARTITION, 0, repartitionOffset++);
+            context.setRecordMetadata(REPARTITION, partition, repartitionOffset++);
             processor.process(record);
             for (MockProcessorContext.CapturedForward<? extends byte[], ? extends byte[]> forward : context.forwarded()) {
                 boolean accepted = forward.childName().orElseThrow().equals("accepted");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.enforcer.internal.PartitionRoute;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
@@ -152,6 +153,33 @@ class EnforcerRerouteIT {
         assertThat(readCommitted("rr-ok", key, 2)).extracting(r -> header(r, FenceHeaders.TOKEN)).containsExactly("10", "12");
         assertThat(readCommitted("rr-dlq", key, 1)).extracting(r -> header(r, FenceHeaders.REJECTED_REASON))
                 .containsExactly("STALE_TOKEN");
+    }
+
+    /**
+     * A stale write placed straight onto a partition of the repartition topic that does not own its key (where that
+     * partition's store has no fence for it), with a forged origin header, is rejected WRONG_PARTITION: only the owner
+     * decides a key. The key's fence and its next write are unaffected.
+     */
+    @Test
+    void rejectsAWriteWrittenStraightToANonOwningPartitionOfTheRepartitionTopic() throws Exception {
+        String key = keys("straight-", 1).get(0);
+        int owner = murmur2Partition(utf8(key), PARTITIONS);
+        int elsewhere = (owner + 1) % PARTITIONS;
+        try (KafkaProducer<byte[], byte[]> writer = producer(null)) {
+            writer.send(write("rr-in", key, 10, 1)).get();
+            awaitCount("rr-ok", key, 1);
+            ProducerRecord<byte[], byte[]> stale = write("rr-in", key, 5, 1);
+            stale.headers().add(PartitionRoute.ORIGIN_HEADER, utf8(elsewhere + ":0:0"));
+            writer.send(new ProducerRecord<>(FenceEnforcerTopology.rerouteTopic("rr-enforcer"), elsewhere, stale.key(),
+                    stale.value(), stale.headers())).get();
+            writer.send(write("rr-in", key, 10, 2)).get();
+        }
+
+        ConsumerRecord<byte[], byte[]> rejected = readCommitted("rr-dlq", key, 1).get(0);
+        assertThat(header(rejected, FenceHeaders.REJECTED_REASON)).isEqualTo("WRONG_PARTITION");
+        assertThat(header(rejected, FenceHeaders.TOKEN)).isEqualTo("5");
+        assertThat(readCommitted("rr-ok", key, 2)).extracting(r -> header(r, FenceHeaders.TOKEN) + "." + header(r,
+                FenceHeaders.SEQ)).containsExactly("10.1", "10.2");
     }
 
     /**

@@ -203,15 +203,17 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         // others (issue 17), so that a copy the sender wrote twice is recognised by its input offset.
         int from = rerouted ? origin.get().partition() : StoredFence.OWN;
         long offset = origin.filter(o -> o.committed() >= 0).map(Origin::offset).orElse(-1L);
-        if (offset >= 0 && rerouted) {
-            replay.rerouted(from, origin.get().committed());
-        } else if (offset >= 0) {
+        if (offset >= 0 && !rerouted) {
             replay.position(origin.get().partition(), offset);
         }
         replay.replaying(false);
         byte[] key = record.key();
         if (rejectedBeforeTheStore(record, key, rerouted)) {
             return;
+        }
+        if (offset >= 0 && rerouted) {
+            // After the owner check: a record written straight to another partition of the repartition topic steers nothing.
+            replay.rerouted(from, origin.get().committed());
         }
         Bytes storeKey = Bytes.wrap(key);
         StoredFence state = fences.get(storeKey);
@@ -237,6 +239,14 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         int inputPartitions = limits.inputPartitions();
         int expected = PartitionRoute.owner(key, inputPartitions);
         int actual = context.recordMetadata().map(RecordMetadata::partition).orElse(expected);
+        if (rerouted && actual != expected && limits.rerouteOwnerChecked()) {
+            // Written straight to the repartition topic (the enforcer's partitioner sends each record to its key's
+            // owner): this task has no fence for the key, so deciding here could accept a stale write.
+            outputs.reject(record, RejectionReason.WRONG_PARTITION, null, "record read from partition " + actual
+                    + " of the repartition topic, but its key's fence lives with partition " + expected + " of "
+                    + inputPartitions + " (murmur2): only the enforcer writes the repartition topic");
+            return true;
+        }
         if (!rerouted && actual != expected) {
             // The fence of this key lives with partition `expected`; deciding here would compare
             // against the wrong (or no) stored fence and could accept a stale write.
