@@ -5,6 +5,7 @@ import dev.fencedwrites.enforcer.internal.CommittedFences;
 import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
 import dev.fencedwrites.enforcer.internal.FenceProcessor;
 import dev.fencedwrites.enforcer.internal.FenceSerde;
+import dev.fencedwrites.enforcer.internal.HighestFenceStore;
 import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
 import dev.fencedwrites.enforcer.internal.PartitionRoute;
 import dev.fencedwrites.enforcer.internal.StoredFence;
@@ -228,8 +229,10 @@ public final class FenceEnforcerTopology {
         // punctuator). Without the cache the enforcer ran at 0.34 of a pass-through under
         // at_least_once at 10k keys, 0.57 with it (./fence bench; JFR showed a RocksDB put and a
         // changelog send on every record).
-        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.Bytes(), new FenceSerde())
-                .withCachingEnabled());
+        // A restore never lowers a fence (HighestFenceStore): under at_least_once an instance that lost its tasks can still
+        // flush older fences to the changelog after the new owner's.
+        builder.addStateStore(Stores.keyValueStoreBuilder(HighestFenceStore.supplier(Stores.persistentKeyValueStore(STORE)),
+                Serdes.Bytes(), new FenceSerde()).withCachingEnabled());
         builder.addStateStore(CommitSignal.builder(COMMIT_SIGNAL));
         KStream<byte[], byte[]> in = builder.stream(input, Consumed.with(bytes, bytes)
                 .withTimestampExtractor(new LenientTimestampExtractor())

@@ -1,0 +1,277 @@
+package dev.fencedwrites.enforcer.internal;
+
+import dev.fencedwrites.contract.Fence;
+import java.io.File;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsMetrics;
+import org.apache.kafka.streams.processor.BatchingStateRestoreCallback;
+import org.apache.kafka.streams.processor.CommitCallback;
+import org.apache.kafka.streams.processor.StateRestoreCallback;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.StateStoreContext;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.query.Position;
+import org.apache.kafka.streams.query.PositionBound;
+import org.apache.kafka.streams.query.Query;
+import org.apache.kafka.streams.query.QueryConfig;
+import org.apache.kafka.streams.query.QueryResult;
+import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The fence store's bytes store: the supplied one (RocksDB), except that a restore from the changelog never lowers a key's
+ * fence. A changelog record whose fence is below the one already restored for its key is one a zombie wrote: under
+ * {@code at_least_once} nothing fences an instance that lost its tasks (no producer epochs, KIP-447 needs transactions), so
+ * one that was paused, or parked waiting for etcd, past {@code max.poll.interval.ms} still flushes its older fences to the
+ * changelog after the new owner wrote newer ones. Such a record is skipped (and logged): a fence only ever rises, so
+ * nothing else ever is. Limit: the changelog's cleaner keeps the last record of each key, so once it has removed the
+ * higher record behind a zombie's lower one (the zombie's record in a rolled segment, no accept for the key since),
+ * the higher fence is gone from the changelog.
+ *
+ * <p>Restoring reads each key's stored value before writing it (one RocksDB get per changelog record, instead of RocksDB's
+ * write batch). Tombstones pass through. Thread-safe as the supplied store is (one stream thread per task).
+ */
+public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
+    private static final Logger LOG = LoggerFactory.getLogger(HighestFenceStore.class);
+
+    private final KeyValueStore<Bytes, byte[]> inner;
+    private final FenceSerde serde = new FenceSerde();
+    private TaskId task;
+
+    /** A supplier of stores like {@code supplier}'s whose restores never lower a fence. */
+    public static KeyValueBytesStoreSupplier supplier(KeyValueBytesStoreSupplier supplier) {
+        return new KeyValueBytesStoreSupplier() {
+            @Override
+            public String name() {
+                return supplier.name();
+            }
+
+            @Override
+            public KeyValueStore<Bytes, byte[]> get() {
+                return new HighestFenceStore(supplier.get());
+            }
+
+            @Override
+            public String metricsScope() {
+                return supplier.metricsScope();
+            }
+        };
+    }
+
+    HighestFenceStore(KeyValueStore<Bytes, byte[]> inner) {
+        this.inner = inner;
+    }
+
+    @Override
+    public void init(StateStoreContext context, StateStore root) {
+        task = context.taskId();
+        inner.init(new RestoreContext(context), root);
+    }
+
+    /** Writes what the changelog restores, keeping the higher fence of a key; each record in order. */
+    private void restore(Collection<KeyValue<byte[], byte[]>> records) {
+        for (KeyValue<byte[], byte[]> record : records) {
+            Bytes key = Bytes.wrap(record.key);
+            if (record.value != null) {
+                byte[] current = inner.get(key);
+                Fence restored = current == null ? null : serde.deserializer().deserialize(null, current).fence();
+                Fence incoming = serde.deserializer().deserialize(null, record.value).fence();
+                if (restored != null && higher(restored, incoming)) {
+                    LOG.warn("restoring the fence store of task {}: skipped a changelog record that would lower the fence of a"
+                            + " {}-byte key from {} to {} (written by an instance that had lost the task)", task,
+                            record.key.length, restored, incoming);
+                    continue;
+                }
+            }
+            inner.put(key, record.value);
+        }
+    }
+
+    /** Whether {@code a} is above {@code b}: a higher token, or the same token and a higher seq ({@link Fence#NO_SEQ} lowest). */
+    static boolean higher(Fence a, Fence b) {
+        return a.token() > b.token() || a.token() == b.token() && a.seq() > b.seq();
+    }
+
+    /** The store's context with the restore callback replaced by {@link #restore}. */
+    private final class RestoreContext implements StateStoreContext {
+        private final StateStoreContext context;
+
+        RestoreContext(StateStoreContext context) {
+            this.context = context;
+        }
+
+        @Override
+        public void register(StateStore store, StateRestoreCallback callback) {
+            context.register(store, (BatchingStateRestoreCallback) HighestFenceStore.this::restore);
+        }
+
+        @Override
+        public void register(StateStore store, StateRestoreCallback callback, CommitCallback onCommit) {
+            context.register(store, (BatchingStateRestoreCallback) HighestFenceStore.this::restore, onCommit);
+        }
+
+        @Override
+        public String applicationId() {
+            return context.applicationId();
+        }
+
+        @Override
+        public TaskId taskId() {
+            return context.taskId();
+        }
+
+        @Override
+        public Optional<RecordMetadata> recordMetadata() {
+            return context.recordMetadata();
+        }
+
+        @Override
+        public Serde<?> keySerde() {
+            return context.keySerde();
+        }
+
+        @Override
+        public Serde<?> valueSerde() {
+            return context.valueSerde();
+        }
+
+        @Override
+        public File stateDir() {
+            return context.stateDir();
+        }
+
+        @Override
+        public StreamsMetrics metrics() {
+            return context.metrics();
+        }
+
+        @Override
+        public Map<String, Object> appConfigs() {
+            return context.appConfigs();
+        }
+
+        @Override
+        public Map<String, Object> appConfigsWithPrefix(String prefix) {
+            return context.appConfigsWithPrefix(prefix);
+        }
+    }
+
+    @Override
+    public String name() {
+        return inner.name();
+    }
+
+    @Override
+    public void put(Bytes key, byte[] value) {
+        inner.put(key, value);
+    }
+
+    @Override
+    public byte[] putIfAbsent(Bytes key, byte[] value) {
+        return inner.putIfAbsent(key, value);
+    }
+
+    @Override
+    public void putAll(List<KeyValue<Bytes, byte[]>> entries) {
+        inner.putAll(new ArrayList<>(entries));
+    }
+
+    @Override
+    public byte[] delete(Bytes key) {
+        return inner.delete(key);
+    }
+
+    @Override
+    public byte[] get(Bytes key) {
+        return inner.get(key);
+    }
+
+    @Override
+    public KeyValueIterator<Bytes, byte[]> range(Bytes from, Bytes to) {
+        return inner.range(from, to);
+    }
+
+    @Override
+    public KeyValueIterator<Bytes, byte[]> reverseRange(Bytes from, Bytes to) {
+        return inner.reverseRange(from, to);
+    }
+
+    @Override
+    public KeyValueIterator<Bytes, byte[]> all() {
+        return inner.all();
+    }
+
+    @Override
+    public KeyValueIterator<Bytes, byte[]> reverseAll() {
+        return inner.reverseAll();
+    }
+
+    @Override
+    public <S extends Serializer<P>, P> KeyValueIterator<Bytes, byte[]> prefixScan(
+            P prefix, S prefixKeySerializer) {
+        return inner.prefixScan(prefix, prefixKeySerializer);
+    }
+
+    @Override
+    public long approximateNumEntries() {
+        return inner.approximateNumEntries();
+    }
+
+    @Override
+    public void flush() {
+        inner.flush();
+    }
+
+    @Override
+    public void commit(Map<TopicPartition, Long> changelogOffsets) {
+        inner.commit(changelogOffsets);
+    }
+
+    @Override
+    public Long committedOffset(TopicPartition partition) {
+        return inner.committedOffset(partition);
+    }
+
+    @Override
+    public boolean managesOffsets() {
+        return inner.managesOffsets();
+    }
+
+    @Override
+    public void close() {
+        inner.close();
+    }
+
+    @Override
+    public boolean persistent() {
+        return inner.persistent();
+    }
+
+    @Override
+    public boolean isOpen() {
+        return inner.isOpen();
+    }
+
+    @Override
+    public <R> QueryResult<R> query(Query<R> query, PositionBound positionBound, QueryConfig config) {
+        return inner.query(query, positionBound, config);
+    }
+
+    @Override
+    public Position getPosition() {
+        return inner.getPosition();
+    }
+}

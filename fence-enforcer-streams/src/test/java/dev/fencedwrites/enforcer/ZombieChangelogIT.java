@@ -1,0 +1,134 @@
+package dev.fencedwrites.enforcer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.enforcer.internal.FenceSerde;
+import dev.fencedwrites.enforcer.internal.StoredFence;
+import dev.fencedwrites.testing.KafkaBrokerExtension;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Needs a real broker: under at_least_once nothing fences an instance that lost its task, and one that was paused (or
+ * parked waiting for etcd) past max.poll.interval.ms still flushes its older fences to the changelog after the new owner's
+ * newer ones. Here that late flush is a record placed at the end of the real changelog topic; the next restore, from the
+ * local checkpoint or from nothing, is Kafka Streams' own.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class ZombieChangelogIT {
+    private static final byte[] KEY = "acct".getBytes(StandardCharsets.UTF_8);
+
+    @RegisterExtension
+    static final KafkaBrokerExtension kafka = new KafkaBrokerExtension();
+
+    /** A zombie's older fence at the end of the changelog does not lower the restored fence: the old holder stays fenced. */
+    @ParameterizedTest(name = "local state kept: {0}")
+    @ValueSource(booleans = {true, false})
+    void anOlderFenceFlushedAfterTheNewOnesDoesNotLowerTheRestoredFence(boolean keepLocalState) throws Exception {
+        String app = "zombie-" + (keepLocalState ? "local" : "fresh");
+        kafka.admin().createTopics(List.of(new NewTopic(app + "-in", 1, (short) 1), new NewTopic(app + "-ok", 1, (short) 1),
+                new NewTopic(app + "-dlq", 1, (short) 1))).all().get(1, TimeUnit.MINUTES);
+        Path state = Files.createTempDirectory(app);
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+            try (KafkaStreams enforcer = start(app, state)) {
+                producer.send(write(app, 9, 1)).get(30, TimeUnit.SECONDS);
+                assertThat(outcomes(app + "-ok", 1)).containsExactly("9.1");
+                enforcer.close(Duration.ofSeconds(30));
+            }
+            byte[] older = new FenceSerde().serializer().serialize(null, StoredFence.of(new Fence(5, 1)));
+            producer.send(new ProducerRecord<>(FenceEnforcerTopology.changelogTopic(app), 0, KEY, older)).get(30,
+                    TimeUnit.SECONDS);
+
+            try (KafkaStreams enforcer = start(app, keepLocalState ? state : Files.createTempDirectory(app))) {
+                producer.send(write(app, 5, 2)).get(30, TimeUnit.SECONDS);
+                producer.send(write(app, 9, 2)).get(30, TimeUnit.SECONDS);
+
+                assertThat(outcomes(app + "-dlq", 1)).containsExactly("STALE_TOKEN");
+                assertThat(outcomes(app + "-ok", 2)).containsExactly("9.1", "9.2");
+            }
+        }
+    }
+
+    private static KafkaStreams start(String app, Path state) {
+        Map<String, String> settings = new HashMap<>(Map.of("bootstrap.servers", kafka.bootstrapServers(),
+                "application.id", app, "input.topic", app + "-in", "accepted.topic", app + "-ok", "rejected.topic",
+                app + "-dlq", "markers.topic", "", "processing.guarantee", StreamsConfig.AT_LEAST_ONCE, "state.dir",
+                state.toString(), "token.verification.enable", "false"));
+        // A short session: the first run's member, which Kafka Streams does not take out of the group, is dropped soon.
+        settings.putAll(Map.of("streams.commit.interval.ms", "100", "streams.session.timeout.ms", "6000",
+                "streams.heartbeat.interval.ms", "1000"));
+        FenceEnforcerConfig config = new FenceEnforcerConfig(settings);
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, FenceEnforcerTopology.Limits.unbounded(1),
+                new SimpleMeterRegistry()), config.streamsProperties());
+        streams.start();
+        return streams;
+    }
+
+    private static ProducerRecord<byte[], byte[]> write(String app, long token, long seq) {
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(app + "-in", KEY, new byte[]{1});
+        record.headers().add(FenceHeaders.TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8))
+                .add(FenceHeaders.SEQ, Long.toString(seq).getBytes(StandardCharsets.UTF_8));
+        return record;
+    }
+
+    /**
+     * Waits for at least {@code count} records on {@code topic}, then a little longer, and returns each as {@code token.seq}
+     * (or its rejection reason).
+     */
+    private static List<String> outcomes(String topic, int count) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-reader-" + System.nanoTime());
+        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            await().atMost(Duration.ofMinutes(2)).until(() -> {
+                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+                return records.size() >= count;
+            });
+            consumer.poll(Duration.ofSeconds(2)).forEach(records::add);
+        }
+        return records.stream().map(r -> r.headers().lastHeader(FenceHeaders.REJECTED_REASON) != null
+                ? text(r, FenceHeaders.REJECTED_REASON)
+                : text(r, FenceHeaders.TOKEN) + "." + text(r, FenceHeaders.SEQ)).toList();
+    }
+
+    private static String text(ConsumerRecord<byte[], byte[]> record, String header) {
+        return new String(record.headers().lastHeader(header).value(), StandardCharsets.UTF_8);
+    }
+
+    private static KafkaProducer<byte[], byte[]> producer() {
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+}
