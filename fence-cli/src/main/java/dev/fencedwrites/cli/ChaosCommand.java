@@ -91,6 +91,12 @@ public final class ChaosCommand implements Callable<Integer> {
             + "members, 2 enforcers, 2 Connect workers; about 5 GiB of heap): the kills and pauses then hit one instance or "
             + "member at a time, and broker-kill is among the faults.")
     boolean cluster;
+    @Option(names = "--processing-guarantee", defaultValue = "exactly_once_v2", paramLabel = "exactly_once_v2|at_least_once",
+            description = "The enforcers' processing.guarantee (with --stack: what the running ones use). at_least_once: "
+                    + "after a kill an enforcer decides the records since its last commit again, and verify checks the first "
+                    + "copy of each decision; with --cluster, the two-instance at_least_once shape, e.g. --faults "
+                    + "enforcer-kill,enforcer-pause,etcd-pause (default: ${DEFAULT-VALUE}).")
+    String guarantee;
     /** The shortest run: long enough for a few lock rounds and faults. */
     static final Duration MIN_DURATION = Duration.ofSeconds(10);
     /** The prefix of the settings that give a fault's command: {@code FENCE_FAULT_ENFORCER_KILL}. */
@@ -141,6 +147,11 @@ public final class ChaosCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
         checkOptions(chosen, commands);
+        if (!guarantee.equals("exactly_once_v2") && !guarantee.equals("at_least_once")) {
+            throw new ParameterException(spec.commandLine(),
+                    "--processing-guarantee must be exactly_once_v2 or at_least_once, not '" + guarantee + "'");
+        }
+
         if ((chosen.contains(Fault.CLOCK_JUMP) || skewed > 0) && !Files.exists(WriterFleet.LIBFAKETIME)) {
             System.err.println("fence chaos: " + WriterFleet.LIBFAKETIME + " not found: install Debian's faketime "
                     + "(apt-get install -y faketime), or pass --skewed 0 and --faults without clock-jump");
@@ -160,7 +171,7 @@ public final class ChaosCommand implements Callable<Integer> {
             return 1;
         }
         ChaosRun.Settings settings = new ChaosRun.Settings(runDir.toAbsolutePath(), runSeed, load, chosen, skewed, length,
-                control, cluster, endpoints, commands);
+                control, cluster, endpoints, commands, guarantee.equals("at_least_once"));
         ChaosRun.Outcome outcome;
         try {
             outcome = ChaosRun.run(settings, line -> System.err.println("[chaos] " + line));

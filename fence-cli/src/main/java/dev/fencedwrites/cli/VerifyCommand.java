@@ -79,6 +79,11 @@ public final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--partition-mismatch-policy", defaultValue = "reroute", paramLabel = "reroute|reject",
             description = "The enforcer's partition.mismatch.policy (default: ${DEFAULT-VALUE}).")
     String mismatch;
+    @Option(names = "--processing-guarantee", defaultValue = "exactly_once_v2", paramLabel = "exactly_once_v2|at_least_once",
+            description = "The enforcer's processing.guarantee. Under at_least_once a decision may be written more than once "
+                    + "(the records after a crashed instance's last commit are decided again): only the first copy of each is "
+                    + "checked, and the others are counted (default: ${DEFAULT-VALUE}).")
+    String guarantee;
     @Option(names = "--table", defaultValue = BillingConnectors.TABLE,
             description = "The sink's table (default: ${DEFAULT-VALUE}).")
     String table;
@@ -110,6 +115,10 @@ public final class VerifyCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(),
                     "--partition-mismatch-policy must be reroute or reject, not '" + mismatch + "'");
         }
+        if (!guarantee.equals("exactly_once_v2") && !guarantee.equals("at_least_once")) {
+            throw new ParameterException(spec.commandLine(),
+                    "--processing-guarantee must be exactly_once_v2 or at_least_once, not '" + guarantee + "'");
+        }
         Instant from = since == null ? null : since(since);
         if (noTable && spec.commandLine().getParseResult().hasMatchedOption("--table")) {
             throw new ParameterException(spec.commandLine(), "--table and --no-table together: give one of them");
@@ -121,7 +130,8 @@ public final class VerifyCommand implements Callable<Integer> {
             client.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, stack.bootstrap(false, err));
             String jdbcUrl = noTable ? null : postgres(stack, err);
             PipelineVerifier.Options options = new PipelineVerifier.Options(input, accepted, rejected, markers, applicationId,
-                    mismatch.equals("reroute"), "connect-" + connector, jdbcUrl == null ? null : table, from);
+                    mismatch.equals("reroute"), "connect-" + connector, jdbcUrl == null ? null : table, from)
+                    .atLeastOnce(guarantee.equals("at_least_once"));
             PipelineVerifier.Result result;
             try (Connection connection = jdbcUrl == null ? null : DriverManager.getConnection(jdbcUrl)) {
                 PipelineVerifier.Database database = null;

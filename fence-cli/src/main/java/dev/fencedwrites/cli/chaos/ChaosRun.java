@@ -66,9 +66,11 @@ public final class ChaosRun {
      *                 enforcers, 2 Connect workers) instead of the single-node one
      * @param stack    a running stack to use instead of starting one, or {@code null}
      * @param commands with {@code stack}: the shell command of each service fault ({@link CommandFaults})
+     * @param atLeastOnce the enforcers run {@code processing.guarantee=at_least_once} (a started stack's are set so; a
+     *                 running stack's are said to), and verify checks the first copy of each decision
      */
     public record Settings(Path dir, long seed, WriterFleet.Load load, Set<Fault> faults, int skewed, Duration duration,
-            boolean control, boolean cluster, Endpoints stack, Map<Fault, String> commands) {
+            boolean control, boolean cluster, Endpoints stack, Map<Fault, String> commands, boolean atLeastOnce) {
     }
 
     /**
@@ -114,7 +116,7 @@ public final class ChaosRun {
         }
         LocalStackBuilder builder = LocalStack.builder(settings.dir().resolve("stack"))
                 .connectors(BillingConnectors.set(settings.control()))
-                .enforcerSettings(FAST_REJOIN).progress(line -> progress.accept("stack: " + line));
+                .enforcerSettings(enforcerSettings(settings)).progress(line -> progress.accept("stack: " + line));
         if (settings.cluster()) {
             builder.cluster();
         }
@@ -155,7 +157,7 @@ public final class ChaosRun {
         }
         long stopped = System.currentTimeMillis();
         catchUp(stack.bootstrap(), settings.control(), progress);
-        PipelineVerifier.Result verify = verify(stack, settings.control());
+        PipelineVerifier.Result verify = verify(stack, settings.control(), settings.atLeastOnce());
         return new Outcome(settings, events, ledger, resumed, verify, started, loadEnded, stopped,
                 fates(stack.bootstrap(), ledger),
                 injected);
@@ -238,12 +240,21 @@ public final class ChaosRun {
         return header == null || header.value() == null ? null : FenceHeaders.decode(header.value());
     }
 
-    private static PipelineVerifier.Result verify(Endpoints stack, boolean control) throws Exception {
+    /** The enforcers' settings: {@link #FAST_REJOIN}, and at_least_once when asked for. */
+    private static Map<String, String> enforcerSettings(Settings settings) {
+        Map<String, String> enforcer = new HashMap<>(FAST_REJOIN);
+        if (settings.atLeastOnce()) {
+            enforcer.put("processing.guarantee", "at_least_once");
+        }
+        return enforcer;
+    }
+
+    private static PipelineVerifier.Result verify(Endpoints stack, boolean control, boolean atLeastOnce) throws Exception {
         PipelineVerifier.Options options = control
                 ? new PipelineVerifier.Options(FenceTopics.INPUT, FenceTopics.INPUT, FenceTopics.REJECTED, FenceTopics.MARKERS,
                         "fence-enforcer", true, UNFENCED_GROUP, BillingConnectors.UNFENCED_TABLE)
                 : new PipelineVerifier.Options(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS,
-                        "fence-enforcer", true, SINK_GROUP, BillingConnectors.TABLE);
+                        "fence-enforcer", true, SINK_GROUP, BillingConnectors.TABLE).atLeastOnce(atLeastOnce);
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl())) {
             return PipelineVerifier.run(Map.of("bootstrap.servers", stack.bootstrap()), options,
                     PipelineVerifier.Database.withRegistry(connection, stack.registry()),

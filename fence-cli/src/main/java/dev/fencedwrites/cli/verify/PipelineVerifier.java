@@ -40,13 +40,26 @@ public final class PipelineVerifier {
      * @param table         the sink's table, or {@code null} to check only the topics
      * @param since         {@code --since}: check the input records from this time on, each key's fence set by the
      *                      decisions before it ({@link Scope.Window}); {@code null}: the whole history
+     * @param atLeastOnce   the enforcer runs {@code processing.guarantee=at_least_once}: a decision may be on its topic more
+     *                      than once, and only the first copy is checked ({@link FirstCopies})
      */
     public record Options(String input, String accepted, String rejected, String markers, String enforcerGroup, boolean reroute,
-            String sinkGroup, String table, Instant since) {
+            String sinkGroup, String table, Instant since, boolean atLeastOnce) {
+        /** Options for an enforcer under {@code exactly_once_v2}. */
+        public Options(String input, String accepted, String rejected, String markers, String enforcerGroup, boolean reroute,
+                String sinkGroup, String table, Instant since) {
+            this(input, accepted, rejected, markers, enforcerGroup, reroute, sinkGroup, table, since, false);
+        }
+
         /** The whole history. */
         public Options(String input, String accepted, String rejected, String markers, String enforcerGroup, boolean reroute,
                 String sinkGroup, String table) {
             this(input, accepted, rejected, markers, enforcerGroup, reroute, sinkGroup, table, null);
+        }
+
+        /** These options for an enforcer under {@code at_least_once} ({@code true}) or {@code exactly_once_v2}. */
+        public Options atLeastOnce(boolean atLeastOnce) {
+            return new Options(input, accepted, rejected, markers, enforcerGroup, reroute, sinkGroup, table, since, atLeastOnce);
         }
     }
 
@@ -86,7 +99,7 @@ public final class PipelineVerifier {
             Scope scope = scope(scan, options, findings);
             // The sink's offsets before the rejected topic: a record it has committed past has its dead-letter copy there.
             Map<String, Map<Integer, Long>> sink = database == null ? Map.of() : sinkOffsets(scan, scope, options, findings);
-            HistoryCheck history = check(scope, scan, database != null, findings);
+            HistoryCheck history = check(scope, scan, database != null, options.atLeastOnce(), findings);
             if (database != null) {
                 new TableAudit(findings, options.table(), scope,
                         (topic, partition, offset) -> sink.getOrDefault(topic, Map.of()).getOrDefault(partition, 0L) > offset,
@@ -103,8 +116,14 @@ public final class PipelineVerifier {
      * @return the first pass, whose key states the table check reads
      */
     static HistoryCheck check(Scope scope, TopicSource topics, boolean keepValues, Findings findings) {
+        return check(scope, topics, keepValues, false, findings);
+    }
+
+    /** @param atLeastOnce the enforcer runs at_least_once: only the first copy of each decision is checked */
+    static HistoryCheck check(Scope scope, TopicSource topics, boolean keepValues, boolean atLeastOnce, Findings findings) {
         HistoryCheck history = new HistoryCheck(scope, findings, keepValues);
-        readAll(topics, scope, "pass 1", false, history::rejected, history::marker, history::seed, history::input,
+        FirstCopies first = atLeastOnce ? new FirstCopies(findings) : null;
+        readAll(topics, scope, "pass 1", false, first, history::rejected, history::marker, history::seed, history::input,
                 history::accepted);
         findings.add("keys", history.keys().size());
         Set<String> unsettled = history.unsettled();
@@ -118,7 +137,8 @@ public final class PipelineVerifier {
             findings.add("keys checked record by record", keys.size());
             DetailCheck detail = new DetailCheck(scope, findings, keys, history.deferred(), key -> history.keys().get(key).seed);
             // The whole input: an accepted copy in --since's window may be the decision of a record before it (re-routed).
-            readAll(topics, scope, "pass 2", true, detail::rejected, detail::marker, null, detail::input, detail::accepted);
+            readAll(topics, scope, "pass 2", true, atLeastOnce ? new FirstCopies(new Findings()) : null, detail::rejected,
+                    detail::marker, null, detail::input, detail::accepted);
             detail.finish(history.mixed());
         }
         return history;
@@ -210,8 +230,13 @@ public final class PipelineVerifier {
      * accepted records in it.
      */
     @SafeVarargs
-    private static void readAll(TopicSource scan, Scope scope, String pass, boolean wholeInput,
+    private static void readAll(TopicSource scan, Scope scope, String pass, boolean wholeInput, FirstCopies first,
             Consumer<ConsumerRecord<byte[], byte[]>>... handlers) {
+        if (first != null) {
+            handlers[0] = first.rejected(handlers[0]);
+            handlers[1] = first.markers(handlers[1]);
+            handlers[4] = first.accepted(handlers[4]);
+        }
         scan.read(scope.rejected(), pass, handlers[0]);
         if (scope.markers() != null) {
             scan.read(scope.markers(), pass, handlers[1]);

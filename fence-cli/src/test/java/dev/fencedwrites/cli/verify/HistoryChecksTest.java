@@ -216,6 +216,44 @@ class HistoryChecksTest {
     }
 
     /** An in-memory pipeline: the records of each topic, and the checks run over them as verify runs them. */
+    /**
+     * Under at_least_once a crashed enforcer writes the decisions since its last commit again: the accepted topic reads 6.1,
+     * 7.1, 6.1, 7.1 for one key and a rejection is there twice. Only the first copies are checked; the control is the same
+     * history checked as exactly_once_v2.
+     */
+    @Test
+    void atLeastOnceCopiesWrittenAgainAreCheckedOnce() {
+        String key = history.keyOn(0);
+        ConsumerRecord<byte[], byte[]> six = history.input(history.record(key, 6, 1, "v6.1"));
+        ConsumerRecord<byte[], byte[]> stale = history.input(history.record(key, 5, 1, "r5.1"));
+        ConsumerRecord<byte[], byte[]> seven = history.input(history.record(key, 7, 1, "v7.1"));
+        for (int copy = 0; copy < 2; copy++) {
+            history.accepted(six);
+            history.rejectedCopy(stale, RejectionReason.STALE_TOKEN, "6.1");
+            history.accepted(seven);
+        }
+
+        Findings atLeastOnce = history.check(true);
+        Findings exactlyOnce = history.check(false);
+
+        assertThat(atLeastOnce.byKind()).isEmpty();
+        assertThat(atLeastOnce.counts()).containsEntry("accepted copies written again (at_least_once)", 2L)
+                .containsEntry("rejected copies written again (at_least_once)", 1L);
+        assertThat(exactlyOnce.byKind()).isNotEmpty();
+    }
+
+    /** The first copies are still checked: an input record on both the accepted and the rejected topic is found. */
+    @Test
+    void atLeastOnceStillFindsARecordDecidedBothWays() {
+        String key = history.keyOn(1);
+        ConsumerRecord<byte[], byte[]> six = history.input(history.record(key, 6, 1, "v6.1"));
+        history.accepted(six);
+        history.rejectedCopy(six, RejectionReason.DUPLICATE, "6.1");
+        history.accepted(six);
+
+        assertThat(history.check(true).byKind()).isNotEmpty();
+    }
+
     private static final class History implements TopicSource {
         private final Map<String, List<ConsumerRecord<byte[], byte[]>>> topics = new HashMap<>();
         private final Map<Integer, Long> decided = new HashMap<>(Map.of(0, Long.MAX_VALUE, 1, Long.MAX_VALUE));
@@ -302,9 +340,14 @@ class HistoryChecksTest {
         }
 
         Findings check() {
+            return check(false);
+        }
+
+        /** @param atLeastOnce check as for an enforcer under at_least_once */
+        Findings check(boolean atLeastOnce) {
             Findings findings = new Findings();
             Scope scope = new Scope("in", "accepted", "rejected", "markers", PARTITIONS, true, decided, window);
-            PipelineVerifier.check(scope, this, false, findings);
+            PipelineVerifier.check(scope, this, false, atLeastOnce, findings);
             return findings;
         }
 
