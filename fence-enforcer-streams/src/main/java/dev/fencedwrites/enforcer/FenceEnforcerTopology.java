@@ -127,7 +127,7 @@ public final class FenceEnforcerTopology {
          * These limits without the owner check of re-routed records: for {@code TopologyTestDriver}, which runs one task
          * and reads the repartition topic as partition 0 whatever partition the partitioner chose.
          */
-        public Limits withRerouteOwnerUnchecked() {
+        Limits withRerouteOwnerUnchecked() {
             return new Limits(inputPartitions, acceptedMaxBytes, rejectedMaxBytes, storeMaxBytes, rerouteMaxBytes, false);
         }
 

@@ -135,12 +135,19 @@ public final class FencedJdbcSinkTask extends SinkTask {
         } catch (SchemaMismatchException e) {
             throw new ConnectException(e.getMessage(), e);
         } catch (SQLException | TransientFailure e) {
+            if (batch.isEmpty() && (e instanceof TransientFailure || SqlErrors.isTransient((SQLException) e))) {
+                // Only waiting markers were tried: they are tried again with the next batch, and an idle task does not fail
+                // for a database outage it would not have noticed without them.
+                LOG.debug("trying {} waiting markers again failed; they wait for the next batch: {}", waiting.size(),
+                        e.toString());
+                return;
+            }
             throw retryOrFail(e, all.size());
         }
         failedAttempts = 0;
         outcomes.committed(result);
+        giveUp(pending.replace(result.waiting())); // before the offsets: a marker that now waits holds its offset back
         handled.handled(records);
-        giveUp(pending.replace(result.waiting()));
         LOG.debug("batch of {}: {} written, {} row fences raised by markers, {} fenced, {} markers waiting", records.size(),
                 result.written(), result.fencesRaised(), result.rejections().size(), pending.size());
     }

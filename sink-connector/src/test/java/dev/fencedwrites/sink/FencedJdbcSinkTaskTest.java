@@ -598,23 +598,24 @@ class FencedJdbcSinkTaskTest {
         assertThat(context.reports()).isEmpty();
     }
 
-    /** Past fence.marker.pending.max, the oldest waiting marker is given up, counted, and holds back nothing. */
+    /** Past fence.marker.pending.max, the oldest waiting markers are given up, counted, and hold back nothing. */
     @Test
     void markersPastThePendingMaxAreGivenUpOldestFirst() throws SQLException {
         startTask(registry.url(), Map.of(FencedJdbcSinkConfig.MARKER_PENDING_MAX, "1"));
         TopicPartition markers = new TopicPartition(FenceTopics.MARKERS, 0);
-        task.put(List.of(write(KEY, 700, 8, 3, 10), write("customer-43", 700, 8, 3, 11)));
+        task.put(List.of(write(KEY, 700, 8, 3, 10), write("customer-43", 700, 8, 3, 11), write("customer-44", 700, 8, 3, 12)));
 
         task.put(List.of(takeover(KEY, 9, "8.4", 20)));
-        task.put(List.of(takeover("customer-43", 9, "8.4", 21)));
+        task.put(List.of(takeover("customer-43", 9, "8.4", 21), takeover("customer-44", 9, "8.4", 22)));
 
-        assertThat(context.metric("markers-given-up-total", Map.of())).isEqualTo(1.0);
+        assertThat(context.metric("markers-given-up-total", Map.of())).isEqualTo(2.0);
         assertThat(context.metric("markers-waiting", Map.of())).isEqualTo(1.0);
-        assertThat(task.preCommit(Map.of(markers, new OffsetAndMetadata(22))))
-                .containsExactly(Map.entry(markers, new OffsetAndMetadata(21)));
-        task.put(List.of(write(KEY, 800, 8, 4, 12), write("customer-43", 800, 8, 4, 13)));
+        assertThat(task.preCommit(Map.of(markers, new OffsetAndMetadata(23))))
+                .containsExactly(Map.entry(markers, new OffsetAndMetadata(22)));
+        task.put(List.of(write(KEY, 800, 8, 4, 13), write("customer-43", 800, 8, 4, 14), write("customer-44", 800, 8, 4, 15)));
         assertThat(row(KEY)).as("given up").contains(new Row(KEY, 800L, false, 8, 4L));
-        assertThat(row("customer-43")).as("still waiting, then applied").contains(new Row("customer-43", 800L, false, 9, 0L));
+        assertThat(row("customer-43")).as("given up").contains(new Row("customer-43", 800L, false, 8, 4L));
+        assertThat(row("customer-44")).as("still waiting, then applied").contains(new Row("customer-44", 800L, false, 9, 0L));
     }
 
     /** A takeover marker from the enforcer: fence {@code token.0}, superseding {@code previous}. */

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Bytes;
@@ -86,10 +87,21 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
         for (KeyValue<byte[], byte[]> record : records) {
             Bytes key = Bytes.wrap(record.key);
             if (record.value != null) {
-                byte[] current = inner.get(key);
-                Fence restored = current == null ? null : serde.deserializer().deserialize(null, current).fence();
-                Fence incoming = serde.deserializer().deserialize(null, record.value).fence();
-                if (restored != null && higher(restored, incoming)) {
+                Fence restored;
+                Fence incoming;
+                try {
+                    byte[] current = inner.get(key);
+                    restored = current == null ? null : serde.deserializer().deserialize(null, current).fence();
+                    incoming = serde.deserializer().deserialize(null, record.value).fence();
+                } catch (SerializationException e) {
+                    // Restored as it is, as without this store: only a read of the key fails, and only while it is the last.
+                    LOG.warn("restoring the fence store of task {}: a value of a {}-byte key cannot be read ({}); restored "
+                            + "as it is", task, record.key.length, e.getMessage());
+                    inner.put(key, record.value);
+                    continue;
+                }
+                // A value without a fence remembers only rejections of a key that has none: below any fence.
+                if (restored != null && (incoming == null || higher(restored, incoming))) {
                     LOG.warn("restoring the fence store of task {}: skipped a changelog record that would lower the fence of a"
                             + " {}-byte key from {} to {} (written by an instance that had lost the task)", task,
                             record.key.length, restored, incoming);

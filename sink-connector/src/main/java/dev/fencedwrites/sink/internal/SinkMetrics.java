@@ -9,7 +9,7 @@ import java.util.function.IntSupplier;
 import org.apache.kafka.common.metrics.Gauge;
 import org.apache.kafka.common.metrics.PluginMetrics;
 import org.apache.kafka.common.metrics.Sensor;
-import org.apache.kafka.common.metrics.stats.CumulativeCount;
+import org.apache.kafka.common.metrics.stats.CumulativeSum;
 import org.apache.kafka.common.metrics.stats.Meter;
 
 /**
@@ -81,7 +81,7 @@ public final class SinkMetrics {
         givenUp = metrics.addSensor(prefix + "markers-given-up");
         givenUp.add(metrics.metricName("markers-given-up-total",
                 "Waiting FENCE markers given up because more than fence.marker.pending.max waited", new LinkedHashMap<>()),
-                new CumulativeCount());
+                new CumulativeSum());
         for (RejectionReason reason : RejectionReason.values()) {
             if (reason.enforcerOnly()) {
                 continue; // the sink never refuses a record for it: no series that can only read zero
