@@ -109,6 +109,83 @@ class FenceReplayTest {
         assertThat(verified.durable(KEY).lease()).isEqualTo(60);
     }
 
+    /**
+     * A token above etcd's revision is rejected FUTURE_TOKEN; by the replay after a crash etcd has passed it (and, here,
+     * the lease did hold the lock then): the replay repeats the first rejection instead of accepting the record, which
+     * would put it on both topics.
+     */
+    @Test
+    void aFutureTokenIsRejectedAgainOnReplayAfterEtcdHasPassedIt() {
+        TokenVerificationTopologyTest.TableVerifier verifier = new TokenVerificationTopologyTest.TableVerifier();
+        verifier.current = 8;
+        verifier.held(KEY, 6, 60);
+        verifier.held(KEY, 9, 90);
+        TaskSimulation verified = new TaskSimulation(StreamsConfig.AT_LEAST_ONCE, new SimpleMeterRegistry(), verifier);
+        verified.append(KEY, value(), leased(6, 1, 60));
+        verified.processAll();
+        verified.commit();
+        int future = verified.append(KEY, value(), leased(9, 1, 90));
+        verified.processAll();
+        verified.evict(KEY);
+        verified.crash(output -> true);
+        verifier.current = 1_000;
+
+        verified.finish();
+
+        assertThat(verified.delivered()).filteredOn(output -> output.id() == future).extracting(Output::accepted,
+                Output::reason).containsOnly(Tuple.tuple(false, RejectionReason.FUTURE_TOKEN));
+        assertThat(verified.delivered()).filteredOn(output -> output.id() == future).hasSize(2);
+    }
+
+    /**
+     * What GET /fences/{key} answers after an at_least_once restart (the restored fence, ahead of the committed offset) is
+     * what the replay leaves: it repeats each first decision and writes nothing, so the answer is never taken back.
+     */
+    @Test
+    void theFenceRestoredAheadOfTheCommittedOffsetIsTheOneTheReplayLeaves() {
+        write(KEY, 5, 1);
+        task.processAll();
+        task.commit();
+        int raise = write(KEY, 6, 1);
+        int stale = write(KEY, 5, 2);
+        task.processAll();
+        task.evict(KEY);
+        task.crash(output -> false);
+        Fence answeredAfterRestart = task.live(KEY).fence();
+
+        task.finish();
+
+        assertThat(answeredAfterRestart).isEqualTo(new Fence(6, 1));
+        assertThat(task.live(KEY).fence()).isEqualTo(answeredAfterRestart);
+        assertThat(acceptedIds()).containsExactly(0, raise);
+        assertThat(task.delivered()).filteredOn(output -> output.id() == stale).extracting(Output::reason)
+                .containsOnly(RejectionReason.STALE_TOKEN);
+    }
+
+    /**
+     * A record too large for the accepted topic is rejected TOO_LARGE; the operator raises the topic's limit and the
+     * enforcer restarts before its commit: the replay repeats the rejection rather than accept the record.
+     */
+    @Test
+    void aRecordTooLargeIsRejectedAgainOnReplayAfterTheLimitWasRaised() {
+        task.limits(new FenceEnforcerTopology.Limits(1, 200, Integer.MAX_VALUE, Integer.MAX_VALUE));
+        task.crash(output -> true); // starts the processor with the small limit
+        write(KEY, 5, 1);
+        task.processAll();
+        task.commit();
+        int large = task.append(KEY, new byte[1_000], headers(6, 1L, false));
+        task.processAll();
+        task.evict(KEY);
+        task.limits(FenceEnforcerTopology.Limits.unbounded(1));
+        task.crash(output -> true);
+
+        task.finish();
+
+        assertThat(task.delivered()).filteredOn(output -> output.id() == large).extracting(Output::accepted, Output::reason)
+                .containsOnly(Tuple.tuple(false, RejectionReason.TOO_LARGE));
+        assertThat(task.live(KEY).fence()).isEqualTo(new Fence(5, 1));
+    }
+
     private static RecordHeaders leased(long token, long seq, long lease) {
         RecordHeaders headers = new RecordHeaders();
         headers.add(FenceHeaders.TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8));

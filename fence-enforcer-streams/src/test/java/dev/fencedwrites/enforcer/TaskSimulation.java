@@ -71,6 +71,7 @@ final class TaskSimulation {
     private CommitSignal signal;
     private FenceProcessor processor;
     private final TokenVerifier verifier;
+    private FenceEnforcerTopology.Limits limits = FenceEnforcerTopology.Limits.unbounded(1);
 
     TaskSimulation(String guarantee, MeterRegistry meters) {
         this(guarantee, meters, null);
@@ -159,6 +160,11 @@ final class TaskSimulation {
         signal.commit(Map.of());
     }
 
+    /** The limits the processor reads at its next start (a restart after {@link #crash}), as from the topics' settings. */
+    void limits(FenceEnforcerTopology.Limits limits) {
+        this.limits = limits;
+    }
+
     /** A kill -9: the outputs {@code survives} picks are delivered, the others lost; then a restart from the committed offset. */
     void crash(Predicate<Output> survives) {
         for (Output output : pending) {
@@ -231,8 +237,7 @@ final class TaskSimulation {
         durable.forEach(live::put);
         signal = new CommitSignal(SIGNAL);
         signal.init(context.getStateStoreContext(), signal);
-        processor = new FenceProcessor(STORE, SIGNAL, ACCEPTED, REJECTED, null, metrics,
-                FenceEnforcerTopology.Limits.unbounded(1), verifier);
+        processor = new FenceProcessor(STORE, SIGNAL, ACCEPTED, REJECTED, null, metrics, limits, verifier);
         processor.init(context);
         signal.commit(Map.of());
         position = committedOffset;

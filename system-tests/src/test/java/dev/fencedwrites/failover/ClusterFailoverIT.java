@@ -18,7 +18,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.TransactionListing;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -250,6 +254,45 @@ class ClusterFailoverIT {
                     findings.ledger().acquired().size(), order.leftOut(), findings.ledger().lost().size(),
                     findings.ledger().failures().size(), problems.size()));
             assertThat(problems).as("tokens in grant order per key").isEmpty();
+        }
+    }
+
+    /**
+     * The broker that coordinates the enforcers' transactions is killed while both instances commit (a transaction's
+     * EndTxn then fails with an unexpected error or times out): no instance stops, the same processes run on, and each
+     * input is still decided once with nothing stale accepted.
+     */
+    @Test
+    @Order(5)
+    void theTransactionCoordinatorsBrokerKilledWhileInstancesCommitStopsNoInstance() throws Exception {
+        try (FailoverRun run = run("txn-coordinator")) {
+            run.awaitMoreInputs(WARM_UP);
+            List<Long> pids = List.of(stack.enforcerPid(0), stack.enforcerPid(1));
+            Map<String, Integer> coordinators = transactionCoordinators();
+            int node = coordinators.values().iterator().next();
+            stack.killBroker(node - 1);
+            run.note("kill -9 of Kafka node " + node + " (node id), the transaction coordinator of " + coordinators);
+            run.awaitMoreInputs(BETWEEN);
+            stack.restartBroker(node - 1);
+            run.note("Kafka node " + node + " restarted");
+            run.awaitMoreInputs(BETWEEN);
+            assertThat(List.of(stack.enforcerPid(0), stack.enforcerPid(1))).as("the same enforcer processes").isEqualTo(pids);
+            assertThat(List.of(stack.enforcerAlive(0), stack.enforcerAlive(1))).as("every instance running")
+                    .containsOnly(true);
+            run.finish(false);
+        }
+    }
+
+    /** The coordinator node id of each of the enforcers' open or recent transactional ids (Admin listTransactions, KIP-664). */
+    private static Map<String, Integer> transactionCoordinators() throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap()))) {
+            List<String> ids = admin.listTransactions().all().get(30, TimeUnit.SECONDS).stream()
+                    .map(TransactionListing::transactionalId).filter(id -> id.startsWith("fence-enforcer-")).toList();
+            assertThat(ids).as("the enforcers' transactional ids").isNotEmpty();
+            Map<String, Integer> coordinators = new TreeMap<>();
+            admin.describeTransactions(ids).all().get(30, TimeUnit.SECONDS)
+                    .forEach((id, description) -> coordinators.put(id, description.coordinatorId()));
+            return coordinators;
         }
     }
 }

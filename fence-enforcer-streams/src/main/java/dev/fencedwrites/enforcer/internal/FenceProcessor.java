@@ -225,9 +225,31 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             return;
         }
         FenceStamp stamp = parsed.stamp();
-        if (acceptable(record, key, stamp, stored)) {
-            accept(record, storeKey, state, new Position(from, offset), stamp, stored);
+        RejectionReason first = replay.replaying() ? state.rejectedAt(from, offset) : null;
+        if (first != null) {
+            // A rejection that could come out otherwise now (a wall-clock or start-time check): the replay repeats it.
+            outputs.reject(record, first, stored, "incoming " + stamp.fence() + ": rejected " + first
+                    + " when first processed, and decided the same way again (at_least_once replay)");
+            return;
         }
+        Position at = new Position(from, offset);
+        if (acceptable(record, storeKey, state, at, stamp, stored)) {
+            accept(record, storeKey, state, at, stamp, stored);
+        }
+    }
+
+    /**
+     * Under at_least_once, stores that the record at {@code at} was rejected for {@code reason}, a rejection that could
+     * come out otherwise if it were decided again (FUTURE_TOKEN against etcd's revision now, TOO_LARGE against a limit read
+     * at start, UNVERIFIABLE_TOKEN against compaction and, under the accept policy, the lock's holder now): a replay after
+     * a crash then repeats it instead of putting the record on both topics ({@link StoredFence#afterRejection}).
+     */
+    private void rememberRejection(Bytes storeKey, StoredFence state, Position at, RejectionReason reason) {
+        if (!keepHistory || replay.replaying() || at.offset() < 0 || !limits.storable(storeKey.get())) {
+            return;
+        }
+        fences.put(storeKey, StoredFence.afterRejection(state, at.from(), at.offset(), reason,
+                replay.committedOffset(at.from())));
     }
 
     /** Rejects a record that no stored fence could admit: no key, the wrong partition, or a rejected copy sent back. */
@@ -282,7 +304,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /** Whether the rule accepts {@code stamp} against {@code stored} and the record fits every output; rejects it when not. */
-    private boolean acceptable(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence stored) {
+    private boolean acceptable(Record<byte[], byte[]> record, Bytes storeKey, StoredFence state, Position at,
+            FenceStamp stamp, Fence stored) {
+        byte[] key = storeKey.get();
         Decision decision = FenceRule.decide(stored, stamp.fence());
         if (!decision.accepted()) {
             outputs.reject(record, decision.reason(), stored, "incoming " + stamp.fence() + " vs stored " + stored);
@@ -300,6 +324,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
                     "record of up to " + RecordSize.upperBound(record.key(), record.value(),
                             record.headers()) + " bytes exceeds the " + limits.acceptedMaxBytes()
                             + " bytes the accepted topic takes (its max.message.bytes and the producer's max.request.size)");
+            rememberRejection(storeKey, state, at, RejectionReason.TOO_LARGE);
             return false;
         }
         if (!limits.storable(key)) {
@@ -346,6 +371,10 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             // equal to the fence may be another lock's. Only one lease holds a lock at a revision.
             lease = leases.verifiedLease(record, storeKey.get(), stamp, before, state);
             if (lease <= 0) {
+                RejectionReason refused = leases.lastRefusal();
+                if (refused == RejectionReason.FUTURE_TOKEN || refused == RejectionReason.UNVERIFIABLE_TOKEN) {
+                    rememberRejection(storeKey, state, at, refused);
+                }
                 return;
             }
         }

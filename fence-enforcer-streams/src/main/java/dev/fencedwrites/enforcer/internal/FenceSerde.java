@@ -3,6 +3,7 @@ package dev.fencedwrites.enforcer.internal;
 import dev.fencedwrites.contract.Fence;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
@@ -10,8 +11,8 @@ import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.ByteUtils;
 
 /**
- * State store value serde for a {@link StoredFence}, in four formats; it writes versions 1 to 3 and
- * reads all four, so a changelog written before issue 13 still restores.
+ * State store value serde for a {@link StoredFence}, in five formats; it writes versions 1 to 4 and
+ * reads all five, so a changelog written before issue 13 still restores.
  *
  * <ul>
  *   <li>16 bytes, the first below {@code 0x80}: token then seq, big-endian longs (seq -1 = absent). A
@@ -31,6 +32,11 @@ import org.apache.kafka.common.utils.ByteUtils;
  *       unknown), then the input partition of the history's offsets as an unsigned varint (issue 17:
  *       records re-routed from another input partition). Written only for such a history; enforcers
  *       from before issue 17 cannot read it.</li>
+ *   <li>Version 4, first byte {@code 0x84}: the base, the count of accepts, {@code since} (always), the accepts, the
+ *       lease as a zig-zag varlong, the input partition plus one as an unsigned varint, then the count of remembered
+ *       rejections as an unsigned varint and per rejection its offset's difference from the previous one's (the first's
+ *       from {@code since}) as a zig-zag varlong and its reason's ordinal as an unsigned varint. Written only for a value
+ *       that remembers rejections (at_least_once); enforcers from before cannot read it.</li>
  * </ul>
  *
  * A value in neither format fails with a {@link SerializationException} naming what is wrong.
@@ -42,10 +48,12 @@ public final class FenceSerde implements Serde<StoredFence> {
      * count (an unsigned varint) and {@code since}, then {@link StoredFence#MAX_ACCEPTS} accepts of
      * three varlongs; a varlong takes at most 10 bytes, an unsigned varint 5.
      */
-    public static final int MAX_SIZE_BYTES = 1 + 10 + 10 + 5 + 10 + StoredFence.MAX_ACCEPTS * 30 + 10 + 5;
+    public static final int MAX_SIZE_BYTES = 1 + 10 + 10 + 5 + 10 + StoredFence.MAX_ACCEPTS * 30 + 10 + 5 + 5
+            + StoredFence.MAX_REJECTIONS * 15;
     private static final byte VERSION_1 = (byte) 0x81;
     private static final byte VERSION_2 = (byte) 0x82;
     private static final byte VERSION_3 = (byte) 0x83;
+    private static final byte VERSION_4 = (byte) 0x84;
     /** The fewest bytes one accept takes: three varlongs of one byte. */
     private static final int MIN_ACCEPT_BYTES = 3;
 
@@ -60,6 +68,9 @@ public final class FenceSerde implements Serde<StoredFence> {
     }
 
     static byte[] write(StoredFence stored) {
+        if (stored.rejectionCount() > 0) {
+            return writeVersion4(stored);
+        }
         Fence base = stored.base();
         long baseToken = base == null ? 0 : base.token();
         boolean history = stored.acceptCount() > 0;
@@ -103,6 +114,39 @@ public final class FenceSerde implements Serde<StoredFence> {
         return buffer.array();
     }
 
+    /** Version 4: a value that remembers rejections. */
+    private static byte[] writeVersion4(StoredFence stored) {
+        Fence base = stored.base();
+        long baseToken = base == null ? 0 : base.token();
+        ByteBuffer buffer = ByteBuffer.allocate(MAX_SIZE_BYTES);
+        buffer.put(VERSION_4);
+        ByteUtils.writeVarlong(baseToken, buffer);
+        if (base != null) {
+            ByteUtils.writeVarlong(base.seq(), buffer);
+        }
+        ByteUtils.writeUnsignedVarint(stored.acceptCount(), buffer);
+        ByteUtils.writeVarlong(stored.since(), buffer);
+        long offset = stored.since();
+        long token = baseToken;
+        for (int i = 0; i < stored.acceptCount(); i++) {
+            ByteUtils.writeVarlong(stored.offsetAt(i) - offset, buffer);
+            ByteUtils.writeVarlong(stored.tokenAt(i) - token, buffer);
+            ByteUtils.writeVarlong(stored.seqAt(i), buffer);
+            offset = stored.offsetAt(i);
+            token = stored.tokenAt(i);
+        }
+        ByteUtils.writeVarlong(stored.lease(), buffer);
+        ByteUtils.writeUnsignedVarint(stored.origin() + 1, buffer);
+        ByteUtils.writeUnsignedVarint(stored.rejectionCount(), buffer);
+        offset = stored.since();
+        for (int i = 0; i < stored.rejectionCount(); i++) {
+            ByteUtils.writeVarlong(stored.rejectionOffsetAt(i) - offset, buffer);
+            ByteUtils.writeUnsignedVarint(stored.rejectionAt(i).ordinal(), buffer);
+            offset = stored.rejectionOffsetAt(i);
+        }
+        return Arrays.copyOf(buffer.array(), buffer.position());
+    }
+
     private static boolean rerouted(StoredFence stored) {
         return stored.origin() != StoredFence.OWN;
     }
@@ -112,13 +156,16 @@ public final class FenceSerde implements Serde<StoredFence> {
             ByteBuffer buffer = ByteBuffer.wrap(bytes);
             return StoredFence.of(fence(buffer.getLong(), buffer.getLong()));
         }
+        if (bytes.length > 0 && bytes[0] == VERSION_4) {
+            return readVersion4(bytes);
+        }
         if (bytes.length == 0 || (bytes[0] != VERSION_1 && bytes[0] != VERSION_2 && bytes[0] != VERSION_3)) {
             throw new SerializationException("stored fence has "
                     + bytes.length + " bytes" + (bytes.length == 0
                             ? ""
                             : String.format(
                                     " starting with 0x%02x", bytes[0]))
-                    + ": neither the 16-byte format nor version 1 (0x81), 2 (0x82) or 3 (0x83)");
+                    + ": neither the 16-byte format nor version 1 (0x81), 2 (0x82), 3 (0x83) or 4 (0x84)");
         }
         boolean withLease = bytes[0] == VERSION_2;
         boolean withOrigin = bytes[0] == VERSION_3;
@@ -158,6 +205,51 @@ public final class FenceSerde implements Serde<StoredFence> {
                                 + (withLease || withOrigin ? "field" : "accept"));
             }
             return new StoredFence(base, since, accepts, lease, origin);
+        } catch (BufferUnderflowException e) {
+            throw new SerializationException("stored fence of " + bytes.length + " bytes is truncated", e);
+        } catch (IllegalArgumentException e) {
+            throw new SerializationException("stored fence is malformed: " + e.getMessage(), e);
+        }
+    }
+
+    private static StoredFence readVersion4(byte[] bytes) {
+        ByteBuffer buffer = ByteBuffer.wrap(bytes, 1, bytes.length - 1);
+        try {
+            long baseToken = ByteUtils.readVarlong(buffer);
+            Fence base = baseToken == 0 ? null : fence(baseToken, ByteUtils.readVarlong(buffer));
+            int count = ByteUtils.readUnsignedVarint(buffer);
+            long since = ByteUtils.readVarlong(buffer);
+            if (count < 0 || count > buffer.remaining() / MIN_ACCEPT_BYTES) {
+                throw new SerializationException("stored fence claims " + count + " accepts in " + buffer.remaining() + " bytes");
+            }
+            long[] accepts = new long[3 * count];
+            long offset = since;
+            long token = baseToken;
+            for (int i = 0; i < accepts.length; i += 3) {
+                offset += ByteUtils.readVarlong(buffer);
+                token += ByteUtils.readVarlong(buffer);
+                accepts[i] = offset;
+                accepts[i + 1] = token;
+                accepts[i + 2] = ByteUtils.readVarlong(buffer);
+            }
+            long lease = ByteUtils.readVarlong(buffer);
+            int origin = ByteUtils.readUnsignedVarint(buffer) - 1;
+            int rejected = ByteUtils.readUnsignedVarint(buffer);
+            if (rejected < 1 || rejected > buffer.remaining() / 2) {
+                throw new SerializationException("stored fence of version 4 claims " + rejected + " rejections in "
+                        + buffer.remaining() + " bytes");
+            }
+            long[] rejections = new long[2 * rejected];
+            offset = since;
+            for (int i = 0; i < rejections.length; i += 2) {
+                offset += ByteUtils.readVarlong(buffer);
+                rejections[i] = offset;
+                rejections[i + 1] = ByteUtils.readUnsignedVarint(buffer);
+            }
+            if (buffer.hasRemaining()) {
+                throw new SerializationException("stored fence has " + buffer.remaining() + " bytes after its last rejection");
+            }
+            return new StoredFence(base, since, accepts, lease, origin, rejections);
         } catch (BufferUnderflowException e) {
             throw new SerializationException("stored fence of " + bytes.length + " bytes is truncated", e);
         } catch (IllegalArgumentException e) {

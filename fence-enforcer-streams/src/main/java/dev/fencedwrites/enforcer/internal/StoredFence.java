@@ -1,6 +1,7 @@
 package dev.fencedwrites.enforcer.internal;
 
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.RejectionReason;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -59,6 +60,8 @@ public final class StoredFence {
     public static final int COMMIT_REQUEST_ACCEPTS = 16;
     /** Accepts of one key kept at most; reached only when commits keep failing while records are processed. */
     public static final int MAX_ACCEPTS = 1_024;
+    /** Remembered rejections of one key kept at most: the oldest go first (a replay of one then decides it again). */
+    public static final int MAX_REJECTIONS = 64;
     private static final long[] NONE = new long[0];
 
     private final Fence base;
@@ -67,6 +70,8 @@ public final class StoredFence {
     private final long[] history;
     private final long lease;
     private final int origin;
+    /** Per remembered rejection, oldest first: its offset, then its {@link RejectionReason}'s ordinal. */
+    private final long[] rejections;
 
     /**
      * One accepted record of the key.
@@ -113,6 +118,29 @@ public final class StoredFence {
      * @throws IllegalArgumentException as the public constructor, and if a token or seq is one {@link Fence} refuses
      */
     StoredFence(Fence base, long since, long[] history, long lease, int origin) {
+        this(base, since, history, lease, origin, NONE);
+    }
+
+    /**
+     * A value with remembered rejections: {@code rejections} holds, per rejection, its input offset (ascending, at or
+     * after {@code since}, none equal to an accept's) and its reason's ordinal; kept, not copied. With rejections the base
+     * may be {@code null} and there may be no accepts (a key rejected before it had a fence).
+     *
+     * @throws IllegalArgumentException as the other constructor, and for rejections out of order or with no such reason
+     */
+    StoredFence(Fence base, long since, long[] history, long lease, int origin, long[] rejections) {
+        if (rejections.length % 2 != 0) {
+            throw new IllegalArgumentException("remembered rejections take two longs each, got " + rejections.length);
+        }
+        for (int i = 0; i < rejections.length; i += 2) {
+            if (rejections[i] < since || i > 0 && rejections[i] <= rejections[i - 2]) {
+                throw new IllegalArgumentException("remembered rejection offsets must ascend from since " + since + ", got "
+                        + rejections[i]);
+            }
+            if (rejections[i + 1] < 0 || rejections[i + 1] >= RejectionReason.values().length) {
+                throw new IllegalArgumentException("no rejection reason " + rejections[i + 1]);
+            }
+        }
         if (history.length % 3 != 0) {
             throw new IllegalArgumentException("a packed history holds three longs per accept, got " + history.length);
         }
@@ -122,8 +150,8 @@ public final class StoredFence {
         if (origin < OWN) {
             throw new IllegalArgumentException("origin must be a partition or OWN (-1), got " + origin);
         }
-        if (base == null && history.length == 0) {
-            throw new IllegalArgumentException("a stored fence needs a base fence or an accept");
+        if (base == null && history.length == 0 && rejections.length == 0) {
+            throw new IllegalArgumentException("a stored fence needs a base fence, an accept or a remembered rejection");
         }
         long previous = history.length == 0 ? UNKNOWN : since;
         for (int i = 0; i < history.length; i += 3) {
@@ -143,9 +171,11 @@ public final class StoredFence {
         this.base = base;
         this.history = history;
         this.lease = lease;
-        // Nothing to replay against without accepts, whatever since and origin were.
-        this.since = history.length == 0 ? UNKNOWN : since;
-        this.origin = history.length == 0 ? OWN : origin;
+        this.rejections = rejections;
+        // Nothing to replay against without accepts or rejections, whatever since and origin were.
+        boolean remembered = history.length > 0 || rejections.length > 0;
+        this.since = remembered ? since : UNKNOWN;
+        this.origin = remembered ? origin : OWN;
     }
 
     private static long[] pack(List<Accept> accepts) {
@@ -221,7 +251,38 @@ public final class StoredFence {
         return new Fence(tokenAt(i), seqAt(i));
     }
 
-    /** The key's highest accepted fence: what a new record is decided against. */
+    /** How many rejections this value remembers. */
+    public int rejectionCount() {
+        return rejections.length / 2;
+    }
+
+    /** The input offset of remembered rejection {@code i} (0: the oldest). */
+    long rejectionOffsetAt(int i) {
+        return rejections[2 * i];
+    }
+
+    /** The reason of remembered rejection {@code i}. */
+    RejectionReason rejectionAt(int i) {
+        return RejectionReason.values()[(int) rejections[2 * i + 1]];
+    }
+
+    /**
+     * The reason the record at {@code offset} of input partition {@code from} was rejected for when first processed, if
+     * this value remembers it (a rejection that could come out otherwise when decided again), else {@code null}.
+     */
+    public RejectionReason rejectedAt(int from, long offset) {
+        if (from != origin) {
+            return null;
+        }
+        for (int i = 0; i < rejectionCount(); i++) {
+            if (rejectionOffsetAt(i) == offset) {
+                return rejectionAt(i);
+            }
+        }
+        return null;
+    }
+
+    /** The key's highest accepted fence: what a new record is decided against; {@code null} when it has none yet. */
     public Fence fence() {
         return history.length == 0 ? base : fenceAt(acceptCount() - 1);
     }
@@ -237,7 +298,14 @@ public final class StoredFence {
 
     /** {@link #remembers(long)} for an offset of input partition {@code from} ({@link #OWN}: the key's own). */
     public boolean remembers(int from, long offset) {
-        return from == origin && history.length > 0 && offset >= since && offset <= offsetAt(acceptCount() - 1);
+        return from == origin && (history.length > 0 || rejections.length > 0) && offset >= since && offset <= lastOffset();
+    }
+
+    /** The offset of the last accept or remembered rejection; -1 with neither. */
+    private long lastOffset() {
+        long accepted = history.length == 0 ? -1 : offsetAt(acceptCount() - 1);
+        long rejected = rejections.length == 0 ? -1 : rejectionOffsetAt(rejectionCount() - 1);
+        return Math.max(accepted, rejected);
     }
 
     /**
@@ -318,8 +386,8 @@ public final class StoredFence {
             return new StoredFence(null, 0, accept(NONE, 0, 0, offset, fence), lease, from);
         }
         int count = previous.acceptCount();
-        if (count > 0 && (from != previous.origin || offset < previous.since
-                || offset <= previous.offsetAt(count - 1))) {
+        boolean remembered = count > 0 || previous.rejectionCount() > 0;
+        if (remembered && (from != previous.origin || offset < previous.since || offset <= previous.lastOffset())) {
             // Another input partition, or the input's offsets went back without a replay (offsets reset, topic
             // recreated): start the history here.
             return new StoredFence(previous.fence(), offset, accept(NONE, 0, 0, offset, fence), lease, from);
@@ -333,10 +401,56 @@ public final class StoredFence {
         folded = Math.max(folded, count + 1 - MAX_ACCEPTS);
         Fence base = folded == 0 ? previous.base : previous.fenceAt(folded - 1);
         long since = folded == 0 ? previous.since : previous.offsetAt(folded - 1) + 1;
+        long[] rejections = previous.rejectionsFrom(Math.max(committed, since == UNKNOWN ? 0 : since));
         if (count == folded && since == UNKNOWN) {
             since = offset; // no offsets kept before: the fence is known to hold at this record at least
         }
-        return new StoredFence(base, since, accept(previous.history, folded, count, offset, fence), lease, from);
+        if (rejections.length > 0) {
+            since = Math.min(since, rejections[0]);
+        }
+        return new StoredFence(base, since, accept(previous.history, folded, count, offset, fence), lease, from, rejections);
+    }
+
+    /**
+     * The key's value after the record at {@code offset} of input partition {@code from} was rejected for {@code reason},
+     * a rejection that could come out otherwise if the record were decided again (a check against the wall clock or a
+     * limit read at start): a replay after a crash repeats it ({@link #rejectedAt}). The fence stays; rejections before
+     * {@code committed} are dropped, and at most {@link #MAX_REJECTIONS} kept.
+     *
+     * @param previous the key's value, or {@code null} when it has none
+     * @throws IllegalArgumentException if {@code offset} is negative
+     */
+    public static StoredFence afterRejection(StoredFence previous, int from, long offset, RejectionReason reason,
+            long committed) {
+        if (offset < 0) {
+            throw new IllegalArgumentException("a remembered rejection needs its input offset, got " + offset);
+        }
+        long[] one = {offset, reason.ordinal()};
+        if (previous == null) {
+            return new StoredFence(null, offset, NONE, 0, from, one);
+        }
+        boolean remembered = previous.acceptCount() > 0 || previous.rejectionCount() > 0;
+        if (!remembered || from != previous.origin || offset < previous.since || offset <= previous.lastOffset()) {
+            // Nothing kept, another input partition, or the offsets went back: start here, as afterAccept does.
+            return new StoredFence(previous.fence(), offset, NONE, previous.lease, from, one);
+        }
+        long[] kept = previous.rejectionsFrom(Math.max(committed, previous.since));
+        int drop = Math.max(0, kept.length / 2 + 1 - MAX_REJECTIONS);
+        long[] next = new long[kept.length - 2 * drop + 2];
+        System.arraycopy(kept, 2 * drop, next, 0, kept.length - 2 * drop);
+        next[next.length - 2] = offset;
+        next[next.length - 1] = reason.ordinal();
+        long since = previous.acceptCount() > 0 ? previous.since : next[0];
+        return new StoredFence(previous.base, since, previous.history, previous.lease, from, next);
+    }
+
+    /** The remembered rejections at or after {@code offset}, packed. */
+    private long[] rejectionsFrom(long offset) {
+        int first = 0;
+        while (first < rejectionCount() && rejectionOffsetAt(first) < offset) {
+            first++;
+        }
+        return first == 0 ? rejections : Arrays.copyOfRange(rejections, 2 * first, rejections.length);
     }
 
     /** Accepts {@code from} to {@code to} (exclusive) of {@code history}, then the new one. */
@@ -352,17 +466,18 @@ public final class StoredFence {
     @Override
     public boolean equals(Object other) {
         return other instanceof StoredFence that && Objects.equals(base, that.base) && since == that.since
-                && Arrays.equals(history, that.history) && lease == that.lease && origin == that.origin;
+                && Arrays.equals(history, that.history) && lease == that.lease && origin == that.origin
+                && Arrays.equals(rejections, that.rejections);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(base, since, Arrays.hashCode(history), lease, origin);
+        return Objects.hash(base, since, Arrays.hashCode(history), lease, origin, Arrays.hashCode(rejections));
     }
 
     @Override
     public String toString() {
         return "StoredFence[base=" + base + ", since=" + since + ", accepts=" + accepts() + ", lease=" + lease + ", origin="
-                + origin + "]";
+                + origin + (rejections.length == 0 ? "" : ", rejections=" + Arrays.toString(rejections)) + "]";
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.internal.StoredFence.Accept;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -47,6 +48,40 @@ class FenceSerdeTest {
 
         assertThat(FenceSerde.write(worst).length).isLessThanOrEqualTo(FenceSerde.MAX_SIZE_BYTES);
         assertThat(FenceSerde.read(FenceSerde.write(worst))).isEqualTo(worst);
+    }
+
+    /**
+     * Remembered rejections (at_least_once: a rejection a replay could decide otherwise) are kept in version 4, also for a
+     * key with no fence and no accepts, and the worst case still fits MAX_SIZE_BYTES.
+     */
+    @Test
+    void keepsRememberedRejectionsInVersionFour() {
+        StoredFence unfenced = StoredFence.afterRejection(null, StoredFence.OWN, 40, RejectionReason.FUTURE_TOKEN, 0);
+        StoredFence fenced = StoredFence.afterRejection(
+                StoredFence.afterAccept(StoredFence.of(new Fence(5, 1)), 3, 17, new Fence(6, 1), 0, 60), 3, 18,
+                RejectionReason.TOO_LARGE, 0);
+        List<Accept> accepts = new ArrayList<>();
+        for (int i = 0; i < StoredFence.MAX_ACCEPTS; i++) {
+            accepts.add(new Accept(i == 0 ? 0 : Long.MAX_VALUE / 4 + i, new Fence(i % 2 == 0 ? Long.MAX_VALUE : 1,
+                    Long.MAX_VALUE)));
+        }
+        StoredFence worst = new StoredFence(new Fence(Long.MAX_VALUE, Long.MAX_VALUE), 0, accepts, Long.MAX_VALUE,
+                Integer.MAX_VALUE - 1);
+        for (int i = 0; i < StoredFence.MAX_REJECTIONS; i++) {
+            worst = StoredFence.afterRejection(worst, Integer.MAX_VALUE - 1, Long.MAX_VALUE / 2 + i * (Long.MAX_VALUE / 256),
+                    RejectionReason.values()[RejectionReason.values().length - 1], 0);
+        }
+
+        assertThat(roundTrip(unfenced)).isEqualTo(unfenced);
+        assertThat(roundTrip(unfenced).fence()).isNull();
+        assertThat(roundTrip(unfenced).rejectedAt(StoredFence.OWN, 40)).isEqualTo(RejectionReason.FUTURE_TOKEN);
+        assertThat(roundTrip(fenced)).isEqualTo(fenced);
+        assertThat(roundTrip(fenced).rejectedAt(3, 18)).isEqualTo(RejectionReason.TOO_LARGE);
+        assertThat(roundTrip(fenced).fence()).isEqualTo(new Fence(6, 1));
+        assertThat(FenceSerde.write(fenced)[0]).isEqualTo((byte) 0x84);
+        assertThat(worst.rejectionCount()).isEqualTo(StoredFence.MAX_REJECTIONS);
+        assertThat(FenceSerde.write(worst).length).isLessThanOrEqualTo(FenceSerde.MAX_SIZE_BYTES);
+        assertThat(roundTrip(worst)).isEqualTo(worst);
     }
 
     /** Issue 14: the lease confirmed for the fence's token is kept (version 2); without one, version 1 is written, as before. */
@@ -127,8 +162,10 @@ class FenceSerdeTest {
 
     @Test
     void refusesAnUnknownFormat() {
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[]{(byte) 0x85, 0, 0}))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("0x85");
         assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[]{(byte) 0x84, 0, 0}))
-                .isInstanceOf(SerializationException.class).hasMessageContaining("0x84");
+                .isInstanceOf(SerializationException.class).hasMessageContaining("truncated");
         assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[0])).isInstanceOf(SerializationException.class);
     }
 
