@@ -38,7 +38,7 @@ import picocli.CommandLine.Spec;
                         + "verify);",
                 "           ./fence test --help says more.",
                 "  test-failover  The clustered stack's tests, ClusterFailoverIT, ClusterUpIT and ChaosClusterIT",
-                "           (about 11 minutes);",
+                "           (about 13 minutes);",
                 "           ./fence test-failover --help says more.",
                 "  bench    Measure what fencing costs beside its unfenced baseline; one table, also written to "
                         + "bench/results/;",
