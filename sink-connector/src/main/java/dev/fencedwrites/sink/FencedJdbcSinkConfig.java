@@ -36,6 +36,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
     public static final String MAX_RETRIES = "max.retries";
     public static final String RETRY_BACKOFF_MS = "retry.backoff.ms";
+    public static final String RETRY_BACKOFF_MAX_MS = "retry.backoff.max.ms";
     public static final String MARKER_PENDING_MAX = "fence.marker.pending.max";
 
     private static final String GROUP_CONNECTION = "Connection";
@@ -85,14 +86,19 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
                             + "Past this many, the oldest is given up with a WARN (markers-given-up-total): its row's fence "
                             + "then rises with its holder's next write.",
                     GROUP_WRITES, 5, Width.SHORT, "Waiting markers")
-            .define(MAX_RETRIES, Type.INT, 10, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
+            .define(MAX_RETRIES, Type.INT, -1, ConfigDef.Range.atLeast(-1), Importance.MEDIUM,
                     "How often a batch that failed with a transient error (connection lost, deadlock or serialization failure, "
                             + "lock or statement timeout, database shutdown, schema registry unreachable) is retried before "
-                            + "the task fails. Other database errors fail the task at once; records whose data the database "
-                            + "refuses go to the dead-letter topic.",
+                            + "the task fails; -1: until it succeeds, so a database or registry that restarts never stops the "
+                            + "task (Connect does not restart a failed task by itself). Other database errors fail the task at "
+                            + "once; records whose data the database refuses go to the dead-letter topic.",
                     GROUP_RETRIES, 1, Width.SHORT, "Max retries")
             .define(RETRY_BACKOFF_MS, Type.LONG, 1000L, ConfigDef.Range.atLeast(0), Importance.LOW,
-                    "Wait before a retry, in milliseconds.", GROUP_RETRIES, 2, Width.SHORT, "Retry backoff (ms)");
+                    "Wait before the first retry, in milliseconds; doubled after each failed retry up to "
+                            + "retry.backoff.max.ms.",
+                    GROUP_RETRIES, 2, Width.SHORT, "Retry backoff (ms)")
+            .define(RETRY_BACKOFF_MAX_MS, Type.LONG, 60_000L, ConfigDef.Range.atLeast(0), Importance.LOW,
+                    "Longest wait between retries, in milliseconds.", GROUP_RETRIES, 3, Width.SHORT, "Retry backoff max (ms)");
 
     private final String connectionUrl;
     private final String connectionUser;
@@ -105,6 +111,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
     private final int maxRetries;
     private final int markerPendingMax;
     private final Duration retryBackoff;
+    private final Duration retryBackoffMax;
     private final Set<String> topics;
     private final Pattern topicsRegex;
 
@@ -131,6 +138,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         maxRetries = getInt(MAX_RETRIES);
         markerPendingMax = getInt(MARKER_PENDING_MAX);
         retryBackoff = Duration.ofMillis(getLong(RETRY_BACKOFF_MS));
+        retryBackoffMax = Duration.ofMillis(Math.max(getLong(RETRY_BACKOFF_MAX_MS), getLong(RETRY_BACKOFF_MS)));
         Object listed = originals().get(SinkTask.TOPICS_CONFIG);
         topics = listed == null
                 ? Set.of()
@@ -195,7 +203,7 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         return guardEnabled;
     }
 
-    /** {@value #MAX_RETRIES}: retries of a batch that failed with a transient error before the task fails. */
+    /** {@value #MAX_RETRIES}: retries of a batch that failed with a transient error before the task fails; -1: no limit. */
     public int maxRetries() {
         return maxRetries;
     }
@@ -205,9 +213,14 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
         return markerPendingMax;
     }
 
-    /** {@value #RETRY_BACKOFF_MS}: the wait before a retry. */
+    /** {@value #RETRY_BACKOFF_MS}: the wait before the first retry. */
     public Duration retryBackoff() {
         return retryBackoff;
+    }
+
+    /** {@value #RETRY_BACKOFF_MAX_MS}: the longest wait between retries, at least {@link #retryBackoff()}. */
+    public Duration retryBackoffMax() {
+        return retryBackoffMax;
     }
 
     /** {@value #TABLE_NAME} as configured, {@value #TOPIC_PLACEHOLDER} included. */

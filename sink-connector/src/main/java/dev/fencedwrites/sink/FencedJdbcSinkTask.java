@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * {@code header.converter=ByteArrayConverter} (headers byte for byte, also on the dead-letter topic).
  *
  * <p>Only wires the parts and applies Connect's habits: a batch that failed transiently is retried
- * through {@code context.timeout} up to {@code max.retries} times, and offsets are committed only past
+ * through {@code context.timeout} with a growing backoff, until it succeeds unless {@code max.retries}
+ * is set, and offsets are committed only past
  * records written or reported ({@link #preCommit}). The database comes from a factory (HikariCP by default).
  */
 public final class FencedJdbcSinkTask extends SinkTask {
@@ -162,20 +163,34 @@ public final class FencedJdbcSinkTask extends SinkTask {
         metrics.markersGivenUp(markers.size());
     }
 
-    /** A {@link RetriableException} after {@code context.timeout(retry.backoff.ms)}, or the task's end. */
+    /**
+     * A {@link RetriableException} after {@code context.timeout}: {@code retry.backoff.ms}, doubled after each failed retry
+     * up to {@code retry.backoff.max.ms}; or the task's end, for an error no retry can fix or after {@code max.retries}
+     * (unless -1).
+     */
     private ConnectException retryOrFail(Exception e, int batchSize) {
         String problem = e instanceof SQLException sql ? SqlErrors.describe(sql) : e.getMessage();
         if (e instanceof SQLException sql && !SqlErrors.isTransient(sql)) {
             // Data errors never get here (the batch writer dead-letters those records); this is the table or the database itself.
             return new ConnectException("the database refused the batch and retrying cannot help: " + problem, e);
         }
-        if (++failedAttempts > config.maxRetries()) {
+        failedAttempts++;
+        if (config.maxRetries() >= 0 && failedAttempts > config.maxRetries()) {
             return new ConnectException("giving up after " + (failedAttempts - 1) + " retries (max.retries): " + problem, e);
         }
-        long backoffMs = config.retryBackoff().toMillis();
+        long backoffMs = backoffMillis(failedAttempts, config.retryBackoff().toMillis(), config.retryBackoffMax().toMillis());
         LOG.warn("batch of {} records failed (attempt {}), retrying in {} ms: {}", batchSize, failedAttempts, backoffMs, problem);
         context.timeout(backoffMs);
         return new RetriableException(e);
+    }
+
+    /** The wait before retry {@code attempt} (1: the first): {@code first}, doubled each time, at most {@code max}. */
+    static long backoffMillis(int attempt, long first, long max) {
+        long wait = first;
+        for (int i = 1; i < attempt && wait < max; i++) {
+            wait *= 2;
+        }
+        return Math.min(wait, max);
     }
 
     /**

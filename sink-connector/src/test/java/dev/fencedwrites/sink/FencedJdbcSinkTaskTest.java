@@ -368,9 +368,26 @@ class FencedJdbcSinkTaskTest {
 
         assertThatThrownBy(() -> task.put(batch)).isInstanceOf(ConnectException.class).isNotInstanceOf(RetriableException.class);
 
-        assertThat(context.timeouts()).containsExactly(10L, 10L);
+        assertThat(context.timeouts()).containsExactly(10L, 20L);
         assertThat(context.reports()).isEmpty();
         assertThat(row(KEY)).isEmpty();
+    }
+
+    /**
+     * By default (max.retries=-1) a transient outage never ends the task (Connect does not restart a failed task by
+     * itself): it retries with a backoff that doubles up to retry.backoff.max.ms.
+     */
+    @Test
+    void aTransientOutageIsRetriedUntilItEndsByDefault() {
+        startTask(UNREACHABLE_REGISTRY, Map.of(FencedJdbcSinkConfig.RETRY_BACKOFF_MS, "10",
+                FencedJdbcSinkConfig.RETRY_BACKOFF_MAX_MS, "40"));
+        List<SinkRecord> batch = List.of(write(KEY, 700, 7, 1, 10));
+
+        for (int retry = 0; retry < 25; retry++) {
+            assertThatThrownBy(() -> task.put(batch)).isInstanceOf(RetriableException.class);
+        }
+
+        assertThat(context.timeouts()).hasSize(25).startsWith(10L, 20L, 40L, 40L).containsOnly(10L, 20L, 40L);
     }
 
     @Test
