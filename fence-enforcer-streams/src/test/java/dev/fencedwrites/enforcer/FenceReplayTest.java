@@ -162,6 +162,21 @@ class FenceReplayTest {
                 .containsOnly(RejectionReason.STALE_TOKEN);
     }
 
+    /** A key's first record stores nothing when rejected: records forged for ever new keys cannot grow the store. */
+    @Test
+    void aFirstRecordRejectedFutureTokenStoresNothing() {
+        TokenVerificationTopologyTest.TableVerifier verifier = new TokenVerificationTopologyTest.TableVerifier();
+        verifier.current = 8;
+        TaskSimulation verified = new TaskSimulation(StreamsConfig.AT_LEAST_ONCE, new SimpleMeterRegistry(), verifier);
+        verified.append("forged-1", value(), leased(9, 1, 90));
+        verified.append("forged-2", value(), leased(9, 1, 90));
+
+        verified.processAll();
+
+        assertThat(verified.live("forged-1")).isNull();
+        assertThat(verified.live("forged-2")).isNull();
+    }
+
     /**
      * A record too large for the accepted topic is rejected TOO_LARGE; the operator raises the topic's limit and the
      * enforcer restarts before its commit: the replay repeats the rejection rather than accept the record.

@@ -242,10 +242,12 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      * Under at_least_once, stores that the record at {@code at} was rejected for {@code reason}, a rejection that could
      * come out otherwise if it were decided again (FUTURE_TOKEN against etcd's revision now, TOO_LARGE against a limit read
      * at start, UNVERIFIABLE_TOKEN against compaction and, under the accept policy, the lock's holder now): a replay after
-     * a crash then repeats it instead of putting the record on both topics ({@link StoredFence#afterRejection}).
+     * a crash then repeats it instead of putting the record on both topics ({@link StoredFence#afterRejection}). Only for
+     * a key the store already holds: a key's first record stores nothing when rejected, so records forged for ever new
+     * keys cannot grow the store.
      */
     private void rememberRejection(Bytes storeKey, StoredFence state, Position at, RejectionReason reason) {
-        if (!keepHistory || replay.replaying() || at.offset() < 0 || !limits.storable(storeKey.get())) {
+        if (!keepHistory || replay.replaying() || state == null || at.offset() < 0 || !limits.storable(storeKey.get())) {
             return;
         }
         fences.put(storeKey, StoredFence.afterRejection(state, at.from(), at.offset(), reason,
