@@ -12,7 +12,7 @@ import org.apache.kafka.common.utils.ByteUtils;
 
 /**
  * State store value serde for a {@link StoredFence}, in five formats; it writes versions 1 to 4 and
- * reads all five, so a changelog written before issue 13 still restores.
+ * reads all five, so a changelog written by any earlier version still restores.
  *
  * <ul>
  *   <li>16 bytes, the first below {@code 0x80}: token then seq, big-endian longs (seq -1 = absent). A
@@ -96,15 +96,7 @@ public final class FenceSerde implements Serde<StoredFence> {
         if (history) {
             ByteUtils.writeVarlong(stored.since(), buffer);
         }
-        offset = stored.since();
-        token = baseToken;
-        for (int i = 0; i < stored.acceptCount(); i++) {
-            ByteUtils.writeVarlong(stored.offsetAt(i) - offset, buffer);
-            ByteUtils.writeVarlong(stored.tokenAt(i) - token, buffer);
-            ByteUtils.writeVarlong(stored.seqAt(i), buffer);
-            offset = stored.offsetAt(i);
-            token = stored.tokenAt(i);
-        }
+        writeAccepts(stored, baseToken, buffer);
         if (stored.lease() != 0 || rerouted(stored)) {
             ByteUtils.writeVarlong(stored.lease(), buffer);
         }
@@ -126,19 +118,11 @@ public final class FenceSerde implements Serde<StoredFence> {
         }
         ByteUtils.writeUnsignedVarint(stored.acceptCount(), buffer);
         ByteUtils.writeVarlong(stored.since(), buffer);
-        long offset = stored.since();
-        long token = baseToken;
-        for (int i = 0; i < stored.acceptCount(); i++) {
-            ByteUtils.writeVarlong(stored.offsetAt(i) - offset, buffer);
-            ByteUtils.writeVarlong(stored.tokenAt(i) - token, buffer);
-            ByteUtils.writeVarlong(stored.seqAt(i), buffer);
-            offset = stored.offsetAt(i);
-            token = stored.tokenAt(i);
-        }
+        writeAccepts(stored, baseToken, buffer);
         ByteUtils.writeVarlong(stored.lease(), buffer);
         ByteUtils.writeUnsignedVarint(stored.origin() + 1, buffer);
         ByteUtils.writeUnsignedVarint(stored.rejectionCount(), buffer);
-        offset = stored.since();
+        long offset = stored.since();
         for (int i = 0; i < stored.rejectionCount(); i++) {
             ByteUtils.writeVarlong(stored.rejectionOffsetAt(i) - offset, buffer);
             ByteUtils.writeUnsignedVarint(stored.rejectionAt(i).ordinal(), buffer);
@@ -179,17 +163,7 @@ public final class FenceSerde implements Serde<StoredFence> {
             if (count < 0 || count > buffer.remaining() / MIN_ACCEPT_BYTES) {
                 throw new SerializationException("stored fence claims " + count + " accepts in " + buffer.remaining() + " bytes");
             }
-            // Packed as StoredFence keeps them (issue 19: no Accept or Fence object per accept); its constructor checks each.
-            long[] accepts = new long[3 * count];
-            long offset = since;
-            long token = baseToken;
-            for (int i = 0; i < accepts.length; i += 3) {
-                offset += ByteUtils.readVarlong(buffer);
-                token += ByteUtils.readVarlong(buffer);
-                accepts[i] = offset;
-                accepts[i + 1] = token;
-                accepts[i + 2] = ByteUtils.readVarlong(buffer);
-            }
+            long[] accepts = readAccepts(buffer, count, since, baseToken);
             long lease = withLease || withOrigin ? ByteUtils.readVarlong(buffer) : 0;
             if (withLease && lease <= 0) {
                 throw new SerializationException(
@@ -222,16 +196,7 @@ public final class FenceSerde implements Serde<StoredFence> {
             if (count < 0 || count > buffer.remaining() / MIN_ACCEPT_BYTES) {
                 throw new SerializationException("stored fence claims " + count + " accepts in " + buffer.remaining() + " bytes");
             }
-            long[] accepts = new long[3 * count];
-            long offset = since;
-            long token = baseToken;
-            for (int i = 0; i < accepts.length; i += 3) {
-                offset += ByteUtils.readVarlong(buffer);
-                token += ByteUtils.readVarlong(buffer);
-                accepts[i] = offset;
-                accepts[i + 1] = token;
-                accepts[i + 2] = ByteUtils.readVarlong(buffer);
-            }
+            long[] accepts = readAccepts(buffer, count, since, baseToken);
             long lease = ByteUtils.readVarlong(buffer);
             int origin = ByteUtils.readUnsignedVarint(buffer) - 1;
             int rejected = ByteUtils.readUnsignedVarint(buffer);
@@ -240,7 +205,7 @@ public final class FenceSerde implements Serde<StoredFence> {
                         + buffer.remaining() + " bytes");
             }
             long[] rejections = new long[2 * rejected];
-            offset = since;
+            long offset = since;
             for (int i = 0; i < rejections.length; i += 2) {
                 offset += ByteUtils.readVarlong(buffer);
                 rejections[i] = offset;
@@ -255,6 +220,37 @@ public final class FenceSerde implements Serde<StoredFence> {
         } catch (IllegalArgumentException e) {
             throw new SerializationException("stored fence is malformed: " + e.getMessage(), e);
         }
+    }
+
+    /** Writes the accepts: per accept its offset's and token's differences from the previous (from since, the base) and seq. */
+    private static void writeAccepts(StoredFence stored, long baseToken, ByteBuffer buffer) {
+        long offset = stored.since();
+        long token = baseToken;
+        for (int i = 0; i < stored.acceptCount(); i++) {
+            ByteUtils.writeVarlong(stored.offsetAt(i) - offset, buffer);
+            ByteUtils.writeVarlong(stored.tokenAt(i) - token, buffer);
+            ByteUtils.writeVarlong(stored.seqAt(i), buffer);
+            offset = stored.offsetAt(i);
+            token = stored.tokenAt(i);
+        }
+    }
+
+    /**
+     * Reads {@code count} accepts as {@link #writeAccepts} wrote them, packed as StoredFence keeps them (no
+     * Accept or Fence object per accept); its constructor checks each.
+     */
+    private static long[] readAccepts(ByteBuffer buffer, int count, long since, long baseToken) {
+        long[] accepts = new long[3 * count];
+        long offset = since;
+        long token = baseToken;
+        for (int i = 0; i < accepts.length; i += 3) {
+            offset += ByteUtils.readVarlong(buffer);
+            token += ByteUtils.readVarlong(buffer);
+            accepts[i] = offset;
+            accepts[i + 1] = token;
+            accepts[i + 2] = ByteUtils.readVarlong(buffer);
+        }
+        return accepts;
     }
 
     private static Fence fence(long token, long seq) {
