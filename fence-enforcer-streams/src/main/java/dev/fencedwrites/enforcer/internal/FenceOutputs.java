@@ -36,6 +36,8 @@ final class FenceOutputs {
     private final ReplayTracker replay;
     /** Where the record being decided was written to the input topic; empty when unknown. */
     private Optional<Origin> origin = Optional.empty();
+    /** The reason the record being processed was rejected for, or {@code null}. */
+    private RejectionReason rejectedFor;
 
     FenceOutputs(ProcessorContext<byte[], byte[]> context, String acceptedSink, String rejectedSink,
             FenceProcessor.MarkerOutput markers,
@@ -51,6 +53,7 @@ final class FenceOutputs {
 
     /** The record about to be decided was written at {@code origin} (its {@code fence.source.*} on any output). */
     void origin(Optional<Origin> origin) {
+        this.rejectedFor = null;
         this.origin = origin;
     }
 
@@ -58,6 +61,11 @@ final class FenceOutputs {
     void accepted(Record<byte[], byte[]> record) {
         metrics.accepted();
         context.forward(record, acceptedSink);
+    }
+
+    /** The reason the record being processed (since {@link #origin}) was rejected for, or {@code null} when it was not. */
+    RejectionReason rejectedFor() {
+        return rejectedFor;
     }
 
     /** Counts a winning marker and publishes it when a markers output is set; {@code before} is the fence it superseded. */
@@ -74,6 +82,7 @@ final class FenceOutputs {
      * detail} logged.
      */
     void reject(Record<byte[], byte[]> record, RejectionReason reason, Fence highest, String detail) {
+        rejectedFor = reason;
         if (replay.replaying()) {
             replay.replayed("rejected");
         }

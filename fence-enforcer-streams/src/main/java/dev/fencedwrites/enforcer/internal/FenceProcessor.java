@@ -11,7 +11,9 @@ import dev.fencedwrites.contract.ResourceId;
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
 import dev.fencedwrites.enforcer.PartitionMismatch;
 import dev.fencedwrites.enforcer.TokenVerifier;
+import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Set;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -72,6 +74,12 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * lease checks {@link LeaseCheck}'s; this class decides.
  */
 public final class FenceProcessor implements Processor<byte[], byte[], byte[], byte[]> {
+    /**
+     * Rejections that could come out otherwise if the record were decided again: against etcd's revision now, a limit read
+     * at start, compaction and (under the accept policy) the lock's holder now. Under at_least_once they are remembered.
+     */
+    private static final Set<RejectionReason> MAY_COME_OUT_OTHERWISE = EnumSet.of(RejectionReason.FUTURE_TOKEN,
+            RejectionReason.TOO_LARGE, RejectionReason.UNVERIFIABLE_TOKEN);
     /** The longest {@code fence.lease} or {@code fence.writer} copied onto a published marker. */
     static final int MARKER_TEXT_HEADER_MAX_CHARS = 256;
 
@@ -233,8 +241,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             return;
         }
         Position at = new Position(from, offset);
-        if (acceptable(record, storeKey, state, at, stamp, stored)) {
+        if (acceptable(record, key, stamp, stored)) {
             accept(record, storeKey, state, at, stamp, stored);
+        }
+        if (MAY_COME_OUT_OTHERWISE.contains(outputs.rejectedFor())) {
+            rememberRejection(storeKey, state, at, outputs.rejectedFor());
         }
     }
 
@@ -306,9 +317,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /** Whether the rule accepts {@code stamp} against {@code stored} and the record fits every output; rejects it when not. */
-    private boolean acceptable(Record<byte[], byte[]> record, Bytes storeKey, StoredFence state, Position at,
-            FenceStamp stamp, Fence stored) {
-        byte[] key = storeKey.get();
+    private boolean acceptable(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence stored) {
         Decision decision = FenceRule.decide(stored, stamp.fence());
         if (!decision.accepted()) {
             outputs.reject(record, decision.reason(), stored, "incoming " + stamp.fence() + " vs stored " + stored);
@@ -326,7 +335,6 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
                     "record of up to " + RecordSize.upperBound(record.key(), record.value(),
                             record.headers()) + " bytes exceeds the " + limits.acceptedMaxBytes()
                             + " bytes the accepted topic takes (its max.message.bytes and the producer's max.request.size)");
-            rememberRejection(storeKey, state, at, RejectionReason.TOO_LARGE);
             return false;
         }
         if (!limits.storable(key)) {
@@ -373,10 +381,6 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             // equal to the fence may be another lock's. Only one lease holds a lock at a revision.
             lease = leases.verifiedLease(record, storeKey.get(), stamp, before, state);
             if (lease <= 0) {
-                RejectionReason refused = leases.lastRefusal();
-                if (refused == RejectionReason.FUTURE_TOKEN || refused == RejectionReason.UNVERIFIABLE_TOKEN) {
-                    rememberRejection(storeKey, state, at, refused);
-                }
                 return;
             }
         }

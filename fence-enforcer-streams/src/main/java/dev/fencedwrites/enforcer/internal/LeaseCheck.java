@@ -17,10 +17,8 @@ import org.apache.kafka.streams.processor.api.Record;
 final class LeaseCheck {
     private final TokenVerifier verifier;
     private final FenceOutputs outputs;
-    /** Before the verifier is asked about a record. */
-    private static final TokenVerifier.Verdict NOT_ASKED = TokenVerifier.Verdict.verified("");
     /** The verifier's answer to the last question asked (one stream thread per processor, so no race). */
-    private TokenVerifier.Verdict lastVerdict = NOT_ASKED;
+    private TokenVerifier.Verdict lastVerdict = TokenVerifier.Verdict.verified("");
 
     LeaseCheck(TokenVerifier verifier, FenceOutputs outputs) {
         this.verifier = verifier;
@@ -37,7 +35,6 @@ final class LeaseCheck {
      * @return the confirmed lease id, or -1 when the record was rejected
      */
     long verifiedLease(Record<byte[], byte[]> record, byte[] key, FenceStamp stamp, Fence before, StoredFence state) {
-        lastVerdict = NOT_ASKED;
         long leaseId = leaseOf(record, stamp, before);
         if (leaseId <= 0) {
             return -1;
@@ -81,11 +78,6 @@ final class LeaseCheck {
                         + "fence " + before + " set under that lease: a raise under the fence's own lease must come from a new "
                         + "acquisition of the lock, whose token is the revision at which it was found held");
         return true;
-    }
-
-    /** The rejection the verifier gave the record of the last {@link #verifiedLease} call, or {@code null} when it gave none. */
-    RejectionReason lastRefusal() {
-        return lastVerdict.verified() ? null : lastVerdict.rejection();
     }
 
     /**

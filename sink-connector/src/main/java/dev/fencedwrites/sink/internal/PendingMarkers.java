@@ -89,9 +89,4 @@ public final class PendingMarkers {
     public synchronized void forget(Collection<TopicPartition> partitions) {
         waiting.keySet().removeIf(position -> partitions.contains(position.partition()));
     }
-
-    /** Forgets every marker. */
-    public synchronized void clear() {
-        waiting.clear();
-    }
 }
