@@ -94,11 +94,13 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
                             + "once; records whose data the database refuses go to the dead-letter topic.",
                     GROUP_RETRIES, 1, Width.SHORT, "Max retries")
             .define(RETRY_BACKOFF_MS, Type.LONG, 1000L, ConfigDef.Range.atLeast(0), Importance.LOW,
-                    "Wait before the first retry, in milliseconds; doubled after each failed retry up to "
-                            + "retry.backoff.max.ms.",
+                    "Wait before the first retry, in milliseconds; doubled after each failed retry (from 1 ms when 0) up "
+                            + "to retry.backoff.max.ms.",
                     GROUP_RETRIES, 2, Width.SHORT, "Retry backoff (ms)")
             .define(RETRY_BACKOFF_MAX_MS, Type.LONG, 60_000L, ConfigDef.Range.atLeast(0), Importance.LOW,
-                    "Longest wait between retries, in milliseconds.", GROUP_RETRIES, 3, Width.SHORT, "Retry backoff max (ms)");
+                    "Longest wait between retries, in milliseconds; a value below retry.backoff.ms counts as "
+                            + "retry.backoff.ms.",
+                    GROUP_RETRIES, 3, Width.SHORT, "Retry backoff max (ms)");
 
     private final String connectionUrl;
     private final String connectionUser;

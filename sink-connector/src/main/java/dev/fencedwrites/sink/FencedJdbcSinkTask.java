@@ -184,8 +184,14 @@ public final class FencedJdbcSinkTask extends SinkTask {
         return new RetriableException(e);
     }
 
-    /** The wait before retry {@code attempt} (1: the first): {@code first}, doubled each time, at most {@code max}. */
+    /**
+     * The wait before retry {@code attempt} (1: the first): {@code first}, doubled each time (from 1 ms when {@code first} is
+     * 0, so endless retries never spin), at most {@code max}.
+     */
     static long backoffMillis(int attempt, long first, long max) {
+        if (attempt > 1 && first == 0) {
+            first = 1;
+        }
         long wait = first;
         for (int i = 1; i < attempt && wait < max; i++) {
             wait *= 2;

@@ -373,6 +373,15 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).isEmpty();
     }
 
+    /** The backoff doubles up to its max, from 1 ms when retry.backoff.ms=0, so endless retries never spin. */
+    @Test
+    void theBackoffDoublesUpToItsMaxAndNeverStaysAtZero() {
+        assertThat(List.of(1, 2, 3, 4, 5).stream().map(a -> FencedJdbcSinkTask.backoffMillis(a, 10, 40)))
+                .containsExactly(10L, 20L, 40L, 40L, 40L);
+        assertThat(List.of(1, 2, 3, 17, 1_000_000).stream().map(a -> FencedJdbcSinkTask.backoffMillis(a, 0, 60_000)))
+                .containsExactly(0L, 2L, 4L, 60_000L, 60_000L);
+    }
+
     /**
      * By default (max.retries=-1) a transient outage never ends the task (Connect does not restart a failed task by
      * itself): it retries with a backoff that doubles up to retry.backoff.max.ms.
