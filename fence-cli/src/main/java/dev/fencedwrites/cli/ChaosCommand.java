@@ -92,7 +92,8 @@ public final class ChaosCommand implements Callable<Integer> {
             + "member at a time, and broker-kill is among the faults.")
     boolean cluster;
     @Option(names = "--processing-guarantee", defaultValue = "exactly_once_v2", paramLabel = "exactly_once_v2|at_least_once",
-            description = "The enforcers' processing.guarantee (with --stack: what the running ones use). at_least_once: "
+            description = "The enforcers' processing.guarantee (with --stack: what the running ones use; ./fence up runs "
+                    + "exactly_once_v2). at_least_once: "
                     + "after a kill an enforcer decides the records since its last commit again, and verify checks the first "
                     + "copy of each decision; with --cluster, the two-instance at_least_once shape, e.g. --faults "
                     + "enforcer-kill,enforcer-pause,etcd-pause (default: ${DEFAULT-VALUE}).")
