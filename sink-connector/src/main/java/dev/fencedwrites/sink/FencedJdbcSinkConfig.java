@@ -94,8 +94,9 @@ public final class FencedJdbcSinkConfig extends AbstractConfig {
                             + "once; records whose data the database refuses go to the dead-letter topic.",
                     GROUP_RETRIES, 1, Width.SHORT, "Max retries")
             .define(RETRY_BACKOFF_MS, Type.LONG, 1000L, ConfigDef.Range.atLeast(0), Importance.LOW,
-                    "Wait before the first retry, in milliseconds; doubled after each failed retry (from 1 ms when 0) up "
-                            + "to retry.backoff.max.ms.",
+                    "Wait before the first retry, in milliseconds; doubled after each failed retry up to "
+                            + "retry.backoff.max.ms. 0: Connect retries at its next offset commit (offset.flush.interval.ms), "
+                            + "which also caps any longer wait.",
                     GROUP_RETRIES, 2, Width.SHORT, "Retry backoff (ms)")
             .define(RETRY_BACKOFF_MAX_MS, Type.LONG, 60_000L, ConfigDef.Range.atLeast(0), Importance.LOW,
                     "Longest wait between retries, in milliseconds; a value below retry.backoff.ms counts as "

@@ -185,13 +185,10 @@ public final class FencedJdbcSinkTask extends SinkTask {
     }
 
     /**
-     * The wait before retry {@code attempt} (1: the first): {@code first}, doubled each time (from 1 ms when {@code first} is
-     * 0, so endless retries never spin), at most {@code max}.
+     * The wait before retry {@code attempt} (1: the first): {@code first}, doubled each time, at most {@code max}. A wait of 0
+     * does not spin: Connect then waits for its next offset commit ({@code WorkerSinkTask} uses only a positive timeout).
      */
     static long backoffMillis(int attempt, long first, long max) {
-        if (attempt > 1 && first == 0) {
-            first = 1;
-        }
         long wait = first;
         for (int i = 1; i < attempt && wait < max; i++) {
             wait *= 2;

@@ -373,13 +373,13 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).isEmpty();
     }
 
-    /** The backoff doubles up to its max, from 1 ms when retry.backoff.ms=0, so endless retries never spin. */
+    /** The backoff doubles up to its max; 0 stays 0 (Connect then waits for its next offset commit, never spins). */
     @Test
-    void theBackoffDoublesUpToItsMaxAndNeverStaysAtZero() {
+    void theBackoffDoublesUpToItsMax() {
         assertThat(List.of(1, 2, 3, 4, 5).stream().map(a -> FencedJdbcSinkTask.backoffMillis(a, 10, 40)))
                 .containsExactly(10L, 20L, 40L, 40L, 40L);
         assertThat(List.of(1, 2, 3, 17, 1_000_000).stream().map(a -> FencedJdbcSinkTask.backoffMillis(a, 0, 60_000)))
-                .containsExactly(0L, 2L, 4L, 60_000L, 60_000L);
+                .containsExactly(0L, 0L, 0L, 0L, 0L);
     }
 
     /**

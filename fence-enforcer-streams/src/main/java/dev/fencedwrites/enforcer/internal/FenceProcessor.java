@@ -261,8 +261,10 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (!keepHistory || replay.replaying() || state == null || at.offset() < 0 || !limits.storable(storeKey.get())) {
             return;
         }
-        fences.put(storeKey, StoredFence.afterRejection(state, at.from(), at.offset(), reason,
-                replay.committedOffset(at.from())));
+        StoredFence next = StoredFence.afterRejection(state, at.from(), at.offset(), reason, replay.committedOffset(at.from()));
+        if (next != state) {
+            fences.put(storeKey, next);
+        }
     }
 
     /** Rejects a record that no stored fence could admit: no key, the wrong partition, or a rejected copy sent back. */

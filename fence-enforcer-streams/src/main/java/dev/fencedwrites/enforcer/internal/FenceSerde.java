@@ -200,9 +200,11 @@ public final class FenceSerde implements Serde<StoredFence> {
             long lease = ByteUtils.readVarlong(buffer);
             int origin = ByteUtils.readUnsignedVarint(buffer) - 1;
             int rejected = ByteUtils.readUnsignedVarint(buffer);
-            if (rejected < 1 || rejected > buffer.remaining() / 2) {
-                throw new SerializationException("stored fence of version 4 claims " + rejected + " rejections in "
-                        + buffer.remaining() + " bytes");
+            if (count > StoredFence.MAX_ACCEPTS || rejected < 1 || rejected > StoredFence.MAX_REJECTIONS
+                    || rejected > buffer.remaining() / 2) {
+                throw new SerializationException("stored fence of version 4 claims " + count + " accepts and " + rejected
+                        + " rejections in " + buffer.remaining() + " bytes (at most " + StoredFence.MAX_ACCEPTS + " and "
+                        + StoredFence.MAX_REJECTIONS + ")");
             }
             long[] rejections = new long[2 * rejected];
             long offset = since;

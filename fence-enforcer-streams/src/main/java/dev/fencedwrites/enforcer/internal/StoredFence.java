@@ -415,7 +415,9 @@ public final class StoredFence {
      * The key's value after the record at {@code offset} of input partition {@code from} was rejected for {@code reason},
      * a rejection that could come out otherwise if the record were decided again (a check against the wall clock or a
      * limit read at start): a replay after a crash repeats it ({@link #rejectedAt}). The fence stays; rejections before
-     * {@code committed} are dropped, and at most {@link #MAX_REJECTIONS} kept.
+     * {@code committed} are dropped, and at most {@link #MAX_REJECTIONS} kept. A rejection from another input partition
+     * than the history's, or below its last offset, is not remembered ({@code previous} comes back): the accepts' history
+     * matters more.
      *
      * @param previous the key's value, or {@code null} when it has none
      * @throws IllegalArgumentException if {@code offset} is negative
@@ -430,9 +432,13 @@ public final class StoredFence {
             return new StoredFence(null, offset, NONE, 0, from, one);
         }
         boolean remembered = previous.acceptCount() > 0 || previous.rejectionCount() > 0;
-        if (!remembered || from != previous.origin || offset < previous.since || offset <= previous.lastOffset()) {
-            // Nothing kept, another input partition, or the offsets went back: start here, as afterAccept does.
+        if (!remembered) {
             return new StoredFence(previous.fence(), offset, NONE, previous.lease, from, one);
+        }
+        if (from != previous.origin || offset < previous.since || offset <= previous.lastOffset()) {
+            // Another input partition, or the offsets went back: remembering would drop the history the replay of the
+            // accepts needs, so this rejection is not remembered.
+            return previous;
         }
         long[] kept = previous.rejectionsFrom(Math.max(committed, previous.since));
         int drop = Math.max(0, kept.length / 2 + 1 - MAX_REJECTIONS);

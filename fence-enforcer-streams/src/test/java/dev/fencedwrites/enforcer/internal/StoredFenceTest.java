@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.internal.StoredFence.Accept;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -18,6 +19,24 @@ class StoredFenceTest {
     /** base 5.1 from offset 10; accepts 6.1 at 12, 6.2 at 15, 7.1 at 20. */
     private final StoredFence history = new StoredFence(F51, 10,
             List.of(new Accept(12, F61), new Accept(15, F62), new Accept(20, F71)));
+
+    /**
+     * A rejection from another input partition than the history's (a re-routed record) is not remembered: remembering it
+     * would drop the accepts the replay of the key's own records needs.
+     */
+    @Test
+    void aRejectionFromAnotherPartitionKeepsTheAcceptsHistory() {
+        StoredFence history = StoredFence.afterAccept(StoredFence.afterAccept(null, 100, new Fence(6, 1), 0), 101,
+                new Fence(6, 2), 0);
+
+        StoredFence after = StoredFence.afterRejection(history, 2, 5, RejectionReason.FUTURE_TOKEN, 0);
+        StoredFence own = StoredFence.afterRejection(history, StoredFence.OWN, 102, RejectionReason.FUTURE_TOKEN, 0);
+
+        assertThat(after).isSameAs(history);
+        assertThat(own.acceptCount()).isEqualTo(2);
+        assertThat(own.rejectedAt(StoredFence.OWN, 102)).isEqualTo(RejectionReason.FUTURE_TOKEN);
+        assertThat(own.acceptedAt(StoredFence.OWN, 101, new Fence(6, 2))).isTrue();
+    }
 
     @Test
     void currentFenceIsTheLastAccepts() {

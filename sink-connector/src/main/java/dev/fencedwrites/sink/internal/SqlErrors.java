@@ -22,10 +22,15 @@ public final class SqlErrors {
      * {@link SQLRecoverableException}, e.g. HikariCP's connection timeout).
      */
     public static boolean isTransient(SQLException e) {
+        String state = e.getSQLState();
+        if (state != null && (state.startsWith("28") || state.startsWith("3D") || state.startsWith("42"))) {
+            // Wrong credentials, no such database, a missing table or privilege: HikariCP reports its pool timeout as an
+            // SQLTransientConnectionException carrying such a cause's SQLState, and no retry fixes them.
+            return false;
+        }
         if (e instanceof SQLTransientException || e instanceof SQLRecoverableException) {
             return true;
         }
-        String state = e.getSQLState();
         if (state == null) {
             return false;
         }
