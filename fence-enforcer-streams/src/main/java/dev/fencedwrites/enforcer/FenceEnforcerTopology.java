@@ -10,6 +10,8 @@ import dev.fencedwrites.enforcer.internal.LenientTimestampExtractor;
 import dev.fencedwrites.enforcer.internal.PartitionRoute;
 import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.AutoOffsetReset;
@@ -55,6 +57,9 @@ public final class FenceEnforcerTopology {
     static final String MERGE = "to-decide";
     /** The {@code CommitSignal} of the side that re-routes: it tells the receiving task what its input commits cover. */
     static final String REROUTE_COMMIT_SIGNAL = "fence-reroute-commits";
+
+    /** The shortest time a fence store changelog record stays uncompacted under {@code at_least_once}: one hour. */
+    public static final long CHANGELOG_COMPACTION_LAG_MS = 3_600_000L;
 
     /** The fence store's changelog topic of application {@code applicationId}: Kafka Streams' {@code <id>-<store>-changelog}. */
     public static String changelogTopic(String applicationId) {
@@ -212,6 +217,17 @@ public final class FenceEnforcerTopology {
      */
     public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
             MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch, CommittedFences committed) {
+        return build(input, accepted, rejected, markers, limits, meters, verifier, mismatch, committed, Map.of());
+    }
+
+    /**
+     * {@link #build(String, String, String, String, Limits, MeterRegistry, TokenVerifier, PartitionMismatch, CommittedFences)}
+     * with {@code changelogConfig} for the fence store's changelog topic when Kafka Streams creates it
+     * ({@link #changelogConfig}).
+     */
+    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
+            MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch, CommittedFences committed,
+            Map<String, String> changelogConfig) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Serde<byte[]> bytes = Serdes.ByteArray();
         StreamsBuilder builder = new StreamsBuilder();
@@ -230,9 +246,9 @@ public final class FenceEnforcerTopology {
         // at_least_once at 10k keys, 0.57 with it (./fence bench; JFR showed a RocksDB put and a
         // changelog send on every record).
         // A restore never lowers a fence (HighestFenceStore): under at_least_once an instance that lost its tasks can still
-        // flush older fences to the changelog after the new owner's.
+        // flush older fences to the changelog after the new owner's, which writes its own again (ChangelogWatch).
         builder.addStateStore(Stores.keyValueStoreBuilder(HighestFenceStore.supplier(Stores.persistentKeyValueStore(STORE)),
-                Serdes.Bytes(), new FenceSerde()).withCachingEnabled());
+                Serdes.Bytes(), new FenceSerde()).withCachingEnabled().withLoggingEnabled(changelogConfig));
         builder.addStateStore(CommitSignal.builder(COMMIT_SIGNAL));
         KStream<byte[], byte[]> in = builder.stream(input, Consumed.with(bytes, bytes)
                 .withTimestampExtractor(new LenientTimestampExtractor())
@@ -302,6 +318,23 @@ public final class FenceEnforcerTopology {
     public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters, TokenVerifier verifier,
             CommittedFences committed) {
         return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null),
-                limits, meters, verifier, config.partitionMismatch(), committed);
+                limits, meters, verifier, config.partitionMismatch(), committed, changelogConfig(config));
+    }
+
+    /**
+     * The fence store changelog's topic configs {@code config} needs. Under {@code at_least_once}, an instance that lost its
+     * task can still write older fences to the changelog, and the task's owner writes its fences again after them (at its
+     * next commit, or within seconds when idle; a restore that skips them writes them again too). Until then the higher
+     * record must survive the cleaner, which keeps only a key's last record: {@code min.compaction.lag.ms} keeps every record
+     * for {@value #CHANGELOG_COMPACTION_LAG_MS} ms after it was appended ({@code message.timestamp.type=LogAppendTime}: the
+     * lag counts from the broker's clock, not from the input record's timestamp). Empty under {@code exactly_once_v2}, whose
+     * transactions fence such an instance.
+     */
+    public static Map<String, String> changelogConfig(FenceEnforcerConfig config) {
+        if (StreamsConfig.EXACTLY_ONCE_V2.equals(config.getString(FenceEnforcerConfig.PROCESSING_GUARANTEE))) {
+            return Map.of();
+        }
+        return Map.of(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, "LogAppendTime", TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG,
+                Long.toString(CHANGELOG_COMPACTION_LAG_MS));
     }
 }

@@ -13,11 +13,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.streams.StreamsConfig;
@@ -113,8 +116,9 @@ final class TopicCheck {
             Map<String, Integer> maxBytes = maxMessageBytes(admin, input, timeout, config.acceptedTopic(),
                     config.rejectedTopic());
             String applicationId = config.getString(FenceEnforcerConfig.APPLICATION_ID);
-            int changelogMax = internalMaxMessageBytes(admin, config, FenceEnforcerTopology.changelogTopic(applicationId),
-                    timeout);
+            String changelog = FenceEnforcerTopology.changelogTopic(applicationId);
+            int changelogMax = internalMaxMessageBytes(admin, config, changelog, timeout);
+            requireChangelogConfig(admin, config, changelog, timeout);
             String reroute = FenceEnforcerTopology.rerouteTopic(applicationId);
             int rerouteMax = internalMaxMessageBytes(admin, config, reroute, timeout);
             if (config.partitionMismatch() == PartitionMismatch.REJECT) {
@@ -244,6 +248,32 @@ final class TopicCheck {
      * {@code streams.topic.max.message.bytes} (Streams' setting for its internal topics) or else the
      * broker's message.max.bytes, which a new topic inherits.
      */
+    /**
+     * Refuses a fence store changelog, made before, without the configs {@link FenceEnforcerTopology#changelogConfig} gives a
+     * new one (Kafka Streams creates internal topics but never changes an existing one's configs).
+     */
+    private static void requireChangelogConfig(Admin admin, FenceEnforcerConfig config, String changelog, Duration timeout)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        Map<String, String> wanted = FenceEnforcerTopology.changelogConfig(config);
+        if (wanted.isEmpty() || !describe(admin, List.of(changelog), timeout).containsKey(changelog)) {
+            return;
+        }
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, changelog);
+        Config found = admin.describeConfigs(List.of(resource)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                .get(resource);
+        String type = found.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG).value();
+        long lag = Long.parseLong(found.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG).value());
+        if (!"LogAppendTime".equals(type) || lag < FenceEnforcerTopology.CHANGELOG_COMPACTION_LAG_MS) {
+            throw new IllegalStateException("processing.guarantee=at_least_once needs the fence store's changelog '" + changelog
+                    + "' to keep each record at least " + FenceEnforcerTopology.CHANGELOG_COMPACTION_LAG_MS + " ms from the "
+                    + "cleaner (an instance that lost its task can write older fences after the new owner's, which writes "
+                    + "its own again): it has message.timestamp.type=" + type + " and min.compaction.lag.ms=" + lag
+                    + ", made before this setting or under exactly_once_v2. Set them: kafka-configs.sh --bootstrap-server ... "
+                    + "--alter --entity-type topics --entity-name " + changelog + " --add-config message.timestamp.type="
+                    + "LogAppendTime,min.compaction.lag.ms=" + FenceEnforcerTopology.CHANGELOG_COMPACTION_LAG_MS);
+        }
+    }
+
     private static int internalMaxMessageBytes(Admin admin, FenceEnforcerConfig config, String topic, Duration timeout)
             throws ExecutionException, InterruptedException, TimeoutException {
         if (describe(admin, List.of(topic), timeout).containsKey(topic)) {

@@ -1,6 +1,7 @@
 package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.contract.Fence;
@@ -14,11 +15,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -26,10 +31,14 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -76,7 +85,133 @@ class ZombieChangelogIT {
         }
     }
 
+    /**
+     * The changelog's cleaner keeps only a key's last record: a restore that skipped a zombie's older fence writes the
+     * higher one again, so the changelog's last record of the key is the higher fence without any new input.
+     */
+    @Test
+    void aRestoreThatSkippedAnOlderFenceWritesTheHigherOneAgain() throws Exception {
+        String app = "zombie-rewrite";
+        createTopics(app);
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+            try (KafkaStreams enforcer = start(app, Files.createTempDirectory(app))) {
+                producer.send(write(app, KEY, 9, 1)).get(30, TimeUnit.SECONDS);
+                assertThat(outcomes(app + "-ok", 1)).containsExactly("9.1");
+                enforcer.close(Duration.ofSeconds(30));
+            }
+            ConfigResource changelog = new ConfigResource(ConfigResource.Type.TOPIC, FenceEnforcerTopology.changelogTopic(app));
+            Config made = kafka.admin().describeConfigs(List.of(changelog)).all().get(1, TimeUnit.MINUTES).get(changelog);
+            assertThat(made.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG).value()).isEqualTo("LogAppendTime");
+            assertThat(made.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG).value()).isEqualTo("3600000");
+            producer.send(olderFence(app)).get(30, TimeUnit.SECONDS);
+            assertThat(lastChangelogFence(app)).isEqualTo(new Fence(5, 1));
+
+            try (KafkaStreams enforcer = start(app, Files.createTempDirectory(app))) {
+                await().atMost(Duration.ofMinutes(1)).untilAsserted(() -> assertThat(lastChangelogFence(app))
+                        .isEqualTo(new Fence(9, 1)));
+            }
+        }
+    }
+
+    /**
+     * A zombie's older fence written while the new owner runs: the owner finds it by counting the changelog's offsets (at
+     * its next commit when it writes, by the end offset when idle) and writes its fence again.
+     */
+    @ParameterizedTest(name = "owner busy: {0}")
+    @ValueSource(booleans = {true, false})
+    void anOlderFenceWrittenWhileTheOwnerRunsIsWrittenOver(boolean busy) throws Exception {
+        String app = "zombie-running-" + (busy ? "busy" : "idle");
+        createTopics(app);
+        try (KafkaProducer<byte[], byte[]> producer = producer();
+                KafkaStreams enforcer = start(app, Files.createTempDirectory(app))) {
+            producer.send(write(app, KEY, 9, 1)).get(30, TimeUnit.SECONDS);
+            assertThat(outcomes(app + "-ok", 1)).containsExactly("9.1");
+            await().atMost(Duration.ofMinutes(1)).untilAsserted(() -> assertThat(lastChangelogFence(app))
+                    .isEqualTo(new Fence(9, 1)));
+
+            producer.send(olderFence(app)).get(30, TimeUnit.SECONDS);
+            if (busy) {
+                producer.send(write(app, "other".getBytes(StandardCharsets.UTF_8), 3, 1)).get(30, TimeUnit.SECONDS);
+            }
+
+            await().atMost(Duration.ofMinutes(1)).untilAsserted(() -> assertThat(lastChangelogFence(app))
+                    .isEqualTo(new Fence(9, 1)));
+            assertThat(outcomes(app + "-ok", busy ? 2 : 1)).hasSize(busy ? 2 : 1);
+        }
+    }
+
+    /**
+     * Kafka Streams never changes an existing internal topic's configs: an at_least_once start on a changelog made without
+     * the compaction lag (before, or under exactly_once_v2) is refused, naming the configs; once set, it starts.
+     */
+    @Test
+    void anAtLeastOnceStartOnAChangelogWithoutTheCompactionLagIsRefused() throws Exception {
+        String app = "zombie-lag";
+        createTopics(app);
+        String changelog = FenceEnforcerTopology.changelogTopic(app);
+        kafka.admin().createTopics(List.of(new NewTopic(changelog, 1, (short) 1)
+                .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT))))
+                .all().get(1, TimeUnit.MINUTES);
+        FenceEnforcerConfig config = config(app, Files.createTempDirectory(app));
+
+        assertThatThrownBy(() -> TopicCheck.prepare(config, Duration.ofSeconds(30))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("processing.guarantee=at_least_once needs the fence store's changelog '" + changelog)
+                .hasMessageContaining("message.timestamp.type=CreateTime and min.compaction.lag.ms=0")
+                .hasMessageContaining("--add-config message.timestamp.type=LogAppendTime,min.compaction.lag.ms=3600000");
+
+        ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, changelog);
+        kafka.admin().incrementalAlterConfigs(Map.of(topic, List.of(
+                new AlterConfigOp(new ConfigEntry(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, "LogAppendTime"),
+                        AlterConfigOp.OpType.SET),
+                new AlterConfigOp(new ConfigEntry(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, "3600000"),
+                        AlterConfigOp.OpType.SET))))
+                .all().get(1, TimeUnit.MINUTES);
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(TopicCheck.prepare(config,
+                Duration.ofSeconds(30)).inputPartitions()).isEqualTo(1));
+    }
+
+    private static void createTopics(String app) throws Exception {
+        kafka.admin().createTopics(List.of(new NewTopic(app + "-in", 1, (short) 1), new NewTopic(app + "-ok", 1, (short) 1),
+                new NewTopic(app + "-dlq", 1, (short) 1))).all().get(1, TimeUnit.MINUTES);
+    }
+
+    /** What a zombie that had accepted only up to (5, 1) flushes late: its older fence of {@link #KEY}. */
+    private static ProducerRecord<byte[], byte[]> olderFence(String app) {
+        byte[] older = new FenceSerde().serializer().serialize(null, StoredFence.of(new Fence(5, 1)));
+        return new ProducerRecord<>(FenceEnforcerTopology.changelogTopic(app), 0, KEY, older);
+    }
+
+    /** The fence in the changelog's last record of {@link #KEY}: what a restore from nothing ends at once cleaned. */
+    private static Fence lastChangelogFence(String app) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        TopicPartition partition = new TopicPartition(FenceEnforcerTopology.changelogTopic(app), 0);
+        byte[] last = null;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            long end = consumer.endOffsets(List.of(partition)).get(partition);
+            while (consumer.position(partition) < end) {
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+                    if (Arrays.equals(record.key(), KEY)) {
+                        last = record.value();
+                    }
+                }
+            }
+        }
+        return last == null ? null : new FenceSerde().deserializer().deserialize(null, last).fence();
+    }
+
     private static KafkaStreams start(String app, Path state) {
+        FenceEnforcerConfig config = config(app, state);
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, FenceEnforcerTopology.Limits.unbounded(1),
+                new SimpleMeterRegistry()), config.streamsProperties());
+        streams.start();
+        return streams;
+    }
+
+    private static FenceEnforcerConfig config(String app, Path state) {
         Map<String, String> settings = new HashMap<>(Map.of("bootstrap.servers", kafka.bootstrapServers(),
                 "application.id", app, "input.topic", app + "-in", "accepted.topic", app + "-ok", "rejected.topic",
                 app + "-dlq", "markers.topic", "", "processing.guarantee", StreamsConfig.AT_LEAST_ONCE, "state.dir",
@@ -84,15 +219,15 @@ class ZombieChangelogIT {
         // A short session: the first run's member, which Kafka Streams does not take out of the group, is dropped soon.
         settings.putAll(Map.of("streams.commit.interval.ms", "100", "streams.session.timeout.ms", "6000",
                 "streams.heartbeat.interval.ms", "1000"));
-        FenceEnforcerConfig config = new FenceEnforcerConfig(settings);
-        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, FenceEnforcerTopology.Limits.unbounded(1),
-                new SimpleMeterRegistry()), config.streamsProperties());
-        streams.start();
-        return streams;
+        return new FenceEnforcerConfig(settings);
     }
 
     private static ProducerRecord<byte[], byte[]> write(String app, long token, long seq) {
-        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(app + "-in", KEY, new byte[]{1});
+        return write(app, KEY, token, seq);
+    }
+
+    private static ProducerRecord<byte[], byte[]> write(String app, byte[] key, long token, long seq) {
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(app + "-in", key, new byte[]{1});
         record.headers().add(FenceHeaders.TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8))
                 .add(FenceHeaders.SEQ, Long.toString(seq).getBytes(StandardCharsets.UTF_8));
         return record;

@@ -26,6 +26,8 @@ public final class EnforcerMetrics {
     private final Counter accepted;
     private final Counter markers;
     private final Counter rerouted;
+    private final Counter changelogForeign;
+    private final Counter changelogRewritten;
     private final Map<RejectionReason, Counter> rejected = new EnumMap<>(RejectionReason.class);
     private final Map<String, Counter> replayed = new HashMap<>();
     private final Map<RejectedCopy.Step, Counter> reduced = new EnumMap<>(RejectedCopy.Step.class);
@@ -39,6 +41,14 @@ public final class EnforcerMetrics {
         rerouted = Counter.builder("fence.enforcer.records.rerouted")
                 .description("Input records on another partition than murmur2 assigns their key, sent through the repartition "
                         + "topic to the partition that owns the key's fence (issue 17)")
+                .register(registry);
+        changelogForeign = Counter.builder("fence.enforcer.changelog.foreign.records")
+                .description("Fence store changelog records written by another instance while this one owned the task "
+                        + "(at_least_once: an instance that had lost the task flushing older fences)")
+                .register(registry);
+        changelogRewritten = Counter.builder("fence.enforcer.changelog.fences.rewritten")
+                .description("Fences written to the changelog again because its last record of the key was below the store's "
+                        + "(after such a record, or a restore that skipped one)")
                 .register(registry);
         for (RejectionReason reason : RejectionReason.values()) {
             if (reason == RejectionReason.MALFORMED_VALUE) {
@@ -77,6 +87,14 @@ public final class EnforcerMetrics {
 
     void rerouted() {
         rerouted.increment();
+    }
+
+    void changelogForeign(long records) {
+        changelogForeign.increment(records);
+    }
+
+    void changelogRewritten(long fences) {
+        changelogRewritten.increment(fences);
     }
 
     void markerAccepted() {

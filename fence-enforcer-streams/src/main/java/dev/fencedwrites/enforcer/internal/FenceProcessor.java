@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -102,6 +103,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private ReplayTracker replay;
     private FenceOutputs outputs;
     private LeaseCheck leases;
+    /** Under at_least_once, what keeps the changelog's last record of each key at its fence; {@code null} otherwise. */
+    private ChangelogWatch changelogWatch;
 
     /** A record's input position: its input partition ({@link StoredFence#OWN} for this task's) and offset (-1: unknown). */
     private record Position(int from, long offset) {
@@ -182,6 +185,14 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         this.leases = verifier == null ? null : new LeaseCheck(verifier, outputs);
         this.commits = context.getStateStore(commitSignalName);
         commits.listen(replay::committed);
+        if (keepHistory) {
+            String changelog = context.applicationId() + "-" + storeName + "-changelog";
+            changelogWatch = ChangelogWatch.start(fences, changelog, context.appConfigs(), context.taskId(), metrics)
+                    .orElse(null);
+            if (changelogWatch != null) {
+                context.schedule(ChangelogWatch.IDLE_CHECK, PunctuationType.WALL_CLOCK_TIME, at -> changelogWatch.checkIdle());
+            }
+        }
         if (committedFences != null) {
             pending = committedFences.open(context.taskId().partition(), context);
         }
@@ -198,10 +209,16 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (replay != null) {
             replay.close();
         }
+        if (changelogWatch != null) {
+            changelogWatch.close();
+        }
     }
 
     @Override
     public void process(Record<byte[], byte[]> arrived) {
+        if (changelogWatch != null) {
+            changelogWatch.repair();
+        }
         Optional<Origin> origin = Origin.of(context, inputTopic, arrived.headers());
         boolean rerouted = origin.map(Origin::rerouted).orElse(false);
         Record<byte[], byte[]> record = rerouted ? arrived.withHeaders(PartitionRoute.withoutOrigin(arrived.headers())) : arrived;

@@ -4,9 +4,11 @@ import dev.fencedwrites.contract.Fence;
 import java.io.File;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Serde;
@@ -39,8 +41,9 @@ import org.slf4j.LoggerFactory;
  * one that was paused, or parked waiting for etcd, past {@code max.poll.interval.ms} still flushes its older fences to the
  * changelog after the new owner wrote newer ones. Such a record is skipped (and logged): a fence only ever rises, so
  * nothing else ever is. Limit: the changelog's cleaner keeps the last record of each key, so once it has removed the
- * higher record behind a zombie's lower one (the zombie's record in a rolled segment, no accept for the key since),
- * the higher fence is gone from the changelog.
+ * higher record behind a zombie's lower one, the higher fence is gone from the changelog; so under {@code at_least_once}
+ * the skipped keys are written again after the restore, and {@link ChangelogWatch} finds a zombie's records written while
+ * the task runs, by counting: the changelog offsets between two commits of the task are its own writes plus anyone else's.
  *
  * <p>Restoring reads each key's stored value before writing it (one RocksDB get per changelog record, instead of RocksDB's
  * write batch). Tombstones pass through. Thread-safe as the supplied store is (one stream thread per task).
@@ -51,6 +54,17 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
     private final KeyValueStore<Bytes, byte[]> inner;
     private final FenceSerde serde = new FenceSerde();
     private TaskId task;
+    /** Keys whose restore skipped a lower record: the changelog's last record of each is below the store's value. */
+    private final Set<Bytes> rolledBack = new LinkedHashSet<>();
+    /** Whether the task's processor counts changelog offsets ({@link #watch()}); false while restoring and as a standby. */
+    private boolean watching;
+    /** The changelog offset of the last record known at the last commit (-1: none known yet), and whether it is known. */
+    private long lastOffset = -1;
+    private boolean baselined;
+    /** Records this store's puts and deletes sent to the changelog since the last commit (one each, by the logging layer). */
+    private long writes;
+    /** Changelog offset ranges [from, to] in which someone else wrote, not yet read by {@link ChangelogWatch}. */
+    private final List<long[]> foreign = new ArrayList<>();
 
     /** A supplier of stores like {@code supplier}'s whose restores never lower a fence. */
     public static KeyValueBytesStoreSupplier supplier(KeyValueBytesStoreSupplier supplier) {
@@ -103,13 +117,97 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
                 // A value without a fence remembers only rejections of a key that has none: below any fence.
                 if (restored != null && (incoming == null || higher(restored, incoming))) {
                     LOG.warn("restoring the fence store of task {}: skipped a changelog record that would lower the fence of a"
-                            + " {}-byte key from {} to {} (written by an instance that had lost the task)", task,
-                            record.key.length, restored, incoming);
+                            + " {}-byte key from {} to {} (written by an instance that had lost the task); the higher fence is "
+                            + "written again once the task runs", task, record.key.length, restored, incoming);
+                    synchronized (this) {
+                        rolledBack.add(key);
+                    }
                     continue;
                 }
             }
             inner.put(key, record.value);
+            synchronized (this) {
+                rolledBack.remove(key);
+            }
         }
+    }
+
+    /**
+     * The task's processor starts: from the next commit on, count this task's changelog writes. The commit that follows a
+     * restore (Kafka Streams checkpoints as the task starts running) gives the baseline: the last changelog offset restored
+     * or checkpointed.
+     */
+    synchronized void watch() {
+        watching = true;
+        baselined = false;
+        writes = 0;
+        foreign.clear();
+    }
+
+    /** The keys whose restore skipped a lower record, forgotten once taken: the processor writes each again. */
+    synchronized List<Bytes> takeRolledBack() {
+        List<Bytes> keys = new ArrayList<>(rolledBack);
+        rolledBack.clear();
+        return keys;
+    }
+
+    /** Whether someone else wrote in the changelog since {@link #takeForeign()} last took the ranges. */
+    synchronized boolean hasForeign() {
+        return !foreign.isEmpty();
+    }
+
+    /** The changelog offset ranges {@code [from, to]} someone else wrote in, forgotten once taken. */
+    synchronized List<long[]> takeForeign() {
+        List<long[]> ranges = new ArrayList<>(foreign);
+        foreign.clear();
+        return ranges;
+    }
+
+    /**
+     * For an idle task (no changelog write since the last commit): {@code endOffset} is the changelog's end offset now;
+     * every record from the last known one on is someone else's.
+     */
+    synchronized void idle(long endOffset) {
+        if (watching && baselined && writes == 0 && endOffset - 1 > lastOffset) {
+            foreign.add(new long[]{lastOffset + 1, endOffset - 1});
+            lastOffset = endOffset - 1;
+        }
+    }
+
+    /** Whether nothing was written since the last commit and the last changelog offset is known. */
+    synchronized boolean idle() {
+        return watching && baselined && writes == 0;
+    }
+
+    private synchronized void wrote(long records) {
+        writes += records;
+    }
+
+    /**
+     * A commit: {@code offset} is the changelog offset of the last record this task wrote or restored, or negative when
+     * unknown (Kafka Streams' {@code ProcessorStateManager}, KIP-1035's {@code StateStore#commit}). Offsets are assigned one
+     * per appended record (no transaction markers under at_least_once), so more offsets than writes since the last commit
+     * mean someone else wrote in between.
+     */
+    private synchronized void committed(long offset) {
+        if (!watching) {
+            return;
+        }
+        if (offset < 0) {
+            if (!baselined) {
+                // Nothing restored or checkpointed: the changelog held no record when the task started.
+                lastOffset = -1;
+                baselined = true;
+                writes = 0;
+            }
+            return;
+        }
+        if (baselined && offset - lastOffset > writes) {
+            foreign.add(new long[]{lastOffset + 1, offset});
+        }
+        lastOffset = offset;
+        baselined = true;
+        writes = 0;
     }
 
     /** Whether {@code a} is above {@code b}: a higher token, or the same token and a higher seq ({@link Fence#NO_SEQ} lowest). */
@@ -189,21 +287,29 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
     @Override
     public void put(Bytes key, byte[] value) {
         inner.put(key, value);
+        wrote(1);
     }
 
     @Override
     public byte[] putIfAbsent(Bytes key, byte[] value) {
-        return inner.putIfAbsent(key, value);
+        byte[] previous = inner.putIfAbsent(key, value);
+        if (previous == null) {
+            wrote(1);
+        }
+        return previous;
     }
 
     @Override
     public void putAll(List<KeyValue<Bytes, byte[]>> entries) {
         inner.putAll(new ArrayList<>(entries));
+        wrote(entries.size());
     }
 
     @Override
     public byte[] delete(Bytes key) {
-        return inner.delete(key);
+        byte[] previous = inner.delete(key);
+        wrote(1);
+        return previous;
     }
 
     @Override
@@ -250,6 +356,9 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
     @Override
     public void commit(Map<TopicPartition, Long> changelogOffsets) {
         inner.commit(changelogOffsets);
+        if (changelogOffsets.size() == 1) {
+            committed(changelogOffsets.values().iterator().next());
+        }
     }
 
     @Override
