@@ -1,6 +1,7 @@
 package dev.fencedwrites.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.avro.AvroSerializer;
@@ -8,6 +9,7 @@ import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.demo.BillingSummary;
+import dev.fencedwrites.enforcer.FenceEnforcerTopology;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.localstack.StackUsers;
@@ -31,10 +33,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -171,6 +175,28 @@ class SecuredStackIT {
         assertThat(run.exit()).as(run.out()).isEqualTo(1);
         assertThat(run.err().strip()).startsWith("fence rejected: user writer is not authorized to access topic(s) "
                 + FenceTopics.REJECTED + ": it needs READ").doesNotContain("\n");
+    }
+
+    /**
+     * Writers may write the input topic only (they do above): not the enforcer's changelog (a forged fence), its repartition
+     * topic (a record with a forged {@code fence.reroute.origin} header, which re-routed records carry), nor its outputs.
+     */
+    @Test
+    void aWriterMayNotWriteTheEnforcersInternalOrOutputTopics() throws Exception {
+        Map<String, Object> config = new HashMap<>(security.client(StackUsers.WRITER));
+        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "20000");
+        String app = "fence-enforcer";
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(),
+                new ByteArraySerializer())) {
+            for (String topic : List.of(FenceEnforcerTopology.changelogTopic(app), FenceEnforcerTopology.rerouteTopic(app),
+                    FenceTopics.ACCEPTED, FenceTopics.MARKERS, FenceTopics.REJECTED)) {
+                ProducerRecord<String, byte[]> forged = new ProducerRecord<>(topic, 0, "acct", new byte[]{1});
+                forged.headers().add("fence.reroute.origin", new byte[8]);
+                assertThatThrownBy(() -> producer.send(forged).get(60, TimeUnit.SECONDS)).as(topic)
+                        .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(TopicAuthorizationException.class);
+            }
+        }
     }
 
     private static long amount(String customer) throws Exception {
