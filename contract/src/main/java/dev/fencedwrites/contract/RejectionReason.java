@@ -3,7 +3,8 @@ package dev.fencedwrites.contract;
 /**
  * Why a record was not accepted. Written to the {@code fence.rejected.reason} header and used as
  * the {@code reason} tag of the fenced-writes counters. Source: the decision rule in
- * the README, "The decision rule" and "Reasons the sink adds".
+ * the README, "The decision rule" and "Reasons the sink adds". New reasons go at the end: the enforcer's fence store
+ * keeps some rejections by the reason's ordinal (its changelog outlives a release).
  */
 public enum RejectionReason {
     /** The record's token is lower than the key's stored fence: the writer's lease was superseded. */

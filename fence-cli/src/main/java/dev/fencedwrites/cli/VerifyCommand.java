@@ -149,6 +149,8 @@ public final class VerifyCommand implements Callable<Integer> {
                 out.println(VerifyReport.json(result));
                 out.flush();
             } else {
+                out.println("Checked as an enforcer under processing.guarantee=" + guarantee
+                        + (guarantee.equals("at_least_once") ? " (a decision written twice to the same topic counts once)" : ""));
                 VerifyReport.text(result, out);
             }
             return result.violations() == 0 ? 0 : VIOLATIONS;

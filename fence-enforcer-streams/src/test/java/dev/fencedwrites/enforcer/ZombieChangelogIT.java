@@ -141,6 +141,36 @@ class ZombieChangelogIT {
     }
 
     /**
+     * The last commit before a stop finds a zombie's record behind the owner's own writes and moves the checkpoint past it:
+     * the restart from that checkpoint never restores it, yet the owner still writes its fence over it (the ranges to read
+     * back are kept in the task directory). No cache and no commit before the stop, so the stop's commit is the one that
+     * finds it.
+     */
+    @Test
+    void aZombieRecordFoundByTheCommitBeforeAStopIsWrittenOverAfterTheRestart() throws Exception {
+        String app = "zombie-stop";
+        createTopics(app);
+        Path state = Files.createTempDirectory(app);
+        Map<String, String> uncached = Map.of("streams.statestore.cache.max.bytes", "0", "streams.commit.interval.ms", "600000");
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+            try (KafkaStreams enforcer = start(app, state, uncached)) {
+                producer.send(write(app, KEY, 9, 1)).get(30, TimeUnit.SECONDS);
+                assertThat(outcomes(app + "-ok", 1)).containsExactly("9.1");
+                producer.send(olderFence(app)).get(30, TimeUnit.SECONDS);
+                producer.send(write(app, "other".getBytes(StandardCharsets.UTF_8), 3, 1)).get(30, TimeUnit.SECONDS);
+                assertThat(outcomes(app + "-ok", 2)).hasSize(2);
+                enforcer.close(Duration.ofSeconds(30));
+            }
+            assertThat(lastChangelogFence(app)).isEqualTo(new Fence(5, 1));
+
+            try (KafkaStreams enforcer = start(app, state, uncached)) {
+                await().atMost(Duration.ofMinutes(1)).untilAsserted(() -> assertThat(lastChangelogFence(app))
+                        .isEqualTo(new Fence(9, 1)));
+            }
+        }
+    }
+
+    /**
      * Kafka Streams never changes an existing internal topic's configs: an at_least_once start on a changelog made without
      * the compaction lag (before, or under exactly_once_v2) is refused, naming the configs; once set, it starts.
      */
@@ -204,7 +234,11 @@ class ZombieChangelogIT {
     }
 
     private static KafkaStreams start(String app, Path state) {
-        FenceEnforcerConfig config = config(app, state);
+        return start(app, state, Map.of());
+    }
+
+    private static KafkaStreams start(String app, Path state, Map<String, String> more) {
+        FenceEnforcerConfig config = config(app, state, more);
         KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, FenceEnforcerTopology.Limits.unbounded(1),
                 new SimpleMeterRegistry()), config.streamsProperties());
         streams.start();
@@ -212,6 +246,10 @@ class ZombieChangelogIT {
     }
 
     private static FenceEnforcerConfig config(String app, Path state) {
+        return config(app, state, Map.of());
+    }
+
+    private static FenceEnforcerConfig config(String app, Path state, Map<String, String> more) {
         Map<String, String> settings = new HashMap<>(Map.of("bootstrap.servers", kafka.bootstrapServers(),
                 "application.id", app, "input.topic", app + "-in", "accepted.topic", app + "-ok", "rejected.topic",
                 app + "-dlq", "markers.topic", "", "processing.guarantee", StreamsConfig.AT_LEAST_ONCE, "state.dir",
@@ -219,6 +257,7 @@ class ZombieChangelogIT {
         // A short session: the first run's member, which Kafka Streams does not take out of the group, is dropped soon.
         settings.putAll(Map.of("streams.commit.interval.ms", "100", "streams.session.timeout.ms", "6000",
                 "streams.heartbeat.interval.ms", "1000"));
+        settings.putAll(more);
         return new FenceEnforcerConfig(settings);
     }
 

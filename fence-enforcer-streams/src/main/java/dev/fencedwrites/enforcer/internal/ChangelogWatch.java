@@ -31,22 +31,23 @@ import org.slf4j.LoggerFactory;
  * fences an instance that lost its task there (no producer epochs; KIP-447 needs transactions), so one that was paused
  * past {@code max.poll.interval.ms} can still write older fences to the changelog after the new owner's newer ones. A
  * restore never lowers a fence ({@link HighestFenceStore}), but the changelog's cleaner keeps only a key's last record;
- * so the owner writes its fence again after any such record:
- * <ul>
- *   <li>keys whose restore skipped a lower record, at the task's first record or punctuation;</li>
- *   <li>records found by counting: at each commit, the changelog offsets since the last commit are this task's writes
- *       plus anyone else's (offsets are assigned one per record, and at_least_once writes no transaction markers); an idle
- *       task compares the changelog's end offset with its last record every {@link #IDLE_CHECK}. The records someone else
- *       wrote are read back, and each key whose last record there is below the store's value is written again.</li>
- * </ul>
- * Runs on the task's stream thread; reads with a consumer of its own, made at first need (the restore consumer's settings).
+ * so the owner reads back the changelog offsets that may hold such records and writes each key's fence again whose last
+ * record there is below the store's value. The offsets come from {@link HighestFenceStore}: records a restore skipped;
+ * and records found by counting: at each commit, the changelog offsets since the last commit are this task's writes plus
+ * anyone else's (offsets are assigned one per record, and at_least_once writes no transaction markers); an idle task
+ * compares the changelog's end offset with its last record every {@link #IDLE_CHECK}. They are kept in the task
+ * directory until the rewritten fences are committed ({@link UnrepairedRanges}).
+ * Runs on the task's stream thread; reads with a consumer of its own (the restore consumer's settings), each call bounded
+ * by {@link #TIMEOUT}, and after a failure waits {@link #RETRY_BACKOFF} before it reads again.
  */
 final class ChangelogWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ChangelogWatch.class);
     /** How often an idle task compares the changelog's end offset with its last record. */
     static final Duration IDLE_CHECK = Duration.ofSeconds(10);
-    /** The longest one read of the changelog may take before it is left for the next record or check. */
-    private static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
+    /** The longest one request, or one read of a range, may block the stream thread. */
+    static final Duration TIMEOUT = Duration.ofSeconds(5);
+    /** The wait after a failed read before the next attempt. */
+    static final Duration RETRY_BACKOFF = Duration.ofSeconds(30);
 
     private final HighestFenceStore store;
     private final KeyValueStore<Bytes, StoredFence> fences;
@@ -55,9 +56,8 @@ final class ChangelogWatch implements AutoCloseable {
     private final TaskId task;
     private final EnforcerMetrics metrics;
     private final FenceSerde serde = new FenceSerde();
-    private final List<Bytes> rolledBack = new ArrayList<>();
-    private final List<long[]> unread = new ArrayList<>();
     private Consumer<byte[], byte[]> consumer;
+    private long retryAt = System.nanoTime();
 
     private ChangelogWatch(HighestFenceStore store, KeyValueStore<Bytes, StoredFence> fences, TopicPartition changelog,
             Map<String, Object> appConfigs, TaskId task, EnforcerMetrics metrics) {
@@ -85,63 +85,73 @@ final class ChangelogWatch implements AutoCloseable {
         ChangelogWatch watch = new ChangelogWatch(highest, fences, new TopicPartition(changelogTopic, task.partition()),
                 appConfigs, task, metrics);
         highest.watch();
-        watch.rolledBack.addAll(highest.takeRolledBack());
         return Optional.of(watch);
     }
 
     /** Writes again what needs it; cheap when nothing does. Call with a record context (a record or a punctuation). */
     void repair() {
-        if (!rolledBack.isEmpty()) {
-            int rewritten = rewrite(rolledBack);
-            LOG.info("task {}: wrote {} fences to {} again, whose restore skipped a lower record", task, rewritten, changelog);
-            rolledBack.clear();
+        UnrepairedRanges ranges = store.unrepaired();
+        if (!ranges.hasWaiting() || System.nanoTime() - retryAt < 0) {
+            return;
         }
-        if (store.hasForeign()) {
-            unread.addAll(store.takeForeign());
-        }
-        while (!unread.isEmpty()) {
-            long[] range = unread.get(0);
+        List<long[]> taken = ranges.take();
+        for (int i = 0; i < taken.size(); i++) {
+            long[] range = taken.get(i);
             try {
                 read(range[0], range[1]);
             } catch (KafkaException e) {
-                LOG.warn("task {}: could not read {} offsets {} to {} back (another instance wrote there), will try again: {}",
-                        task, changelog, range[0], range[1], e.toString());
+                LOG.warn("task {}: could not read {} offsets {} to {} back (records an instance that had lost the task may "
+                        + "have written), will try again in {} s: {}", task, changelog, range[0], range[1],
+                        RETRY_BACKOFF.toSeconds(), e.toString());
+                taken.subList(i, taken.size()).forEach(ranges::giveBack);
+                retryAt = System.nanoTime() + RETRY_BACKOFF.toNanos();
                 return;
             }
-            unread.remove(0);
         }
     }
 
     /** For a task with nothing written since its last commit: whether anyone else wrote to the changelog since. */
     void checkIdle() {
-        if (store.idle()) {
+        if (store.idle() && System.nanoTime() - retryAt >= 0) {
             try {
-                Long end = consumer().endOffsets(List.of(changelog), READ_TIMEOUT).get(changelog);
+                Long end = consumer().endOffsets(List.of(changelog), TIMEOUT).get(changelog);
                 if (end != null) {
                     store.idle(end);
                 }
             } catch (KafkaException e) {
                 LOG.debug("task {}: no end offset of {}: {}", task, changelog, e.toString());
+                retryAt = System.nanoTime() + RETRY_BACKOFF.toNanos();
             }
         }
         repair();
     }
 
     /** Reads the changelog's offsets {@code from} to {@code to} and writes again each key whose last record is below. */
-    private void read(long from, long to) {
+    private void read(long from, long until) {
+        long to = until;
         Consumer<byte[], byte[]> reader = consumer();
+        Long end = reader.endOffsets(List.of(changelog), TIMEOUT).get(changelog);
+        if (end == null) {
+            throw new TimeoutException("no end offset of " + changelog);
+        }
+        to = Math.min(to, end - 1);
+        if (to < from) {
+            return;
+        }
         reader.assign(List.of(changelog));
         reader.seek(changelog, from);
         Map<Bytes, byte[]> last = new LinkedHashMap<>();
-        long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
-        while (reader.position(changelog, READ_TIMEOUT) <= to) {
+        long records = 0;
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (reader.position(changelog, TIMEOUT) <= to) {
             if (System.nanoTime() > deadline) {
                 throw new TimeoutException("reading " + changelog + " offsets " + from + " to " + to + " took over "
-                        + READ_TIMEOUT);
+                        + TIMEOUT);
             }
             for (ConsumerRecord<byte[], byte[]> record : reader.poll(Duration.ofMillis(200))) {
                 if (record.offset() <= to) {
                     last.put(Bytes.wrap(record.key()), record.value());
+                    records++;
                 }
             }
         }
@@ -153,9 +163,14 @@ final class ChangelogWatch implements AutoCloseable {
             }
         });
         int rewritten = rewrite(lower);
-        metrics.changelogForeign(to - from + 1);
-        LOG.warn("task {}: {} offsets {} to {} hold records another instance wrote after this one took the task (one that had "
-                + "lost it, at_least_once); wrote {} fences above them again", task, changelog, from, to, rewritten);
+        metrics.changelogRead(records);
+        if (rewritten > 0) {
+            LOG.warn("task {}: {} offsets {} to {} hold records below this task's fences, written by an instance that had lost "
+                    + "the task (at_least_once); wrote {} fences above them again", task, changelog, from, to, rewritten);
+        } else {
+            LOG.info("task {}: read {} offsets {} to {} back (records this task did not write): none below its fences", task,
+                    changelog, from, to);
+        }
     }
 
     /** Whether the changelog value {@code value} is below {@code local}: a fence lower, or none where the store has one. */
@@ -202,6 +217,7 @@ final class ChangelogWatch implements AutoCloseable {
 
     @Override
     public void close() {
+        store.unwatch();
         if (consumer != null) {
             consumer.close();
             consumer = null;

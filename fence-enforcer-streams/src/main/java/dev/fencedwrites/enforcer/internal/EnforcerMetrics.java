@@ -26,7 +26,7 @@ public final class EnforcerMetrics {
     private final Counter accepted;
     private final Counter markers;
     private final Counter rerouted;
-    private final Counter changelogForeign;
+    private final Counter changelogRead;
     private final Counter changelogRewritten;
     private final Map<RejectionReason, Counter> rejected = new EnumMap<>(RejectionReason.class);
     private final Map<String, Counter> replayed = new HashMap<>();
@@ -42,9 +42,9 @@ public final class EnforcerMetrics {
                 .description("Input records on another partition than murmur2 assigns their key, sent through the repartition "
                         + "topic to the partition that owns the key's fence (issue 17)")
                 .register(registry);
-        changelogForeign = Counter.builder("fence.enforcer.changelog.foreign.records")
-                .description("Fence store changelog records written by another instance while this one owned the task "
-                        + "(at_least_once: an instance that had lost the task flushing older fences)")
+        changelogRead = Counter.builder("fence.enforcer.changelog.records.read")
+                .description("Fence store changelog records read back because the changelog held records this task did not "
+                        + "write, or a restore skipped (at_least_once: an instance that had lost the task flushing older fences)")
                 .register(registry);
         changelogRewritten = Counter.builder("fence.enforcer.changelog.fences.rewritten")
                 .description("Fences written to the changelog again because its last record of the key was below the store's "
@@ -89,8 +89,8 @@ public final class EnforcerMetrics {
         rerouted.increment();
     }
 
-    void changelogForeign(long records) {
-        changelogForeign.increment(records);
+    void changelogRead(long records) {
+        changelogRead.increment(records);
     }
 
     void changelogRewritten(long fences) {

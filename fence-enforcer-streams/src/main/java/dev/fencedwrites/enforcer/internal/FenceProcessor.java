@@ -79,7 +79,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      * Rejections that could come out otherwise if the record were decided again: against etcd's revision now, a limit read
      * at start, compaction and (under the accept policy) the lock's holder now. Under at_least_once they are remembered.
      */
-    private static final Set<RejectionReason> MAY_COME_OUT_OTHERWISE = EnumSet.of(RejectionReason.FUTURE_TOKEN,
+    static final Set<RejectionReason> MAY_COME_OUT_OTHERWISE = EnumSet.of(RejectionReason.FUTURE_TOKEN,
             RejectionReason.TOO_LARGE, RejectionReason.UNVERIFIABLE_TOKEN);
     /** The longest {@code fence.lease} or {@code fence.writer} copied onto a published marker. */
     static final int MARKER_TEXT_HEADER_MAX_CHARS = 256;

@@ -4,11 +4,10 @@ import dev.fencedwrites.contract.Fence;
 import java.io.File;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Serde;
@@ -16,13 +15,13 @@ import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsMetrics;
-import org.apache.kafka.streams.processor.BatchingStateRestoreCallback;
 import org.apache.kafka.streams.processor.CommitCallback;
 import org.apache.kafka.streams.processor.StateRestoreCallback;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.processor.internals.RecordBatchingStateRestoreCallback;
 import org.apache.kafka.streams.query.Position;
 import org.apache.kafka.streams.query.PositionBound;
 import org.apache.kafka.streams.query.Query;
@@ -54,8 +53,6 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
     private final KeyValueStore<Bytes, byte[]> inner;
     private final FenceSerde serde = new FenceSerde();
     private TaskId task;
-    /** Keys whose restore skipped a lower record: the changelog's last record of each is below the store's value. */
-    private final Set<Bytes> rolledBack = new LinkedHashSet<>();
     /** Whether the task's processor counts changelog offsets ({@link #watch()}); false while restoring and as a standby. */
     private boolean watching;
     /** The changelog offset of the last record known at the last commit (-1: none known yet), and whether it is known. */
@@ -63,8 +60,8 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
     private boolean baselined;
     /** Records this store's puts and deletes sent to the changelog since the last commit (one each, by the logging layer). */
     private long writes;
-    /** Changelog offset ranges [from, to] in which someone else wrote, not yet read by {@link ChangelogWatch}. */
-    private final List<long[]> foreign = new ArrayList<>();
+    /** Changelog ranges that may hold records below the store's values, kept in the task directory once initialised. */
+    private UnrepairedRanges unrepaired = new UnrepairedRanges(null);
 
     /** A supplier of stores like {@code supplier}'s whose restores never lower a fence. */
     public static KeyValueBytesStoreSupplier supplier(KeyValueBytesStoreSupplier supplier) {
@@ -93,42 +90,47 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
     @Override
     public void init(StateStoreContext context, StateStore root) {
         task = context.taskId();
+        unrepaired = new UnrepairedRanges(context.stateDir().toPath().resolve(UnrepairedRanges.FILE));
         inner.init(new RestoreContext(context), root);
     }
 
-    /** Writes what the changelog restores, keeping the higher fence of a key; each record in order. */
-    private void restore(Collection<KeyValue<byte[], byte[]>> records) {
-        for (KeyValue<byte[], byte[]> record : records) {
-            Bytes key = Bytes.wrap(record.key);
-            if (record.value != null) {
+    /**
+     * Writes what the changelog restores, keeping the higher fence of a key; each record in order. The offsets of records
+     * skipped are kept ({@link UnrepairedRanges}): once the task runs, their keys' fences are written again.
+     */
+    private void restore(Collection<ConsumerRecord<byte[], byte[]>> records) {
+        long firstSkipped = -1;
+        long lastSkipped = -1;
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            Bytes key = Bytes.wrap(record.key());
+            if (record.value() != null) {
                 Fence restored;
                 Fence incoming;
                 try {
                     byte[] current = inner.get(key);
                     restored = current == null ? null : serde.deserializer().deserialize(null, current).fence();
-                    incoming = serde.deserializer().deserialize(null, record.value).fence();
+                    incoming = serde.deserializer().deserialize(null, record.value()).fence();
                 } catch (SerializationException e) {
                     // Restored as it is, as without this store: only a read of the key fails, and only while it is the last.
                     LOG.warn("restoring the fence store of task {}: a value of a {}-byte key cannot be read ({}); restored "
-                            + "as it is", task, record.key.length, e.getMessage());
-                    inner.put(key, record.value);
+                            + "as it is", task, record.key().length, e.getMessage());
+                    inner.put(key, record.value());
                     continue;
                 }
                 // A value without a fence remembers only rejections of a key that has none: below any fence.
                 if (restored != null && (incoming == null || higher(restored, incoming))) {
                     LOG.warn("restoring the fence store of task {}: skipped a changelog record that would lower the fence of a"
                             + " {}-byte key from {} to {} (written by an instance that had lost the task); the higher fence is "
-                            + "written again once the task runs", task, record.key.length, restored, incoming);
-                    synchronized (this) {
-                        rolledBack.add(key);
-                    }
+                            + "written again once the task runs", task, record.key().length, restored, incoming);
+                    firstSkipped = firstSkipped < 0 ? record.offset() : firstSkipped;
+                    lastSkipped = record.offset();
                     continue;
                 }
             }
-            inner.put(key, record.value);
-            synchronized (this) {
-                rolledBack.remove(key);
-            }
+            inner.put(key, record.value());
+        }
+        if (firstSkipped >= 0) {
+            unrepaired.add(firstSkipped, lastSkipped);
         }
     }
 
@@ -141,26 +143,16 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
         watching = true;
         baselined = false;
         writes = 0;
-        foreign.clear();
     }
 
-    /** The keys whose restore skipped a lower record, forgotten once taken: the processor writes each again. */
-    synchronized List<Bytes> takeRolledBack() {
-        List<Bytes> keys = new ArrayList<>(rolledBack);
-        rolledBack.clear();
-        return keys;
+    /** The task's processor closed: nothing counts until it starts again (an active task recycled as a standby). */
+    synchronized void unwatch() {
+        watching = false;
     }
 
-    /** Whether someone else wrote in the changelog since {@link #takeForeign()} last took the ranges. */
-    synchronized boolean hasForeign() {
-        return !foreign.isEmpty();
-    }
-
-    /** The changelog offset ranges {@code [from, to]} someone else wrote in, forgotten once taken. */
-    synchronized List<long[]> takeForeign() {
-        List<long[]> ranges = new ArrayList<>(foreign);
-        foreign.clear();
-        return ranges;
+    /** The ranges that may hold records below the store's values (someone else's, or skipped by a restore). */
+    UnrepairedRanges unrepaired() {
+        return unrepaired;
     }
 
     /**
@@ -169,7 +161,7 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
      */
     synchronized void idle(long endOffset) {
         if (watching && baselined && writes == 0 && endOffset - 1 > lastOffset) {
-            foreign.add(new long[]{lastOffset + 1, endOffset - 1});
+            unrepaired.add(lastOffset + 1, endOffset - 1);
             lastOffset = endOffset - 1;
         }
     }
@@ -193,20 +185,23 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
         if (!watching) {
             return;
         }
+        unrepaired.committed();
         if (offset < 0) {
             if (!baselined) {
                 // Nothing restored or checkpointed: the changelog held no record when the task started.
                 lastOffset = -1;
                 baselined = true;
-                writes = 0;
             }
-            return;
+        } else if (!baselined) {
+            lastOffset = offset;
+            baselined = true;
+        } else if (offset > lastOffset) {
+            if (offset - lastOffset > writes) {
+                unrepaired.add(lastOffset + 1, offset);
+            }
+            lastOffset = offset;
         }
-        if (baselined && offset - lastOffset > writes) {
-            foreign.add(new long[]{lastOffset + 1, offset});
-        }
-        lastOffset = offset;
-        baselined = true;
+        // else: an idle check already counted past this task's last write.
         writes = 0;
     }
 
@@ -225,12 +220,12 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
 
         @Override
         public void register(StateStore store, StateRestoreCallback callback) {
-            context.register(store, (BatchingStateRestoreCallback) HighestFenceStore.this::restore);
+            context.register(store, (RecordBatchingStateRestoreCallback) HighestFenceStore.this::restore);
         }
 
         @Override
         public void register(StateStore store, StateRestoreCallback callback, CommitCallback onCommit) {
-            context.register(store, (BatchingStateRestoreCallback) HighestFenceStore.this::restore, onCommit);
+            context.register(store, (RecordBatchingStateRestoreCallback) HighestFenceStore.this::restore, onCommit);
         }
 
         @Override

@@ -22,6 +22,19 @@ import org.junit.jupiter.params.provider.ValueSource;
 class FenceSerdeTest {
     private final FenceSerde serde = new FenceSerde();
 
+    /**
+     * A version 4 value keeps each remembered rejection's reason by ordinal, and changelogs outlive releases: the reasons a
+     * value can remember keep their numbers (reordering the enum would make old values replay another reason).
+     */
+    @Test
+    void theReasonsAValueRemembersKeepTheirNumbers() {
+        assertThat(RejectionReason.TOO_LARGE.ordinal()).isEqualTo(10);
+        assertThat(RejectionReason.FUTURE_TOKEN.ordinal()).isEqualTo(17);
+        assertThat(RejectionReason.UNVERIFIABLE_TOKEN.ordinal()).isEqualTo(21);
+        assertThat(FenceProcessor.MAY_COME_OUT_OTHERWISE).containsExactlyInAnyOrder(RejectionReason.TOO_LARGE,
+                RejectionReason.FUTURE_TOKEN, RejectionReason.UNVERIFIABLE_TOKEN);
+    }
+
     @Test
     void readsTheSixteenByteFormatOfEarlierVersions() {
         byte[] legacy = ByteBuffer.allocate(16).putLong(42).putLong(7).array();
