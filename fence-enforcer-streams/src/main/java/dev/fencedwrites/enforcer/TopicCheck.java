@@ -249,13 +249,15 @@ final class TopicCheck {
      * broker's message.max.bytes, which a new topic inherits.
      */
     /**
-     * Refuses a fence store changelog, made before, without the configs {@link FenceEnforcerTopology#changelogConfig} gives a
-     * new one (Kafka Streams creates internal topics but never changes an existing one's configs).
+     * Refuses a fence store changelog whose configs do not match the processing guarantee: under {@code at_least_once}, one
+     * made before without those {@link FenceEnforcerTopology#changelogConfig} gives a new one (Kafka Streams creates
+     * internal topics but never changes an existing one's configs); under {@code exactly_once_v2}, one set up for
+     * {@code at_least_once} instances ({@code LogAppendTime}), which may still be running beside this one: instances of one
+     * application.id must share one guarantee, as transactions fence only the instances that use them.
      */
     private static void requireChangelogConfig(Admin admin, FenceEnforcerConfig config, String changelog, Duration timeout)
             throws ExecutionException, InterruptedException, TimeoutException {
-        Map<String, String> wanted = FenceEnforcerTopology.changelogConfig(config);
-        if (wanted.isEmpty() || !describe(admin, List.of(changelog), timeout).containsKey(changelog)) {
+        if (!describe(admin, List.of(changelog), timeout).containsKey(changelog)) {
             return;
         }
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, changelog);
@@ -263,14 +265,27 @@ final class TopicCheck {
                 .get(resource);
         String type = found.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG).value();
         long lag = Long.parseLong(found.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG).value());
-        if (!"LogAppendTime".equals(type) || lag < FenceEnforcerTopology.CHANGELOG_COMPACTION_LAG_MS) {
+        String command = "kafka-configs.sh --bootstrap-server " + String.join(",",
+                config.getList(FenceEnforcerConfig.BOOTSTRAP_SERVERS)) + " --alter --entity-type topics --entity-name "
+                + changelog + " ";
+        boolean atLeastOnce = !FenceEnforcerTopology.changelogConfig(config).isEmpty();
+        if (atLeastOnce && (!"LogAppendTime".equals(type) || lag < FenceEnforcerTopology.CHANGELOG_COMPACTION_LAG_MS)) {
             throw new IllegalStateException("processing.guarantee=at_least_once needs the fence store's changelog '" + changelog
                     + "' to keep each record at least " + FenceEnforcerTopology.CHANGELOG_COMPACTION_LAG_MS + " ms from the "
                     + "cleaner (an instance that lost its task can write older fences after the new owner's, which writes "
                     + "its own again): it has message.timestamp.type=" + type + " and min.compaction.lag.ms=" + lag
-                    + ", made before this setting or under exactly_once_v2. Set them: kafka-configs.sh --bootstrap-server ... "
-                    + "--alter --entity-type topics --entity-name " + changelog + " --add-config message.timestamp.type="
-                    + "LogAppendTime,min.compaction.lag.ms=" + FenceEnforcerTopology.CHANGELOG_COMPACTION_LAG_MS);
+                    + ", made before this setting or under exactly_once_v2. Every instance of application.id "
+                    + config.getString(FenceEnforcerConfig.APPLICATION_ID) + " must use the same processing.guarantee: stop "
+                    + "them all, then set them: " + command + "--add-config message.timestamp.type=LogAppendTime,"
+                    + "min.compaction.lag.ms=" + FenceEnforcerTopology.CHANGELOG_COMPACTION_LAG_MS);
+        }
+        if (!atLeastOnce && "LogAppendTime".equals(type)) {
+            throw new IllegalStateException("processing.guarantee=exactly_once_v2 on the fence store's changelog '" + changelog
+                    + "', which was set up for at_least_once instances (message.timestamp.type=LogAppendTime): every instance "
+                    + "of application.id " + config.getString(FenceEnforcerConfig.APPLICATION_ID) + " must use the same "
+                    + "processing.guarantee (transactions fence only the instances that use them). If they all switch to "
+                    + "exactly_once_v2, stop them all, then: " + command + "--delete-config message.timestamp.type,"
+                    + "min.compaction.lag.ms");
         }
     }
 

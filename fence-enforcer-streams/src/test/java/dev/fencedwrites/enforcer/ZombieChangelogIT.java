@@ -172,10 +172,11 @@ class ZombieChangelogIT {
 
     /**
      * Kafka Streams never changes an existing internal topic's configs: an at_least_once start on a changelog made without
-     * the compaction lag (before, or under exactly_once_v2) is refused, naming the configs; once set, it starts.
+     * the compaction lag (before, or under exactly_once_v2) is refused, naming the configs; once set, it starts, and an
+     * exactly_once_v2 start on that changelog is refused (instances of one application.id share one guarantee).
      */
     @Test
-    void anAtLeastOnceStartOnAChangelogWithoutTheCompactionLagIsRefused() throws Exception {
+    void aChangelogSetUpForTheOtherProcessingGuaranteeIsRefused() throws Exception {
         String app = "zombie-lag";
         createTopics(app);
         String changelog = FenceEnforcerTopology.changelogTopic(app);
@@ -187,6 +188,7 @@ class ZombieChangelogIT {
         assertThatThrownBy(() -> TopicCheck.prepare(config, Duration.ofSeconds(30))).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("processing.guarantee=at_least_once needs the fence store's changelog '" + changelog)
                 .hasMessageContaining("message.timestamp.type=CreateTime and min.compaction.lag.ms=0")
+                .hasMessageContaining("kafka-configs.sh --bootstrap-server " + kafka.bootstrapServers() + " --alter")
                 .hasMessageContaining("--add-config message.timestamp.type=LogAppendTime,min.compaction.lag.ms=3600000");
 
         ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, changelog);
@@ -198,6 +200,14 @@ class ZombieChangelogIT {
                 .all().get(1, TimeUnit.MINUTES);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(TopicCheck.prepare(config,
                 Duration.ofSeconds(30)).inputPartitions()).isEqualTo(1));
+
+        // An exactly_once_v2 instance beside at_least_once ones is refused: its transactions would not fence them.
+        Map<String, String> exactlyOnce = Map.of("processing.guarantee", StreamsConfig.EXACTLY_ONCE_V2);
+        assertThatThrownBy(() -> TopicCheck.prepare(config(app, Files.createTempDirectory(app), exactlyOnce),
+                Duration.ofSeconds(30))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("processing.guarantee=exactly_once_v2 on the fence store's changelog '" + changelog)
+                .hasMessageContaining("every instance of application.id " + app + " must use the same processing.guarantee")
+                .hasMessageContaining("--delete-config message.timestamp.type,min.compaction.lag.ms");
     }
 
     private static void createTopics(String app) throws Exception {
