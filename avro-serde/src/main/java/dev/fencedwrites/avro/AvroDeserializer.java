@@ -57,7 +57,7 @@ public class AvroDeserializer<T> implements Deserializer<T> {
      * take no bytes by the billion, whose indexes are out of range, which nests deeper than 100
      * records, arrays and maps, which is truncated or has bytes after its end, or whose logical
      * types hold impossible data is refused before anything of the claimed size is allocated or
-     * the stack is at risk (issue 13).
+     * the stack is at risk.
      *
      * @return {@code null} for a {@code null} value (a delete)
      * @throws SerializationException for every failure, with a message naming the schema id, the

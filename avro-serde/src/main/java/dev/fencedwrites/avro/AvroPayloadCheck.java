@@ -7,8 +7,8 @@ import org.apache.avro.Schema;
 
 /**
  * Walks an Avro binary payload against its writer schema before anything decodes it, so that the
- * decoding that follows allocates only what the payload really holds and recurses a bounded depth
- * (issue 13). Avro's own reader allocates a string, bytes, fixed or collection of the size the data
+ * decoding that follows allocates only what the payload really holds and recurses a bounded depth.
+ * Avro's own reader allocates a string, bytes, fixed or collection of the size the data
  * declares before reading it, so a 10-byte value claiming a 2 GB string ends in
  * {@link OutOfMemoryError}, and deep nesting of a recursive schema in {@link StackOverflowError}.
  *

@@ -87,8 +87,8 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
      * {@inheritDoc}
      *
      * <p>Registered once more after an HTTP 409: Apicurio 2.6 answers 409 ("an artifact with ID ... already exists") to
-     * the loser of two first registrations under one subject at the same moment, e.g. writers that start together
-     * (issue 17); the second attempt finds the subject and registers (or finds) the schema in it. A schema that is
+     * the loser of two first registrations under one subject at the same moment, e.g. writers that start together;
+     * the second attempt finds the subject and registers (or finds) the schema in it. A schema that is
      * really incompatible gets its 409 again, and that one is thrown.
      */
     @Override
@@ -225,7 +225,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
      * (status 200: the registry answered, the content is unusable): a {@code schemaType} other than
      * AVRO, no schema text, or text Avro's parser refuses. The parser throws more than
      * {@link SchemaParseException}: {@code AvroTypeException} for a default of the wrong type,
-     * {@link NullPointerException} for JSON that is not a schema (issue 13), so every runtime
+     * {@link NullPointerException} for JSON that is not a schema, so every runtime
      * exception, and a stack overflow on absurdly nested text, is caught here.
      */
     private Schema parse(JsonNode response, String what) {

@@ -26,7 +26,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Values written to hurt the reader (issue 13): lengths and counts that claim more than the value
+ * Values written to hurt the reader: lengths and counts that claim more than the value
  * holds, items that encode in no bytes, indexes out of range, truncated or padded payloads, deep
  * nesting, bad logical-type data. Each is a {@link SerializationException} saying what is wrong
  * and where, never an {@link Error}, and is refused before anything of the claimed size is allocated.

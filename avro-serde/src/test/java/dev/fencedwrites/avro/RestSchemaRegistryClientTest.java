@@ -101,7 +101,7 @@ class RestSchemaRegistryClientTest {
         }
     }
 
-    /** Apicurio's 409 for two first registrations at once: one more registration, and a 409 again is thrown (issue 17). */
+    /** Apicurio's 409 for two first registrations at once: one more registration, and a 409 again is thrown. */
     @Test
     void aConflictOnRegisterIsTriedOnceMoreThenThrown() throws Exception {
         try (FakeSchemaRegistry registry = FakeSchemaRegistry.http(r -> Answer.error(409, 409, "exists"))) {
@@ -224,7 +224,7 @@ class RestSchemaRegistryClientTest {
         }
     }
 
-    /** Avro's parser throws AvroTypeException (not SchemaParseException) for a default of the wrong type (issue 13). */
+    /** Avro's parser throws AvroTypeException (not SchemaParseException) for a default of the wrong type. */
     @Test
     void aSchemaWithAnInvalidDefaultIsARegistryErrorNamingTheId() throws Exception {
         String schema = "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"n\",\"type\":\"int\",\"default\":\"abc\"}]}";

@@ -51,7 +51,7 @@ import picocli.CommandLine.Spec;
         "exactly_once_v2 and at_least_once; medians of three runs), beside a plain producer's and consumer's rates; the",
         "enforcer with 2 stream threads and as 2 instances against 1 (6 partitions); 20 %% stale writes against none;",
         "end-to-end latency p50/p99; the enforcer over a CRC32-partitioning writer's records (librdkafka's",
-        "default: most re-routed through the repartition topic) against a murmur2 writer's (issue 17); the fence state's",
+        "default: most re-routed through the repartition topic) against a murmur2 writer's; the fence state's",
         "bytes per key at 1M keys (state store and changelog) and the time to restore it from the changelog;",
         "the enforcer with token verification against etcd on vs off (writes under long leases, one acquisition per key) and",
         "the etcd reads/s it adds; the decision rule's per-record work (JMH) against a pass-through's.",

@@ -39,14 +39,14 @@ final class BenchReport {
                     + "the key count.");
         }
         if (parts.contains(BenchMain.Part.scale)) {
-            lines.add("- Scale (issue 19): the enforcer over " + writes + " in-order writes on an input of 6 partitions ("
+            lines.add("- Scale: the enforcer over " + writes + " in-order writes on an input of 6 partitions ("
                     + keys + " keys, 100 B values) as one instance with one stream thread, one instance with two, and two "
                     + "instances (one application.id, each its own state directory, in this JVM) with one each; records/s of "
                     + "the group, one run each. On 2 cores that also run the broker, the rows show what a second thread or "
                     + "instance wins on busy cores, not how far the enforcer scales.");
         }
         if (parts.contains(BenchMain.Part.stale)) {
-            lines.add("- Stale mix (issue 19): the enforcer over " + writes + " writes (" + keys + " keys, 100 B values) all in "
+            lines.add("- Stale mix: the enforcer over " + writes + " writes (" + keys + " keys, 100 B values) all in "
                     + "order, "
                     + "against the same writes with every fifth write of each key stale (20 %, each rejected STALE_TOKEN with "
                     + "a copy on the rejected topic); one run each; the run fails unless exactly the stale writes were "
@@ -58,7 +58,7 @@ final class BenchReport {
                     + "first second is left out.");
         }
         if (parts.contains(BenchMain.Part.rerouting)) {
-            lines.add("- Re-routing (issue 17): the enforcer over " + (quick ? "20,000 writes (1k" : "200,000 writes (10k")
+            lines.add("- Re-routing: the enforcer over " + (quick ? "20,000 writes (1k" : "200,000 writes (10k")
                     + " keys, 100 B values) from a writer that "
                     + "partitions by CRC32 (librdkafka's default: about two thirds of them land on another partition than "
                     + "murmur2 assigns and go through the repartition topic) against the same writes partitioned by murmur2; "
@@ -86,7 +86,7 @@ final class BenchReport {
 
     private static String enforcerNote(int runs, boolean quick) {
         return "- Enforcer throughput: the enforcer's topology, a pass-through topology (input to output, no state) and the "
-                + "minimal stateful baseline (issue 19: per record one read and one write of an 8-byte number per key "
+                + "minimal stateful baseline (per record one read and one write of an 8-byte number per key "
                 + "in a store built as the fence store is, RocksDB with the record cache and a changelog, every record "
                 + "forwarded) read the same input topic from the beginning, with the enforcer's Kafka Streams settings "
                 + "(one stream thread, 3 partitions, the guarantee's default commit interval: 100 ms for "
@@ -107,7 +107,7 @@ final class BenchReport {
                 + "no group), records/s, as kafka-producer-perf-test and kafka-consumer-perf-test measure them.";
     }
 
-    private static final String VERIFICATION_NOTE = "- Token verification (issue 14): the enforcer with token verification "
+    private static final String VERIFICATION_NOTE = "- Token verification: the enforcer with token verification "
             + "on (etcd.endpoints set, the enforcer's defaults) and off over the same input, exactly_once_v2, runs in the "
             + "order off, on, on, off, each figure the mean of two. Every token is real: before the timed part each key's "
             + "lock is taken in etcd with one transaction (put the lock key under a lease, read the oldest key under the "

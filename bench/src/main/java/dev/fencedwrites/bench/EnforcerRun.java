@@ -80,7 +80,7 @@ final class EnforcerRun {
 
     /**
      * {@link #runToEnd(Admin, Kind, String, int, boolean, int, String, boolean)} over an input of which {@code processed -
-     * records} records are misrouted (issue 17): Kafka Streams processes each of those twice, from the input and from the
+     * records} records are misrouted: Kafka Streams processes each of those twice, from the input and from the
      * repartition topic, so the run ends after {@code processed} records; the rate is still of input records. With
      * {@code whole}, the enforcer must have rejected exactly {@code stale} records and accepted the others.
      */

@@ -25,7 +25,7 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 
 /**
- * The enforcer's fence state after a run over a known number of keys (issue 19): the changelog's log on the broker's disk,
+ * The enforcer's fence state after a run over a known number of keys: the changelog's log on the broker's disk,
  * then the time a new instance takes to restore the whole changelog into an empty state directory (what an instance does
  * when its state directory is lost, or when it takes over partitions it had no standby for), and the restored store's
  * RocksDB files.

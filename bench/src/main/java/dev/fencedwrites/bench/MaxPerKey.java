@@ -13,7 +13,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 
 /**
- * The minimal stateful baseline of issue 19: per record, one read and one write of a number per key (the highest input
+ * The minimal stateful baseline: per record, one read and one write of a number per key (the highest input
  * offset seen, 8 bytes) in a store built as the enforcer's fence store is (persistent RocksDB key-value store, bytes keys,
  * record cache on, changelog on with Kafka Streams' defaults), and every record forwarded. What it costs beyond a
  * pass-through is what any stateful Kafka Streams application pays; what the enforcer costs beyond it is the fencing.

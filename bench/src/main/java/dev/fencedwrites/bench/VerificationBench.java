@@ -28,7 +28,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
- * The cost of token verification (issue 14): the enforcer with and without it over the same input,
+ * The cost of token verification: the enforcer with and without it over the same input,
  * whose tokens are all real (each key's lock taken in etcd before the timed part), and the etcd range
  * reads per second the verifying enforcer made.
  *

@@ -1,7 +1,7 @@
 package dev.fencedwrites.contract;
 
 /**
- * The fence headers of one record as one pass over its headers finds them (issue 19): for each of {@code fence.token},
+ * The fence headers of one record as one pass over its headers finds them: for each of {@code fence.token},
  * {@code fence.seq}, {@code fence.op}, {@code fence.lease} and {@code fence.writer}, how many the record carries and the value
  * of the last, undecoded. {@link FenceStamp#parse} reads it; a {@link HeaderLookup} fills it.
  */

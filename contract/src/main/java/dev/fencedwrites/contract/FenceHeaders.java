@@ -31,7 +31,7 @@ public final class FenceHeaders {
     public static final String REJECTED_HIGHEST = "fence.rejected.highest";
     /**
      * Added to records the enforcer rejects: when it rejected them, epoch milliseconds (decimal). The record's own
-     * timestamp stays the input record's, when it was written (issue 16).
+     * timestamp stays the input record's, when it was written.
      */
     public static final String REJECTED_TIME = "fence.rejected.time";
     /**
@@ -46,14 +46,14 @@ public final class FenceHeaders {
     public static final String REJECTED_PREFIX = "fence.rejected.";
     /**
      * Added with value {@code N} when {@code N} of the record's own headers were left out of its
-     * rejected copy (largest first) because the copy would not fit the rejected topic (issue 13).
+     * rejected copy (largest first) because the copy would not fit the rejected topic.
      */
     public static final String REJECTED_HEADERS_OMITTED = "fence.rejected.headers.omitted";
     /**
      * Added with value {@code true} when the rejected copy is a reference record: no key, no
      * value and none of the record's own headers but its short fencing headers ({@code fence.token},
      * {@code .seq}, {@code .op}, {@code .lease}, {@code .writer}, up to 128 bytes each), the {@code fence.rejected.*} and
-     * {@code fence.source.*} headers, because not even the key would fit (issue 13).
+     * {@code fence.source.*} headers, because not even the key would fit.
      */
     public static final String REJECTED_KEY_OMITTED = "fence.rejected.key.omitted";
     /**

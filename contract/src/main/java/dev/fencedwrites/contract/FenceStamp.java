@@ -7,7 +7,7 @@ import java.util.Objects;
  * The fencing headers of one record, parsed and validated: the record's token and seq ({@link #fence}), its op
  * ({@link FenceOp#WRITE} unless the record says {@code FENCE}), and the etcd lease id text and writer identity, each
  * {@code null} when absent. The lease and the writer are kept as the header's bytes (not copied: a caller that changes
- * the header's value array changes them) and decoded only when asked for (issue 19: the enforcer reads them only to
+ * the header's value array changes them) and decoded only when asked for (the enforcer reads them only to
  * publish a marker or to log).
  */
 public final class FenceStamp {
@@ -98,7 +98,7 @@ public final class FenceStamp {
      *
      * @param headers the record's headers
      * @return the stamp, or {@code MISSING_TOKEN}, {@code MALFORMED_TOKEN}, {@code LEASE_AS_TOKEN}
-     *     (the token equals the decimal {@code fence.lease}: issue 13), {@code MALFORMED_SEQ} or
+     *     (the token equals the decimal {@code fence.lease}), {@code MALFORMED_SEQ} or
      *     {@code UNKNOWN_OP}
      */
     public static Parsed parse(HeaderLookup headers) {

@@ -10,7 +10,7 @@ public final class FenceTopics {
     public static final String REJECTED = "fenced-writes-rejected";
     /**
      * Where the enforcer publishes each winning {@code FENCE} marker, so that the sink raises the
-     * row's fence too (the fence at the resource on takeover, issue 13). Kept apart from the
+     * row's fence too (the fence at the resource on takeover). Kept apart from the
      * accepted topic, where a marker's null value would read as a delete and a compaction tombstone.
      */
     public static final String MARKERS = "fenced-writes-markers";

@@ -8,7 +8,7 @@ import java.util.Properties;
 /**
  * The version a module reports about itself (to Connect's {@code GET /connector-plugins}, to {@code fence --version}): the
  * project's version as the Maven build wrote it into a properties resource beside a class of that module (resource
- * filtering of {@code version=${project.version}}; issue 16: never a placeholder such as "dev" or "undefined").
+ * filtering of {@code version=${project.version}}: never a placeholder such as "dev" or "undefined").
  */
 public final class ModuleVersion {
     private ModuleVersion() {

@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
  * query or a JDBC URL's properties ({@code ?user=sink&password=secret}, {@code ;password=secret}).
  * Each is replaced by {@code ***}; everything else is kept, so the message still names the host.
  *
- * <p>Rules (issue 15 merged two earlier implementations into this one):
+ * <p>Rules (merged two earlier implementations into this one):
  * <ul>
  *   <li>User info: everything between {@code ://} and the <em>last</em> {@code @} of the URL, so
  *       credentials that hold an unescaped {@code @} or {@code /} are hidden whole (the schema

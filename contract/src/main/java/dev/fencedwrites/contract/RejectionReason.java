@@ -32,7 +32,7 @@ public enum RejectionReason {
      * The record is not on the partition Kafka's default partitioner (murmur2 of the serialized
      * key) assigns its key. Its fence lives with another partition, so it cannot be decided safely.
      * Only in the enforcer's strict mode, {@code partition.mismatch.policy=reject}; by default such a
-     * record is re-routed to the partition that owns its key's fence and decided there (issue 17).
+     * record is re-routed to the partition that owns its key's fence and decided there.
      * In strict mode the writer must use the default partitioner (kcat: {@code -X partitioner=murmur2_random}).
      */
     WRONG_PARTITION,
@@ -58,55 +58,55 @@ public enum RejectionReason {
      * the input topic (the enforcer refuses it, so its old rejection headers never reach the
      * accepted topic: strip them and send the write again), or one that reached the sink because
      * the connector reads the rejected topic or a topic fed from it (check its {@code topics}).
-     * Never written (issue 13).
+     * Never written.
      */
     ALREADY_REJECTED,
     /**
      * The {@code fence.token} equals the record's {@code fence.lease}: the writer sent its etcd
      * lease id, not the lock's revision. A lease id is a large number (2^53 and more in practice) that would
      * block the key for every real token, so the record is refused. The writer must send the
-     * revision at which it found its lock held (issue 13).
+     * revision at which it found its lock held.
      */
     LEASE_AS_TOKEN,
     /**
      * A {@code WRITE} or {@code FENCE} marker whose key is too large for the fence store: the
      * store's changelog topic ({@code max.message.bytes}) or the producer
      * ({@code max.request.size}) would refuse the key with its stored fence, so the fence is not
-     * raised. Enforcer only (issue 13).
+     * raised. Enforcer only.
      */
     KEY_TOO_LARGE,
     /**
      * The enforcer decided the record but Kafka refused the output it wrote for it (for example
      * a topic's {@code max.message.bytes} lowered after the enforcer started). The rejected topic
      * then holds a reference record ({@link FenceHeaders#REJECTED_ERROR} names the error); the
-     * original stays on the input topic at the source offset. Enforcer only (issue 13).
+     * original stays on the input topic at the source offset. Enforcer only.
      */
     PRODUCE_FAILED,
     /**
-     * Token verification (issue 14): the {@code fence.token} is above etcd's current revision. No
+     * Token verification: the {@code fence.token} is above etcd's current revision. No
      * lock can have been found held at a revision that does not exist yet: the token is forged or
      * corrupt (a lease id, {@code Long.MAX_VALUE}, a counter of the writer's own). Enforcer only.
      */
     FUTURE_TOKEN,
     /**
-     * Token verification (issue 14): at revision = {@code fence.token}, the key's lock (etcd key
+     * Token verification: at revision = {@code fence.token}, the key's lock (etcd key
      * {@code <etcd.lock.prefix><encoded key>/<fence.lease in hex>}) was not the oldest under the
      * lock, or was not attached to that lease: another lease held the lock then, or nobody did. The
      * token was borrowed from another resource or another lease, or made up. Enforcer only.
      */
     LOCK_NOT_HELD,
     /**
-     * Token verification (issue 14): a record the decision rule would accept has no
+     * Token verification: a record the decision rule would accept has no
      * {@code fence.lease} header, so there is no lock key to check the token against. Enforcer only.
      */
     MISSING_LEASE,
     /**
-     * Token verification (issue 14): a record the decision rule would accept has a
+     * Token verification: a record the decision rule would accept has a
      * {@code fence.lease} that is empty, repeated, or not a positive decimal long. Enforcer only.
      */
     MALFORMED_LEASE,
     /**
-     * Token verification (issue 14): etcd has compacted its history past the token's revision, so
+     * Token verification: etcd has compacted its history past the token's revision, so
      * whether the lease held the lock then cannot be checked; rejected under the default
      * {@code token.verification.compacted.policy=reject}. Enforcer only.
      */

@@ -7,7 +7,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The union of the two redactions that existed before issue 15: the registry client's user-info rule
+ * The union of the two redactions that existed before the contract module: the registry client's user-info rule
  * and the sink's (and the demo's) {@code password=} rule.
  */
 class RedactionTest {

@@ -147,7 +147,7 @@ class BillingScenarioIT {
     }
 
     /**
-     * The fence at the resource on takeover (issue 13): a new holder's FENCE marker, decided by the
+     * The fence at the resource on takeover: a new holder's FENCE marker, decided by the
      * enforcer and published to the markers topic, raises the row's fence in PostgreSQL before the
      * holder writes anything, so a stale write that goes around the enforcer (straight to the
      * accepted topic) with a token below the marker, though above the row's last data write, is
@@ -367,7 +367,7 @@ class BillingScenarioIT {
         return new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
     }
 
-    /** One real acquisition of a key's etcd lock: its fencing token and lease (the enforcer verifies tokens, issue 14). */
+    /** One real acquisition of a key's etcd lock: its fencing token and lease (the enforcer verifies tokens). */
     record Lock(long token, long lease) {
     }
 

@@ -39,7 +39,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Needs real services: only a real etcd process frozen with SIGSTOP (its sockets open, its
  * answers never coming) shows what the real enforcer does with tokens it cannot verify, inside a
- * real broker's exactly-once transactions (issue 14's acceptance: nothing accepted unverified, nothing lost).
+ * real broker's exactly-once transactions (nothing accepted unverified, nothing lost).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 @ExtendWith(SharedBillingStack.class)

@@ -50,7 +50,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Needs real services: a token is only verified against a real etcd's history (its revisions,
  * leases and lock keys, as producer-lib's lock writes them), by the real enforcer on a real
- * broker, with the row in PostgreSQL as the last witness (issue 14's acceptance on {@code ./fence up}).
+ * broker, with the row in PostgreSQL as the last witness (on {@code ./fence up}).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 @ExtendWith(SharedBillingStack.class)

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Needs the archive the package phase builds, unpacked outside the repository, and real JVMs started by its shell launchers;
- * no Kafka (issue 16: a release layout a platform team can install).
+ * no Kafka (a release layout a platform team can install).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class DistributionArchiveIT {

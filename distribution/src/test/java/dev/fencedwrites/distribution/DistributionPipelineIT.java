@@ -53,7 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Needs real services: the enforcer and the command line of the unpacked archive, started by its own launchers from a
- * directory outside the repository, against a real broker, etcd, registry and PostgreSQL (issue 16, first acceptance
+ * directory outside the repository, against a real broker, etcd, registry and PostgreSQL (first acceptance
  * point: a stale write rejected, produce and inspect working, with nothing of the build tree on their class path).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)

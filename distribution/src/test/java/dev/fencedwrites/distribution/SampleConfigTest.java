@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The commented samples in the repository's {@code config/} (shipped in the distribution's {@code config/}) name only
  * real settings, the enforcer's sample names every setting, and each sample is accepted as shipped: they fail here when
- * a setting is renamed, added or dropped, as the configuration references do (issue 16).
+ * a setting is renamed, added or dropped, as the configuration references do.
  */
 class SampleConfigTest {
     /** The repository's config/ directory (surefire runs in the module's directory). */

@@ -16,7 +16,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * Checks the Prometheus alerting rules the project ships (issue 16): Prometheus loads them where compose mounts them,
+ * Checks the Prometheus alerting rules the project ships: Prometheus loads them where compose mounts them,
  * promtool accepts them, they cover the stalls, rejected writes and lease losses the issue names, and every metric and
  * label they use is one the project exports. {@link OperationsIT} fires them against real metrics.
  */

@@ -46,7 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Needs real services: a fence store restored from its real changelog after a {@code kill -9}, and the metrics of a real
  * enforcer and of a real worker frozen with SIGSTOP past its etcd lease, are what the probes, the dashboard and the alert
- * rules are about (issue 16).
+ * rules are about.
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class OperationsIT {

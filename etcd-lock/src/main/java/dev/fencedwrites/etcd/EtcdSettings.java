@@ -176,7 +176,7 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
     /**
      * Reads a properties file (UTF-8) with {@link #load(Properties, Map)}. A file that does not exist is read as an empty
      * one, so settings may come from the environment alone (a container with {@code FENCE_ETCD_ENDPOINTS} and no file);
-     * with neither the file nor {@code FENCE_ETCD_ENDPOINTS}, the error names both (issue 16).
+     * with neither the file nor {@code FENCE_ETCD_ENDPOINTS}, the error names both.
      *
      * @throws IOException if the file exists but cannot be read
      * @throws IllegalArgumentException naming the setting, when one is missing, unknown or invalid

@@ -33,7 +33,7 @@ public final class LockHistory {
      * can have held such a lock either: its acquiring transaction carries the name at least four
      * times (put, the owner's range with its end) and etcd refuses a request above
      * {@code --max-request-bytes}. So such a lock is answered {@link Outcome#NOT_HELD} without
-     * asking etcd (issue 14 review: a 400 KB record key of bytes that each encode to {@code %XX}
+     * asking etcd (review: a 400 KB record key of bytes that each encode to {@code %XX}
      * stopped the enforcer's stream thread for good).
      */
     public static final int MAX_LOCK_KEY_BYTES = 1024 * 1024 - 4 * 1024;

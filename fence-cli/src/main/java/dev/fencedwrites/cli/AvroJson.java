@@ -26,7 +26,7 @@ import org.apache.avro.generic.GenericFixed;
 import org.apache.avro.generic.IndexedRecord;
 
 /**
- * A decoded Avro value as JSON the way users read it (issue 16): {@code decimal} as a JSON number with its scale,
+ * A decoded Avro value as JSON the way users read it: {@code decimal} as a JSON number with its scale,
  * {@code timestamp-millis}/{@code -micros}/{@code -nanos} as ISO-8601 instants, {@code local-timestamp-*} as ISO local
  * date-times, {@code date} as an ISO date, {@code time-millis}/{@code -micros} as ISO times, {@code uuid} (on a string or a
  * 16-byte fixed) as its text. Other bytes and fixed print as Avro's JSON encoding does (one ISO-8859-1 character a byte);

@@ -25,8 +25,7 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code fence chaos}: a Jepsen-style fault run against a stack of its own or a running one, checked by {@code fence verify}
- * (issue 18).
+ * {@code fence chaos}: a Jepsen-style fault run against a stack of its own or a running one, checked by {@code fence verify}.
  */
 @Command(name = "chaos", header = "Run real writers and a nemesis against a stack, then check the history with verify.",
         usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, sortOptions = false,

@@ -78,14 +78,14 @@ public final class ConsumeCommand implements Callable<Integer> {
             object.putNull("value");
         } else {
             try {
-                // Logical types as users read them: decimals as numbers, timestamps as ISO-8601 (AvroJson, issue 16).
+                // Logical types as users read them: decimals as numbers, timestamps as ISO-8601 (AvroJson).
                 Object decoded = values.deserialize(record.topic(), record.value());
                 Schema schema = decoded instanceof GenericContainer container
                         ? container.getSchema()
                         : GenericData.get().induce(decoded);
                 object.set("value", AvroJson.of(decoded, schema));
             } catch (RuntimeException e) {
-                // SerializationException from the serde, which bounds what a hostile value can cost (issue 13); whatever it is,
+                // SerializationException from the serde, which bounds what a hostile value can cost; whatever it is,
                 // this record's line says why and reading goes on.
                 object.put("value_error", e.getMessage() == null ? e.toString() : e.getMessage());
             }

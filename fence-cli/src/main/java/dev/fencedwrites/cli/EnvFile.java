@@ -8,7 +8,7 @@ import java.util.Map;
 /**
  * The {@code export KEY=value} file {@code fence up} and {@code fence demo} write for the other commands, and for
  * {@code source} in a shell: the {@code export} puts each setting into the environment of programs started from that
- * shell afterwards (a worker, {@code kcat}), not only into the shell's own variables (issue 16).
+ * shell afterwards (a worker, {@code kcat}), not only into the shell's own variables.
  */
 final class EnvFile {
     private EnvFile() {

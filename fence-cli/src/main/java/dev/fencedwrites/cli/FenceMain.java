@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
  * {@code fence}: the one entry point of the operator commands, in the shape of jetcd-ctl's {@code Main}: a picocli root
  * command whose subcommands share the stack options ({@link StackOptions}) declared here once.
  *
- * <p>Exit status (issue 15): {@value #USAGE_ERROR} for every wrong option or argument (picocli's default for a parameter
+ * <p>Exit status: {@value #USAGE_ERROR} for every wrong option or argument (picocli's default for a parameter
  * exception, and what {@code ./fence bench} returns), printed as one line; each subcommand documents its own runtime codes.
  */
 @Command(name = "fence", usageHelpWidth = 130, mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,

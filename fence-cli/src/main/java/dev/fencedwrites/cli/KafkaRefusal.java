@@ -13,7 +13,7 @@ import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
 
 /**
- * The one line an operator command prints when Kafka refuses its client (issue 16): the cause (authentication,
+ * The one line an operator command prints when Kafka refuses its client: the cause (authentication,
  * TLS, missing credentials, an ACL) and the setting to check, instead of the client's exception and log lines.
  */
 final class KafkaRefusal {

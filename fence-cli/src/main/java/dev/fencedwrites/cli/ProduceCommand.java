@@ -91,7 +91,7 @@ public final class ProduceCommand implements Callable<Integer> {
      * Checks the options picocli cannot ({@code --count} at least 1, one of {@code --amount}, {@code --value} or
      * {@code --delete}) and parses the duration {@code text} of {@code option}.
      *
-     * @throws ParameterException a usage error, so it exits 2 like picocli's own (issue 16)
+     * @throws ParameterException a usage error, so it exits 2 like picocli's own
      */
     private Duration usage(String option, String text) {
         try {

@@ -37,7 +37,7 @@ final class ReaderOptions {
         try {
             window = since == null ? null : TopicReader.parseDuration("--since", since);
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage(), e); // a usage error: exit 2 (issue 16)
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e); // a usage error: exit 2
         }
         KafkaRefusal.quietClientLogs();
         try {

@@ -100,7 +100,7 @@ public final class RejectedCommand implements Callable<Integer> {
 
     /**
      * The key for a text line: a key longer than {@value #KEY_WIDTH} characters is cut, with its size;
-     * a reference record's omitted key (issue 13) is {@code (key omitted, N bytes)}.
+     * a reference record's omitted key is {@code (key omitted, N bytes)}.
      */
     static String keyText(ConsumerRecord<String, byte[]> record) {
         String key = record.key();
@@ -114,7 +114,7 @@ public final class RejectedCommand implements Callable<Integer> {
         return String.valueOf(key);
     }
 
-    /** What a reduced rejected copy left out (issue 13), e.g. {@code value,headers(3),key}; {@code null} when nothing. */
+    /** What a reduced rejected copy left out, e.g. {@code value,headers(3),key}; {@code null} when nothing. */
     static String omitted(ConsumerRecord<String, byte[]> record) {
         List<String> parts = new ArrayList<>();
         if ("true".equals(header(record, FenceHeaders.REJECTED_VALUE_OMITTED))) {

@@ -77,7 +77,7 @@ public final class StackOptions {
     /**
      * The settings every Kafka client of the command takes on top of its own: the properties of {@code --command-config}
      * (else of the file {@value #COMMAND_CONFIG_VARIABLE} names in the environment or the env file), then
-     * each {@code -X} (issue 16).
+     * each {@code -X}.
      *
      * @throws IllegalStateException naming the file when it cannot be read
      */

@@ -60,7 +60,7 @@ final class StackSettings {
      */
     static String fromFile(Path file, String name) throws IOException {
         for (String written : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-            // Lines are "export KEY=value" since issue 16; files written before it have "KEY=value".
+            // Lines are "export KEY=value"; files written by older versions have "KEY=value".
             String line = written.startsWith(EnvFile.EXPORT) ? written.substring(EnvFile.EXPORT.length()) : written;
             if (line.startsWith(name + "=")) {
                 String raw = line.substring(name.length() + 1);

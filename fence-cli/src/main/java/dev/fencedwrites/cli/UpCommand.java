@@ -29,7 +29,7 @@ import picocli.CommandLine.ParentCommand;
                         + "Connect worker whose process exits, and the FENCE_FAULT_* lines are the shell commands with which "
                         + "./fence chaos --stack kills or pauses them (and etcd). Ports are free ones on 127.0.0.1, "
                         + "picked anew on each start.",
-                "With --cluster it starts the production shape instead (issue 17): 3 Kafka brokers (KRaft; replication factor "
+                "With --cluster it starts the production shape instead: 3 Kafka brokers (KRaft; replication factor "
                         + "3, min.insync.replicas 2 for every topic), 3 etcd members, 2 enforcer instances (one application id, "
                         + "a standby replica) and 2 Connect workers in one distributed group (the sink runs 2 tasks, one each). "
                         + "It costs about 5 GiB of heap (3 x 512 MiB brokers, 2 x 512 MiB enforcers, 2 x 512 MiB workers, the "

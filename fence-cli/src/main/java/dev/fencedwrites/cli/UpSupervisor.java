@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * What {@code fence up} does while it runs (issue 18): restarts an enforcer instance or a Connect worker whose process has
+ * What {@code fence up} does while it runs: restarts an enforcer instance or a Connect worker whose process has
  * exited (a crash, or a kill by {@code fence chaos --stack}), as a container's restart policy would, and keeps one file per
  * process id in {@code <dir>/pids} up to date. The {@code FENCE_FAULT_*} commands it gives for the env file signal those
  * processes, so {@code fence chaos --stack} can inject every service fault into the stack {@code up} started.

@@ -26,7 +26,7 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code fence verify}: the history checker and production audit of a pipeline (issue 18); the checks are
+ * {@code fence verify}: the history checker and production audit of a pipeline; the checks are
  * {@link PipelineVerifier}'s.
  */
 @Command(name = "verify",

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Needs real services: {@code ./fence chaos --cluster --duration 2m} against the clustered stack (3 brokers, 3 etcd members, 2
- * enforcers, 2 Connect workers), broker kills among the faults (issue 18). Runs in {@code ./fence test-failover}, not in
+ * enforcers, 2 Connect workers), broker kills among the faults. Runs in {@code ./fence test-failover}, not in
  * {@code ./fence test} (the stack alone costs about a minute and 5 GiB).
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Needs real services: {@code ./fence chaos --duration 2m} starts the default stack, real writer processes with real etcd
- * leases, and a nemesis that kills and stops real processes (issue 18); only the real pipeline can show that the fence held.
+ * leases, and a nemesis that kills and stops real processes; only the real pipeline can show that the fence held.
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class ChaosIT {

@@ -9,7 +9,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import picocli.CommandLine;
 
 /**
- * Wrong options and arguments: one line naming the problem, exit status 2 (issue 15: one usage-error code), no usage dump; no
+ * Wrong options and arguments: one line naming the problem, exit status 2 (one usage-error code), no usage dump; no
  * service is needed.
  */
 class CliTest {

@@ -51,7 +51,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Needs real services: the clustered stack of {@code ./fence up --cluster} (issue 17) is only the production shape if three
+ * Needs real services: the clustered stack of {@code ./fence up --cluster} is only the production shape if three
  * real brokers replicate every topic, two real enforcers share one group and two distributed Connect workers share the
  * sink. One cluster start for the whole class.
  */

@@ -15,7 +15,7 @@ import org.w3c.dom.Element;
 import picocli.CommandLine;
 
 /**
- * The one {@code fence} entry point (issue 15): its subcommands, version, shared options and exit codes; no service is needed.
+ * The one {@code fence} entry point: its subcommands, version, shared options and exit codes; no service is needed.
  */
 class FenceMainTest {
     private record Run(int exit, String out, String err) {

@@ -106,7 +106,7 @@ class FenceUpIT {
     }
 
     /**
-     * {@code ./fence chaos --stack} against this stack, as a user runs it beside {@code ./fence up} (issue 18): the connection
+     * {@code ./fence chaos --stack} against this stack, as a user runs it beside {@code ./fence up}: the connection
      * and the service faults' commands from up's env file, one fault command given on the command line instead.
      */
     private void chaosAgainstThisStack(Path envFile, Map<String, String> env) throws Exception {

@@ -63,7 +63,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Needs real services: an OutOfMemoryError or StackOverflowError in decoding only shows as a
  * FAILED task of a real Connect worker (512 MB heap, its own error handling and dead-letter
  * reporter), fed by a real broker, resolving schema ids in the real registry and writing to
- * PostgreSQL (issue 13). Hostile values go straight to the sinks' topics between good records,
+ * PostgreSQL. Hostile values go straight to the sinks' topics between good records,
  * along three paths: the stack's sink (values as bytes, decoded by the sink), a sink behind the
  * project's AvroConverter as value.converter, and a bytes sink whose registry serves broken schemas.
  */
@@ -304,7 +304,7 @@ class HostileValuesIT {
         }
     }
 
-    /** Every kind of value issue 13 names, as bytes; {@code brokenRegistry} adds the ids only the in-test registry serves. */
+    /** Every kind of hostile value, as bytes; {@code brokenRegistry} adds the ids only the in-test registry serves. */
     private static List<Hostile> hostileValues(boolean brokenRegistry) {
         List<Hostile> all = new ArrayList<>();
         all.add(new Hostile("string-2gb", wire("string").varint(2_147_483_000L).raw('a', 'b', 'c').bytes(),

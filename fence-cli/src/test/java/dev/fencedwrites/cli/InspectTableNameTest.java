@@ -6,7 +6,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * {@code ./fence inspect --table} names a table as the sink's table.name does, quoted, so a keyword table (issue 13) is read too.
+ * {@code ./fence inspect --table} names a table as the sink's table.name does, quoted, so a keyword table is read too.
  */
 class InspectTableNameTest {
 

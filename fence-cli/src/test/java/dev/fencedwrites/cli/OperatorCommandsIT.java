@@ -89,7 +89,7 @@ class OperatorCommandsIT {
         assertThat(unreachable.err().strip()).startsWith("fence rejected: cannot reach Kafka at 127.0.0.1:1")
                 .doesNotContain("\n");
         FenceRun badSince = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "yesterday");
-        assertThat(badSince.exit()).as("a usage error (issue 16)").isEqualTo(FenceMain.USAGE_ERROR);
+        assertThat(badSince.exit()).as("a usage error").isEqualTo(FenceMain.USAGE_ERROR);
         assertThat(badSince.err()).contains("--since 'yesterday' is not a duration");
     }
 
@@ -159,7 +159,7 @@ class OperatorCommandsIT {
         assertThat(text.out()).contains("enforcer fence   " + token + ".2", "database fence   " + token + ".2",
                 "verdict          in step");
 
-        // A forged token far ahead cannot raise the fence (issue 14: verified against etcd), so the next lease's write is
+        // A forged token far ahead cannot raise the fence (verified against etcd), so the next lease's write is
         // accepted.
         long ahead = Long.parseLong(token) + 1_000_000;
         publishRaw(FenceTopics.INPUT, customer, serializer().serialize(FenceTopics.INPUT, summary(customer, 9_999, "far-ahead")),
@@ -235,7 +235,7 @@ class OperatorCommandsIT {
         return new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
     }
 
-    /** One real acquisition of a key's etcd lock: its fencing token and lease (the enforcer verifies tokens, issue 14). */
+    /** One real acquisition of a key's etcd lock: its fencing token and lease (the enforcer verifies tokens). */
     record Lock(long token, long lease) {
     }
 

@@ -23,8 +23,8 @@ import org.apache.kafka.common.record.TimestampType;
 import org.junit.jupiter.api.Test;
 
 /**
- * The lines {@code ./fence consume} and {@code ./fence rejected} print for records that do not decode
- * (issue 13): the record's line carries the reason, and nothing escapes to stop the reader.
+ * The lines {@code ./fence consume} and {@code ./fence rejected} print for records that do not decode:
+ * the record's line carries the reason, and nothing escapes to stop the reader.
  */
 class ReaderLinesTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -164,7 +164,7 @@ class ReaderLinesTest {
         assertThat(JSON.readTree(RejectedCommand.json(record)).path("error").asText()).isEqualTo("STALE_TOKEN: token 5 < 7");
     }
 
-    /** A reduced copy of a record with a huge key (issue 13): the line names what was left out and shows no megabyte key. */
+    /** A reduced copy of a record with a huge key: the line names what was left out and shows no megabyte key. */
     @Test
     void rejectedShowsWhatAReducedCopyLeftOutAndCutsAHugeKey() throws Exception {
         RecordHeaders reference = new RecordHeaders();

@@ -50,7 +50,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Needs real services: SASL_SSL, SCRAM and ACLs are decided by a real broker's listener and authorizer, and each part of the
- * pipeline (enforcer, Connect worker and sink, producer-lib, the CLI) must really connect through them (issue 16). The
+ * pipeline (enforcer, Connect worker and sink, producer-lib, the CLI) must really connect through them. The
  * enforcer, the worker, the writer and the CLI each run as their own user with exactly {@code FenceAcls}' ACLs.
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)

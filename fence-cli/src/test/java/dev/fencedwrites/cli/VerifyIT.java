@@ -46,7 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Needs real services: {@code fence verify} reads a real pipeline (broker, enforcer, Connect sink, PostgreSQL, registry) that
  * real writers fed, and each kind of violation is made there the way it happens in production: a write sent around the
- * enforcer, a row edited by hand, a forged rejection, a record no enforcer read (issue 18). The clean run comes first. The
+ * enforcer, a row edited by hand, a forged rejection, a record no enforcer read. The clean run comes first. The
  * stack is this class's own: verify reads whole topics, and the shared stack's carry HostileValuesIT's records, which it
  * writes straight to the accepted topic (verify reports each of them as written around the enforcer).
  */

@@ -38,7 +38,7 @@ import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 
 /**
  * The enforcer's HTTP endpoints: {@code GET /metrics} (Prometheus text), the probes for
- * Kubernetes (issue 16) and {@code GET /fences/{key}} (the key's fence as JSON; 404 when the key
+ * Kubernetes and {@code GET /fences/{key}} (the key's fence as JSON; 404 when the key
  * has none). {@code GET /health/live} answers 200 while the Kafka Streams client is alive
  * ({@link #isLive}: CREATED, REBALANCING, which includes restoring state stores from their
  * changelogs, or RUNNING) and 503 once it is shutting down or failed; {@code GET /health/ready}
@@ -48,7 +48,7 @@ import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
  * key's partition, the request is proxied to it (interactive queries through
  * {@code application.server}); {@code served_by} names the instance that answered.
  *
- * <p>{@code /fences/{key}} answers the committed fence of the owning instance (issue 17): a fence written by the open
+ * <p>{@code /fences/{key}} answers the committed fence of the owning instance: a fence written by the open
  * transaction (exactly_once_v2) or held only in the store's cache (at_least_once) is not answered until Kafka Streams has
  * committed it ({@link CommittedFences}), so an answer never exceeds what the next owner restores, and answers for a key
  * never decrease across a failover. The owner answers 503 instead of a fence while it may be a zombie: after this process
@@ -147,7 +147,7 @@ final class EnforcerHttpServer implements AutoCloseable {
 
     /**
      * Serves queries from {@code streams}; {@code self} is this instance's {@code application.server}; the probes report
-     * {@code progress}'s restore figures; {@code committed} tells the committed fences (issue 17); {@code pauses} tells
+     * {@code progress}'s restore figures; {@code committed} tells the committed fences; {@code pauses} tells
      * when this instance must not answer from its stores.
      */
     void attach(KafkaStreams streams, HostInfo self, StreamsProgress progress, CommittedFences committed, PauseWatch pauses) {

@@ -185,7 +185,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
     }
 
     /**
-     * Binds Micrometer's JVM and process meters (issue 16): {@code jvm_memory_*}, {@code jvm_gc_*},
+     * Binds Micrometer's JVM and process meters: {@code jvm_memory_*}, {@code jvm_gc_*},
      * {@code jvm_threads_*}, {@code jvm_classes_*}, {@code process_cpu_usage}, {@code system_cpu_*},
      * {@code process_uptime_seconds}, {@code process_files_open_files}. Returns the GC binder, which
      * holds GC notification listeners until closed.

@@ -95,7 +95,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
      * Refuses a setting the enforcer would otherwise ignore: a Kafka client or Streams setting without the
      * {@value #STREAMS_PREFIX} prefix (e.g. {@code security.protocol}: ignored, the enforcer would connect without it),
      * and, from the file, any other unknown key (a typo). An unknown environment variable that is no Kafka setting is
-     * left alone: a shell carries variables for other programs (issue 16).
+     * left alone: a shell carries variables for other programs.
      *
      * @param source the key as given: the file's key or the environment variable's name
      * @throws ConfigException naming the setting and the prefix

@@ -64,7 +64,7 @@ final class FenceEnforcerConfigDefinition {
                         "exactly_once_v2: each input record's outcome and the fence update commit atomically. at_least_once: "
                                 + "after a crash the records since the last commit are decided again against the fence each "
                                 + "met the first time, so an outcome may be written twice but none is lost and no rejected "
-                                + "write is ever accepted (issue 13).",
+                                + "write is ever accepted.",
                         GROUP_KAFKA, 8, ConfigDef.Width.SHORT, "Processing guarantee")
                 .define(PARTITION_MISMATCH_POLICY, Type.STRING, PartitionMismatch.REROUTE.configValue(),
                         ConfigDef.CaseInsensitiveValidString.in(PartitionMismatch.REROUTE.configValue(),
@@ -129,10 +129,10 @@ final class FenceEnforcerConfigDefinition {
                         "Password of http.auth.basic.user.", GROUP_HTTP, 5, ConfigDef.Width.MEDIUM, "HTTP password");
     }
 
-    /** Token verification against etcd (issue 14). */
+    /** Token verification against etcd. */
     private static ConfigDef tokenVerification(ConfigDef definition) {
         definition.define(TOKEN_VERIFICATION_ENABLE, Type.BOOLEAN, null, Importance.HIGH,
-                "Check the fencing token of every record the decision rule would accept against etcd's history (issue 14): at "
+                "Check the fencing token of every record the decision rule would accept against etcd's history: at "
                         + "revision = token, the key's lock (<etcd.lock.prefix><encoded key>/<fence.lease in hex>) must have "
                         + "been the oldest under the lock and attached to that lease. Forged, future and borrowed tokens are "
                         + "rejected (FUTURE_TOKEN, LOCK_NOT_HELD, MISSING_LEASE, MALFORMED_LEASE, UNVERIFIABLE_TOKEN) instead "
@@ -167,7 +167,7 @@ final class FenceEnforcerConfigDefinition {
                         GROUP_VERIFICATION, 14, ConfigDef.Width.SHORT, "Verdict cache size");
     }
 
-    /** Where and how the verifier reaches etcd: producer-lib's setting names (issue 14). */
+    /** Where and how the verifier reaches etcd: producer-lib's setting names. */
     private static void etcd(ConfigDef definition) {
         definition
                 .define(EtcdSettings.ENDPOINTS, Type.LIST, "", Importance.HIGH,

@@ -31,7 +31,7 @@ import org.apache.kafka.streams.state.Stores;
  * nothing) → accepted sink, rejected sink and, when set, the markers sink (winning FENCE markers,
  * for the sink connector to raise the row's fence). Does no I/O.
  *
- * <p>Under {@link PartitionMismatch#REROUTE} (the default, issue 17) the source splits in two
+ * <p>Under {@link PartitionMismatch#REROUTE} (the default) the source splits in two
  * ({@code PartitionRoute}): records on the partition murmur2 assigns their key go straight to the
  * fence processor; the others go through the repartition topic {@code <application.id>-}{@value #REROUTE}{@code
  * -repartition} (the input's partition count, murmur2 of the key as its partitioner) and are merged back
@@ -76,7 +76,7 @@ public final class FenceEnforcerTopology {
 
     /**
      * What the topology must know about its topics: the input's partition count and the largest
-     * record it may write to each output (issue 13: no record may stop the enforcer). Each size is
+     * record it may write to each output (no record may stop the enforcer). Each size is
      * the smaller of the topic's {@code max.message.bytes} (read from the broker) and the Streams
      * producer's effective {@code max.request.size}, in bytes, compared with a record's
      * uncompressed size.
@@ -177,7 +177,7 @@ public final class FenceEnforcerTopology {
      * @param markers  the topic winning FENCE markers are published to, or {@code null} for none
      * @param limits   the topics' partition count and size limits
      * @param meters   where the fenced-writes counters are registered
-     * @param verifier checks the token of every record the rule would accept (issue 14), or {@code null} to believe every token;
+     * @param verifier checks the token of every record the rule would accept, or {@code null} to believe every token;
      *                 shared by all tasks, so it must be thread-safe
      */
     public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
@@ -193,9 +193,9 @@ public final class FenceEnforcerTopology {
      * @param markers  the topic winning FENCE markers are published to, or {@code null} for none
      * @param limits   the topics' partition count and size limits
      * @param meters   where the fenced-writes counters are registered
-     * @param verifier checks the token of every record the rule would accept (issue 14), or {@code null} to believe every token;
+     * @param verifier checks the token of every record the rule would accept, or {@code null} to believe every token;
      *                 shared by all tasks, so it must be thread-safe
-     * @param mismatch what to do with a record on another partition than murmur2 assigns its key (issue 17)
+     * @param mismatch what to do with a record on another partition than murmur2 assigns its key
      */
     public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
             MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch) {
@@ -209,9 +209,9 @@ public final class FenceEnforcerTopology {
      * @param markers   the topic winning FENCE markers are published to, or {@code null} for none
      * @param limits    the topics' partition count and size limits
      * @param meters    where the fenced-writes counters are registered
-     * @param verifier  checks the token of every record the rule would accept (issue 14), or {@code null} to believe every
+     * @param verifier  checks the token of every record the rule would accept, or {@code null} to believe every
      *                  token; shared by all tasks, so it must be thread-safe
-     * @param mismatch  what to do with a record on another partition than murmur2 assigns its key (issue 17)
+     * @param mismatch  what to do with a record on another partition than murmur2 assigns its key
      * @param committed told by every task which stored fences may not be committed yet, for {@code GET /fences/{key}} (issue
      *                  17); {@code null} when nothing queries the store
      */
@@ -240,7 +240,7 @@ public final class FenceEnforcerTopology {
         // committed, and possibly before the outputs of the same records are delivered: after a
         // crash the restored fence can be ahead of the committed offsets. The stored value keeps
         // each key's accepts since the last commit (StoredFence), so the replayed records are
-        // decided against the fence each met the first time (issue 13). That holds only while a
+        // decided against the fence each met the first time. That holds only while a
         // decision depends on nothing but the input and the store (no wall clock, no
         // punctuator). Without the cache the enforcer ran at 0.34 of a pass-through under
         // at_least_once at 10k keys, 0.57 with it (./fence bench; JFR showed a RocksDB put and a

@@ -5,7 +5,7 @@ import java.util.Locale;
 /**
  * What the enforcer does with a record that arrived on another input partition than the one Kafka's
  * default partitioner (murmur2 of the serialized key, {@code BuiltInPartitioner.partitionForKey})
- * assigns its key, where the key's fence lives (issue 17). The setting is
+ * assigns its key, where the key's fence lives. The setting is
  * {@value FenceEnforcerConfig#PARTITION_MISMATCH_POLICY}.
  */
 public enum PartitionMismatch {

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Tells whether this process may have lost its tasks to a pause: a {@code SIGSTOP}, a long GC pause or a suspended VM that
  * stopped every thread, heartbeats included, for long enough that the consumer group may have given its tasks to another
- * instance (issue 17). Until its consumer rejoins, such a zombie still holds its state stores open and would answer
+ * instance. Until its consumer rejoins, such a zombie still holds its state stores open and would answer
  * {@code GET /fences/{key}} with fences the new owner has since raised.
  *
  * <p>Detection: a watchdog thread ticks every {@code tick}; a gap between ticks longer than {@code threshold} is a pause,
@@ -264,7 +264,7 @@ final class PauseWatch implements AutoCloseable {
 
     /**
      * A main consumer that has had no heartbeat response for longer than the pause threshold while the process ran (a
-     * network partition from the group coordinator, break-it finding F1 of issue 17): once {@code session.timeout.ms} passes
+     * network partition from the group coordinator): once {@code session.timeout.ms} passes
      * without a heartbeat, the coordinator removes the member and another instance may own its keys, while its stream thread
      * may still poll and this process still holds the stores open.
      */

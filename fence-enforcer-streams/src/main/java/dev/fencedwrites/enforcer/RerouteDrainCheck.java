@@ -15,7 +15,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Start check under {@code partition.mismatch.policy=reject} (issue 17): the strict topology does not
+ * Start check under {@code partition.mismatch.policy=reject}: the strict topology does not
  * read the repartition topic {@code <application.id>-fence-reroute-repartition}, so records an earlier
  * {@code reroute} run sent there and did not decide yet would stay undecided. The enforcer refuses to
  * start while the topic holds any record past the application's committed offset (Kafka Streams

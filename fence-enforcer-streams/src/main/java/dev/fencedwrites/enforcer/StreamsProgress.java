@@ -9,7 +9,7 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 
 /**
- * What the enforcer's Kafka Streams client is doing, for the probes and for Prometheus (issue 16):
+ * What the enforcer's Kafka Streams client is doing, for the probes and for Prometheus:
  * its state, and the state store partitions it is restoring from their changelogs with how many
  * changelog offsets each has left. Kafka Streams' own restore metrics reach Micrometer's binder
  * only at its next refresh; these are current from the first restored batch.

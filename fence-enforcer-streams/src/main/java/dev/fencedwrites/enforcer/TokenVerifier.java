@@ -6,7 +6,7 @@ import dev.fencedwrites.etcd.EtcdSettings;
 import io.micrometer.core.instrument.MeterRegistry;
 
 /**
- * Checks a fencing token with the lock service before the enforcer accepts it (issue 14), like
+ * Checks a fencing token with the lock service before the enforcer accepts it, like
  * Chubby's {@code CheckSequencer}: a forged, future or borrowed token is rejected instead of
  * blocking the key for every real holder after it. The enforcer asks for every record the decision
  * rule would accept (a raise, or a write at the key's current token, which may be another lock's:

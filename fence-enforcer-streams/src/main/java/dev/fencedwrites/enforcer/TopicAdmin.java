@@ -42,7 +42,7 @@ final class TopicAdmin {
      * The settings of the enforcer's own Admin client: those Kafka Streams gives its admin client
      * ({@link StreamsConfig#getAdminConfigs}: bootstrap servers, {@code security.protocol}, {@code sasl.*}, {@code ssl.*} and
      * every other client setting, with {@code admin.}-prefixed ones winning), so it reaches a secured cluster exactly as
-     * Streams does (issue 16).
+     * Streams does.
      */
     static Map<String, Object> adminProperties(Properties streamsProperties) {
         return FenceEnforcerConfig.quietStreamsConfig(streamsProperties)

@@ -54,7 +54,7 @@ final class TopicCheck {
      *                        creates it, the value it will get ({@code streams.topic.max.message.bytes},
      *                        else the broker's message.max.bytes); with a markers topic, the smaller of that
      *                        and the markers topic's, since a stored key may be published as a marker
-     * @param rerouteMax      the repartition topic's max.message.bytes (issue 17), found the same way as the changelog's
+     * @param rerouteMax      the repartition topic's max.message.bytes, found the same way as the changelog's
      */
     record Topics(int inputPartitions, int acceptedMax, int rejectedMax, int changelogMax, int rerouteMax) {
         /** The largest of the output limits: what the producer's max.request.size is raised to. */

@@ -53,7 +53,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Needs real services: open and committed transactions, commits and a consumer group that removes a paused member exist only
  * between a real broker and enforcer processes (two, sharing one application id), so {@code GET /fences/{key}} is proven
- * there to answer committed fences only and never from a paused instance that may have lost its tasks (issue 17).
+ * there to answer committed fences only and never from a paused instance that may have lost its tasks.
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The fence processor tells {@link CommittedFences} which stored fences are not committed yet (issue 17): the store holds
+ * The fence processor tells {@link CommittedFences} which stored fences are not committed yet: the store holds
  * the new fence at once, the committed view only once the stream thread's commit after the write is counted. The stream
  * thread's commit count is a counter the test raises where the thread would commit.
  */

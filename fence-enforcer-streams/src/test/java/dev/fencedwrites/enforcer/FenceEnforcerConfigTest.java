@@ -54,7 +54,7 @@ class FenceEnforcerConfigTest {
                 .hasMessageContaining("bootstrap.servers");
     }
 
-    // --- token verification (issue 14) ---
+    // --- token verification ---
 
     @Test
     void runningWithoutEtcdIsRefusedUnlessVerificationIsTurnedOffByName() {

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Inputs that must be routed, never allowed to stop the enforcer: invalid timestamps, and records too large for an output topic
- * or the fence store (issue 13).
+ * or the fence store.
  */
 class FenceEnforcerRobustnessTest extends TopologyFixture {
     private static final int ACCEPTED_MAX = 1_000;
@@ -72,7 +72,7 @@ class FenceEnforcerRobustnessTest extends TopologyFixture {
         assertThat(copy.value()).isNull();
     }
 
-    // --- issue 13: every output bounded; no record stops the enforcer ---
+    // --- every output bounded; no record stops the enforcer ---
 
     @Test
     void rejectedCopyWhoseKeyIsTooLargeForTheRejectedTopicBecomesAReferenceRecordWithItsCoordinates() {

@@ -43,7 +43,7 @@ class FenceEnforcerTopologyTest extends TopologyFixture {
 
     /**
      * TopologyTestDriver feeds partition 0: with 4 input partitions only keys that murmur2-hash to 0 belong there. Strict
-     * mode (partition.mismatch.policy=reject, issue 17); re-routing is RerouteTopologyTest's.
+     * mode (partition.mismatch.policy=reject); re-routing is RerouteTopologyTest's.
      */
     @Test
     void rejectsRecordOnAnotherPartitionThanItsKeyHashesToInStrictMode() {

@@ -16,7 +16,7 @@ import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 
 /**
- * The replay rule of issue 13, one rule per test: under at_least_once the fence store can be ahead
+ * The replay rule, one rule per test: under at_least_once the fence store can be ahead
  * of the committed offsets after a crash, and the records processed again must get the outcome they
  * got the first time. {@link TaskSimulation} drives the real processor through evictions, commits
  * and crashes that lose the producer's buffer.

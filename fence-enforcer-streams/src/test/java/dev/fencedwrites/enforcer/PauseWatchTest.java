@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The pause rule of {@link PauseWatch} (issue 17) on a hand-driven clock; the watchdog thread is not started. */
+/** The pause rule of {@link PauseWatch} on a hand-driven clock; the watchdog thread is not started. */
 class PauseWatchTest {
     private static final PauseWatch.Settings SETTINGS = new PauseWatch.Settings(Duration.ofSeconds(6), Duration.ofSeconds(3),
             Duration.ofMillis(300),

@@ -7,7 +7,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
-/** Which Kafka Streams states the enforcer's probes call alive and ready (issue 16). */
+/** Which Kafka Streams states the enforcer's probes call alive and ready. */
 class ProbeStatesTest {
 
     @ParameterizedTest(name = "{0}: live={1}, ready={2}")

@@ -19,7 +19,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Re-routing of misrouted records through the repartition topic (issue 17), with
+ * Re-routing of misrouted records through the repartition topic, with
  * {@link TopologyTestDriver}: it feeds input partition 0 of {@value #PARTITIONS}, so a key murmur2
  * puts elsewhere arrives misrouted, as from a client whose default partitioner is not murmur2
  * (librdkafka's CRC32), and the driver pipes the repartition topic back in.

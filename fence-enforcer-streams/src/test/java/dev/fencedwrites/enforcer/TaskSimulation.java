@@ -77,7 +77,7 @@ final class TaskSimulation {
         this(guarantee, meters, null);
     }
 
-    /** With {@code verifier} checking each raising token (issue 14), or {@code null}. */
+    /** With {@code verifier} checking each raising token, or {@code null}. */
     TaskSimulation(String guarantee, MeterRegistry meters, TokenVerifier verifier) {
         this.verifier = verifier;
         Properties props = new Properties();

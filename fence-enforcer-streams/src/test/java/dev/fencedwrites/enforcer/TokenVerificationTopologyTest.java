@@ -17,7 +17,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * When the enforcer asks its {@link TokenVerifier} (issue 14): for every record the decision rule
+ * When the enforcer asks its {@link TokenVerifier}: for every record the decision rule
  * would accept (a raise or a write at the fence), after every cheaper rule, and what it does with each answer. The verifier here
  * is a
  * table of (key, token, lease) triples; the real check against etcd is proven by the ITs.

@@ -7,7 +7,7 @@ import java.util.Properties;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
-/** The processor's size bounds: each topic's max.message.bytes capped by the Streams producer's max.request.size (issue 13). */
+/** The processor's size bounds: each topic's max.message.bytes capped by the Streams producer's max.request.size. */
 class TopicLimitsTest {
     private static final TopicCheck.Topics TOPICS = new TopicCheck.Topics(3, 2_000_000, 3_000_000, 500_000, 200_000);
 

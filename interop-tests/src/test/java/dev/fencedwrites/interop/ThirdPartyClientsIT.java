@@ -524,7 +524,7 @@ class ThirdPartyClientsIT {
      * serializer to files, one file per record) and reads the accepted and rejected topics back:
      * keys and headers as sent, the stale write rejected STALE_TOKEN, and a key sent without
      * {@code -X partitioner=murmur2_random} (kcat's own partitioner, CRC32) onto another partition
-     * than Kafka's re-routed by the enforcer to its key's partition and accepted (issue 17; it was
+     * than Kafka's re-routed by the enforcer to its key's partition and accepted (it was
      * rejected WRONG_PARTITION before, now only under partition.mismatch.policy=reject). The fresh
      * writes reach PostgreSQL. The tokens are real:
      * each writer runs its kcat commands under {@code etcdctl lock <prefix><encoded key>}, which

@@ -11,7 +11,7 @@ public final class Jvm {
      * System property with options for every child JVM, before its own, separated by spaces; unset or blank: none. The
      * integration tests set {@code -XX:+UseSerialGC -XX:TieredStopAtLevel=1} (failsafe's systemPropertyVariables): their
      * services live for a minute on 2 shared cores, where G1's threads and C2 compilations cost more start-up CPU than they
-     * save (issue 17); {@code ./fence up} and the benchmarks leave it unset.
+     * save; {@code ./fence up} and the benchmarks leave it unset.
      */
     public static final String CHILD_OPTIONS = "fence.child.jvm.options";
 

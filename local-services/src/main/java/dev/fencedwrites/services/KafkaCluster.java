@@ -20,7 +20,7 @@ import org.apache.kafka.common.Uuid;
 
 /**
  * A KRaft cluster of several nodes on loopback, each a child JVM in combined mode (broker + controller), for tests that
- * kill and restart brokers (issue 17).
+ * kill and restart brokers.
  *
  * <p>Node {@code i} has node id {@code i + 1}, its own client and controller ports, data dir
  * ({@code <dir>/node-<i + 1>/data}, named after the node id that messages name) and log

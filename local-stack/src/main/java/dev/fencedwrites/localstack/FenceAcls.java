@@ -14,7 +14,7 @@ import org.apache.kafka.common.resource.ResourceType;
 /**
  * The least ACLs each principal of the pipeline needs on a cluster with an authorizer and
  * {@code allow.everyone.if.no.acl.found=false}: what the README's "Secured clusters" lists, one method per role, so a
- * test can run each role with exactly these (issue 16). READ and WRITE imply DESCRIBE (Kafka docs, "Authorization and
+ * test can run each role with exactly these. READ and WRITE imply DESCRIBE (Kafka docs, "Authorization and
  * ACLs", operations and resources); since KIP-679 WRITE on a topic also allows an idempotent producer.
  */
 public final class FenceAcls {
@@ -25,7 +25,7 @@ public final class FenceAcls {
      * The enforcer (Kafka Streams, {@code exactly_once_v2}) with {@code applicationId}: READ the input; WRITE the outputs;
      * DESCRIBE_CONFIGS on those topics and the cluster (it reads their {@code max.message.bytes} and the broker's
      * {@code message.max.bytes} at start); its internal topics ({@code <application.id>-*}: the fence store's changelog and
-     * the repartition topic of misrouted records, issue 17): CREATE, READ, WRITE, DESCRIBE_CONFIGS, and DELETE (Kafka
+     * the repartition topic of misrouted records): CREATE, READ, WRITE, DESCRIBE_CONFIGS, and DELETE (Kafka
      * Streams purges the repartition topic's committed records with {@code deleteRecords}); its consumer group
      * ({@code application.id}): READ; its transactional ids ({@code <application.id>-<process id>-<thread>}): WRITE.
      *

@@ -22,7 +22,7 @@ import java.util.stream.IntStream;
  * {@link #close()} stops them in reverse order.
  *
  * <p>By default one of each (one broker, one etcd member, one enforcer, one Connect worker). {@link LocalStackBuilder#cluster()}
- * starts the production shape of issue 17: 3 brokers, 3 etcd members, 2 enforcer instances, 2 Connect workers. Methods
+ * starts the production shape: 3 brokers, 3 etcd members, 2 enforcer instances, 2 Connect workers. Methods
  * that take an index {@code i} accept {@code 0} in the default stack and {@code 0 .. n-1} in a cluster.
  *
  * <pre>{@code

@@ -41,7 +41,7 @@ public final class LocalStackBuilder {
     }
 
     /**
-     * Secures the broker (issue 16): one {@code SASL_SSL} listener (SCRAM-SHA-512 over TLS with a CA made at start), ACLs
+     * Secures the broker: one {@code SASL_SSL} listener (SCRAM-SHA-512 over TLS with a CA made at start), ACLs
      * with {@code allow.everyone.if.no.acl.found=false}, and one SCRAM user per role ({@link StackUsers}) holding exactly
      * its {@link FenceAcls}: the enforcer and the Connect worker run as theirs; clients get theirs from
      * {@link LocalStack#kafkaClientSettings(String)}. Default: a {@code PLAINTEXT} broker without ACLs.
@@ -52,7 +52,7 @@ public final class LocalStackBuilder {
     }
 
     /**
-     * The production shape (issue 17): 3 Kafka nodes (KRaft, combined broker + controller, static quorum) with
+     * The production shape: 3 Kafka nodes (KRaft, combined broker + controller, static quorum) with
      * {@code default.replication.factor=3} and {@code min.insync.replicas=2} for every topic, a 3-member etcd cluster, 2
      * enforcer instances with one application id and {@code num.standby.replicas=1}, and 2 Connect workers in one
      * distributed group running each connector's tasks ({@code tasks.max=2} for the billing sink). Default: one of each.

@@ -101,7 +101,7 @@ class SchemaRegistryClientIT {
     }
 
     /**
-     * Writers that start together register the same new schema at once (issue 17's failover fleet did): Apicurio answers
+     * Writers that start together register the same new schema at once (the failover fleet did): Apicurio answers
      * some of them 409; each must still get the one id.
      */
     @Test

@@ -42,7 +42,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Needs real services: issue 13's "no single record may stop the pipeline" is about what a real
+ * Needs real services: "no single record may stop the pipeline" is about what a real
  * Connect worker does with the sink task's outcome (task state, dead-letter topic through its errant
  * record reporter, offsets), records from a real broker, and what real PostgreSQL refuses.
  */

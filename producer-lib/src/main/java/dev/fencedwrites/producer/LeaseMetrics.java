@@ -14,7 +14,7 @@ import java.util.List;
  * fence_lease_keepalive_failures_total} (keep-alive requests
  * that failed and were retried: etcd unreachable or without a leader).
  *
- * <p>Every meter, with every tag value, is registered at zero when the client is made (issue 16): a counter
+ * <p>Every meter, with every tag value, is registered at zero when the client is made: a counter
  * that first appears at 1 has no earlier sample, so Prometheus' {@code rate()} and {@code increase()} (and the
  * {@code FenceLeaseLost} alert of {@code docker/prometheus/alerts.yml}) would never see a worker's first lease loss.
  *

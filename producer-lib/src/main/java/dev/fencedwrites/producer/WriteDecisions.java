@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Opt-in: tells a writer what the enforcer decided on its own writes, so a superseded worker learns that it was fenced
- * and can stop, the way a Kafka producer learns it from {@code ProducerFencedException} (issue 16).
+ * and can stop, the way a Kafka producer learns it from {@code ProducerFencedException}.
  *
  * <p>One {@code read_committed} consumer, without a consumer group, on one thread ({@code fence-write-decisions}). It reads
  * only the partitions of the accepted and rejected topics that the {@linkplain #watch watched} resources' keys map to
@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * <p>Cost: the consumer fetches every record of those partitions (other writers' too) and drops what is not this writer's,
  * so with many keys it reads about the share of both topics that its keys' partitions hold; a decision arrives after the
  * enforcer commits its transaction (its {@code commit.interval.ms}, 100 ms under {@code exactly_once_v2}). A rejected copy
- * reduced to a reference record (issue 13: headers omitted) has no writer header and is not reported.
+ * reduced to a reference record (headers omitted) has no writer header and is not reported.
  *
  * <p>Call {@link #watch} before sending under a lease (before {@code acquire}), or decisions written before the watch began
  * are missed. Thread-safe; {@link #close} stops the thread and the consumer.

@@ -119,7 +119,7 @@ class EtcdSecurityIT {
     }
 
     /**
-     * The enforcer's token verifier (issue 14), reaching etcd with {@code settings} (the same names
+     * The enforcer's token verifier, reaching etcd with {@code settings} (the same names
      * and client code as producer-lib), confirms the lease's token, and refuses it for another lease.
      */
     private static void assertVerifies(EtcdSettings.Builder settings, FencingLease lease) {

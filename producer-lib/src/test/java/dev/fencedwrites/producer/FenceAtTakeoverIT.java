@@ -51,7 +51,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Needs real services: the marker only matters through the real enforcer's decision on a real
  * broker's log order, with leases expiring in a real etcd, which the enforcer also asks whether
- * each raising token is one of the key's real lock acquisitions (token verification, issue 14).
+ * each raising token is one of the key's real lock acquisitions (token verification).
  *
  * <p>Worker A's pause is modelled in-process: A's write passed its lease check and sits in A's
  * producer buffer (linger.ms = 60 s) while A stops renewing its lease (its etcd client is closed,
@@ -89,7 +89,7 @@ class FenceAtTakeoverIT {
                     List.of(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS),
                     Duration.ofSeconds(60));
         }
-        // Token verification on (issue 14): the enforcer checks each raising token in the same etcd the workers lock in.
+        // Token verification on: the enforcer checks each raising token in the same etcd the workers lock in.
         enforcer = EnforcerProcess.start(dir.resolve("enforcer"), log4j2, kafka.address(),
                 Map.of(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true", EtcdSettings.ENDPOINTS, etcd.address()));
     }

@@ -41,7 +41,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Needs real services: whether a lease held a lock at a past revision is etcd's MVCC history, so the
- * property (every real token verifies, no forged one does; issue 14) is checked against a real etcd
+ * property (every real token verifies, no forged one does) is checked against a real etcd
  * after a random history of real acquisitions by producer-lib's clients and by a raw writer.
  *
  * <p>The history is random from a seed printed on stdout; {@code -Dlockhistory.seed=N} replays its

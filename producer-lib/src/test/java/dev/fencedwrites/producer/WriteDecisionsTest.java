@@ -19,7 +19,7 @@ import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.junit.jupiter.api.Test;
 
 /**
- * The rules of {@link WriteDecisions}' thread (issue 16 review): a watcher that stops reading says so, and a listener may
+ * The rules of {@link WriteDecisions}' thread (review): a watcher that stops reading says so, and a listener may
  * call {@code watch} and {@code close} on its own watcher. Real decisions on real topics: FenceAtTakeoverIT.
  */
 class WriteDecisionsTest {

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.connect.data.Struct;
 
-/** The sink's table as other tools read it: {@code fence verify} compares rows with accepted writes through it (issue 18). */
+/** The sink's table as other tools read it: {@code fence verify} compares rows with accepted writes through it. */
 public final class SinkRows {
     private SinkRows() {
     }

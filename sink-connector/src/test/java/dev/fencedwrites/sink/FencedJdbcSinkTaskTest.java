@@ -505,7 +505,7 @@ class FencedJdbcSinkTaskTest {
         assertThat(context.reports()).isEmpty();
     }
 
-    // --- FENCE markers: the fence at the resource on takeover (issue 13) ---
+    // --- FENCE markers: the fence at the resource on takeover ---
 
     /**
      * A winning marker raises the row's fence; a write that went around the enforcer with a token below it is refused at the

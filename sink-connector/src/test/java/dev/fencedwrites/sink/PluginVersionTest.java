@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The version Connect shows for the sink is the build's (issue 16), not a placeholder. */
+/** The version Connect shows for the sink is the build's, not a placeholder. */
 class PluginVersionTest {
     /** The pom's version, passed by surefire. */
     private static final String BUILD_VERSION = System.getProperty("project.version");

@@ -101,7 +101,7 @@ class EnforcerCrashIT {
         }
     }
 
-    /** {@code settings} with token verification on against {@code etcd} (issue 14). */
+    /** {@code settings} with token verification on against {@code etcd}. */
     static Map<String, String> verifying(Map<String, String> settings, Service etcd) {
         Map<String, String> with = new HashMap<>(settings);
         with.put(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true");

@@ -39,7 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Needs real services: whether etcd answers a range read for a lock name of megabytes, and whether
  * the enforcer's stream thread goes on after it, is decided by etcd's gRPC limits and a real
- * broker, which no test driver has (issue 14 review: no single record may stop the enforcer).
+ * broker, which no test driver has (review: no single record may stop the enforcer).
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 @ExtendWith(SharedKafkaBroker.class)

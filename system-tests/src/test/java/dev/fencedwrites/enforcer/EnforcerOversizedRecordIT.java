@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Needs real services: only a real broker takes a gzip batch of a few KB whose record is 2 MB
  * uncompressed, and only the real Streams producer and broker refuse the enforcer's outputs by
- * max.request.size and max.message.bytes (issue 13: no single record may stop the pipeline, and
+ * max.request.size and max.message.bytes (no single record may stop the pipeline, and
  * a lease id sent as the token must not block its key).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)

@@ -44,7 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Needs real services: the repartition topic is created, written inside the transaction and read
  * back by real Kafka Streams tasks on a real broker, and the producer's partitioner is a real
- * client's (issue 17: any writer, any partitioner).
+ * client's (any writer, any partitioner).
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class EnforcerRerouteIT {

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Takes real locks in etcd for a test workload, so that its fencing tokens are ones the enforcer's
- * token verification (issue 14) accepts: a few writers, each with its own lease, take turns
+ * token verification accepts: a few writers, each with its own lease, take turns
  * holding each resource's lock on {@link LockKeys}' layout.
  *
  * <p>One transaction per acquisition, in the shape of etcd's {@code concurrency.Mutex}

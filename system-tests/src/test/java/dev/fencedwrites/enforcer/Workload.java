@@ -41,7 +41,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * record tagged with {@value #ID} and the outcome {@link ReferenceModel} gives it. {@link Outputs}
  * reads what the enforcer committed and checks it against the model.
  *
- * <p>Tokens are real (issue 14): every takeover takes the key's lock in etcd through
+ * <p>Tokens are real: every takeover takes the key's lock in etcd through
  * {@link RealLocks}, and each write carries that acquisition's token and lease, so the enforcer
  * runs with token verification on. Stale writes carry an earlier holder's real token and lease.
  * Forged records carry a token the lock service never issued for their key and lease, either

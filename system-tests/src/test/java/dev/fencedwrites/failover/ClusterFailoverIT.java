@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Needs real services: failover of every component of the clustered stack (3 Kafka nodes, 3 etcd
  * members, 2 enforcer instances, 2 distributed Connect workers) under a steady load of real
- * producer-lib writers, some stalled past their lease with SIGSTOP (issue 17). Elections, replica
+ * producer-lib writers, some stalled past their lease with SIGSTOP. Elections, replica
  * leadership, consumer-group and Connect rebalances and producer fencing are the real services'.
  * One cluster start; the scenarios run in order and each leaves the cluster whole.
  */
@@ -145,7 +145,7 @@ class ClusterFailoverIT {
 
     /**
      * Before any fault: each instance answers {@code /fences/{key}} for every key, those the other owns by forwarding (so
-     * the answers name both instances), 404 for a key without a fence, and both verified tokens in etcd (issue 14: on,
+     * the answers name both instances), 404 for a key without a fence, and both verified tokens in etcd (on,
      * since {@code etcd.endpoints} is set).
      */
     private static void bothInstancesAnswerForEveryKeyAndVerifyTokens(FailoverRun run) throws Exception {

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * received as a parameter of the class's {@code @BeforeAll} method: the first class to ask starts it, the following
  * ones get the same instance, and it stops (its directory under {@code java.io.tmpdir} deleted) when the JUnit run
  * ends, through the root {@link ExtensionContext.Store}, which closes its {@link AutoCloseable} values. One start
- * for several classes is what keeps {@code ./fence test} inside its CI budget (issue 17); the classes must then
+ * for several classes is what keeps {@code ./fence test} inside its CI budget; the classes must then
  * assume nothing fresh: unique keys, counts of their own records, metrics as differences.
  *
  * <p>A subclass names the type and how to start it; its class name is the key in the store, so every class that

@@ -37,7 +37,7 @@ import org.apache.kafka.connect.storage.Converter;
  * {@code value.subject.name.strategy}, ...; see {@link AvroSerdeConfig}).
  * A {@code null} value stays {@code null} (a delete). Failures are {@link DataException}s, which
  * Connect's error handling (errors.tolerance, dead-letter queue) routes like any converter error;
- * no other exception and no {@link Error} leaves the converter (issue 13: the deserializer bounds
+ * no other exception and no {@link Error} leaves the converter (the deserializer bounds
  * every allocation by the value's own size and nesting at 100 levels).
  *
  * <p>As a worker's {@code value.converter}, a value that cannot be decoded fails inside the Connect

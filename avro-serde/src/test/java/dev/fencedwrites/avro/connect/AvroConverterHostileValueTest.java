@@ -16,7 +16,7 @@ import org.apache.kafka.connect.errors.RetriableException;
 import org.junit.jupiter.api.Test;
 
 /**
- * The converter on values written to hurt it (issue 13): a {@link DataException} with the reason,
+ * The converter on values written to hurt it: a {@link DataException} with the reason,
  * never an {@link Error}; as a worker's value converter it marks the consumed record's headers
  * {@code MALFORMED_VALUE} for Connect's dead-letter reporter to copy.
  */

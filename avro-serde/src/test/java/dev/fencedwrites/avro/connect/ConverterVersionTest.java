@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The version Connect shows for the converter is the build's (issue 16), not Converter's default "undefined". */
+/** The version Connect shows for the converter is the build's, not Converter's default "undefined". */
 class ConverterVersionTest {
     @Test
     void theConverterReportsThePomVersionToConnect() {

@@ -30,7 +30,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * One {@code fence chaos} run (issue 18): starts the stack, the writer processes and the nemesis, stops the writers when the
+ * One {@code fence chaos} run: starts the stack, the writer processes and the nemesis, stops the writers when the
  * time is up, waits until the enforcer and the sink have caught up, and runs {@code fence verify}'s checks on what the
  * pipeline made of it.
  */

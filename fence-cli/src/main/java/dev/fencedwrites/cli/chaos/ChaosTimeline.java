@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.TreeSet;
 
 /**
- * {@code fence chaos}'s HTML page (issue 18): one lane per key with who held its lease when, each stall of a writer past its
+ * {@code fence chaos}'s HTML page: one lane per key with who held its lease when, each stall of a writer past its
  * lease, each stale write and where it was stopped; the nemesis's faults on the top lane; the text report below. One
  * self-contained file (inline SVG, no script), with a tooltip on every mark.
  */

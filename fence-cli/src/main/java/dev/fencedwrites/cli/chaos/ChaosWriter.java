@@ -40,7 +40,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * One worker process of {@code fence chaos} and of the failover tests (issue 18): {@code threads} producer-lib writers
+ * One worker process of {@code fence chaos} and of the failover tests: {@code threads} producer-lib writers
  * that contend for the keys' real etcd locks with a short TTL, publish the acquisition marker (producer-lib's
  * {@code acquire}), write a few Avro billing summaries under each lease and release it, until the
  * stop file appears. Each write's value carries a unique write id in {@code amountMinor}.

@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The service faults on a stack {@code fence chaos} did not start (issue 18): each one is a shell command the user names
+ * The service faults on a stack {@code fence chaos} did not start: each one is a shell command the user names
  * ({@code --fault-command enforcer-kill='...'}), run with {@code sh -c} and these variables: {@code FENCE_FAULT} (the fault's
  * name), {@code FENCE_FAULT_MILLIS} and {@code FENCE_FAULT_SECONDS} (how long the pause or the time down should last). The
  * command does the whole fault, e.g. {@code docker pause etcd; sleep $FENCE_FAULT_SECONDS; docker unpause etcd}, and returns

@@ -6,7 +6,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-/** The faults {@code fence chaos}'s nemesis injects (issue 18), by their {@code --faults} names. */
+/** The faults {@code fence chaos}'s nemesis injects, by their {@code --faults} names. */
 public enum Fault {
     /** SIGSTOP of a whole writer process for longer than its lease TTL, then SIGCONT. */
     WORKER_PAUSE("a writer process stopped (SIGSTOP) past its lease TTL"),

@@ -13,8 +13,8 @@ import java.util.List;
 import java.util.Random;
 
 /**
- * Bad records from a non-Java client: Debian's kcat writes them to the input topic as a worker in another language would
- * (issue 18). Four kinds, each with a fence the enforcer must refuse:
+ * Bad records from a non-Java client: Debian's kcat writes them to the input topic as a worker in another language would.
+ * Four kinds, each with a fence the enforcer must refuse:
  * <ul>
  *   <li>forged: a token far above etcd's revision (token verification: {@code FUTURE_TOKEN});</li>
  *   <li>borrowed: the token and lease of another key's real acquisition ({@code LOCK_NOT_HELD}, or {@code STALE_TOKEN});</li>

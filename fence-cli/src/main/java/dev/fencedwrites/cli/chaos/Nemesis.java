@@ -17,7 +17,7 @@ import java.util.function.Consumer;
 import java.util.stream.IntStream;
 
 /**
- * {@code fence chaos}'s nemesis (issue 18): injects faults into a running stack and its writers on a schedule drawn from a
+ * {@code fence chaos}'s nemesis: injects faults into a running stack and its writers on a schedule drawn from a
  * seed, so a run's sequence of faults (which, in what order, on which process, for how long) is the same for the same seed.
  * Every chosen fault happens at least once when the run is long enough: the schedule starts with each of them once, in an
  * order drawn from the seed, then draws from them at random. A fault that could not happen at its first turn (no writer

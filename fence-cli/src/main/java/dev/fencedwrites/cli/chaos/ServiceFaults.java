@@ -1,7 +1,7 @@
 package dev.fencedwrites.cli.chaos;
 
 /**
- * Where {@code fence chaos}'s nemesis lands the faults that hit the pipeline's services rather than the writers (issue 18):
+ * Where {@code fence chaos}'s nemesis lands the faults that hit the pipeline's services rather than the writers:
  * the enforcer, the Connect worker, etcd and the brokers. A fault has a beginning (SIGSTOP, SIGKILL) and an end (SIGCONT, a
  * restart that returns once the instance serves again).
  */

@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * and keeps it stopped until the lease has expired in etcd and another writer has acquired the key with a newer token (or
  * 30 s at most), then sends SIGCONT and lets the write go on: it reaches the broker stale.
  *
- * <p>For the chaos nemesis (issue 18) a process can also be stopped whole for a while ({@link #pause}), killed with
+ * <p>For the chaos nemesis a process can also be stopped whole for a while ({@link #pause}), killed with
  * SIGKILL and started again under a new ledger ({@link #kill}), and run under libfaketime, whose wall clock the nemesis
  * sets ({@link #setClock}): skewed from the start, and jumping during the run.
  */

@@ -16,7 +16,7 @@ import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
- * {@code fence verify}'s first pass (issue 18): fed the rejected and markers topics, then the input topic, then the accepted
+ * {@code fence verify}'s first pass: fed the rejected and markers topics, then the input topic, then the accepted
  * topic, each partition in offset order, it replays the decision rule over each key's input records and compares, by
  * fingerprint ({@link Hashes}), what the enforcer should have decided with what it wrote. Memory: a {@link KeyState} per key,
  * plus the positions of the few rejections the replay cannot decide alone (token verification, size limits, keyless copies).

@@ -4,7 +4,7 @@ import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceRule;
 
 /**
- * What {@code fence verify}'s first pass keeps per key: a few numbers, whatever the number of records (issue 18). Mutable, one
+ * What {@code fence verify}'s first pass keeps per key: a few numbers, whatever the number of records. Mutable, one
  * thread.
  */
 final class KeyState {

@@ -20,7 +20,7 @@ import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.DataException;
 
 /**
- * {@code fence verify} (issue 18): reads a pipeline's topics, and optionally the sink's table, and checks the fencing contract
+ * {@code fence verify}: reads a pipeline's topics, and optionally the sink's table, and checks the fencing contract
  * on what it finds. Two passes over the topics, the second only when the first leaves keys unsettled
  * ({@link HistoryCheck}, {@link DetailCheck}), then the table ({@link TableAudit}).
  */

@@ -23,7 +23,7 @@ import org.apache.kafka.common.utils.Utils;
 final class ReplayRule {
     /**
      * Reasons only the enforcer knows when to give: the topics' size limits, a failed produce and token verification against
-     * etcd (issue 14). The replay accepts such a rejection where the rule would accept the record, and nowhere else.
+     * etcd. The replay accepts such a rejection where the rule would accept the record, and nowhere else.
      */
     static final Set<RejectionReason> DEFERRED = EnumSet.of(RejectionReason.TOO_LARGE, RejectionReason.KEY_TOO_LARGE,
             RejectionReason.PRODUCE_FAILED, RejectionReason.FUTURE_TOKEN, RejectionReason.LOCK_NOT_HELD,

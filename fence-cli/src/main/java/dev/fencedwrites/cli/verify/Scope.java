@@ -33,7 +33,7 @@ record Scope(String input, String accepted, String rejected, String markers, int
     }
 
     /**
-     * Where {@code fence verify --since} starts, per partition (issue 18). The input records from {@code input} on are
+     * Where {@code fence verify --since} starts, per partition. The input records from {@code input} on are
      * checked; the accepted topic's records before {@code accepted} are the decisions of the input records before it (the
      * enforcer writes a key's accepted copies on the partition of its input records, in their order), and only set each key's
      * fence, as the enforcer had it when the window starts, together with the winning markers of those input records.

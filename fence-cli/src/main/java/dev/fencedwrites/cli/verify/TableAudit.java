@@ -20,7 +20,7 @@ import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.DataException;
 
 /**
- * {@code fence verify}'s table check (issue 18): each row of the sink's table against what the sink's guard makes of the
+ * {@code fence verify}'s table check: each row of the sink's table against what the sink's guard makes of the
  * accepted topic: the fence and data of the key's winning accepted write, raised by a winning marker above it. Only keys
  * whose last accepted record (and marker) the sink's consumer group has committed past are compared; the rest are counted as
  * not caught up. A row above its key's accepted history was written around the enforcer ({@code ROW_AHEAD}).

@@ -1,6 +1,6 @@
 package dev.fencedwrites.cli.verify;
 
-/** The ways a pipeline's history can break the fencing contract, as {@code fence verify} names them (issue 18). */
+/** The ways a pipeline's history can break the fencing contract, as {@code fence verify} names them. */
 public enum ViolationKind {
     /** An input record below the enforcer's committed offset has no decision on the accepted, rejected or markers topic. */
     NEVER_DECIDED("input record with no decision"),

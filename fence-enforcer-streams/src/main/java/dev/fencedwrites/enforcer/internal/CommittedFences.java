@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What {@code GET /fences/{key}} answers: the committed fence of a key, from the fence store's value and the
- * {@link PendingFences} of the task that owns it (issue 17). One instance per Kafka Streams client, shared by its fence
+ * {@link PendingFences} of the task that owns it. One instance per Kafka Streams client, shared by its fence
  * processors (which register their task's pending keys on the stream threads, with the thread's commit count: see
  * {@link PendingFences}), an observer thread ({@link #start}: it notes when each task's stream thread last polled) and the
  * HTTP server (which asks on its own threads); thread-safe. No punctuator: a punctuation makes Kafka Streams commit the
@@ -129,7 +129,7 @@ public final class CommittedFences implements AutoCloseable {
         try {
             counts = threadCounts.apply(context);
         } catch (IllegalStateException e) {
-            // Break-it finding F6 of issue 17: a Kafka Streams without these metrics must not stop the enforcer.
+            // A Kafka Streams without these metrics must not stop the enforcer.
             if (blind == null) {
                 LOG.error("{}; GET /fences/{key} answers 503 for every key, and records are decided as before",
                         e.getMessage());

@@ -8,17 +8,17 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The enforcer's counters, in the project's one metric family {@code fence_*} (issue 16: named like
+ * The enforcer's counters, in the project's one metric family {@code fence_*} (named like
  * the sink's {@code fence_sink_records_fenced_total{reason}}). In Prometheus form:
  * {@code fence_enforcer_records_fenced_total{reason}} (records sent to the rejected topic, by
  * reason), {@code fence_enforcer_records_accepted_total}, {@code fence_enforcer_markers_accepted_total},
  * {@code fence_enforcer_rejected_copies_reduced_total{step}}, and
  * {@code fence_enforcer_records_replayed_total{outcome="accepted"|"rejected"|"marker"}}: records decided
  * against their key's history because the fence store was ahead of the committed offsets
- * (at_least_once after a crash, issue 13); an accepted one was forwarded again, so it may be on the
+ * (at_least_once after a crash); an accepted one was forwarded again, so it may be on the
  * accepted topic twice. {@code fence_enforcer_records_rerouted_total}: records that arrived on another
  * input partition than murmur2 assigns their key and were sent through the repartition topic to the
- * partition owning the key's fence (issue 17); each is also counted where it is decided. Counters
+ * partition owning the key's fence; each is also counted where it is decided. Counters
  * count processing attempts; under exactly-once a record reprocessed after a crash is counted again
  * even though its output is written once.
  */
@@ -40,7 +40,7 @@ public final class EnforcerMetrics {
                 .register(registry);
         rerouted = Counter.builder("fence.enforcer.records.rerouted")
                 .description("Input records on another partition than murmur2 assigns their key, sent through the repartition "
-                        + "topic to the partition that owns the key's fence (issue 17)")
+                        + "topic to the partition that owns the key's fence")
                 .register(registry);
         changelogRead = Counter.builder("fence.enforcer.changelog.records.read")
                 .description("Fence store changelog records read back because the changelog held records this task did not "
@@ -70,7 +70,7 @@ public final class EnforcerMetrics {
             if (step != RejectedCopy.Step.FULL) {
                 reduced.put(step, Counter.builder("fence.enforcer.rejected.copies.reduced")
                         .description(
-                                "Rejected copies reduced to fit the rejected topic (issue 13), by what was kept: WITHOUT_VALUE, "
+                                "Rejected copies reduced to fit the rejected topic, by what was kept: WITHOUT_VALUE, "
                                         + "WITHOUT_HEADERS, REFERENCE")
                         .tag("step", step.name()).register(registry));
             }

@@ -70,7 +70,7 @@ public final class EtcdTokenVerifier implements TokenVerifier {
 
     /**
      * A question, as the cache keeps it: the record key by its SHA-256 digest, so that an entry
-     * holds a few dozen bytes however long the key (issue 14 review: kept whole, 10,000 verdicts
+     * holds a few dozen bytes however long the key (review: kept whole, 10,000 verdicts
      * for keys near the changelog's 1 MB limit would hold tens of GB).
      */
     private record Asked(String keyDigest, long token, long leaseId) {

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * The three outputs of a {@link FenceProcessor}: accepted records forwarded unchanged, winning
  * markers published with their own short headers, and rejected records forwarded with the
  * {@code fence.rejected.*} and {@code fence.source.*} headers, reduced to fit the rejected topic
- * ({@link RejectedCopy}, issue 13). Counts each outcome in the metrics.
+ * ({@link RejectedCopy}). Counts each outcome in the metrics.
  */
 final class FenceOutputs {
     private static final Logger LOG = LoggerFactory.getLogger(FenceProcessor.class);
@@ -99,7 +99,7 @@ final class FenceOutputs {
             rejection.add(new RecordHeader(FenceHeaders.SOURCE_PARTITION, FenceHeaders.encode(from.partition())));
             rejection.add(new RecordHeader(FenceHeaders.SOURCE_OFFSET, FenceHeaders.encode(from.offset())));
         });
-        // Bounded (issue 13): a copy the rejected topic or the producer would refuse stops the
+        // Bounded: a copy the rejected topic or the producer would refuse stops the
         // stream thread, so it is reduced step by step down to a reference record.
         RejectedCopy copy = RejectedCopy.of(record.key(), record.value(), record.headers().toArray(), rejection,
                 limits.rejectedMaxBytes());

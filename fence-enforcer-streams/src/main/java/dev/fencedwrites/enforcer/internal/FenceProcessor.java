@@ -29,13 +29,13 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * rejected ones go to the rejected sink with the {@code fence.rejected.*} and
  * {@code fence.source.*} headers added. A winning FENCE marker raises the fence and, when a markers
  * output is set, is published there (null value, its fence headers, {@code fence.marker.target.topic}
- * and {@code fence.source.*}) so that the sink raises the row's fence too (issue 13). Every
- * output is bounded by {@link FenceEnforcerTopology.Limits} (issue 13): an accepted copy that
+ * and {@code fence.source.*}) so that the sink raises the row's fence too. Every
+ * output is bounded by {@link FenceEnforcerTopology.Limits}: an accepted copy that
  * would not fit is rejected {@code TOO_LARGE}, a key whose fence would not fit the changelog is
  * rejected {@code KEY_TOO_LARGE} and never stored, and a rejected copy is reduced until it fits
  * ({@link RejectedCopy}).
  *
- * <p>Replay (issue 13): under {@code at_least_once} the fence store can be ahead of the committed
+ * <p>Replay: under {@code at_least_once} the fence store can be ahead of the committed
  * input offsets after a crash. A record the key's {@link StoredFence} remembers (its offset lies in
  * the key's accept history) is decided against the fence it met the first time, so it gets the same
  * outcome: an accepted write is forwarded again (its first copy may have been lost with the
@@ -46,7 +46,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * offset. The history needs to know the task's commits ({@link CommitSignal}); under
  * {@code exactly_once_v2} the store is never ahead of the offsets and no history is kept.
  *
- * <p>Verified tokens (issue 14): with a {@link TokenVerifier}, a record the decision rule would
+ * <p>Verified tokens: with a {@link TokenVerifier}, a record the decision rule would
  * accept (a raise, or a write at the key's current token) is accepted only if the verifier confirms
  * that its {@code fence.lease} held the key's lock at revision = token; otherwise it is rejected with
  * the verifier's reason ({@code FUTURE_TOKEN}, {@code LOCK_NOT_HELD}, {@code UNVERIFIABLE_TOKEN}), or
@@ -56,7 +56,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * every cheaper rule (stale and duplicate records never reach it), and a replayed record that the
  * key's history says was accepted is not checked again (it was verified the first time).
  *
- * <p>Misrouted records (issue 17): a record read from the input topic on another partition than
+ * <p>Misrouted records: a record read from the input topic on another partition than
  * murmur2 assigns its key is rejected {@code WRONG_PARTITION} under {@link PartitionMismatch#REJECT}.
  * Under {@link PartitionMismatch#REROUTE} such records reach this processor through the repartition
  * topic instead ({@link PartitionRoute}), on the partition that owns their key's fence; they are
@@ -66,7 +66,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * is kept by its input partition and offset ({@link StoredFence#origin()}), so a copy processed again,
  * from the repartition topic or sent twice by its sender, gets its first outcome.
  *
- * <p>Committed reads (issue 17): with a {@link CommittedFences}, each fence written to the store is first recorded in the
+ * <p>Committed reads: with a {@link CommittedFences}, each fence written to the store is first recorded in the
  * task's {@link PendingFences} with the stream thread's commit count (one metric read and one {@code putIfAbsent} per
  * accepted record), which a query compares with the count it reads, so that {@code GET /fences/{key}} answers only
  * committed fences. Nothing of it changes a decision.
@@ -124,7 +124,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      *                         default partitioner, murmur2, assigns it) and the largest record each output takes
      * @param commitSignalName the {@link CommitSignal} store connected to this processor
      * @param markers          where winning markers are published, or {@code null} to only raise the fence
-     * @param verifier         checks the token of every record the rule would accept (issue 14), or {@code null} to believe every
+     * @param verifier         checks the token of every record the rule would accept, or {@code null} to believe every
      * token
      */
     public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
@@ -135,7 +135,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /**
-     * A processor that also reads the repartition topic (issue 17).
+     * A processor that also reads the repartition topic.
      *
      * @param inputTopic the input topic: a record read from any other topic came through the repartition topic;
      *                   {@code null} when the processor reads only the input
@@ -151,7 +151,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /**
-     * A processor that also tells {@code committed} which of its task's stored fences may not be committed yet (issue 17).
+     * A processor that also tells {@code committed} which of its task's stored fences may not be committed yet.
      *
      * @param committed where {@code GET /fences/{key}} learns the committed fences, or {@code null} when nothing asks
      */
@@ -225,7 +225,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         outputs.origin(origin);
         // The replay history's positions are input positions: the task's own input partition (OWN)
         // for records read from the input, the partition a re-routed record was written to for the
-        // others (issue 17), so that a copy the sender wrote twice is recognised by its input offset.
+        // others, so that a copy the sender wrote twice is recognised by its input offset.
         int from = rerouted ? origin.get().partition() : StoredFence.OWN;
         long offset = origin.filter(o -> o.committed() >= 0).map(Origin::offset).orElse(-1L);
         if (offset >= 0 && !rerouted) {
@@ -321,7 +321,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         String rejectedBefore = FenceOutputs.rejectedBefore(record.headers());
         if (rejectedBefore != null) {
             // A rejected copy sent back: accepted as it is, it would carry its old rejection to the
-            // accepted topic and the sink would refuse it there (issue 13 review).
+            // accepted topic and the sink would refuse it there (review).
             outputs.reject(record, RejectionReason.ALREADY_REJECTED, null, "the record already carries " + rejectedBefore
                     + ": strip the fence.rejected.* headers before sending a rejected write again");
             return true;
@@ -376,7 +376,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             // Not the accept the history holds at this offset. If the verifier refuses the token
             // against the fence the record met the first time, that is why it was not accepted
             // then (etcd's answers about past revisions do not change), and it gets the same
-            // rejection again (issue 14; found by EnforcerCrashIT's at_least_once run).
+            // rejection again (found by EnforcerCrashIT's at_least_once run).
             if (leases != null && !leases.verified(record, storeKey.get(), stamp, stored)) {
                 return;
             }

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The enforcer's Kafka Streams {@link ProductionExceptionHandler}: a record Kafka refuses is never
- * dropped silently (issue 13). The processor bounds every output by the topics' limits read at
+ * dropped silently. The processor bounds every output by the topics' limits read at
  * start, so this handler sees only what slipped past them, e.g. a topic's
  * {@code max.message.bytes} lowered while the enforcer runs.
  *
@@ -210,7 +210,7 @@ public final class FenceProductionExceptionHandler implements ProductionExceptio
     private void count(String topic, Exception exception, String outcome) {
         if (meters != null) {
             Counter.builder("fence.enforcer.production.errors")
-                    .description("Records Kafka refused to take from the enforcer (issue 13), by outcome")
+                    .description("Records Kafka refused to take from the enforcer, by outcome")
                     .tag("topic", topic).tag("exception", exception.getClass().getSimpleName()).tag("outcome", outcome)
                     .register(meters).increment();
             if (outcome.equals("resumed")) {

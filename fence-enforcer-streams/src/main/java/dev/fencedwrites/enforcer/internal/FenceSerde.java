@@ -25,13 +25,13 @@ import org.apache.kafka.common.utils.ByteUtils;
  *       the base's, or 0), and the seq. A fence without history takes 4 to 13 bytes, a key accepted
  *       once about 10.</li>
  *   <li>Version 2, first byte {@code 0x82}: version 1's fields, then the lease confirmed for the
- *       current fence's token as a zig-zag varlong (issue 14). Written only when that lease is known;
+ *       current fence's token as a zig-zag varlong. Written only when that lease is known;
  *       a value without one is written as version 1, so an enforcer without token verification
  *       writes what earlier versions read.</li>
  *   <li>Version 3, first byte {@code 0x83}: version 1's fields, the lease as a zig-zag varlong (0:
- *       unknown), then the input partition of the history's offsets as an unsigned varint (issue 17:
+ *       unknown), then the input partition of the history's offsets as an unsigned varint (
  *       records re-routed from another input partition). Written only for such a history; enforcers
- *       from before issue 17 cannot read it.</li>
+ *       from before re-routing cannot read it.</li>
  *   <li>Version 4, first byte {@code 0x84}: the base, the count of accepts, {@code since} (always), the accepts, the
  *       lease as a zig-zag varlong, the input partition plus one as an unsigned varint, then the count of remembered
  *       rejections as an unsigned varint and per rejection its offset's difference from the previous one's (the first's

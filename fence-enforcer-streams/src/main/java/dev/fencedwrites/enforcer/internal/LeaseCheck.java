@@ -10,7 +10,7 @@ import java.util.List;
 import org.apache.kafka.streams.processor.api.Record;
 
 /**
- * Token verification for {@link FenceProcessor} (issue 14): confirms that the {@code fence.lease} of
+ * Token verification for {@link FenceProcessor}: confirms that the {@code fence.lease} of
  * a record the decision rule would accept held the key's lock at revision = token, and rejects the
  * record through {@link FenceOutputs} when its lease is missing, malformed or not that one.
  */

@@ -8,7 +8,7 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 /**
  * Where an input record was written: the input topic, partition and offset, also for a record read
  * back from the repartition topic (from its {@value PartitionRoute#ORIGIN_HEADER} header), so that
- * rejected copies and published markers name the input record in {@code fence.source.*} (issue 17).
+ * rejected copies and published markers name the input record in {@code fence.source.*}.
  *
  * @param rerouted  whether the record came through the repartition topic
  * @param committed for a re-routed record, the input offset of its partition that the sending task had committed

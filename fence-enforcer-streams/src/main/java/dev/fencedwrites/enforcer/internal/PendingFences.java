@@ -9,7 +9,7 @@ import org.apache.kafka.common.utils.Bytes;
 /**
  * The keys of one task whose fence in the state store may not be committed yet, each with the last fence known to be
  * committed ({@code null}: none, so {@code /fences/{key}} answers 404), so that interactive queries answer only committed
- * fences (issue 17).
+ * fences.
  *
  * <p>Why: under {@code exactly_once_v2} the store holds the writes of the open transaction, which is aborted if the
  * instance dies or is fenced; the next owner restores the changelog as committed and re-decides from the committed
@@ -83,7 +83,7 @@ public final class PendingFences {
         Generation generation = current;
         if (generation.commits() != commits) {
             // Sized for as many keys as the last generation held: growing a map from 16 entries to thousands between two
-            // commits resized it a dozen times per commit (issue 19: 5 % of the stream thread's time at 1M keys).
+            // commits resized it a dozen times per commit (5 % of the stream thread's time at 1M keys).
             generation = new Generation(commits, new ConcurrentHashMap<>(Math.min(Math.max(16, generation.before().size()),
                     MAX_PRESIZE)));
             current = generation;

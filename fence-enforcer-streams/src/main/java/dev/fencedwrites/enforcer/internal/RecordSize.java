@@ -42,7 +42,7 @@ public final class RecordSize {
 
     /** One header's name (UTF-8) and value, in bytes, without framing. */
     static long headerBytes(Header header) {
-        // Counted, not encoded: no copy of the name per header per record (issue 19).
+        // Counted, not encoded: no copy of the name per header per record.
         return Utils.utf8Length(header.key()) + length(header.value());
     }
 

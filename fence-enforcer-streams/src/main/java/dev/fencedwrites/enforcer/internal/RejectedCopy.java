@@ -12,8 +12,8 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
- * The copy of a rejected record that fits the rejected topic, degraded in steps until it does
- * (issue 13): the full record; without its value; without its largest own headers; finally a
+ * The copy of a rejected record that fits the rejected topic, degraded in steps until it does:
+ * the full record; without its value; without its largest own headers; finally a
  * reference record with no key, no value and none of its own headers. Every step but the first
  * adds the original sizes ({@code fence.source.key.bytes}, {@code .value.bytes},
  * {@code .headers.bytes}) and says what it left out ({@code fence.rejected.value.omitted},

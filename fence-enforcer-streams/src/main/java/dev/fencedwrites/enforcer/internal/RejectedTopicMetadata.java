@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * The Kafka clients of Kafka Streams' configured supplier ({@code default.client.supplier}), except that each producer
  * learns the rejected topic's partitions as soon as it is made.
  *
- * <p>Why (found in issue 19 from {@code EnforcerOversizedRecordIT}'s 65 s): when the broker refuses an accepted copy, the
+ * <p>Why (found from {@code EnforcerOversizedRecordIT}'s 65 s): when the broker refuses an accepted copy, the
  * refusal reaches {@link FenceProductionExceptionHandler} in the producer's own network thread, and Kafka Streams sends the
  * handler's reference record (KIP-1034) to the rejected topic from that thread. A producer without the rejected topic's
  * metadata then waits for it on the very thread that would fetch it: for {@code max.block.ms} (60 s), with no record of

@@ -6,12 +6,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What one {@link FenceProcessor} knows about replays of its input partition (issue 13): the offset
+ * What one {@link FenceProcessor} knows about replays of its input partition: the offset
  * after the last record processed, the offset the last commit covers, whether the record being
  * processed is a replay, and how many replays to report. One instance per processor (per task); not
  * thread-safe, as a processor is not.
  *
- * <p>Re-routed records (issue 17) come from other input partitions through the repartition topic.
+ * <p>Re-routed records come from other input partitions through the repartition topic.
  * A record of input partition q at offset o can be processed here again if this task has not
  * committed past its copy on the repartition topic, or if q's task has not committed past o (it then
  * sends the record again). Each re-routed record carries the input offset q's task had committed

@@ -10,7 +10,7 @@ import java.util.stream.IntStream;
 /**
  * What the fence store keeps for one key: its fence, and the records accepted for it since the
  * task's last known commit, each with its input offset, so that a record replayed after a crash
- * is decided against the fence as of its own offset (issue 13).
+ * is decided against the fence as of its own offset.
  *
  * <p>Why: under {@code at_least_once} the store can be ahead of the committed input offsets (cache
  * evictions and flushes reach the changelog before the offsets are committed, and before the
@@ -24,7 +24,7 @@ import java.util.stream.IntStream;
  * (ascending, all at or after {@code since}) with the key's fence after it. The current fence is
  * the last accept's, or {@code base} when there is none. Offsets are those of one input partition,
  * {@code origin}: the key's own (murmur2's, {@link #OWN}) for records read from the input, or the
- * partition a re-routed record was written to (issue 17: it arrives through the repartition topic
+ * partition a re-routed record was written to (it arrives through the repartition topic
  * and carries its input partition and offset). One writer uses one partitioner, so a key's records
  * usually come from one partition; an accept from another partition starts a new history (the
  * replays of the previous partition's records are then decided against the current fence, which
@@ -40,19 +40,19 @@ import java.util.stream.IntStream;
  * ({@code null} when the key had none); {@link #since()}, the first input offset at which {@code base} is known to be
  * the key's fence ({@link #UNKNOWN} when there are no accepts: the 16-byte format kept no offsets); {@link #accepts()},
  * the accepted records from {@code since} on, oldest first (empty for a value without history); {@link #lease()}, the
- * etcd lease the token verifier confirmed for the current fence's token (issue 14: only one lease holds a lock at a
+ * etcd lease the token verifier confirmed for the current fence's token (only one lease holds a lock at a
  * revision, so a write at that token under another lease is refused without asking etcd; 0 when unknown: verification
  * off, or a value written before it); {@link #origin()}, the input partition of the offsets ({@link #OWN} for the key's
- * own, else the partition re-routed records were written to, issue 17). Equal values have equal components.
+ * own, else the partition re-routed records were written to). Equal values have equal components.
  *
- * <p>Representation (issue 19): the accepts are kept packed, three longs each (offset, token, seq), and {@link Accept}
+ * <p>Representation: the accepts are kept packed, three longs each (offset, token, seq), and {@link Accept}
  * and {@link Fence} objects are made only when asked for. Under at_least_once every record reads its key's value from
  * the store, decodes it, and writes the next one back; as records of objects the history made about 0.8 GB of
  * garbage per million records at 10k keys (Fence, Accept and list objects: 13 % of what the stream thread allocated).
  * Immutable.
  */
 public final class StoredFence {
-    /** {@code origin} of offsets read from the key's own input partition (every value before issue 17). */
+    /** {@code origin} of offsets read from the key's own input partition (every value written before re-routing existed). */
     public static final int OWN = -1;
     /** {@code since} of a value that kept no offsets (the 16-byte format): nothing is replayed against it. */
     public static final long UNKNOWN = Long.MAX_VALUE;

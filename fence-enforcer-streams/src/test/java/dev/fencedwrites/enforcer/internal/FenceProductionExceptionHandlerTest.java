@@ -26,7 +26,7 @@ import org.apache.kafka.streams.errors.ProductionExceptionHandler.SerializationE
 import org.apache.kafka.streams.processor.TaskId;
 import org.junit.jupiter.api.Test;
 
-/** What the enforcer does when Kafka still refuses one of its records (issue 13): never a silent drop. */
+/** What the enforcer does when Kafka still refuses one of its records: never a silent drop. */
 class FenceProductionExceptionHandlerTest {
     private static final ErrorHandlerContext SOURCE = new Context("in", 2, 41L);
 

@@ -209,7 +209,7 @@ class FenceSerdeTest {
 
     /**
      * Counts past Integer.MAX_VALUE read as negative ints: -1, one whose triple wraps to 1, and one whose triple is
-     * Integer.MAX_VALUE (an 8-byte value asking for a 16 GB array). Found by the review of issue 19's packed history.
+     * Integer.MAX_VALUE (an 8-byte value asking for a 16 GB array). Found by the review of the packed history.
      */
     @ParameterizedTest(name = "count bytes {0}")
     @ValueSource(strings = {"ff ff ff ff 0f", "ab d5 aa d5 0a", "d5 aa d5 aa 0d"})

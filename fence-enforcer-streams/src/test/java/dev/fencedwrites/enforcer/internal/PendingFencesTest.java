@@ -9,7 +9,7 @@ import org.apache.kafka.common.utils.Bytes;
 import org.junit.jupiter.api.Test;
 
 /**
- * The committed-generation rules of {@link PendingFences} (issue 17), driven by hand as the stream thread would: it writes,
+ * The committed-generation rules of {@link PendingFences}, driven by hand as the stream thread would: it writes,
  * then commits (the count rises), on one thread.
  */
 class PendingFencesTest {

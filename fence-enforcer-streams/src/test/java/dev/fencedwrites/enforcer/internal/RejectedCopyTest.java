@@ -10,7 +10,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.junit.jupiter.api.Test;
 
-/** The steps by which a rejected copy is reduced to fit the rejected topic (issue 13). */
+/** The steps by which a rejected copy is reduced to fit the rejected topic. */
 class RejectedCopyTest {
     private static final int MAX = 3_000;
     private static final List<Header> REJECTION = List.of(header(FenceHeaders.REJECTED_REASON, "MISSING_TOKEN"),

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Issue 19 packed the history into longs; this checks the packed {@link StoredFence} against the list-of-records model it
- * replaced (issue 13's rules, written the plain way), over random sequences of accepts, commits, offset resets and
+ * replaced (the replay rules, written the plain way), over random sequences of accepts, commits, offset resets and
  * re-routed partitions: the same components after every accept, the same answers to every replay question, and the
  * same value after a round trip through {@link FenceSerde}.
  */

@@ -8,7 +8,7 @@ import java.nio.file.Path;
 /**
  * The stack {@code ./fence up} starts (the billing sink, no unfenced copy), started once for every test class of a test
  * JVM that extends with it ({@code @ExtendWith(SharedBillingStack.class)}, the stack received by its {@code @BeforeAll})
- * and stopped when the run ends: a stack start is half of each such class's time (issue 17). Its users: demo's
+ * and stopped when the run ends: a stack start is half of each such class's time. Its users: demo's
  * TokenVerificationIT and EtcdPauseIT, fence-cli's OperatorCommandsIT and HostileValuesIT, interop-tests'
  * ThirdPartyClientsIT and PythonWriterIT. Each class uses keys (and tables, connectors) of its own, reads only its own
  * records and takes metrics as differences. Shipped in local-stack's test jar (test-support cannot depend on local-stack:

@@ -32,7 +32,7 @@ import org.apache.kafka.connect.data.Schema;
  * <p>If the database refuses a statement's data ({@link #isDataError}), the statement is rolled
  * back to its savepoint and its rows written one by one, so exactly the offending rows come back as
  * {@code MALFORMED_VALUE}, whatever their neighbours did: also when every row of a statement or of
- * the whole batch is refused (issue 13). Not thread-safe: one per sink task and table.
+ * the whole batch is refused. Not thread-safe: one per sink task and table.
  */
 public final class BatchWriter {
     /** Bind parameters per statement: PostgreSQL's protocol allows 65 535. */
@@ -118,7 +118,7 @@ public final class BatchWriter {
      * The columns for rows of {@code schema} ({@code null}: deletes and markers), after creating or evolving the
      * table; or {@code null} when the database refuses that DDL for the schema itself (SQLState class
      * 54, e.g. more than 1600 columns, 54011), and then every row of {@code indexes} is
-     * {@code MALFORMED_VALUE}: one record schema too wide for PostgreSQL stops no other (issue 13).
+     * {@code MALFORMED_VALUE}: one record schema too wide for PostgreSQL stops no other.
      */
     private List<Column> columnsOrRefuse(Connection connection, Schema schema, List<Integer> indexes, Outcome[] outcomes)
             throws SQLException {
@@ -210,7 +210,7 @@ public final class BatchWriter {
      * SQLState class 22 (data exception, e.g. a NUL in text 22021, a value out of range 22003), 54
      * (program limit exceeded, e.g. a key too long for the index 54000), 23502 (NULL in a NOT NULL
      * column) and 23514 (a check constraint). Each is the row's own outcome, dead-lettered alone, even
-     * when all rows of a statement break it (issue 13). Everything else is the table's or the
+     * when all rows of a statement break it. Everything else is the table's or the
      * database's fault and fails the task: an undefined table or column (42P01, 42703: changed under
      * the running task), a type mismatch (42804), missing privileges (42501), and the integrity
      * violations that depend on other rows and their order, another unique index (23505) or a foreign

@@ -87,7 +87,7 @@ public final class ColumnMapping {
      *
      * @throws DataException if the schema is not a struct, or two fields map to one column, or a field maps to a reserved or
      *                       system column or to an empty name, or a record contains itself (a recursive Avro schema: its
-     *                       Connect schema is cyclic, so it can neither be flattened nor hashed; issue 13)
+     *                       Connect schema is cyclic, so it can neither be flattened nor hashed)
      */
     public static List<Column> columns(Schema valueSchema) {
         if (valueSchema == null || valueSchema.type() != Schema.Type.STRUCT) {

@@ -8,7 +8,7 @@ import java.util.Set;
 
 /**
  * Runs {@code CREATE TABLE IF NOT EXISTS} and {@code ALTER TABLE ... ADD COLUMN IF NOT EXISTS} that
- * other sink tasks may run at the same moment (several tasks of one connector start together, issue 17).
+ * other sink tasks may run at the same moment (several tasks of one connector start together).
  *
  * <p>Why: PostgreSQL checks {@code IF NOT EXISTS} before it inserts the catalog rows, so of two
  * transactions creating the same table the second fails, depending on when the first commits, with
@@ -38,7 +38,7 @@ final class ConcurrentDdl {
      * the SQLStates above, {@code made} is asked whether the object exists now: the same SQLStates come from an object of
      * the same name that is not what {@code ddl} makes (42710 from an enum, domain or range type named like the table,
      * which has no relation of its own; a composite type, view or sequence makes {@code IF NOT EXISTS} skip instead), and
-     * that must not pass as "another task made it" (break-it finding F5 of issue 17).
+     * that must not pass as "another task made it".
      *
      * @return {@code true} when this statement made the change (or found it made), {@code false} when a
      *         concurrent transaction made it and this one's attempt was rolled back to the savepoint

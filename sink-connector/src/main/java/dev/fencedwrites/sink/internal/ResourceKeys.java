@@ -12,7 +12,7 @@ import org.apache.kafka.connect.errors.ConnectException;
  * one fence per serialized key (the key's bytes); the wire contract says those bytes are UTF-8, so
  * a {@code String} key (from {@code StringConverter}) is taken as it is and a {@code byte[]} or
  * {@code ByteBuffer} key (from {@code ByteArrayConverter}) is decoded as UTF-8, strictly: every key
- * the enforcer tells apart stays apart in the table (issue 13). Any other key type (a {@code Struct},
+ * the enforcer tells apart stays apart in the table. Any other key type (a {@code Struct},
  * a number) comes from a key converter that cannot carry a resource id.
  */
 public final class ResourceKeys {

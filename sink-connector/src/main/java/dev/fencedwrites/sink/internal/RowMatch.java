@@ -11,7 +11,7 @@ import org.apache.kafka.connect.data.Struct;
 
 /**
  * Whether a table row holds the data columns the sink writes for a record value: the check {@code fence verify} runs on the
- * last accepted write of each key (issue 18). The value is mapped and bound exactly as the sink's upsert binds it
+ * last accepted write of each key. The value is mapped and bound exactly as the sink's upsert binds it
  * ({@link ColumnMapping}), and PostgreSQL compares each column ({@code IS NOT DISTINCT FROM}) in its own types, so numbers,
  * timestamps and JSONB compare as values, not as text.
  */

@@ -22,7 +22,7 @@ import org.apache.kafka.common.metrics.stats.Meter;
  *   <li>{@code rows-written-total}, {@code rows-written-rate} (per second): rows the guarded upsert
  *       wrote; Prometheus {@code fence_sink_rows_written_total{connector,task}}.</li>
  *   <li>{@code fences-raised-total}, {@code fences-raised-rate} (per second): rows whose fence a
- *       winning {@code FENCE} marker raised (the fence at the resource on takeover, issue 13);
+ *       winning {@code FENCE} marker raised (the fence at the resource on takeover);
  *       Prometheus {@code fence_sink_fences_raised_total{connector,task}}.</li>
  *   <li>{@code markers-waiting}: takeover markers waiting for their row ({@link PendingMarkers});
  *       Prometheus {@code fence_sink_markers_waiting{connector,task}}.</li>

@@ -6,7 +6,7 @@ import java.util.Set;
 /**
  * How the sink writes PostgreSQL identifiers: always quoted, so a name that is an SQL keyword
  * ({@code order}, {@code user}, {@code select}) or holds any character is taken as it is, never
- * parsed (issue 13). PostgreSQL folds unquoted names to lower case, so the lower-case names the
+ * parsed. PostgreSQL folds unquoted names to lower case, so the lower-case names the
  * sink maps fields and topics to are the same names quoted or not, and tables made before quoting
  * keep working. Source: PostgreSQL's "Identifiers and Key Words" (SQL syntax, lexical structure).
  */

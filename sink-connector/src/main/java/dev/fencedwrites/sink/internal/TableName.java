@@ -10,7 +10,7 @@ import java.util.List;
  * and each part is cut to {@value SqlNames#MAX_BYTES} bytes as the server does. So
  * {@code Billing_Summary}, {@code billing_summary} and {@code "billing_summary"} are one table, and
  * {@code order} (a keyword) or {@code "Orders 2026"} are tables like any other. Every SQL text the sink
- * builds uses {@link #sql()}, quoted; the catalog is searched for the exact names (issue 13).
+ * builds uses {@link #sql()}, quoted; the catalog is searched for the exact names.
  *
  * @param schema the schema, or {@code null} for the connection's current schema ({@code current_schema()},
  *               the first existing schema of its {@code search_path}), where an unqualified {@code CREATE TABLE} puts it

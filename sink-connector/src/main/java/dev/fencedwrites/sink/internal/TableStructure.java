@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * (soft delete), the fence columns {@code fence_token} / {@code fence_seq}, and {@code updated_at}.
  *
  * <p>Whatever table the sink writes to, it is checked at first use ({@link #ownColumnMismatches}) and
- * refused when it does not fit (issue 13); each value schema is checked once. What was read is cached
+ * refused when it does not fit; each value schema is checked once. What was read is cached
  * until {@link #forgetCatalog}, which the caller calls after a rollback. The create and evolve half
  * of kafka-connect-jdbc's {@code DbStructure}. Not thread-safe: one per sink task and table.
  */

@@ -171,8 +171,8 @@ class BatchedUpsertTest {
     }
 
     /**
-     * A CHECK that every row of a statement breaks is each row's own outcome (SQLState 23514, issue 13):
-     * each is dead-lettered, as it would be beside good rows, and the batch goes on. (Before issue 13 a
+     * A CHECK that every row of a statement breaks is each row's own outcome (SQLState 23514):
+     * each is dead-lettered, as it would be beside good rows, and the batch goes on. (Before, a
      * statement of only refused rows failed the task, which stopped the pipeline on two bad records.)
      */
     @Test

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Two sink tasks that create or evolve the same table at the same moment (issue 17: tasks of one connector start
+ * Two sink tasks that create or evolve the same table at the same moment (tasks of one connector start
  * together on two Connect workers): the second waits for the first and must then go on, not fail. Real PostgreSQL,
  * made deterministic: the first task's transaction holds its uncommitted change until the second is seen waiting
  * on it in {@code pg_stat_activity}. Without {@link ConcurrentDdl} the first two fail (23505 on

@@ -152,7 +152,7 @@ class GuardedUpsertTest {
         assertThat(row(KEY)).isEqualTo(Row.of(STORED, new Fence(6, 1)));
     }
 
-    // --- FENCE markers: the fence at the resource on takeover (issue 13) ---
+    // --- FENCE markers: the fence at the resource on takeover ---
 
     @Test
     void markerRaisesTheRowsFenceAndKeepsItsData() throws SQLException {

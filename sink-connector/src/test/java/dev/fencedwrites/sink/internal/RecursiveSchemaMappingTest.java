@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * A recursive Avro record schema becomes a cyclic Connect schema (Apicurio's AvroData wraps the
  * cycle), which has no finite set of columns: the mapping refuses it with a DataException, so the
- * sink dead-letters the record, instead of recursing until the stack overflows (issue 13).
+ * sink dead-letters the record, instead of recursing until the stack overflows.
  */
 class RecursiveSchemaMappingTest {
     private static final AvroData AVRO_DATA = new AvroData(new AvroDataConfig.Builder()

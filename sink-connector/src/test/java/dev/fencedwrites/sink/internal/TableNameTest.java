@@ -11,7 +11,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** How table.name and field names become the quoted identifiers the sink writes (issue 13). */
+/** How table.name and field names become the quoted identifiers the sink writes. */
 class TableNameTest {
 
     @ParameterizedTest(name = "{0} is schema [{1}] table [{2}], in SQL {3}")
