@@ -91,7 +91,7 @@ public final class StreamThreadFailures implements StreamsUncaughtExceptionHandl
         }
         withoutProgress = threadCommits.applyAsLong(Thread.currentThread().getName()) > 0 ? 0 : withoutProgress + 1;
         if (withoutProgress >= maxWithoutProgress) {
-            LOG.error("a stream thread died again, the {}th in a row without a single commit: a failure a new thread cannot "
+            LOG.error("a stream thread died again: {} in a row without a single commit, a failure a new thread cannot "
                     + "fix; shutting this instance down (its tasks move to the other instances)", withoutProgress, exception);
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         }
