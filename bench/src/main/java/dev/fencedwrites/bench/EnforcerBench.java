@@ -134,7 +134,7 @@ final class EnforcerBench {
     }
 
     /**
-     * Issue 17: the enforcer's throughput over the same writes produced by a writer with librdkafka's default partitioner
+     * The enforcer's throughput over the same writes produced by a writer with librdkafka's default partitioner
      * (CRC32 of the key: about (N-1)/N of the records land on another partition than murmur2 assigns and are re-routed
      * through the repartition topic) against a writer with Kafka's (murmur2: none re-routed), under each guarantee.
      *
@@ -176,7 +176,7 @@ final class EnforcerBench {
     }
 
     /**
-     * Issue 19: the enforcer over in-order writes of which every fifth write of each key is stale (a token below every
+     * The enforcer over in-order writes of which every fifth write of each key is stale (a token below every
      * earlier one: 20 %, each rejected {@code STALE_TOKEN} with a copy on the rejected topic) against the same writes all in
      * order, under each guarantee, one run of each.
      *

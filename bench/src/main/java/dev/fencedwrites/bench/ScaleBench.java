@@ -20,7 +20,7 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
- * Issue 19's scale rows: the enforcer on an input of {@value #PARTITIONS} partitions with one stream thread (its default),
+ * The scale rows: the enforcer on an input of {@value #PARTITIONS} partitions with one stream thread (its default),
  * with two stream threads in one instance, and as two instances of one thread each (one {@code application.id}, in this JVM,
  * each with its own state directory, as two processes would be), under each guarantee; records/s of the whole group from its
  * first processed record to the end of the last instance's {@code close()}. On a 2-core machine that also runs the broker,

@@ -7,7 +7,7 @@ import java.util.List;
  * Header names of the fenced-writes wire contract (v1) and their codec.
  *
  * <p>Every value is a UTF-8 string, so console consumers and kcat show it as text. Numbers are
- * decimal strings. Source of the contract: the README, "The wire contract (v1)".
+ * decimal strings. Source of the contract: docs/user/wire-protocol.md.
  */
 public final class FenceHeaders {
     /** Required. The etcd revision at which the writer acquired its lock: a positive long. */

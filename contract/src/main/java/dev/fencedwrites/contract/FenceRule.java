@@ -1,7 +1,7 @@
 package dev.fencedwrites.contract;
 
 /**
- * The decision rule, the same in the enforcer and in the sink (source: the README,
+ * The decision rule, the same in the enforcer and in the sink (source: docs/concepts/decision-rule.md,
  * "The decision rule"). Per key the store holds the highest accepted (token, seq):
  *
  * <table>

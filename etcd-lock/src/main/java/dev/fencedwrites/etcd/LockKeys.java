@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
  * encoded: each waiter puts the key {@code <prefix><encoded resource>/<lease id in lower-case hex>}
  * under its lease, and the key with the oldest create revision under
  * {@code <prefix><encoded resource>/} holds the lock. A writer in any language that takes its lock
- * on these keys gets fencing tokens the enforcer can verify (README, "Writing from any language").
+ * on these keys gets fencing tokens the enforcer can verify (docs/user/wire-protocol.md).
  *
  * <p>The resource is the Kafka record key (UTF-8). It is encoded the way Java's
  * {@code URLEncoder.encode(resource, UTF_8)} does: the bytes {@code a-z A-Z 0-9 . - * _} stay,

@@ -14,7 +14,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "enforcer", header = "Run a fence enforcer (Kafka Streams) against any Kafka cluster.", usageHelpWidth = 130,
         mixinStandardHelpOptions = true, versionProvider = BuildVersion.class, description = {
                 "Runs a fence enforcer (Kafka Streams) against any Kafka cluster, e.g. a second instance beside ./fence up's;",
-                "see README \"Running the enforcer\". Every argument goes to the enforcer as it is: "
+                "see docs/operate/enforcer.md. Every argument goes to the enforcer as it is: "
                         + "./fence enforcer --help shows its own",
                 "options (--config FILE)."},
         footer = {"", "Example:",

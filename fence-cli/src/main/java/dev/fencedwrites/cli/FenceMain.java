@@ -32,14 +32,11 @@ import picocli.CommandLine.Spec;
                 + "sink.",
         footer = {
                 "", "Launcher commands (./fence runs them itself, not through this class):",
-                "  test     Install what the tests need (etcd, openssl, kcat, Node.js and the interop tests' npm "
-                        + "packages,",
-                "           docker-compose), check docker/compose.yaml, then run every unit and integration test (mvn "
-                        + "verify);",
-                "           ./fence test --help says more.",
-                "  test-failover  The clustered stack's tests, ClusterFailoverIT, ClusterUpIT and ChaosClusterIT",
-                "           (about 13 minutes);",
-                "           ./fence test-failover --help says more.",
+                "  test     Install what the tests need (docs/dev/setup.md lists it), check docker/compose.yaml, then",
+                "           run every unit and integration test (mvn verify); ./fence test --help says more.",
+                "  test-failover  The clustered and fault tests: ClusterFailoverIT, ClusterUpIT, ChaosClusterIT, ChaosIT",
+                "           (about 15 minutes); ./fence test-failover --help says more.",
+                "  kafka-configs  Kafka's kafka-configs.sh (ConfigCommand), for a checkout without Kafka's tools.",
                 "  bench    Measure what fencing costs beside its unfenced baseline; one table, also written to "
                         + "bench/results/;",
                 "           ./fence bench --help says more.",

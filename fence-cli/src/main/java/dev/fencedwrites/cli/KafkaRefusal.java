@@ -52,10 +52,10 @@ final class KafkaRefusal {
             if (e instanceof TopicAuthorizationException topics) {
                 return "user " + user(client) + " is not authorized to access topic(s) " + String.join(", ",
                         topics.unauthorizedTopics()) + ": it needs READ on a topic it reads, WRITE on one it writes "
-                        + "(kafka-acls; README, \"Secured clusters\")";
+                        + "(kafka-acls; docs/operate/security.md)";
             }
             if (e instanceof AuthorizationException) {
-                return "user " + user(client) + " is not authorized: " + e.getMessage() + " (README, \"Secured clusters\")";
+                return "user " + user(client) + " is not authorized: " + e.getMessage() + " (docs/operate/security.md)";
             }
             if (e.getMessage() != null && e.getMessage().contains("JAAS configuration")) {
                 return "no credentials: security.protocol " + client.get("security.protocol") + " needs "

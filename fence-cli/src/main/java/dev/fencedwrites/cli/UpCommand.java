@@ -62,7 +62,7 @@ public final class UpCommand implements Callable<Integer> {
     boolean unfencedControl;
 
     @Option(names = "--secured", description = "Secure the broker: SASL_SSL (SCRAM-SHA-512 over TLS, a CA made at start) with "
-            + "ACLs, every part as its own user (README, \"Secured clusters\"); the env file's KAFKA_COMMAND_CONFIG names "
+            + "ACLs, every part as its own user (docs/operate/security.md); the env file's KAFKA_COMMAND_CONFIG names "
             + "the CLI's client properties, which produce, rejected and consume then use.")
     boolean secured;
 

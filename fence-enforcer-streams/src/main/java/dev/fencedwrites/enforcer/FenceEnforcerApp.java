@@ -66,7 +66,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
     @Option(names = {"-c",
             "--config"}, paramLabel = "FILE",
             description = "Properties file; every setting is in "
-                    + "fence-enforcer-streams/CONFIGURATION.rst (README, \"Running the enforcer\").")
+                    + "fence-enforcer-streams/CONFIGURATION.rst (docs/operate/enforcer.md).")
     Path configFile;
 
     public static void main(String[] args) {
@@ -171,7 +171,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             streamsProperties.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
                     Math.max(topics.largestOutput(), TopicCheck.DEFAULT_MAX_REQUEST_SIZE));
         }
-        // Issue 19: the rejected topic's metadata must stay in each producer between rejections (RejectedTopicMetadata).
+        // The rejected topic's metadata must stay in each producer between rejections (RejectedTopicMetadata).
         if (!streamsProperties.containsKey(ProducerConfig.METADATA_MAX_IDLE_CONFIG)) {
             streamsProperties.putIfAbsent(StreamsConfig.producerPrefix(ProducerConfig.METADATA_MAX_IDLE_CONFIG),
                     RejectedTopicMetadata.METADATA_MAX_IDLE_MS);
@@ -203,7 +203,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
     }
 
     /**
-     * Issue 13: a record Kafka still refuses is logged, counted and replaced by a reference record on
+     * A record Kafka still refuses is logged, counted and replaced by a reference record on
      * the rejected topic (at_least_once), or stops the thread loudly (see the handler).
      */
     private static void handleProductionErrors(FenceEnforcerConfig config, Properties streamsProperties,

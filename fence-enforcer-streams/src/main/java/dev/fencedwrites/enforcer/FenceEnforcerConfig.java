@@ -319,7 +319,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         // The topology has no global store, so this changes nothing but Kafka Streams 4.3's warning at each StreamsConfig
         // (the default becomes true in Kafka 5.0).
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, "true");
-        // Issue 19: the task reads two partitions under re-routing (the input's and the repartition topic's). With the default
+        // The task reads two partitions under re-routing (the input's and the repartition topic's). With the default
         // 0, Kafka Streams checks on every record whether to wait for the empty one, and formats a trace message each time
         // (String.format: a fifth of the stream thread's time in a profile). -1 never waits for an empty partition
         // (KIP-695); the enforcer orders nothing across partitions by time, so it loses nothing by not waiting.

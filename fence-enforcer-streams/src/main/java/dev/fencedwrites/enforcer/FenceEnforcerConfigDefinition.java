@@ -76,7 +76,7 @@ final class FenceEnforcerConfigDefinition {
                                 + "(internal, the input's partition count, transactional under exactly_once_v2) to that "
                                 + "partition and decide it there: one extra write and read per misrouted record, none for "
                                 + "the others. reject: reject it WRONG_PARTITION (strict: no extra topic, no extra hop, "
-                                + "every writer must use murmur2). Issue 17.",
+                                + "every writer must use murmur2).",
                         GROUP_KAFKA, 9, ConfigDef.Width.SHORT, "Partition mismatch policy");
     }
 

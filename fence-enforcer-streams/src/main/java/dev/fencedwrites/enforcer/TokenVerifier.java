@@ -63,7 +63,7 @@ public interface TokenVerifier extends AutoCloseable {
      * The verifier the enforcer runs: one range read of etcd's history per new (key, token, lease),
      * answers cached, with the compacted-revision policy, retry backoff and cache size of
      * {@code config} ({@code token.verification.*}). Its meters ({@code fence_enforcer_token_verifications_total}
-     * and the rest, README "Verified tokens") are registered in {@code meters}. Close it to release
+     * and the rest, docs/concepts/verified-tokens.md) are registered in {@code meters}. Close it to release
      * its etcd client.
      *
      * @param etcd   where and how to reach etcd (endpoints, auth, TLS, lock prefix)

@@ -13,7 +13,7 @@ import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * The least ACLs each principal of the pipeline needs on a cluster with an authorizer and
- * {@code allow.everyone.if.no.acl.found=false}: what the README's "Secured clusters" lists, one method per role, so a
+ * {@code allow.everyone.if.no.acl.found=false}: what docs/operate/security.md lists, one method per role, so a
  * test can run each role with exactly these. READ and WRITE imply DESCRIBE (Kafka docs, "Authorization and
  * ACLs", operations and resources); since KIP-679 WRITE on a topic also allows an idempotent producer.
  */

@@ -49,7 +49,8 @@ public final class LeaseMetrics {
     }
 
     private static Timer acquisition(MeterRegistry registry, String outcome) {
-        return Timer.builder("fence.lease.acquisition").tag("outcome", outcome).register(registry);
+        return Timer.builder("fence.lease.acquisition").description("Time to grant a lease and take its lock, by outcome")
+                .tag("outcome", outcome).register(registry);
     }
 
     private static Counter lost(MeterRegistry registry, String cause) {

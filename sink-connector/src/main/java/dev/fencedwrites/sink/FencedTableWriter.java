@@ -16,7 +16,7 @@ import org.apache.kafka.connect.data.Struct;
  * their fences to one PostgreSQL table through the same table structure, fence-guarded upsert and
  * batch writer the task uses ({@code auto.create} and {@code auto.evolve} on), so a measurement of it
  * is a measurement of the sink. Each value's Connect schema is mapped to columns as the sink maps a
- * record's (the README's "Configuring the sink", "How names map"). Every call works inside the caller's transaction:
+ * record's (docs/operate/sink.md). Every call works inside the caller's transaction:
  * the connection must not be in auto-commit mode, and the caller commits or rolls back. Not
  * thread-safe: one per table and thread.
  */

@@ -1,6 +1,6 @@
 /**
  * The fenced JDBC sink for Kafka Connect: connector, task and configuration, and {@link
  * dev.fencedwrites.sink.FencedTableWriter}, the same write path without Connect. The guarded upsert applies the
- * decision rule of the README ("The decision rule") in the database, so a stale write changes no row.
+ * decision rule (docs/concepts/decision-rule.md) in the database, so a stale write changes no row.
  */
 package dev.fencedwrites.sink;

@@ -11,6 +11,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.nio.charset.StandardCharsets;
@@ -135,7 +136,8 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         readTime = Timer.builder("fence.enforcer.token.verification.etcd.read")
                 .description("Time of each etcd read that answered")
                 .register(registry);
-        registry.gauge("fence.enforcer.token.verification.waiting", waiting);
+        Gauge.builder("fence.enforcer.token.verification.waiting", waiting, AtomicInteger::get)
+                .description("Stream threads waiting for etcd to answer a verification now").register(registry);
     }
 
     private static Counter counter(MeterRegistry registry, String outcome) {

@@ -394,7 +394,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         long lease = 0;
         if (!replay.replaying() && leases != null) {
-            // Issue 14: the token must be one the lock service issued to this key's lock under
+            // Token verification: the token must be one the lock service issued to this key's lock under
             // the record's lease, for a raise and for a write at the fence alike: tokens are not
             // unique across locks (waiters woken by one change get the same revision), so a token
             // equal to the fence may be another lock's. Only one lease holds a lock at a revision.
