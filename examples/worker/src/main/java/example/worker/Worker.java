@@ -57,6 +57,7 @@ public final class Worker {
     private static int run(WorkerSettings settings, EtcdSettings etcd, PrometheusMeterRegistry meters) throws Exception {
         Decisions heard = new Decisions();
         Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrap());
+        // tag::run[]
         try (FencingLeaseClient leases = new FencingLeaseClient(etcd, meters);
                 FencedProducer<GenericRecord> producer = FencedProducer.create(producerConfig(settings),
                         new AvroSerializer<>(new RestSchemaRegistryClient(settings.registryUrl(), Duration.ofSeconds(10)), false),
@@ -78,6 +79,7 @@ public final class Worker {
             heard.awaitAtLeast(sent, settings.decisionWait());
             return heard.exitStatus(sent);
         }
+        // end::run[]
     }
 
     /** Sends up to the configured number of writes, each waited for, until {@code stop} completes; returns how many were sent. */
@@ -94,6 +96,7 @@ public final class Worker {
             summary.put("lineItems", i);
             summary.put("computedAt", Instant.now().toEpochMilli());
             summary.put("computedBy", settings.workerId());
+            // tag::send[]
             CompletableFuture<RecordMetadata> write = producer.send(lease, summary); // refused once the lease is lost
             say("queued", settings.resource() + "  write " + i + " under token " + lease.token());
             CompletableFuture.anyOf(write, stop).exceptionally(e -> null).join();
@@ -102,6 +105,7 @@ public final class Worker {
                 say("refused", settings.resource() + "  write " + i + ": " + refused.getMessage());
                 break;
             }
+            // end::send[]
             sent++;
             if (write.isDone()) {
                 RecordMetadata at = write.join();

@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Runs a third-party program (node with one of the scripts in {@code src/test/node}, or kcat) to
+ * Runs a third-party program (node with one of the scripts in {@code examples/node}, or kcat) to
  * completion and hands back what it printed. A program that is missing, fails or outlives its
  * timeout fails the test with its command line, exit code and standard error.
  */

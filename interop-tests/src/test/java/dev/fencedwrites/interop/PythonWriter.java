@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 /**
- * Drives {@code src/test/python/fenced_writer.py} under Debian's {@code /usr/bin/python3} (the
+ * Drives {@code examples/python/fenced_writer.py} under Debian's {@code /usr/bin/python3} (the
  * pyenv {@code python3} first on some PATHs cannot see Debian's packages) as a running process:
  * one JSON command a line in, JSON lines out as the writer acts, so a test can interleave it with
  * other writers (a Java holder releasing while the Python writer waits for its lock). A writer

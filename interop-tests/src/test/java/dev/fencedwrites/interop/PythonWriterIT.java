@@ -52,7 +52,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A Python writer against the real pipeline: {@code src/test/python/fenced_writer.py}
+ * A Python writer against the real pipeline: {@code examples/python/fenced_writer.py}
  * on Debian's packages only (python3-confluent-kafka 1.7 with librdkafka's DEFAULT partitioner,
  * python3-etcd3 for the lock, Confluent's Avro serializer on python3-avro). It shares no code with
  * this project; what it must agree on is the writer protocol (README, "Writing from any

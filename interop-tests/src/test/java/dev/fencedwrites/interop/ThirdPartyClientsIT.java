@@ -61,7 +61,7 @@ import org.junit.jupiter.api.io.TempDir;
  * ({@code @confluentinc/schemaregistry}) with kafkajs, and Debian's kcat. They know nothing of this
  * project's code; what they must agree on is the wire contract: Avro in the Confluent wire format
  * under {@code <topic>-value}, the {@code fence.*} headers as UTF-8 decimal strings, and Kafka's
- * murmur2 partitioning of the key. The Node.js scripts (src/test/node) only print what they did
+ * murmur2 partitioning of the key. The Node.js scripts (examples/node) only print what they did
  * and read, as JSON lines; every assertion is made here.
  *
  * <p>One local stack (Kafka, etcd, schema registry, PostgreSQL, enforcer, Connect + sink:
