@@ -279,12 +279,9 @@ class ComposeStackTest {
     }
 
     @Test
-    void theComposeGuideAndTheReadmeNameEveryServiceAndPort() {
+    void theComposeGuideAndTheDockerPageNameEveryServiceAndPort() {
         String dockerReadme = StackFiles.text(DIR.resolve("COMPOSE.md"));
-        String mainReadme = StackFiles.text(ROOT.resolve("README.md"));
-        Matcher section = Pattern.compile("(?ms)^## Docker\\b.*?(?=^## )").matcher(mainReadme);
-        assertThat(section.find()).as("a '## Docker' section in README.md").isTrue();
-        String dockerSection = section.group();
+        String dockerSection = StackFiles.text(ROOT.resolve("docs/operate/docker.md"));
         StackFiles.publishedPorts(compose).forEach((service, ports) -> {
             for (String text : List.of(dockerReadme, dockerSection)) {
                 assertThat(text).as("README mentions service %s", service).contains("`" + service + "`");

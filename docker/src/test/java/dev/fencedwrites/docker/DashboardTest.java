@@ -307,7 +307,7 @@ class DashboardTest {
         return exported;
     }
 
-    private static PrometheusMeterRegistry enforcerRegistry() {
+    static PrometheusMeterRegistry enforcerRegistry() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         // What FenceEnforcerApp binds beside the topology: the JVM and process meters and the Streams progress gauges.
         FenceEnforcerApp.bindProcessMetrics(registry).close();
@@ -323,7 +323,7 @@ class DashboardTest {
         }
     }
 
-    private static PrometheusMeterRegistry producerRegistry() {
+    static PrometheusMeterRegistry producerRegistry() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         ProducerMeters.registerAll(registry);
         return registry;
