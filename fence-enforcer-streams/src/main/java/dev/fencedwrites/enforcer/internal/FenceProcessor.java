@@ -24,55 +24,14 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
- * Applies {@link FenceRule} to each input record against the key's stored fence, and routes it:
- * accepted records go to the accepted sink unchanged (key, value and headers byte for byte);
- * rejected ones go to the rejected sink with the {@code fence.rejected.*} and
- * {@code fence.source.*} headers added. A winning FENCE marker raises the fence and, when a markers
- * output is set, is published there (null value, its fence headers, {@code fence.marker.target.topic}
- * and {@code fence.source.*}) so that the sink raises the row's fence too. Every
- * output is bounded by {@link FenceEnforcerTopology.Limits}: an accepted copy that
- * would not fit is rejected {@code TOO_LARGE}, a key whose fence would not fit the changelog is
- * rejected {@code KEY_TOO_LARGE} and never stored, and a rejected copy is reduced until it fits
- * ({@link RejectedCopy}).
- *
- * <p>Replay: under {@code at_least_once} the fence store can be ahead of the committed
- * input offsets after a crash. A record the key's {@link StoredFence} remembers (its offset lies in
- * the key's accept history) is decided against the fence it met the first time, so it gets the same
- * outcome: an accepted write is forwarded again (its first copy may have been lost with the
- * producer's buffer), a rejected one is rejected again; the store is not written. A remembered
- * offset whose record would be accepted but is not the accept the history holds (the input's offsets
- * were reset or the topic recreated) is decided against the key's current fence instead, so a replay
- * never accepts what the current fence rejects unless the history says it was accepted at that
- * offset. The history needs to know the task's commits ({@link CommitSignal}); under
- * {@code exactly_once_v2} the store is never ahead of the offsets and no history is kept.
- *
- * <p>Verified tokens: with a {@link TokenVerifier}, a record the decision rule would
- * accept (a raise, or a write at the key's current token) is accepted only if the verifier confirms
- * that its {@code fence.lease} held the key's lock at revision = token; otherwise it is rejected with
- * the verifier's reason ({@code FUTURE_TOKEN}, {@code LOCK_NOT_HELD}, {@code UNVERIFIABLE_TOKEN}), or
- * {@code MISSING_LEASE}/{@code MALFORMED_LEASE}, and the fence does not move. The store keeps the
- * lease confirmed for the fence's token ({@link StoredFence#lease()}): a write at that token is
- * compared with it, without asking etcd, and refused {@code LOCK_NOT_HELD} under any other lease. The check runs after
- * every cheaper rule (stale and duplicate records never reach it), and a replayed record that the
- * key's history says was accepted is not checked again (it was verified the first time).
- *
- * <p>Misrouted records: a record read from the input topic on another partition than
- * murmur2 assigns its key is rejected {@code WRONG_PARTITION} under {@link PartitionMismatch#REJECT}.
- * Under {@link PartitionMismatch#REROUTE} such records reach this processor through the repartition
- * topic instead ({@link PartitionRoute}), on the partition that owns their key's fence; they are
- * decided like any other, minus the origin header, and their outputs name the input record in
- * {@code fence.source.*}. Only a misrouted record too large for the detour still arrives on the input
- * topic, and is rejected {@code TOO_LARGE}. Under at_least_once, a re-routed record's replay history
- * is kept by its input partition and offset ({@link StoredFence#origin()}), so a copy processed again,
- * from the repartition topic or sent twice by its sender, gets its first outcome.
- *
- * <p>Committed reads: with a {@link CommittedFences}, each fence written to the store is first recorded in the
- * task's {@link PendingFences} with the stream thread's commit count (one metric read and one {@code putIfAbsent} per
- * accepted record), which a query compares with the count it reads, so that {@code GET /fences/{key}} answers only
- * committed fences. Nothing of it changes a decision.
- *
- * <p>The outputs are {@link FenceOutputs}', the replay bookkeeping {@link ReplayTracker}'s and the
- * lease checks {@link LeaseCheck}'s; this class decides.
+ * Decides each input record by {@link FenceRule} against its key's stored fence and routes it: accepted records unchanged
+ * to the accepted output, rejected ones with {@code fence.rejected.*} and {@code fence.source.*} headers to the rejected
+ * output, winning FENCE markers to the markers output. Before a raise it asks the {@link TokenVerifier} (verified
+ * tokens); under {@code at_least_once} a replayed record gets its first outcome ({@link ReplayTracker}); every output is
+ * bounded by {@link FenceEnforcerTopology.Limits}. Sources: docs/concepts/decision-rule.md,
+ * docs/concepts/verified-tokens.md, docs/concepts/processing-guarantees.md, docs/concepts/partitioning.md. The outputs
+ * are {@link FenceOutputs}', the replay bookkeeping {@link ReplayTracker}'s, the lease checks {@link LeaseCheck}'s and
+ * the committed-read bookkeeping {@link PendingFences}'; this class decides.
  */
 public final class FenceProcessor implements Processor<byte[], byte[], byte[], byte[]> {
     /**

@@ -46,10 +46,8 @@ import java.util.stream.IntStream;
  * own, else the partition re-routed records were written to). Equal values have equal components.
  *
  * <p>Representation: the accepts are kept packed, three longs each (offset, token, seq), and {@link Accept}
- * and {@link Fence} objects are made only when asked for. Under at_least_once every record reads its key's value from
- * the store, decodes it, and writes the next one back; as records of objects the history made about 0.8 GB of
- * garbage per million records at 10k keys (Fence, Accept and list objects: 13 % of what the stream thread allocated).
- * Immutable.
+ * and {@link Fence} objects are made only when asked for: every at_least_once record decodes its key's value and writes
+ * the next one, so objects per accept were garbage per record (docs/dev/benchmarks.md). Immutable.
  */
 public final class StoredFence {
     /** {@code origin} of offsets read from the key's own input partition (every value written before re-routing existed). */
