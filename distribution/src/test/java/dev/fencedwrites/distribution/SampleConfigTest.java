@@ -93,6 +93,8 @@ class SampleConfigTest {
                 .doesNotThrowAnyException();
         assertThat(props).containsEntry(SinkConnectorConfig.DLQ_TOPIC_NAME_CONFIG, "fenced-writes-rejected")
                 .containsEntry("connector.class", "dev.fencedwrites.sink.FencedJdbcSinkConnector");
+        assertThat(props.get("connection.password")).as("the password comes from a ConfigProvider, not the sample")
+                .startsWith("${file:");
     }
 
     @Test
