@@ -1,6 +1,6 @@
 'use strict';
-// Takes a resource's lock in etcd the way this project's writers do (README, "Writing from any
-// language"), with the npm etcd3 client's raw KV, lease and watch calls:
+// Takes a resource's lock in etcd the way this project's writers do (docs/user/wire-protocol.md),
+// with the npm etcd3 client's raw KV, lease and watch calls:
 //
 //   key    <prefix><encoded resource>/<lease id in lower-case hex>, put under our lease
 //   holder the key with the oldest create revision under <prefix><encoded resource>/

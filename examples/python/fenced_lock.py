@@ -1,5 +1,5 @@
-"""A resource's lock in etcd, taken the way this project's writers take it (README, "Writing from
-any language"), with Debian's python3-etcd3 (0.12) and its raw gRPC stubs:
+"""A resource's lock in etcd, taken the way this project's writers take it (docs/user/wire-protocol.md),
+with Debian's python3-etcd3 (0.12) and its raw gRPC stubs:
 
   key    <prefix><encoded resource>/<lease id in lower-case hex>, put under our lease
   holder the key with the oldest create revision under <prefix><encoded resource>/

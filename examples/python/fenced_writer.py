@@ -5,7 +5,7 @@ under <TOPIC>-value). Run it with Debian's /usr/bin/python3.
 
 librdkafka's default partitioner (consistent_random: CRC32 of the key) is not Kafka's murmur2, so
 most keys land on another partition than the Java client's; the enforcer re-routes them to the
-partition that owns the key's fence (README, "Writing from any language").
+partition that owns the key's fence (docs/user/wire-protocol.md).
 
 Environment: KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, TOPIC, SCHEMA_FILE (the .avsc to register),
 ETCD_ENDPOINTS, LOCK_PREFIX (default fenced-writes/locks/), WRITER_ID (client.id).
