@@ -6,7 +6,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The decision rule of the README ("The decision rule"), one table row per rule row. Fences are written {@code token} or {@code
+ * The decision rule (docs/concepts/decision-rule.md), one table row per rule row. Fences are written {@code token} or {@code
  * token.seq}.
  */
 class FenceRuleTest {

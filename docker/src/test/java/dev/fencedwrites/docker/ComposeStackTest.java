@@ -284,9 +284,11 @@ class ComposeStackTest {
         String dockerSection = StackFiles.text(ROOT.resolve("docs/operate/docker.md"));
         StackFiles.publishedPorts(compose).forEach((service, ports) -> {
             for (String text : List.of(dockerReadme, dockerSection)) {
-                assertThat(text).as("README mentions service %s", service).contains("`" + service + "`");
-                ports.forEach(port -> assertThat(text).as("README mentions port %s of %s", port, service)
-                        .containsPattern("\\b" + port + "\\b"));
+                assertThat(text).as("COMPOSE.md and docs/operate/docker.md mention service %s", service)
+                        .contains("`" + service + "`");
+                ports.forEach(
+                        port -> assertThat(text).as("COMPOSE.md and docs/operate/docker.md mention port %s of %s", port, service)
+                                .containsPattern("\\b" + port + "\\b"));
             }
         });
         services.fields().forEachRemaining(e -> assertThat(dockerReadme).contains("`" + e.getKey() + "`")

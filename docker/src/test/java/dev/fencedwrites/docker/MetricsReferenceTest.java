@@ -104,9 +104,13 @@ class MetricsReferenceTest {
             });
             tags.remove("quantile");
             tags.remove("le");
-            section.append("| `").append(name).append("` | ").append(family.getValue()).append(" | ")
-                    .append(tags.isEmpty() ? "" : "`" + String.join("`, `", tags) + "`").append(" | ")
-                    .append(help.getOrDefault(name, "").replace("|", "\\|")).append(" |\n");
+            String type = family.getValue().equals("summary") ? "summary (`_count`, `_sum`)" : family.getValue();
+            String description = name.endsWith("_max") && types.containsKey(name.substring(0, name.length() - 4))
+                    ? "The largest recent value of `" + name.substring(0, name.length() - 4) + "`"
+                    : help.getOrDefault(name, "").replace("|", "\\|");
+            section.append("| `").append(name).append("` | ").append(type).append(" | ")
+                    .append(tags.isEmpty() ? "" : "`" + String.join("`, `", tags) + "`").append(" | ").append(description)
+                    .append(" |\n");
         }
         return section.append('\n').toString();
     }

@@ -7,7 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** The lock key layout: what other languages must reproduce (README, "Writing from any language"). */
+/** The lock key layout: what other languages must reproduce (docs/user/wire-protocol.md). */
 class LockKeysTest {
 
     @Test

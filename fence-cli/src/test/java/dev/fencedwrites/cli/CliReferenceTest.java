@@ -57,7 +57,8 @@ class CliReferenceTest {
                         .append(defaultValue(parameter)).append(" |\n");
             }
             for (OptionSpec option : options) {
-                String label = option.typeInfo().isBoolean() ? "" : "=" + option.paramLabel();
+                String separator = option.longestName().length() == 2 ? " " : "="; // -X key=value, --since=TIME
+                String label = option.typeInfo().isBoolean() ? "" : separator + option.paramLabel();
                 text.append("| `").append(String.join("`, `", option.names())).append(label).append("` | ")
                         .append(description(option)).append(" | ").append(defaultValue(option)).append(" |\n");
             }

@@ -32,8 +32,8 @@ import picocli.CommandLine.Model.CommandSpec;
 class DocsCheckTest {
     static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final Pattern LINK = Pattern.compile("\\[[^\\]]*]\\(([^)\\s]+)\\)");
-    /** A command line in code: from {@code ./fence} to the end of the span or line, a comment or a shell operator. */
-    private static final Pattern COMMAND = Pattern.compile("\\./fence((?: [^`\\n#|;&)]*)?)");
+    /** A command line in code: from {@code ./fence} (or the distribution's {@code bin/fence}) to the end of the span or line, a comment or a shell operator. */
+    private static final Pattern COMMAND = Pattern.compile("(?:\\./|\\bbin/)fence((?: [^`\\n#|;&)]*)?)");
     private static final Pattern FENCED_BLOCK = Pattern.compile("(?s)```([a-z]*)\\n(.*?)```");
     private static final Pattern CODE_SPAN = Pattern.compile("`([^`\\n]+)`");
     private static final Pattern SETTING = Pattern.compile(
@@ -223,7 +223,8 @@ class DocsCheckTest {
                 if (command != null && UNCHECKED_OPTIONS.contains(command.name())) {
                     continue;
                 }
-                if (!has(root.getCommandSpec(), option) && (command == null || !has(command, option))) {
+                // before the command, the root's options; after it, the command's own (it holds the shared ones it takes)
+                if (command == null ? !has(root.getCommandSpec(), option) : !has(command, option)) {
                     return "no option " + option + (command == null ? "" : " for " + command.name());
                 }
             } else if (command == null) {

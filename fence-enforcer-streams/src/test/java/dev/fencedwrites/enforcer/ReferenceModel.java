@@ -5,7 +5,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * A plain reference model of the decision rule in the README ("The decision rule"), written independently of
+ * A plain reference model of the decision rule (docs/concepts/decision-rule.md), written independently of
  * {@code FenceRule} so the property test compares two implementations, not one with itself.
  */
 final class ReferenceModel {

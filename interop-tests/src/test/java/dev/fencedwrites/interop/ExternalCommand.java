@@ -45,7 +45,7 @@ final class ExternalCommand {
      */
     static void checkInstalled() {
         Path dir = nodeDir();
-        requireOnPath("node", "install Node.js 18 or newer (apt-get install -y nodejs npm), or run ./fence test, which does");
+        requireOnPath("node", "install Node.js 20 or newer (docs/dev/setup.md), or run ./fence test, which checks it");
         requireOnPath("kcat", "install Debian's kcat (apt-get install -y kcat), or run ./fence test, which does");
         requireOnPath("etcdctl",
                 "install Debian's etcd-client (apt-get install -y etcd-client), or run ./fence test, which does");

@@ -138,7 +138,6 @@ final class ChangelogWatch implements AutoCloseable {
         if (to < from) {
             return;
         }
-        reader.assign(List.of(changelog));
         reader.seek(changelog, from);
         Map<Bytes, byte[]> last = new LinkedHashMap<>();
         long records = 0;
@@ -211,6 +210,8 @@ final class ChangelogWatch implements AutoCloseable {
                     appConfigs.get(StreamsConfig.APPLICATION_ID_CONFIG) + "-changelog-watch-" + task);
             settings.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
             consumer = new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+            // Assigned once: an end-offset answer for a partition the consumer does not hold logs a WARN each time.
+            consumer.assign(List.of(changelog));
         }
         return consumer;
     }
