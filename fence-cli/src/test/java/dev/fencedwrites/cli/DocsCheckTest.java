@@ -8,6 +8,8 @@ import dev.fencedwrites.sink.FencedJdbcSinkConfig;
 import dev.fencedwrites.testing.GeneratedReference;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,6 +20,11 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.connect.runtime.SinkConnectorConfig;
+import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -36,12 +43,15 @@ class DocsCheckTest {
     private static final Pattern COMMAND = Pattern.compile("(?:\\./|\\bbin/)fence((?: [^`\\n#|;&)]*)?)");
     private static final Pattern FENCED_BLOCK = Pattern.compile("(?s)```([a-z]*)\\n(.*?)```");
     private static final Pattern CODE_SPAN = Pattern.compile("`([^`\\n]+)`");
-    private static final Pattern SETTING = Pattern.compile(
-            "(token\\.verification|etcd|http|topics\\.create|partition\\.mismatch|fence\\.guard|fence\\.marker\\.pending"
-                    + "|connection|retry\\.backoff|auto\\.(create|evolve))(\\.[a-z0-9]+)*");
-    /** The schema registry client's names (avro-serde), which share a namespace with the enforcer's HTTP settings. */
-    private static final Set<String> REGISTRY_SETTINGS = Set.of(AvroSerdeConfig.HTTP_CONNECT_TIMEOUT_MS,
-            AvroSerdeConfig.HTTP_READ_TIMEOUT_MS);
+    /** A setting's name as the docs write it in code: dotted lower-case words, maybe with {@code =value}. */
+    private static final Pattern SETTING = Pattern.compile("[a-z][a-z0-9]*(\\.[a-z0-9-]+)+");
+    /**
+     * Not settings of a definition: header names ({@code fence.token}), the pass-through prefixes ({@code streams.*}, the
+     * registry client's {@code schema.registry.*}), the docs' notations ({@code token.seq}, {@code schema.table}), file
+     * names and method calls.
+     */
+    private static final Pattern NOT_A_SETTING = Pattern.compile("fence\\.(?!guard\\.|marker\\.pending).*|streams\\..*"
+            + "|schema\\.registry\\..*|token\\.(seq|[0-9]+)|schema\\.table|.*\\.(js|py|java|md|sh|json|ya?ml|properties|avsc)");
     private static final Pattern ISSUE = Pattern.compile("\\b[Ii]ssues? #?[0-9]+");
     private static final Pattern SNIPPET = Pattern.compile("<!-- snippet: ([^#\\s]+)#([a-z-]+) -->\\n```[a-z]*\\n(.*?)```",
             Pattern.DOTALL);
@@ -94,16 +104,31 @@ class DocsCheckTest {
 
     @Test
     void everySettingNamedExistsInTheEnforcerOrSinkDefinition() {
-        Set<String> known = new HashSet<>(FenceEnforcerConfig.DEFINITION.names());
-        known.addAll(REGISTRY_SETTINGS);
-        known.addAll(FencedJdbcSinkConfig.DEFINITION.names());
+        Set<String> ours = new HashSet<>(FenceEnforcerConfig.DEFINITION.names());
+        ours.addAll(FencedJdbcSinkConfig.DEFINITION.names());
+        // A name is checked when its first word is one of our settings' first words (state.dirr, markers.topc, ...);
+        // Kafka's, Connect's and the registry client's names that share a first word are known too.
+        Set<String> firstWords = new HashSet<>();
+        ours.forEach(name -> firstWords.add(name.split("\\.", 2)[0]));
+        Set<String> known = new HashSet<>(ours);
+        known.addAll(StreamsConfig.configDef().names());
+        known.addAll(ConsumerConfig.configNames());
+        known.addAll(ProducerConfig.configNames());
+        known.addAll(SinkConnectorConfig.configDef().names());
+        known.addAll(constants(TopicConfig.class));
+        known.addAll(constants(AvroSerdeConfig.class));
         List<String> unknown = new ArrayList<>();
         for (Path page : pages()) {
-            Matcher span = CODE_SPAN.matcher(read(page));
-            while (span.find()) {
-                String key = span.group(1).split("[=\\s]", 2)[0];
-                if (SETTING.matcher(key).matches() && key.contains(".") && !known.contains(key) && !isPrefix(key, known)) {
-                    unknown.add(ROOT.relativize(page) + ": " + key);
+            for (String code : code(read(page))) {
+                for (String word : code.split("[\\s`'\",;]+")) {
+                    if (word.contains("(")) {
+                        continue; // a method call, etcd.endpoint()
+                    }
+                    String key = word.split("=", 2)[0];
+                    if (SETTING.matcher(key).matches() && firstWords.contains(key.split("\\.", 2)[0])
+                            && !NOT_A_SETTING.matcher(key).matches() && !known.contains(key) && !isPrefix(key, known)) {
+                        unknown.add(ROOT.relativize(page) + ": " + key);
+                    }
                 }
             }
         }
@@ -258,6 +283,21 @@ class DocsCheckTest {
 
     private static boolean has(CommandSpec spec, String option) {
         return spec.findOption(option) != null || spec.optionsMap().containsKey(option);
+    }
+
+    /** The values of a class's public static String constants: the setting names Kafka's and our config classes declare. */
+    private static Set<String> constants(Class<?> type) {
+        Set<String> values = new HashSet<>();
+        for (Field field : type.getFields()) {
+            if (Modifier.isStatic(field.getModifiers()) && field.getType() == String.class) {
+                try {
+                    values.add((String) field.get(null));
+                } catch (IllegalAccessException e) {
+                    throw new AssertionError(e);
+                }
+            }
+        }
+        return values;
     }
 
     private static boolean isPrefix(String key, Set<String> known) {
