@@ -21,7 +21,8 @@ import org.apache.kafka.connect.data.Timestamp;
  * Prints rows per second of the sink's write path ({@link FencedTableWriter}: the task's guarded
  * upsert and batch writer) on embedded PostgreSQL, guarded and unguarded, with 0 % and 20 % stale
  * records, in batches like a sink task's {@code put}. The values are the billing summary's fields as
- * the project's {@code AvroConverter} gives them. Part of {@code ./fence bench} (docs/dev/benchmarks.md); runs alone too, and asserts nothing.
+ * the project's {@code AvroConverter} gives them. Part of {@code ./fence bench} (docs/dev/benchmarks.md); runs
+ * alone too, and asserts nothing.
  *
  * <p>Arguments: rows (default 200 000), keys (default 10 000), batch size (default 500).
  */

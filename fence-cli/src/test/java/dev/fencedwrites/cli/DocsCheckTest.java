@@ -39,7 +39,10 @@ import picocli.CommandLine.Model.CommandSpec;
 class DocsCheckTest {
     static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final Pattern LINK = Pattern.compile("\\[[^\\]]*]\\(([^)\\s]+)\\)");
-    /** A command line in code: from {@code ./fence} (or the distribution's {@code bin/fence}) to the end of the span or line, a comment or a shell operator. */
+    /**
+     * A command line in code: from {@code ./fence} (or the distribution's {@code bin/fence}) to the end of the span or line,
+     * a comment or a shell operator.
+     */
     private static final Pattern COMMAND = Pattern.compile("(?:\\./|\\bbin/)fence((?: [^`\\n#|;&)]*)?)");
     private static final Pattern FENCED_BLOCK = Pattern.compile("(?s)```([a-z]*)\\n(.*?)```");
     private static final Pattern CODE_SPAN = Pattern.compile("`([^`\\n]+)`");

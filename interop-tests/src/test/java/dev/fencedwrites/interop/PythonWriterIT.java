@@ -55,7 +55,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A Python writer against the real pipeline: {@code examples/python/fenced_writer.py}
  * on Debian's packages only (python3-confluent-kafka 1.7 with librdkafka's DEFAULT partitioner,
  * python3-etcd3 for the lock, Confluent's Avro serializer on python3-avro). It shares no code with
- * this project; what it must agree on is the writer protocol (docs/user/wire-protocol.md): the lock layout and token, the marker, the headers, Avro in the Confluent wire format.
+ * this project; what it must agree on is the writer protocol (docs/user/wire-protocol.md): the lock layout and
+ * token, the marker, the headers, Avro in the Confluent wire format.
  * librdkafka partitions by CRC32, not murmur2, so every key here is one that lands on another
  * partition than the Java client's: the enforcer must re-route it to the partition that owns the
  * key's fence. Real services, because what is proven is that etcd verifies the Python lock's
