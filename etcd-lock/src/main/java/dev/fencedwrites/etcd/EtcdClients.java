@@ -19,8 +19,11 @@ public final class EtcdClients {
      * @throws IllegalArgumentException if a TLS file cannot be read as PEM
      */
     public static Client connect(EtcdSettings settings) {
+        // No keep-alive pings on an idle connection: etcd's gRPC server refuses them without an open stream
+        // (PermitWithoutStream false) and answers GOAWAY too_many_pings (gRFC A8, client-side keepalive); a verifier
+        // idle between raises got one every few minutes. Open streams (lease keep-alives, watches) are still pinged.
         ClientBuilder builder = Client.builder().endpoints(settings.endpoints().toArray(String[]::new))
-                .connectTimeout(settings.connectTimeout()).waitForReady(false);
+                .connectTimeout(settings.connectTimeout()).waitForReady(false).keepaliveWithoutCalls(false);
         if (settings.user() != null) {
             builder.user(ByteSequence.from(settings.user(), StandardCharsets.UTF_8))
                     .password(ByteSequence.from(settings.password(), StandardCharsets.UTF_8));
