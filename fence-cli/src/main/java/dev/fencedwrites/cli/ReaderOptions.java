@@ -47,6 +47,15 @@ final class ReaderOptions {
                 StackSettings.Source source = follow && stack.bootstrap == null && !stack.hasEnvFile()
                         ? StackSettings.Source.current()
                         : null;
+                if (follow) { // a quiet topic would otherwise print nothing at all
+                    err.println("[fence] following " + topic + " at " + servers
+                            + (since == null
+                                    ? " from its beginning"
+                                    : " from "
+                                            + since + " back")
+                            + "; new records print as they come (Ctrl-C to stop)");
+                    err.flush();
+                }
                 boolean stackGone = TopicReader.read(servers, stack.kafkaClient(), topic, window, follow,
                         record -> out.println(line.apply(record)),
                         out::flush,
