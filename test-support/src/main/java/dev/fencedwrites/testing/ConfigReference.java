@@ -1,10 +1,5 @@
 package dev.fencedwrites.testing;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.apache.kafka.common.config.ConfigDef;
 
@@ -38,17 +33,6 @@ public final class ConfigReference {
      * @param testClass the simple name of the calling test class, for the regeneration command
      */
     public static void assertUpToDate(ConfigDef definition, String definitionName, Path file, String module, String testClass) {
-        String generated = render(definition, definitionName);
-        String howToFix = "%s is stale; regenerate it: mvn -pl " + module + " test -Dtest=" + testClass
-                + " -D" + UPDATE_PROPERTY + "=true";
-        try {
-            if (Boolean.getBoolean(UPDATE_PROPERTY)) {
-                Files.writeString(file, generated);
-            }
-            assertThat(file).as(howToFix, file.toAbsolutePath()).exists();
-            assertThat(Files.readString(file)).as(howToFix, file.toAbsolutePath()).isEqualTo(generated);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read or write " + file.toAbsolutePath(), e);
-        }
+        GeneratedReference.assertUpToDate(render(definition, definitionName), file, module, testClass, UPDATE_PROPERTY);
     }
 }

@@ -27,10 +27,15 @@ public final class GeneratedReference {
      * @param testClass the simple name of the calling test class
      */
     public static void assertUpToDate(String generated, Path file, String module, String testClass) {
+        assertUpToDate(generated, file, module, testClass, UPDATE_PROPERTY);
+    }
+
+    /** As {@link #assertUpToDate(String, Path, String, String)}, rewriting the file when {@code updateProperty} is set. */
+    static void assertUpToDate(String generated, Path file, String module, String testClass, String updateProperty) {
         String howToFix = "%s is stale; regenerate it: mvn -pl " + module + " test -Dtest=" + testClass + " -D"
-                + UPDATE_PROPERTY + "=true";
+                + updateProperty + "=true";
         try {
-            if (Boolean.getBoolean(UPDATE_PROPERTY)) {
+            if (Boolean.getBoolean(updateProperty)) {
                 Files.createDirectories(file.toAbsolutePath().getParent());
                 Files.writeString(file, generated);
             }
