@@ -21,7 +21,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient  # noqa
 import datetime  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
-SCHEMA = os.path.join(ROOT, "demo", "src", "main", "avro", "BillingSummary.avsc")
+SCHEMA = os.path.join(ROOT, "schemas", "avro", "BillingSummary.avsc")
 
 
 def main():

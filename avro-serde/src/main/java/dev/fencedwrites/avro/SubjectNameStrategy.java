@@ -15,7 +15,7 @@ public enum SubjectNameStrategy {
     /** {@code <topic>-key} or {@code <topic>-value}: one schema lineage per topic (the default). */
     TOPIC("TopicNameStrategy", "topic"),
     /**
-     * The record's full name, e.g. {@code dev.fencedwrites.testing.BillingSummary}: one lineage per record type, across topics.
+     * The record's full name, e.g. {@code dev.fencedwrites.demo.BillingSummary}: one lineage per record type, across topics.
      */
     RECORD("RecordNameStrategy", "record"),
     /** {@code <topic>-<record full name>}: one lineage per record type and topic. */

@@ -3,7 +3,7 @@ package dev.fencedwrites.avro;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.demo.BillingSummary;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.Map;

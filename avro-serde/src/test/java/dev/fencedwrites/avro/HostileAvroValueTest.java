@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.sun.management.ThreadMXBean;
-import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.testing.FakeSchemaRegistry;
 import dev.fencedwrites.testing.FakeSchemaRegistry.Answer;
 import java.lang.management.ManagementFactory;

@@ -3,7 +3,7 @@ package dev.fencedwrites.avro;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.demo.BillingSummary;
 import org.apache.avro.Schema;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
@@ -50,9 +50,9 @@ class SubjectNameStrategyTest {
         assertThat(SubjectNameStrategy.TOPIC.subject("billing", false, SUMMARY)).isEqualTo("billing-value");
         assertThat(SubjectNameStrategy.TOPIC.subject("billing", true, SUMMARY)).isEqualTo("billing-key");
         assertThat(SubjectNameStrategy.RECORD.subject("billing", false, SUMMARY))
-                .isEqualTo("dev.fencedwrites.testing.BillingSummary");
+                .isEqualTo("dev.fencedwrites.demo.BillingSummary");
         assertThat(SubjectNameStrategy.TOPIC_RECORD.subject("billing", true, SUMMARY))
-                .isEqualTo("billing-dev.fencedwrites.testing.BillingSummary");
+                .isEqualTo("billing-dev.fencedwrites.demo.BillingSummary");
     }
 
     @Test

@@ -17,6 +17,7 @@ import dev.fencedwrites.services.Jvm;
 import dev.fencedwrites.services.KafkaBroker;
 import dev.fencedwrites.services.Log4j2Config;
 import dev.fencedwrites.services.Service;
+import dev.fencedwrites.testing.ShippedSchemas;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -37,6 +38,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -70,7 +72,8 @@ class OperationsIT {
     private static String workerMetrics;
 
     /** One answer of a probe: its path, HTTP status and the state and restore figures of its body. */
-    record ProbeAnswer(String path, int status, String state, int restoringPartitions) {
+    /** One probe's answer; {@code problems}: how it differs from schemas/openapi/enforcer-http.yaml. */
+    record ProbeAnswer(String path, int status, String state, int restoringPartitions, List<String> problems) {
     }
 
     @BeforeAll
@@ -174,6 +177,18 @@ class OperationsIT {
     }
 
     @Test
+    void everyAnswerIsOneTheOpenApiDescriptionHas() throws Exception {
+        assertThat(probes).isNotEmpty().allSatisfy(p -> assertThat(p.problems()).as(p.toString()).isEmpty());
+        assertThat(probes).as("both states of both probes were checked").extracting(ProbeAnswer::path, ProbeAnswer::status)
+                .contains(Tuple.tuple("/health/live", 200),
+                        Tuple.tuple("/health/ready", 503),
+                        Tuple.tuple("/health/ready", 200));
+        for (String path : List.of("/health", "/fences/key-0", "/fences/never-written", "/fences/", "/metrics")) {
+            ShippedSchemas.assertEnforcerAnswer(Http.get(enforcer.address() + path));
+        }
+    }
+
+    @Test
     void theRestoredFenceStoreHoldsTheFencesWrittenBeforeTheKill() throws Exception {
         HttpResponse<String> fence = Http.get(enforcer.address() + "/fences/key-0");
         assertThat(fence.statusCode()).as(fence.body()).isEqualTo(200);
@@ -239,9 +254,10 @@ class OperationsIT {
             HttpResponse<String> answer = Http.get(enforcer.address() + path);
             JsonNode body = StackFiles.JSON.readTree(answer.body());
             return new ProbeAnswer(path, answer.statusCode(), body.path("state").asText(),
-                    body.path("restoring_partitions").asInt());
+                    body.path("restoring_partitions").asInt(), ShippedSchemas.enforcerAnswerProblems(path,
+                            answer.statusCode(), answer.headers().firstValue("Content-Type").orElse(null), answer.body()));
         } catch (Exception e) {
-            return new ProbeAnswer(path, -1, "unanswered: " + e, 0);
+            return new ProbeAnswer(path, -1, "unanswered: " + e, 0, List.of());
         }
     }
 

@@ -3,6 +3,7 @@ package example.worker;
 import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.producer.FencedProducer;
 import dev.fencedwrites.producer.FencingLease;
@@ -10,8 +11,6 @@ import dev.fencedwrites.producer.FencingLeaseClient;
 import dev.fencedwrites.producer.PauseDetector;
 import dev.fencedwrites.producer.WriteDecisions;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -19,9 +18,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.avro.Schema;
-import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
@@ -59,7 +55,7 @@ public final class Worker {
         Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrap());
         // tag::run[]
         try (FencingLeaseClient leases = new FencingLeaseClient(etcd, meters);
-                FencedProducer<GenericRecord> producer = FencedProducer.create(producerConfig(settings),
+                FencedProducer<BillingSummary> producer = FencedProducer.create(producerConfig(settings),
                         new AvroSerializer<>(new RestSchemaRegistryClient(settings.registryUrl(), Duration.ofSeconds(10)), false),
                         FenceTopics.INPUT, settings.workerId(), true, meters);
                 WriteDecisions decisions = WriteDecisions.start(kafka, settings.workerId(), heard);
@@ -83,19 +79,13 @@ public final class Worker {
     }
 
     /** Sends up to the configured number of writes, each waited for, until {@code stop} completes; returns how many were sent. */
-    private static int write(WorkerSettings settings, FencedProducer<GenericRecord> producer, FencingLease lease,
+    private static int write(WorkerSettings settings, FencedProducer<BillingSummary> producer, FencingLease lease,
             CompletableFuture<String> stop) throws Exception {
-        Schema schema = schema();
         int sent = 0;
         for (int i = 1; i <= settings.writes() && !stop.isDone(); i++) {
-            GenericRecord summary = new GenericData.Record(schema);
-            summary.put("customerId", settings.resource());
-            summary.put("billingPeriod", "2026-11");
-            summary.put("amountMinor", 1_000L * i);
-            summary.put("currency", "EUR");
-            summary.put("lineItems", i);
-            summary.put("computedAt", Instant.now().toEpochMilli());
-            summary.put("computedBy", settings.workerId());
+            BillingSummary summary = BillingSummary.newBuilder().setCustomerId(settings.resource()).setBillingPeriod("2026-11")
+                    .setAmountMinor(1_000L * i).setCurrency("EUR").setLineItems(i).setComputedAt(Instant.now())
+                    .setComputedBy(settings.workerId()).build();
             // tag::send[]
             CompletableFuture<RecordMetadata> write = producer.send(lease, summary); // refused once the lease is lost
             say("queued", settings.resource() + "  write " + i + " under token " + lease.token());
@@ -123,12 +113,6 @@ public final class Worker {
     private static Map<String, Object> producerConfig(WorkerSettings settings) {
         return Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrap(), ProducerConfig.LINGER_MS_CONFIG,
                 settings.lingerMs(), ProducerConfig.CLIENT_ID_CONFIG, settings.workerId());
-    }
-
-    private static Schema schema() throws IOException {
-        try (InputStream in = Worker.class.getResourceAsStream("/BillingSummary.avsc")) {
-            return new Schema.Parser().parse(in);
-        }
     }
 
     static void say(String what, String detail) {

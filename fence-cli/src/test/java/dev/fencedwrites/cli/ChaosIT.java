@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencedwrites.cli.chaos.Fault;
+import dev.fencedwrites.testing.ShippedSchemas;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,6 +53,7 @@ class ChaosIT {
         Matcher stale = Pattern.compile("(?m)^    decided STALE_TOKEN +([0-9,]+)$").matcher(report);
         assertThat(stale.find()).as("stale writes reached the broker and were rejected").isTrue();
         JsonNode verify = new ObjectMapper().readTree(dir.resolve("verify.json").toFile());
+        ShippedSchemas.assertMatches(ShippedSchemas.VERIFY, Files.readString(dir.resolve("verify.json")));
         assertThat(verify.path("total").asLong()).isZero();
         assertThat(verify.path("counts").path("rows compared").asLong()).isPositive();
         assertThat(Files.readString(dir.resolve("report.html"))).contains("<svg").contains("stale write by");

@@ -15,6 +15,7 @@ import dev.fencedwrites.producer.FencingLease;
 import dev.fencedwrites.producer.FencingLeaseClient;
 import dev.fencedwrites.services.EtcdNode;
 import dev.fencedwrites.services.Service;
+import dev.fencedwrites.testing.ShippedSchemas;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -77,6 +78,8 @@ class OperatorCommandsIT {
                             "stage=enforcer", "source=fenced-writes-");
         });
         FenceRun json = rejected("--bootstrap", stack.kafkaBootstrap(), "--json");
+        assertThat(json.out().lines()).isNotEmpty()
+                .allSatisfy(line -> ShippedSchemas.assertMatches(ShippedSchemas.REJECTED, line));
         assertThat(json.out().lines().filter(line -> line.contains(customer))).singleElement().satisfies(line -> {
             var object = new ObjectMapper().readTree(line);
             assertThat(object.path("reason").asText()).isEqualTo("STALE_TOKEN");
@@ -148,6 +151,7 @@ class OperatorCommandsIT {
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             FenceRun inspected = inspect(customer, "--json");
             assertThat(inspected.exit()).as(inspected.err()).isZero();
+            ShippedSchemas.assertMatches(ShippedSchemas.INSPECT, inspected.out());
             var object = new ObjectMapper().readTree(inspected.out());
             assertThat(object.path("enforcer").path("fence").asText()).isEqualTo(token + ".2");
             assertThat(object.path("database").path("fence").asText()).isEqualTo(token + ".2");
@@ -176,9 +180,13 @@ class OperatorCommandsIT {
                     .containsPattern("rejected " + customer + "  token=\\d+\\.1  STALE_TOKEN  highest=\\d+\\.1  stage=enforcer");
         }
 
-        FenceRun unknown = inspect("customer-never-written-" + UUID.randomUUID());
+        String never = "customer-never-written-" + UUID.randomUUID();
+        FenceRun unknown = inspect(never);
         assertThat(unknown.exit()).as(unknown.err()).isZero();
         assertThat(unknown.out()).contains("enforcer fence   none", "database fence   none", "verdict          unknown key");
+        FenceRun unknownJson = inspect(never, "--json");
+        assertThat(unknownJson.out()).contains("\"fence\":null");
+        ShippedSchemas.assertMatches(ShippedSchemas.INSPECT, unknownJson.out());
 
         FenceRun noEnforcer = command("inspect", customer, "--enforcer", "http://127.0.0.1:1", "--postgres", stack.postgresUrl());
         assertThat(noEnforcer.exit()).isEqualTo(1);

@@ -7,6 +7,7 @@ import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.testing.ShippedSchemas;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -136,6 +137,7 @@ class VerifyIT {
         String key = KEYS.get(1);
         FenceRun json = verify("--json", "--no-table");
         assertThat(json.out()).contains("\"DECIDED_TWICE\":0");
+        ShippedSchemas.assertMatches(ShippedSchemas.VERIFY, json.out());
         RecordHeaders headers = fenceHeaders(5_000_000, 1);
         headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("STALE_TOKEN"));
         headers.add(FenceHeaders.REJECTED_STAGE, FenceHeaders.encode(FenceHeaders.STAGE_ENFORCER));
@@ -150,6 +152,9 @@ class VerifyIT {
         assertThat(run.exit()).isEqualTo(VerifyCommand.VIOLATIONS);
         assertThat(run.out()).contains("UNLIKE_RULE " + key + ": ").contains("the rule says ACCEPT")
                 .contains("DECIDED_TWICE " + key + ": ");
+        FenceRun violations = verify("--json", "--no-table");
+        assertThat(violations.out()).contains("\"kind\":\"UNLIKE_RULE\"");
+        ShippedSchemas.assertMatches(ShippedSchemas.VERIFY, violations.out());
     }
 
     @Test

@@ -11,6 +11,7 @@ import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
 import dev.fencedwrites.testing.EtcdNodeExtension;
 import dev.fencedwrites.testing.KafkaBrokerExtension;
+import dev.fencedwrites.testing.ShippedSchemas;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -126,6 +127,7 @@ class CommittedFencesIT {
             System.out.printf("[committed-fences] %s: token %d accepted in the open transaction, /fences answered %s%n", key,
                     raised, read.body());
             assertThat(read.statusCode()).as("GET /fences/%s: %s", key, read.body()).isEqualTo(200);
+            ShippedSchemas.assertEnforcerAnswer(read);
             assertThat(fence(read)).as("the fence while the transaction that raised it to %d is open", raised)
                     .isEqualTo(committed + ".1");
             awaitAnswer(owner, key, raised + ".1");
@@ -189,6 +191,7 @@ class CommittedFencesIT {
                 System.out.printf("[committed-fences] etcd stopped, the stream thread waits to verify a token; after %.1f s "
                         + "the owner answered %d %s%n", (System.nanoTime() - written) / 1e9, refused.statusCode(),
                         refused.body());
+                ShippedSchemas.assertEnforcerAnswer(refused);
             } finally {
                 etcd.service().process().signal("CONT");
             }
@@ -264,6 +267,7 @@ class CommittedFencesIT {
             System.out.printf(
                     "[committed-fences] broker (the group coordinator) stopped; after %.1f s the owner answered %d %s%n",
                     (System.nanoTime() - stopped) / 1e9, refused.statusCode(), refused.body());
+            ShippedSchemas.assertEnforcerAnswer(refused);
         } finally {
             kafka.service().process().signal("CONT");
         }
@@ -327,6 +331,7 @@ class CommittedFencesIT {
     /** The instance {@code served_by} names when {@code enforcer} is asked for {@code key}; empty when none answered. */
     private static String servedBy(Service enforcer, String key) throws Exception {
         HttpResponse<String> response = Http.get(enforcer.address() + "/fences/" + key);
+        ShippedSchemas.assertEnforcerAnswer(response);
         return response.statusCode() == 200 ? JSON.readTree(response.body()).path("served_by").asText() : "-";
     }
 

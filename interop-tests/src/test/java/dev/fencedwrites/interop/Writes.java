@@ -1,7 +1,7 @@
 package dev.fencedwrites.interop;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.demo.BillingSummary;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;

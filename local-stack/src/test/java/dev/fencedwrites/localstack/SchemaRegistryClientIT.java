@@ -10,7 +10,7 @@ import dev.fencedwrites.avro.AvroSerializer;
 import dev.fencedwrites.avro.RegisteredSchema;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.avro.SchemaRegistryException;
-import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.testing.SchemaRegistryExtension;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencedwrites.contract.FenceHeaders;
-import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.testing.FakeSchemaRegistry;
 import dev.fencedwrites.testing.PostgresExtension;
 import java.io.IOException;

@@ -14,7 +14,7 @@ import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.contract.FenceOp;
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.contract.RejectionReason;
-import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.testing.FakeSchemaRegistry;
 import dev.fencedwrites.testing.PostgresExtension;
 import java.io.IOException;

@@ -7,7 +7,7 @@
  * {@link dev.fencedwrites.testing.KafkaBrokerExtension}, {@link dev.fencedwrites.testing.PostgresExtension},
  * {@link dev.fencedwrites.testing.SchemaRegistryExtension} and {@link dev.fencedwrites.testing.ConnectWorkerExtension};
  * {@link dev.fencedwrites.testing.SharedServiceExtension} shares one service among the test classes of a run.
- * Also the sample Avro record {@code BillingSummary} (generated from {@code src/main/avro}) and the one
+ * Also {@link dev.fencedwrites.testing.ShippedSchemas} (real output against the files of the schemas module) and the one
  * {@code log4j2-test.properties} on every test class path.
  */
 package dev.fencedwrites.testing;

@@ -6,7 +6,7 @@ import dev.fencedwrites.contract.Decision;
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.RejectionReason;
-import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.testing.PostgresExtension;
 import java.sql.Connection;
 import java.sql.DriverManager;

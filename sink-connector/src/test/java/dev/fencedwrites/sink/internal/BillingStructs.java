@@ -1,6 +1,6 @@
 package dev.fencedwrites.sink.internal;
 
-import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.demo.BillingSummary;
 import java.util.Date;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;
@@ -9,7 +9,7 @@ import org.apache.kafka.connect.data.Timestamp;
 
 /** {@code BillingSummary} as the Connect Struct that {@code AvroConverter} makes of it, for table tests. */
 final class BillingStructs {
-    static final Schema SCHEMA = SchemaBuilder.struct().name("dev.fencedwrites.testing.BillingSummary")
+    static final Schema SCHEMA = SchemaBuilder.struct().name("dev.fencedwrites.demo.BillingSummary")
             .field("customerId", Schema.STRING_SCHEMA)
             .field("billingPeriod", Schema.STRING_SCHEMA)
             .field("amountMinor", Schema.INT64_SCHEMA)

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencedwrites.contract.Fence;
-import dev.fencedwrites.testing.BillingSummary;
+import dev.fencedwrites.demo.BillingSummary;
 import dev.fencedwrites.testing.PostgresExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
