@@ -88,10 +88,13 @@ class DistributionArchiveIT {
     }
 
     @Test
-    void theCommandLinePrintsTheBuildsVersionFromAnyDirectoryAndThroughASymlink() throws Exception {
+    void theLaunchersPrintTheBuildsVersionFromAnyDirectoryAndThroughASymlink() throws Exception {
         Installed.Run version = dist.launch(outside, Map.of(), "fence", "--version");
         assertThat(version.exit()).as(version.output()).isZero();
         assertThat(version.out().strip()).isEqualTo("fenced-writes " + dist.version);
+        Installed.Run enforcerVersion = dist.launch(outside, Map.of(), "fence-enforcer", "--version");
+        assertThat(enforcerVersion.exit()).as(enforcerVersion.output()).isZero();
+        assertThat(enforcerVersion.out().strip()).isEqualTo("fenced-writes " + dist.version);
 
         Path link = Files.createDirectories(outside.resolve("usr-local-bin")).resolve("fence");
         Files.createSymbolicLink(link, dist.home.resolve("bin/fence"));

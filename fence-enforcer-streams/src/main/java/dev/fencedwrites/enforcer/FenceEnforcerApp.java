@@ -1,5 +1,6 @@
 package dev.fencedwrites.enforcer;
 
+import dev.fencedwrites.contract.ModuleVersion;
 import dev.fencedwrites.enforcer.internal.CommittedFences;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.enforcer.internal.FenceProductionExceptionHandler;
@@ -39,10 +40,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** Runs the fence enforcer: loads the configuration, builds the topology, starts Kafka Streams and the HTTP endpoints. */
-@Command(name = "fence-enforcer", mixinStandardHelpOptions = true, description = {
-        "Keeps the highest accepted fencing token per key and routes every input record to the accepted or the rejected topic.",
-        "Settings come from the properties file, then FENCE_ENFORCER_* environment variables (e.g. "
-                + "FENCE_ENFORCER_BOOTSTRAP_SERVERS)."},
+@Command(name = "fence-enforcer", mixinStandardHelpOptions = true, versionProvider = FenceEnforcerApp.Version.class,
+        description = {
+                "Keeps the highest accepted fencing token per key and routes every input record to the accepted or the "
+                        + "rejected topic.",
+                "Settings come from the properties file, then FENCE_ENFORCER_* environment variables (e.g. "
+                        + "FENCE_ENFORCER_BOOTSTRAP_SERVERS)."},
         footer = {
                 "", "Example:", "  fence-enforcer --config enforcer.properties",
                 "  with enforcer.properties holding:",
@@ -68,6 +71,15 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             description = "Properties file; every setting is in "
                     + "fence-enforcer-streams/CONFIGURATION.rst (docs/operate/enforcer.md).")
     Path configFile;
+
+    /** {@code --version}: the project's version as the build filtered it into {@code fence-enforcer-streams.properties}. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[]{"fenced-writes " + ModuleVersion.read(FenceEnforcerApp.class, "fence-enforcer-streams.properties",
+                    "fence-enforcer-streams")};
+        }
+    }
 
     public static void main(String[] args) {
         // The JDK HTTP server waits forever for a half-sent request unless told otherwise (seconds).
