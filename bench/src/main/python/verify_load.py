@@ -1,4 +1,4 @@
-"""Load for timing ./fence verify (issue 18): KEYS real etcd locks (fenced_lock.py, the lock layout the
+"""Load for timing ./fence verify: KEYS real etcd locks (fenced_lock.py, the lock layout the
 enforcer verifies), then WRITES_PER_KEY Avro BillingSummary writes under each, sent asynchronously with
 Kafka's murmur2 partitioner (no re-routing), so the pipeline holds real accepted records and rows.
 

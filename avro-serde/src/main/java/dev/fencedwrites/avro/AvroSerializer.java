@@ -42,21 +42,43 @@ public class AvroSerializer<T extends GenericContainer> implements Serializer<T>
     public AvroSerializer() {
     }
 
-    /** A serializer over an existing registry client with the default serializer settings. */
-    public AvroSerializer(SchemaRegistryClient registry, boolean isKey) {
+    private AvroSerializer(SchemaRegistryClient registry, boolean isKey) {
         this.registry = registry;
         this.isKey = isKey;
     }
 
+    /** A serializer of record values over an existing registry client, with the default serializer settings. */
+    public static <T extends GenericContainer> AvroSerializer<T> forValues(SchemaRegistryClient registry) {
+        return new AvroSerializer<>(registry, false);
+    }
+
+    /** A serializer of record keys over an existing registry client, with the default serializer settings. */
+    public static <T extends GenericContainer> AvroSerializer<T> forKeys(SchemaRegistryClient registry) {
+        return new AvroSerializer<>(registry, true);
+    }
+
     /**
-     * A serializer over an existing registry client with serializer settings from {@code configs}
-     * (the registry client's own settings there are not used).
+     * A serializer of record values over an existing registry client, with serializer settings from {@code configs} (the
+     * registry client's own settings there are not used).
      *
      * @throws ConfigException if a serializer setting is invalid
      */
-    public AvroSerializer(SchemaRegistryClient registry, boolean isKey, Map<String, ?> configs) {
-        this.registry = registry;
-        configure(configs, isKey);
+    public static <T extends GenericContainer> AvroSerializer<T> forValues(SchemaRegistryClient registry,
+            Map<String, ?> configs) {
+        AvroSerializer<T> serializer = new AvroSerializer<>(registry, false);
+        serializer.configure(configs, false);
+        return serializer;
+    }
+
+    /**
+     * A serializer of record keys over an existing registry client, with serializer settings from {@code configs}.
+     *
+     * @throws ConfigException if a serializer setting is invalid
+     */
+    public static <T extends GenericContainer> AvroSerializer<T> forKeys(SchemaRegistryClient registry, Map<String, ?> configs) {
+        AvroSerializer<T> serializer = new AvroSerializer<>(registry, true);
+        serializer.configure(configs, true);
+        return serializer;
     }
 
     /**

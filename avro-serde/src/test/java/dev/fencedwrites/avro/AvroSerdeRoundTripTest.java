@@ -17,7 +17,7 @@ class AvroSerdeRoundTripTest {
     private static final int FIRST_ID = 0x01020304;
 
     private final InMemorySchemaRegistryClient registry = new InMemorySchemaRegistryClient(FIRST_ID);
-    private final AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false);
+    private final AvroSerializer<BillingSummary> serializer = AvroSerializer.forValues(registry);
     private final AvroDeserializer<BillingSummary> specific = new AvroDeserializer<>(registry, BillingSummary.getClassSchema());
 
     @Test

@@ -24,7 +24,7 @@ class AvroSerializerSettingsTest {
 
     @Test
     void withoutAutoRegisterAnUnregisteredSchemaFailsNamingTheSubject() {
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false,
+        AvroSerializer<BillingSummary> serializer = AvroSerializer.forValues(registry,
                 Map.of(AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "false"));
 
         assertThatThrownBy(() -> serializer.serialize(TOPIC, summary())).isInstanceOf(SerializationException.class)
@@ -35,7 +35,7 @@ class AvroSerializerSettingsTest {
     @Test
     void withoutAutoRegisterARegisteredSchemaIsLookedUp() {
         int id = registry.register("billing-value", BillingSummary.getClassSchema());
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false,
+        AvroSerializer<BillingSummary> serializer = AvroSerializer.forValues(registry,
                 Map.of(AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false));
 
         byte[] bytes = serializer.serialize(TOPIC, summary());
@@ -47,10 +47,10 @@ class AvroSerializerSettingsTest {
 
     @Test
     void recordAndTopicRecordStrategiesChooseTheSubject() {
-        new AvroSerializer<BillingSummary>(registry, false,
+        AvroSerializer.<BillingSummary>forValues(registry,
                 Map.of(AvroSerdeConfig.VALUE_SUBJECT_NAME_STRATEGY, "io.confluent.kafka.serializers.subject.RecordNameStrategy"))
                 .serialize(TOPIC, summary());
-        new AvroSerializer<BillingSummary>(registry, true, Map.of(AvroSerdeConfig.KEY_SUBJECT_NAME_STRATEGY, "topic-record"))
+        AvroSerializer.<BillingSummary>forKeys(registry, Map.of(AvroSerdeConfig.KEY_SUBJECT_NAME_STRATEGY, "topic-record"))
                 .serialize(TOPIC, summary());
 
         assertThat(registry.idOf(RECORD_NAME, BillingSummary.getClassSchema())).isNotNull();
@@ -61,7 +61,7 @@ class AvroSerializerSettingsTest {
     @Test
     void theKeySettingOnlyAppliesToKeysAndTheValueSettingToValues() {
         Map<String, Object> settings = Map.of(AvroSerdeConfig.KEY_SUBJECT_NAME_STRATEGY, "record");
-        new AvroSerializer<BillingSummary>(registry, false, settings).serialize(TOPIC, summary());
+        AvroSerializer.<BillingSummary>forValues(registry, settings).serialize(TOPIC, summary());
 
         assertThat(registry.idOf("billing-value", BillingSummary.getClassSchema())).isNotNull();
         assertThat(registry.idOf(RECORD_NAME, BillingSummary.getClassSchema())).isNull();
@@ -78,7 +78,7 @@ class AvroSerializerSettingsTest {
         GenericRecord order = new GenericData.Record(v1);
         order.put("id", "o-1");
         order.put("cents", 250L);
-        AvroSerializer<GenericRecord> serializer = new AvroSerializer<>(registry, false,
+        AvroSerializer<GenericRecord> serializer = AvroSerializer.forValues(registry,
                 Map.of(AvroSerdeConfig.USE_LATEST_VERSION, "true", AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "false"));
 
         byte[] bytes = serializer.serialize("orders", order);
@@ -100,7 +100,7 @@ class AvroSerializerSettingsTest {
         GenericRecord order = new GenericData.Record(own);
         order.put("id", "o-1");
 
-        assertThatThrownBy(() -> new AvroSerializer<GenericRecord>(registry, false,
+        assertThatThrownBy(() -> AvroSerializer.<GenericRecord>forValues(registry,
                 Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true, AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false))
                 .serialize("orders", order)).isInstanceOf(SerializationException.class)
                 .hasMessageContaining("latest version of subject 'orders-value'").hasMessageContaining("cents");
@@ -108,7 +108,7 @@ class AvroSerializerSettingsTest {
 
     @Test
     void useLatestVersionWithoutTheSubjectFailsNamingIt() {
-        assertThatThrownBy(() -> new AvroSerializer<BillingSummary>(registry, false,
+        assertThatThrownBy(() -> AvroSerializer.<BillingSummary>forValues(registry,
                 Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true, AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, false))
                 .serialize(TOPIC, summary())).isInstanceOf(SerializationException.class)
                 .hasMessageContaining("'billing-value' not found");
@@ -122,7 +122,7 @@ class AvroSerializerSettingsTest {
     void useLatestVersionAloneStillRegistersTheRecordsOwnSchema() {
         Schema other = SchemaBuilder.record("Other").namespace("shop").fields().requiredString("id").endRecord();
         int otherId = registry.register("billing-value", other);
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false,
+        AvroSerializer<BillingSummary> serializer = AvroSerializer.forValues(registry,
                 Map.of(AvroSerdeConfig.USE_LATEST_VERSION, true));
 
         byte[] bytes = serializer.serialize(TOPIC, summary());
@@ -133,11 +133,11 @@ class AvroSerializerSettingsTest {
 
     @Test
     void badSettingsAreConfigErrors() {
-        assertThatThrownBy(() -> new AvroSerializer<BillingSummary>(registry, false,
+        assertThatThrownBy(() -> AvroSerializer.<BillingSummary>forValues(registry,
                 Map.of(AvroSerdeConfig.VALUE_SUBJECT_NAME_STRATEGY, "x.Y")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("value.subject.name.strategy");
         assertThatThrownBy(
-                () -> new AvroSerializer<BillingSummary>(registry, false, Map.of(AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "no")))
+                () -> AvroSerializer.<BillingSummary>forValues(registry, Map.of(AvroSerdeConfig.AUTO_REGISTER_SCHEMAS, "no")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("auto.register.schemas");
         AvroSerializer<BillingSummary> reflective = new AvroSerializer<>();
         assertThatThrownBy(() -> reflective.configure(Map.of(), false)).isInstanceOf(ConfigException.class)

@@ -381,7 +381,7 @@ class HostileAvroValueTest {
                 .setAmountMinor(123_456L)
                 .setCurrency("EUR").setLineItems(17).setComputedAt(Instant.parse("2026-11-30T23:59:59.123Z"))
                 .setComputedBy("worker-a").build();
-        byte[] bytes = new AvroSerializer<BillingSummary>(registry, false).serialize(TOPIC, summary);
+        byte[] bytes = AvroSerializer.<BillingSummary>forValues(registry).serialize(TOPIC, summary);
 
         assertThat(new AvroDeserializer<BillingSummary>(registry, BillingSummary.getClassSchema()).deserialize(TOPIC, bytes))
                 .isEqualTo(summary);

@@ -69,7 +69,7 @@ public final class BillingWorker implements Callable<Integer> {
                 ProducerConfig.LINGER_MS_CONFIG, lingerMs);
         try (FencingLeaseClient leases = new FencingLeaseClient(List.of(etcd.split(",")), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
                 FencedProducer<BillingSummary> producer = FencedProducer.create(kafka,
-                        new AvroSerializer<>(new RestSchemaRegistryClient(registry, Duration.ofSeconds(10)), false),
+                        AvroSerializer.forValues(new RestSchemaRegistryClient(registry, Duration.ofSeconds(10))),
                         FenceTopics.INPUT, name)) {
             event("acquiring", "resource=" + resource);
             // acquire() also publishes the FENCE marker that raises the key's fence to this token at once.

@@ -255,7 +255,7 @@ class BillingScenarioIT {
         String topic = "converter-" + UUID.randomUUID();
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
         BillingSummary summary = summary("customer-converter", 4_321, "converter-test");
-        byte[] bytes = new AvroSerializer<BillingSummary>(registry, false).serialize(topic, summary);
+        byte[] bytes = AvroSerializer.<BillingSummary>forValues(registry).serialize(topic, summary);
         AvroConverter converter = new AvroConverter();
         converter.configure(Map.of("schema.registry.url", stack.schemaRegistryUrl()), false);
 
@@ -280,7 +280,7 @@ class BillingScenarioIT {
                 .set("customerId", "customer-v2").set("note", "late fee waived").build();
         Struct v2Struct = (Struct) converter
                 .toConnectData(topic + "-v2",
-                        new AvroSerializer<GenericRecord>(registry, false).serialize(topic + "-v2", v2))
+                        AvroSerializer.<GenericRecord>forValues(registry).serialize(topic + "-v2", v2))
                 .value();
         assertThat(v2Struct.getString("note")).isEqualTo("late fee waived");
         assertThat(v2Struct.schema().field("note").schema().isOptional()).isTrue();
@@ -315,10 +315,8 @@ class BillingScenarioIT {
             record.set(field.name(),
                     field.name().equals("computedAt") ? values.getComputedAt().toEpochMilli() : values.get(field.name()));
         }
-        byte[] bytes = new AvroSerializer<GenericRecord>(
-                new RestSchemaRegistryClient(stack.schemaRegistryUrl(),
-                        Duration.ofSeconds(10)),
-                false).serialize(FenceTopics.ACCEPTED, record.set("invoiceNote", "late fee waived").build());
+        byte[] bytes = AvroSerializer.<GenericRecord>forValues(new RestSchemaRegistryClient(stack.schemaRegistryUrl(),
+                Duration.ofSeconds(10))).serialize(FenceTopics.ACCEPTED, record.set("invoiceNote", "late fee waived").build());
         publishRaw(FenceTopics.ACCEPTED, after, bytes, 3, 1);
 
         await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
@@ -346,7 +344,7 @@ class BillingScenarioIT {
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
         BillingSummary summary = summary("customer-serde", 4_200, "serde-test");
 
-        byte[] bytes = new AvroSerializer<BillingSummary>(registry, false).serialize("serde-topic", summary);
+        byte[] bytes = AvroSerializer.<BillingSummary>forValues(registry).serialize("serde-topic", summary);
         RestSchemaRegistryClient fresh = new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10));
         BillingSummary decoded = new AvroDeserializer<BillingSummary>(fresh, BillingSummary.getClassSchema())
                 .deserialize("serde-topic", bytes);
@@ -364,7 +362,7 @@ class BillingScenarioIT {
     }
 
     private static AvroSerializer<BillingSummary> serializer() {
-        return new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+        return AvroSerializer.forValues(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)));
     }
 
     /** One real acquisition of a key's etcd lock: its fencing token and lease (the enforcer verifies tokens). */

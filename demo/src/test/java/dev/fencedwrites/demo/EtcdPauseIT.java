@@ -90,7 +90,8 @@ class EtcdPauseIT {
                 FencingLeaseClient.DEFAULT_LOCK_PREFIX);
                 FencedProducer<BillingSummary> producer = FencedProducer.create(
                         Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap()),
-                        serializer(), FenceTopics.INPUT, "verified-holder", true, new SimpleMeterRegistry())) {
+                        serializer(), FenceTopics.INPUT, "verified-holder", FencedProducer.Takeover.PUBLISH_MARKER,
+                        new SimpleMeterRegistry())) {
             // Keys whose fence is already verified: their holders write at the fence, which needs no etcd.
             List<FencingLease> verified = new ArrayList<>();
             for (int i = 0; i < VERIFIED_KEYS; i++) {
@@ -223,6 +224,6 @@ class EtcdPauseIT {
     }
 
     private static AvroSerializer<BillingSummary> serializer() {
-        return new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+        return AvroSerializer.forValues(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)));
     }
 }

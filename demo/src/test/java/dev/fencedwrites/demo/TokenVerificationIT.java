@@ -332,8 +332,8 @@ class TokenVerificationIT {
 
     /** {@link #send(List)}, each write with {@code fence.seq} = {@code seq} (or the usual 1 when negative). */
     private static void send(List<Forgery> forgeries, long seq) throws Exception {
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(
-                new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+        AvroSerializer<BillingSummary> serializer = AvroSerializer
+                .forValues(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)));
         Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(),
                 new ByteArraySerializer())) {
@@ -378,9 +378,9 @@ class TokenVerificationIT {
                 ProducerConfig.CLIENT_ID_CONFIG,
                 writer + "-" + UUID.randomUUID());
         return FencedProducer.create(config,
-                new AvroSerializer<BillingSummary>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(),
-                        Duration.ofSeconds(10)), false),
-                FenceTopics.INPUT, writer, true, new SimpleMeterRegistry());
+                AvroSerializer.<BillingSummary>forValues(new RestSchemaRegistryClient(stack.schemaRegistryUrl(),
+                        Duration.ofSeconds(10))),
+                FenceTopics.INPUT, writer, FencedProducer.Takeover.PUBLISH_MARKER, new SimpleMeterRegistry());
     }
 
     static BillingSummary summary(String customer, long amountMinor, String computedBy) {

@@ -87,7 +87,7 @@ class ComposeStackTest {
     }
 
     /**
-     * Issue 16: the enforcer's image unpacks the distribution archive the build made (the docker module depends on the
+     * The enforcer's image unpacks the distribution archive the build made (the docker module depends on the
      * distribution module, so it exists here) and runs its launcher, which runs FenceEnforcerApp; no Maven in the image.
      */
     @Test
@@ -125,7 +125,7 @@ class ComposeStackTest {
                 .isGreaterThan(FenceEnforcerApp.SHUTDOWN_TIMEOUT.plusSeconds(5));
     }
 
-    /** Issue 14: the compose stack verifies tokens against the etcd its workers lock with, once that etcd is healthy. */
+    /** The compose stack verifies tokens against the etcd its workers lock with, once that etcd is healthy. */
     @Test
     void theEnforcerVerifiesTokensAgainstTheStacksEtcd() {
         JsonNode enforcer = services.path("enforcer");

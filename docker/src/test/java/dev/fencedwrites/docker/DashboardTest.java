@@ -116,7 +116,7 @@ class DashboardTest {
                 "fence_enforcer_markers_accepted_total",
                 "fence_sink_rows_written_total", "fence_sink_records_fenced_total",
                 "fence_lease_lost_total", "fence_pause_largest_recent_seconds", "fence_pause_stall_seconds_max");
-        // Issue 16: Kafka Streams (state, restore, lag), the JVM, and Connect (task state, lag, dead-letter rate).
+        // Kafka Streams (state, restore, lag), the JVM, and Connect (task state, lag, dead-letter rate).
         assertThat(names).contains("fence_enforcer_streams_state", "fence_enforcer_restore_remaining_offsets",
                 "kafka_consumer_fetch_manager_records_lag_max", "jvm_memory_used_bytes", "process_cpu_usage",
                 "kafka_connect_worker_connector_running_task_count", "kafka_connect_worker_connector_failed_task_count",
@@ -314,7 +314,9 @@ class DashboardTest {
         new StreamsProgress(registry);
         // The topology registers the enforcer's meters; the verifier registers its own when built and
         // connects to etcd only when asked (never here).
-        FenceEnforcerTopology.build("in", "accepted", "rejected", 1, registry);
+        FenceEnforcerTopology.build(
+                FenceEnforcerTopology.Settings.of("in", "accepted", "rejected", FenceEnforcerTopology.Limits.unbounded(1)),
+                registry);
         FenceEnforcerConfig config = new FenceEnforcerConfig(Map.of(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1",
                 StreamsConfig.APPLICATION_ID_CONFIG, "dashboard"));
         try (TokenVerifier verifier = TokenVerifier.etcd(EtcdSettings.builder(List.of("http://127.0.0.1:1")).build(), config,

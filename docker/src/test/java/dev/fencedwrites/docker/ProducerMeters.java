@@ -21,7 +21,8 @@ final class ProducerMeters {
     static void registerAll(MeterRegistry registry) {
         LeaseMetrics.registerAll(registry);
         MockProducer<String, byte[]> kafka = new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
-        try (FencedProducer<byte[]> producer = new FencedProducer<>(kafka, "fenced-writes", "dashboard-test", true, registry)) {
+        try (FencedProducer<byte[]> producer = new FencedProducer<>(kafka, "fenced-writes", "dashboard-test",
+                FencedProducer.Takeover.PUBLISH_MARKER, registry)) {
             // construction registers fence.producer.sends.refused and fence.producer.markers
         }
         try (PauseDetector detector = PauseDetector.start(Duration.ofMillis(50), Duration.ofSeconds(10), registry)) {

@@ -52,7 +52,7 @@ public final class WorkerMetricsProbe {
                 PauseDetector pauses = PauseDetector.start(Duration.ofMillis(20), ttl, registry);
                 FencedProducer<byte[]> producer = FencedProducer.create(
                         Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, args[3]), new ByteArraySerializer(), FenceTopics.INPUT,
-                        "worker-probe", true, registry);
+                        "worker-probe", FencedProducer.Takeover.PUBLISH_MARKER, registry);
                 FencingLease lease = acquire(leases, ttl)) {
             System.out.println("HOLDING token=" + lease.token());
             System.out.flush();

@@ -56,8 +56,8 @@ public final class Worker {
         // tag::run[]
         try (FencingLeaseClient leases = new FencingLeaseClient(etcd, meters);
                 FencedProducer<BillingSummary> producer = FencedProducer.create(producerConfig(settings),
-                        new AvroSerializer<>(new RestSchemaRegistryClient(settings.registryUrl(), Duration.ofSeconds(10)), false),
-                        FenceTopics.INPUT, settings.workerId(), true, meters);
+                        AvroSerializer.forValues(new RestSchemaRegistryClient(settings.registryUrl(), Duration.ofSeconds(10))),
+                        FenceTopics.INPUT, settings.workerId(), FencedProducer.Takeover.PUBLISH_MARKER, meters);
                 WriteDecisions decisions = WriteDecisions.start(kafka, settings.workerId(), heard);
                 PauseDetector pauses = PauseDetector.start(Duration.ofMillis(100), settings.ttl(), meters)) {
             decisions.watch(settings.resource(), Duration.ofSeconds(30)); // before the first write, or its decision is missed

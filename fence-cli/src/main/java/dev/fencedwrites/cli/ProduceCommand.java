@@ -155,8 +155,8 @@ public final class ProduceCommand implements Callable<Integer> {
         kafka.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, writer);
         kafka.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, 15_000);
         List<Sent> sent = new ArrayList<>();
-        AvroSerializer<BillingSummary> values = new AvroSerializer<>(
-                new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)), false);
+        AvroSerializer<BillingSummary> values = AvroSerializer
+                .forValues(new RestSchemaRegistryClient(registryUrl, Duration.ofSeconds(10)));
         if (summary != null) {
             // Register the schema before taking the lease: a registry problem then fails here, before
             // the marker raises the key's fence with no write behind it (and never under the lease).

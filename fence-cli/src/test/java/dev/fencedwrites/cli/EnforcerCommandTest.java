@@ -47,7 +47,7 @@ class EnforcerCommandTest {
                 "fence-enforcer: invalid configuration: cannot read enforcer configuration target/no-such-enforcer.properties");
     }
 
-    /** Issue 16: a security setting without the streams. prefix would be ignored, so the enforcer connected in plaintext. */
+    /** A security setting without the streams. prefix would be ignored, so the enforcer connected in plaintext. */
     @Test
     void aKafkaSettingWithoutTheStreamsPrefixStopsTheEnforcerWithStatusTwoNamingThePrefixedName() throws Exception {
         Path config = Files.writeString(Files.createTempDirectory("enforcer-config").resolve("enforcer.properties"),

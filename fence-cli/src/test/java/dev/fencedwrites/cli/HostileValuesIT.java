@@ -142,7 +142,7 @@ class HostileValuesIT {
                         + "{\"type\":\"int\",\"logicalType\":\"date\"}}]}");
         register(registry, "not-a-record", "\"string\"");
         ids.put("json-schema", registerJsonSchema());
-        serializer = new AvroSerializer<>(registry, false);
+        serializer = AvroSerializer.forValues(registry);
         brokenRegistry = brokenRegistry(stack.schemaRegistryUrl());
         String brokenUrl = "http://127.0.0.1:" + brokenRegistry.getAddress().getPort();
 

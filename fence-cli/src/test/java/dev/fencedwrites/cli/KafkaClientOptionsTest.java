@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
 /**
- * Issue 16: the Kafka client options the operator commands share ({@code --command-config}, {@code -X},
+ * The Kafka client options the operator commands share ({@code --command-config}, {@code -X},
  * {@code --bootstrap-server}) and the one line a refused client becomes; no service is needed.
  */
 class KafkaClientOptionsTest {

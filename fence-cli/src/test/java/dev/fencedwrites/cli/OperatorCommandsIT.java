@@ -240,7 +240,7 @@ class OperatorCommandsIT {
     }
 
     private static AvroSerializer<BillingSummary> serializer() {
-        return new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+        return AvroSerializer.forValues(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)));
     }
 
     /** One real acquisition of a key's etcd lock: its fencing token and lease (the enforcer verifies tokens). */

@@ -232,7 +232,7 @@ class SecuredStackIT {
     }
 
     private static AvroSerializer<BillingSummary> serializer() {
-        return new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+        return AvroSerializer.forValues(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)));
     }
 
     private static FenceRun fence(String... args) {

@@ -32,6 +32,7 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -125,8 +126,8 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             return 2;
         }
         CommittedFences committed = new CommittedFences();
-        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, limits, registry, tokens, committed),
-                streamsProperties, clients(config, streamsProperties));
+        Topology topology = FenceEnforcerTopology.build(settings(config, limits, tokens, committed), registry);
+        KafkaStreams streams = new KafkaStreams(topology, streamsProperties, clients(config, streamsProperties));
         StreamsProgress progress = new StreamsProgress(registry);
         streams.setGlobalStateRestoreListener(progress);
         CountDownLatch stopped = watch(streams, progress);
@@ -166,6 +167,14 @@ public final class FenceEnforcerApp implements Callable<Integer> {
     private static RejectedTopicMetadata clients(FenceEnforcerConfig config, Properties streamsProperties) {
         return new RejectedTopicMetadata(FenceEnforcerConfig.quietStreamsConfig(streamsProperties).getKafkaClientSupplier(),
                 List.of(config.rejectedTopic()));
+    }
+
+    /** The topology's settings as {@code config} names them, with the verifier when there is one. */
+    private static FenceEnforcerTopology.Settings settings(FenceEnforcerConfig config, FenceEnforcerTopology.Limits limits,
+            TokenVerifier tokens, CommittedFences committed) {
+        FenceEnforcerTopology.Settings settings = FenceEnforcerTopology.Settings.from(config, limits)
+                .withCommittedFences(committed);
+        return tokens == null ? settings : settings.withVerifier(tokens);
     }
 
     /**

@@ -11,6 +11,8 @@ import dev.fencedwrites.enforcer.internal.PartitionRoute;
 import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
@@ -147,87 +149,121 @@ public final class FenceEnforcerTopology {
         }
     }
 
-    /** {@link #build(String, String, String, Limits, MeterRegistry)} without size limits. */
-    public static Topology build(String input, String accepted, String rejected, int inputPartitions, MeterRegistry meters) {
-        return build(input, accepted, rejected, Limits.unbounded(inputPartitions), meters);
-    }
+    /**
+     * What {@link #build(Settings, MeterRegistry)} builds: the topics and their limits, and the optional parts, each off
+     * until a {@code with...} method sets it: no markers topic, every positive token believed (no {@link TokenVerifier}),
+     * records on another partition than murmur2 assigns re-routed ({@link PartitionMismatch#REROUTE}), no committed-fence
+     * bookkeeping, and the fence store's changelog created with Kafka Streams' topic configs. Immutable.
+     */
+    public static final class Settings {
+        private final String input;
+        private final String accepted;
+        private final String rejected;
+        private final Limits limits;
+        private final String markers;
+        private final TokenVerifier verifier;
+        private final PartitionMismatch mismatch;
+        private final CommittedFences committed;
+        private final Map<String, String> changelogConfig;
 
-    /** {@link #build(String, String, String, String, Limits, MeterRegistry)} without a markers topic. */
-    public static Topology build(String input, String accepted, String rejected, Limits limits, MeterRegistry meters) {
-        return build(input, accepted, rejected, null, limits, meters);
+        private Settings(String input, String accepted, String rejected, Limits limits, String markers, TokenVerifier verifier,
+                PartitionMismatch mismatch, CommittedFences committed, Map<String, String> changelogConfig) {
+            this.input = Objects.requireNonNull(input, "input");
+            this.accepted = Objects.requireNonNull(accepted, "accepted");
+            this.rejected = Objects.requireNonNull(rejected, "rejected");
+            this.limits = Objects.requireNonNull(limits, "limits");
+            this.markers = markers;
+            this.verifier = verifier;
+            this.mismatch = Objects.requireNonNull(mismatch, "mismatch");
+            this.committed = committed;
+            this.changelogConfig = Map.copyOf(changelogConfig);
+        }
+
+        /** A topology from {@code input} to {@code accepted} and {@code rejected}, with nothing optional. */
+        public static Settings of(String input, String accepted, String rejected, Limits limits) {
+            return new Settings(input, accepted, rejected, limits, null, null, PartitionMismatch.REROUTE, null, Map.of());
+        }
+
+        /** As the enforcer builds it from {@code config}: its topics, markers topic, mismatch policy and changelog configs. */
+        public static Settings from(FenceEnforcerConfig config, Limits limits) {
+            Settings settings = of(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), limits)
+                    .withPartitionMismatch(config.partitionMismatch())
+                    .withChangelogConfig(FenceEnforcerTopology.changelogConfig(config));
+            return config.markersTopic().map(settings::withMarkers).orElse(settings);
+        }
+
+        /** Winning FENCE markers are published to {@code topic}. */
+        public Settings withMarkers(String topic) {
+            return new Settings(input, accepted, rejected, limits, Objects.requireNonNull(topic, "markers"), verifier, mismatch,
+                    committed, changelogConfig);
+        }
+
+        /** {@code tokens} checks the token of every record the rule would accept; shared by all tasks, so thread-safe. */
+        public Settings withVerifier(TokenVerifier tokens) {
+            return new Settings(input, accepted, rejected, limits, markers, Objects.requireNonNull(tokens, "verifier"), mismatch,
+                    committed, changelogConfig);
+        }
+
+        /** What a record on another partition than murmur2 assigns its key becomes. */
+        public Settings withPartitionMismatch(PartitionMismatch policy) {
+            return new Settings(input, accepted, rejected, limits, markers, verifier, policy, committed, changelogConfig);
+        }
+
+        /** Every task tells {@code fences} which stored fences may not be committed yet ({@code GET /fences/{key}}). */
+        public Settings withCommittedFences(CommittedFences fences) {
+            return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch,
+                    Objects.requireNonNull(fences, "committed"), changelogConfig);
+        }
+
+        /** Topic configs for the fence store's changelog when Kafka Streams creates it ({@link #changelogConfig}). */
+        public Settings withChangelogConfig(Map<String, String> topicConfig) {
+            return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch, committed, topicConfig);
+        }
+
+        public String input() {
+            return input;
+        }
+
+        public String accepted() {
+            return accepted;
+        }
+
+        public String rejected() {
+            return rejected;
+        }
+
+        public Limits limits() {
+            return limits;
+        }
+
+        public Optional<String> markers() {
+            return Optional.ofNullable(markers);
+        }
+
+        public Optional<TokenVerifier> verifier() {
+            return Optional.ofNullable(verifier);
+        }
+
+        public PartitionMismatch partitionMismatch() {
+            return mismatch;
+        }
+
+        public Optional<CommittedFences> committedFences() {
+            return Optional.ofNullable(committed);
+        }
+
+        public Map<String, String> changelogConfig() {
+            return changelogConfig;
+        }
     }
 
     /**
-     * @param input    the input topic
-     * @param accepted the accepted topic
-     * @param rejected the rejected topic
-     * @param markers  the topic winning FENCE markers are published to, or {@code null} for none
-     * @param limits   the topics' partition count and size limits
-     * @param meters   where the fenced-writes counters are registered
+     * The enforcer's topology.
+     *
+     * @param settings its topics, limits and optional parts
+     * @param meters   where the fenced-writes meters are registered
      */
-    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
-            MeterRegistry meters) {
-        return build(input, accepted, rejected, markers, limits, meters, null);
-    }
-
-    /**
-     * @param input    the input topic
-     * @param accepted the accepted topic
-     * @param rejected the rejected topic
-     * @param markers  the topic winning FENCE markers are published to, or {@code null} for none
-     * @param limits   the topics' partition count and size limits
-     * @param meters   where the fenced-writes counters are registered
-     * @param verifier checks the token of every record the rule would accept, or {@code null} to believe every token;
-     *                 shared by all tasks, so it must be thread-safe
-     */
-    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
-            MeterRegistry meters,
-            TokenVerifier verifier) {
-        return build(input, accepted, rejected, markers, limits, meters, verifier, PartitionMismatch.REROUTE);
-    }
-
-    /**
-     * @param input    the input topic
-     * @param accepted the accepted topic
-     * @param rejected the rejected topic
-     * @param markers  the topic winning FENCE markers are published to, or {@code null} for none
-     * @param limits   the topics' partition count and size limits
-     * @param meters   where the fenced-writes counters are registered
-     * @param verifier checks the token of every record the rule would accept, or {@code null} to believe every token;
-     *                 shared by all tasks, so it must be thread-safe
-     * @param mismatch what to do with a record on another partition than murmur2 assigns its key
-     */
-    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
-            MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch) {
-        return build(input, accepted, rejected, markers, limits, meters, verifier, mismatch, null);
-    }
-
-    /**
-     * @param input     the input topic
-     * @param accepted  the accepted topic
-     * @param rejected  the rejected topic
-     * @param markers   the topic winning FENCE markers are published to, or {@code null} for none
-     * @param limits    the topics' partition count and size limits
-     * @param meters    where the fenced-writes counters are registered
-     * @param verifier  checks the token of every record the rule would accept, or {@code null} to believe every
-     *                  token; shared by all tasks, so it must be thread-safe
-     * @param mismatch  what to do with a record on another partition than murmur2 assigns its key
-     * @param committed told by every task which stored fences may not be committed yet, for {@code GET /fences/{key}} (issue
-     *                  17); {@code null} when nothing queries the store
-     */
-    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
-            MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch, CommittedFences committed) {
-        return build(input, accepted, rejected, markers, limits, meters, verifier, mismatch, committed, Map.of());
-    }
-
-    /**
-     * {@link #build(String, String, String, String, Limits, MeterRegistry, TokenVerifier, PartitionMismatch, CommittedFences)}
-     * with {@code changelogConfig} for the fence store's changelog topic when Kafka Streams creates it
-     * ({@link #changelogConfig}).
-     */
-    public static Topology build(String input, String accepted, String rejected, String markers, Limits limits,
-            MeterRegistry meters, TokenVerifier verifier, PartitionMismatch mismatch, CommittedFences committed,
-            Map<String, String> changelogConfig) {
+    public static Topology build(Settings settings, MeterRegistry meters) {
         EnforcerMetrics metrics = new EnforcerMetrics(meters);
         Serde<byte[]> bytes = Serdes.ByteArray();
         StreamsBuilder builder = new StreamsBuilder();
@@ -248,14 +284,15 @@ public final class FenceEnforcerTopology {
         // A restore never lowers a fence (HighestFenceStore): under at_least_once an instance that lost its tasks can still
         // flush older fences to the changelog after the new owner's, which writes its own again (ChangelogWatch).
         builder.addStateStore(Stores.keyValueStoreBuilder(HighestFenceStore.supplier(Stores.persistentKeyValueStore(STORE)),
-                Serdes.Bytes(), new FenceSerde()).withCachingEnabled().withLoggingEnabled(changelogConfig));
+                Serdes.Bytes(), new FenceSerde()).withCachingEnabled().withLoggingEnabled(settings.changelogConfig()));
         builder.addStateStore(CommitSignal.builder(COMMIT_SIGNAL));
-        KStream<byte[], byte[]> in = builder.stream(input, Consumed.with(bytes, bytes)
+        Limits limits = settings.limits();
+        KStream<byte[], byte[]> in = builder.stream(settings.input(), Consumed.with(bytes, bytes)
                 .withTimestampExtractor(new LenientTimestampExtractor())
                 .withOffsetResetPolicy(AutoOffsetReset.earliest())
                 .withName(SOURCE));
         KStream<byte[], byte[]> toDecide = in;
-        if (mismatch == PartitionMismatch.REROUTE) {
+        if (settings.partitionMismatch() == PartitionMismatch.REROUTE) {
             KStream<byte[], byte[]> home = in.process(() -> PartitionRoute.home(metrics, limits), Named.as(HOME));
             builder.addStateStore(CommitSignal.builder(REROUTE_COMMIT_SIGNAL));
             KStream<byte[], byte[]> away = in.process(() -> PartitionRoute.away(metrics, limits, REROUTE_COMMIT_SIGNAL),
@@ -265,29 +302,13 @@ public final class FenceEnforcerTopology {
                             .withStreamPartitioner(PartitionRoute.partitioner()));
             toDecide = home.merge(away, Named.as(MERGE));
         }
-        String rerouteFrom = mismatch == PartitionMismatch.REROUTE ? input : null;
-        KStream<byte[], byte[]> decided = toDecide.process(() -> new FenceProcessor(STORE, COMMIT_SIGNAL, ACCEPTED_SINK,
-                REJECTED_SINK, markers == null ? null : new FenceProcessor.MarkerOutput(MARKERS_SINK, accepted), metrics, limits,
-                verifier, rerouteFrom, mismatch, committed), Named.as(PROCESSOR), STORE, COMMIT_SIGNAL);
-        decided.to(accepted, Produced.with(bytes, bytes).withName(ACCEPTED_SINK));
-        decided.to(rejected, Produced.with(bytes, bytes).withName(REJECTED_SINK));
-        if (markers != null) {
-            decided.to(markers, Produced.with(bytes, bytes).withName(MARKERS_SINK));
-        }
+        FenceProcessor.Nodes nodes = new FenceProcessor.Nodes(STORE, COMMIT_SIGNAL, ACCEPTED_SINK, REJECTED_SINK, MARKERS_SINK);
+        KStream<byte[], byte[]> decided = toDecide.process(() -> new FenceProcessor(nodes, settings, metrics),
+                Named.as(PROCESSOR), STORE, COMMIT_SIGNAL);
+        decided.to(settings.accepted(), Produced.with(bytes, bytes).withName(ACCEPTED_SINK));
+        decided.to(settings.rejected(), Produced.with(bytes, bytes).withName(REJECTED_SINK));
+        settings.markers().ifPresent(markers -> decided.to(markers, Produced.with(bytes, bytes).withName(MARKERS_SINK)));
         return builder.build();
-    }
-
-    /** Builds the topology for the topics named in {@code config}. */
-    public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters) {
-        return build(config, limits, meters, null);
-    }
-
-    /**
-     * Builds the topology for the topics named in {@code config}, with {@code verifier} (or {@code null}) checking raising
-     * tokens.
-     */
-    public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters, TokenVerifier verifier) {
-        return build(config, limits, meters, verifier, null);
     }
 
     /**
@@ -305,20 +326,11 @@ public final class FenceEnforcerTopology {
     public static Built buildAsTheEnforcer(FenceEnforcerConfig config, Limits limits, MeterRegistry meters,
             TokenVerifier verifier) {
         CommittedFences committed = new CommittedFences();
-        Topology topology = build(config, limits, meters, verifier, committed);
+        Settings settings = Settings.from(config, limits).withCommittedFences(committed);
+        Topology topology = build(verifier == null ? settings : settings.withVerifier(verifier), meters);
         committed.start(CommittedFences.observationInterval(FenceEnforcerConfig.quietStreamsConfig(config.streamsProperties())
                 .getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)));
         return new Built(topology, committed);
-    }
-
-    /**
-     * Builds the topology for the topics named in {@code config}, with {@code verifier} (or {@code null}) checking raising
-     * tokens and {@code committed} (or {@code null}) told which stored fences may not be committed yet.
-     */
-    public static Topology build(FenceEnforcerConfig config, Limits limits, MeterRegistry meters, TokenVerifier verifier,
-            CommittedFences committed) {
-        return build(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse(null),
-                limits, meters, verifier, config.partitionMismatch(), committed, changelogConfig(config));
     }
 
     /**

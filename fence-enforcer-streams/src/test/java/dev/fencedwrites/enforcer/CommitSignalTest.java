@@ -24,7 +24,9 @@ class CommitSignalTest extends TopologyFixture {
 
     @Test
     void eachCommitOfTheTaskFoldsTheAcceptsBeforeIt() {
-        start(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, 1, meters), "commit-signal-test",
+        start(FenceEnforcerTopology.build(
+                FenceEnforcerTopology.Settings.of(INPUT, ACCEPTED, REJECTED, FenceEnforcerTopology.Limits.unbounded(1)), meters),
+                "commit-signal-test",
                 StreamsConfig.AT_LEAST_ONCE);
         for (int seq = 1; seq <= 3; seq++) {
             RecordHeaders headers = new RecordHeaders();

@@ -52,9 +52,9 @@ class CommittedFencesTopologyTest {
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "committed-fences-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq", null,
-                FenceEnforcerTopology.Limits.unbounded(1), new SimpleMeterRegistry(), null, PartitionMismatch.REROUTE,
-                committed), props);
+        driver = new TopologyTestDriver(FenceEnforcerTopology.build(FenceEnforcerTopology.Settings
+                .of("in", "ok", "dlq", FenceEnforcerTopology.Limits.unbounded(1)).withCommittedFences(committed),
+                new SimpleMeterRegistry()), props);
         input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
     }
 
@@ -156,8 +156,9 @@ class CommittedFencesTopologyTest {
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "committed-fences-blind");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve("blind").toString());
-        driver = new TopologyTestDriver(FenceEnforcerTopology.build("in", "ok", "dlq", null,
-                FenceEnforcerTopology.Limits.unbounded(1), new SimpleMeterRegistry(), null, PartitionMismatch.REROUTE, blind),
+        driver = new TopologyTestDriver(FenceEnforcerTopology.build(FenceEnforcerTopology.Settings
+                .of("in", "ok", "dlq", FenceEnforcerTopology.Limits.unbounded(1)).withCommittedFences(blind),
+                new SimpleMeterRegistry()),
                 props);
         input = driver.createInputTopic("in", new ByteArraySerializer(), new ByteArraySerializer());
 

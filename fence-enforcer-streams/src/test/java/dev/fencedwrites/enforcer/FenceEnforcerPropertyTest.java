@@ -33,7 +33,9 @@ class FenceEnforcerPropertyTest extends TopologyFixture {
 
     @Test
     void enforcerMatchesReferenceModelOnGeneratedHistories() {
-        start(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, 1, meters), "fence-property-test", null);
+        start(FenceEnforcerTopology.build(
+                FenceEnforcerTopology.Settings.of(INPUT, ACCEPTED, REJECTED, FenceEnforcerTopology.Limits.unbounded(1)), meters),
+                "fence-property-test", null);
         Random random = new Random(SEED);
         int records = 0;
         for (int history = 0; history < HISTORIES; history++) {

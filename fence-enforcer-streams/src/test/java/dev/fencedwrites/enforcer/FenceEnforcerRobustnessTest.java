@@ -29,8 +29,8 @@ class FenceEnforcerRobustnessTest extends TopologyFixture {
 
     @BeforeEach
     void start() {
-        start(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED,
-                new FenceEnforcerTopology.Limits(1, ACCEPTED_MAX, REJECTED_MAX, STORE_MAX), meters), "robustness-test", null);
+        start(FenceEnforcerTopology.build(FenceEnforcerTopology.Settings.of(INPUT, ACCEPTED, REJECTED,
+                new FenceEnforcerTopology.Limits(1, ACCEPTED_MAX, REJECTED_MAX, STORE_MAX)), meters), "robustness-test", null);
     }
 
     /**

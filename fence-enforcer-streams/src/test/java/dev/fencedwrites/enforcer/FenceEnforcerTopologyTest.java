@@ -34,9 +34,9 @@ class FenceEnforcerTopologyTest extends TopologyFixture {
     }
 
     private void startDriver(int inputPartitions, PartitionMismatch mismatch) {
-        start(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS,
-                FenceEnforcerTopology.Limits.unbounded(inputPartitions),
-                meters, null, mismatch), "fence-enforcer-test", null);
+        start(FenceEnforcerTopology.build(FenceEnforcerTopology.Settings
+                .of(INPUT, ACCEPTED, REJECTED, FenceEnforcerTopology.Limits.unbounded(inputPartitions)).withMarkers(MARKERS)
+                .withPartitionMismatch(mismatch), meters), "fence-enforcer-test", null);
     }
 
     // --- decision rule, one row per test ---
@@ -462,7 +462,7 @@ class FenceEnforcerTopologyTest extends TopologyFixture {
         assertThat(meters.get("fence.enforcer.records.accepted").counter().count()).isEqualTo(1.0);
     }
 
-    /** Issue 13: a lease id sent as the token must not raise the fence, or it would block every real token. */
+    /** A lease id sent as the token must not raise the fence, or it would block every real token. */
     @Test
     void leaseIdSentAsTokenIsCountedAndRaisesNoFence() {
         pipe(KEY, "v", FenceHeaders.TOKEN, "7587869054862721234", FenceHeaders.SEQ, "1", FenceHeaders.LEASE,

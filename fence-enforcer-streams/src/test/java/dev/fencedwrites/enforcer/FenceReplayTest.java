@@ -59,7 +59,7 @@ class FenceReplayTest {
     }
 
     /**
-     * Issue 14, found by EnforcerCrashIT: a token the verifier refused the first time, replayed after
+     * Found by EnforcerCrashIT: a token the verifier refused the first time, replayed after
      * a later holder raised the fence, is rejected again for the same reason against the same fence,
      * not {@code STALE_TOKEN} against the current one.
      */

@@ -13,7 +13,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Issue 16: Kafka settings reach Kafka only through the {@code streams.} prefix, so one given without it is refused at
+ * Kafka settings reach Kafka only through the {@code streams.} prefix, so one given without it is refused at
  * start instead of ignored (the enforcer would connect without it), and the enforcer's own Admin client gets the same
  * security settings as the clients Kafka Streams makes.
  */

@@ -34,8 +34,8 @@ class RerouteTopologyTest extends TopologyFixture {
 
     private Topology topology(FenceEnforcerTopology.Limits limits) {
         // The driver reads the repartition topic as partition 0, whatever partition owns the key.
-        return FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS, limits.withRerouteOwnerUnchecked(), meters, null,
-                PartitionMismatch.REROUTE);
+        return FenceEnforcerTopology.build(FenceEnforcerTopology.Settings
+                .of(INPUT, ACCEPTED, REJECTED, limits.withRerouteOwnerUnchecked()).withMarkers(MARKERS), meters);
     }
 
     private void start(String guarantee) {

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Replays of re-routed records under at_least_once (issues 13 and 17), around the real
+ * Replays of re-routed records under at_least_once, around the real
  * {@link FenceProcessor} of the task that owns the key, fed from the repartition
  * topic. A crash restarts the processor over the store as it was (its cache had reached the
  * changelog), and the sending task, which had not committed, sends its records again at new
@@ -64,8 +64,10 @@ class ReroutedReplayTest {
     private void restart() {
         signal = new CommitSignal(FenceEnforcerTopology.COMMIT_SIGNAL);
         signal.init(context.getStateStoreContext(), signal);
-        processor = new FenceProcessor(FenceEnforcerTopology.STORE, FenceEnforcerTopology.COMMIT_SIGNAL, "accepted", "rejected",
-                null, metrics, FenceEnforcerTopology.Limits.unbounded(3), null, INPUT, PartitionMismatch.REROUTE);
+        processor = new FenceProcessor(new FenceProcessor.Nodes(FenceEnforcerTopology.STORE,
+                FenceEnforcerTopology.COMMIT_SIGNAL, "accepted", "rejected", "markers"),
+                FenceEnforcerTopology.Settings.of(INPUT, "accepted", "rejected", FenceEnforcerTopology.Limits.unbounded(3)),
+                metrics);
         processor.init(context);
         signal.commit(Map.of());
         context.resetForwards();

@@ -117,8 +117,9 @@ class StreamThreadReplacementIT {
                 public void close() {
                 }
             };
-            streams = new KafkaStreams(FenceEnforcerTopology.build(config, FenceEnforcerTopology.Limits.unbounded(1),
-                    new SimpleMeterRegistry(), verifier), config.streamsProperties());
+            streams = new KafkaStreams(FenceEnforcerTopology.build(
+                    FenceEnforcerTopology.Settings.from(config, FenceEnforcerTopology.Limits.unbounded(1)).withVerifier(verifier),
+                    new SimpleMeterRegistry()), config.streamsProperties());
             streams.setUncaughtExceptionHandler(policy.apply(streams));
             streams.start();
             Properties props = new Properties();

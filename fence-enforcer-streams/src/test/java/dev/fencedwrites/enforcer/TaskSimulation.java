@@ -237,7 +237,8 @@ final class TaskSimulation {
         durable.forEach(live::put);
         signal = new CommitSignal(SIGNAL);
         signal.init(context.getStateStoreContext(), signal);
-        processor = new FenceProcessor(STORE, SIGNAL, ACCEPTED, REJECTED, null, metrics, limits, verifier);
+        processor = new FenceProcessor(new FenceProcessor.Nodes(STORE, SIGNAL, ACCEPTED, REJECTED, "markers"),
+                settings(limits, verifier), metrics);
         processor.init(context);
         signal.commit(Map.of());
         position = committedOffset;
@@ -250,5 +251,12 @@ final class TaskSimulation {
     private static String text(Headers headers, String name) {
         Header header = headers.lastHeader(name);
         return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+    }
+
+    /** A processor that reads the input alone: a record on another partition than murmur2's is rejected. */
+    private static FenceEnforcerTopology.Settings settings(FenceEnforcerTopology.Limits limits, TokenVerifier verifier) {
+        FenceEnforcerTopology.Settings settings = FenceEnforcerTopology.Settings.of("input", ACCEPTED, REJECTED, limits)
+                .withPartitionMismatch(PartitionMismatch.REJECT);
+        return verifier == null ? settings : settings.withVerifier(verifier);
     }
 }

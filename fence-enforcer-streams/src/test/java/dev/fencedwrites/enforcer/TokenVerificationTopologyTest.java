@@ -66,8 +66,10 @@ class TokenVerificationTopologyTest extends TopologyFixture {
 
     @BeforeEach
     void startDriver() {
-        start(FenceEnforcerTopology.build(INPUT, ACCEPTED, REJECTED, MARKERS, FenceEnforcerTopology.Limits.unbounded(1), meters,
-                verifier), "fence-enforcer-test", null);
+        start(FenceEnforcerTopology.build(FenceEnforcerTopology.Settings
+                .of(INPUT, ACCEPTED, REJECTED, FenceEnforcerTopology.Limits.unbounded(1)).withMarkers(MARKERS)
+                .withVerifier(verifier),
+                meters), "fence-enforcer-test", null);
     }
 
     @Test

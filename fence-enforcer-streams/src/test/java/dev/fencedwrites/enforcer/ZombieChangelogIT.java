@@ -249,7 +249,8 @@ class ZombieChangelogIT {
 
     private static KafkaStreams start(String app, Path state, Map<String, String> more) {
         FenceEnforcerConfig config = config(app, state, more);
-        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(config, FenceEnforcerTopology.Limits.unbounded(1),
+        KafkaStreams streams = new KafkaStreams(FenceEnforcerTopology.build(
+                FenceEnforcerTopology.Settings.from(config, FenceEnforcerTopology.Limits.unbounded(1)),
                 new SimpleMeterRegistry()), config.streamsProperties());
         streams.start();
         return streams;

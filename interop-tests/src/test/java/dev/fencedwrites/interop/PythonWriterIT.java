@@ -185,7 +185,7 @@ class PythonWriterIT {
         Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         try (PythonWriter python = PythonWriter.start(writerEnv("py-writer-b"));
                 FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), LockKeys.DEFAULT_PREFIX);
-                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, new AvroSerializer<>(registry, false),
+                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, AvroSerializer.forValues(registry),
                         FenceTopics.INPUT, "java-B");
                 Client etcd = Client.builder().endpoints(stack.etcdEndpoints()).build()) {
             python.send(acquire("py-A", key));
@@ -255,7 +255,7 @@ class PythonWriterIT {
         Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         try (PythonWriter python = PythonWriter.start(writerEnv("py-writer-c"));
                 FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()), LockKeys.DEFAULT_PREFIX);
-                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, new AvroSerializer<>(registry, false),
+                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, AvroSerializer.forValues(registry),
                         FenceTopics.INPUT, "java-A")) {
             FencingLease a = producer.acquire(leases, key, Duration.ofSeconds(30), STEP);
             String javaKey = LockKeys.key(LockKeys.DEFAULT_PREFIX, key.getBytes(StandardCharsets.UTF_8), a.leaseId());

@@ -112,7 +112,7 @@ class ThirdPartyClientsIT {
         Map<String, Object> kafka = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap());
         try (FencingLeaseClient leases = new FencingLeaseClient(List.of(stack.etcdEndpoints()),
                 FencingLeaseClient.DEFAULT_LOCK_PREFIX);
-                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, new AvroSerializer<>(registry, false),
+                FencedProducer<BillingSummary> producer = FencedProducer.create(kafka, AvroSerializer.forValues(registry),
                         FenceTopics.INPUT,
                         "producer-lib-interop")) {
             for (int c = 0; c < customers.size(); c++) {
@@ -450,7 +450,7 @@ class ThirdPartyClientsIT {
     }
 
     /**
-     * Issue 17: kcat with its default partitioner (no {@code -p}, no partitioner setting: librdkafka's
+     * Kcat with its default partitioner (no {@code -p}, no partitioner setting: librdkafka's
      * {@code consistent_random}, CRC32) on a key CRC32 puts on another partition than murmur2. Under real
      * etcd locks taken with etcdctl, A holds the key's lock and lets it go, B takes it and writes five
      * times with increasing {@code fence.seq}, then A writes late with its old token. The enforcer
@@ -462,7 +462,7 @@ class ThirdPartyClientsIT {
     void kcatWithItsDefaultPartitionerIsAcceptedInOrderAndItsStaleWriteIsRejected() throws Exception {
         String prefix = "interop-kcat-default-" + shortId() + "-";
         String key = keysWhereCrc32DisagreesWithMurmur2(prefix, 1, LocalStack.PARTITIONS).get(0);
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false);
+        AvroSerializer<BillingSummary> serializer = AvroSerializer.forValues(registry);
         Path files = Files.createDirectories(dir.resolve("kcat-default"));
         List<String> writesOfB = new ArrayList<>();
         for (int seq = 1; seq <= 5; seq++) {
@@ -537,7 +537,7 @@ class ThirdPartyClientsIT {
         String contested = prefix + "contested";
         String other = prefix + "other";
         String misrouted = keysWhereCrc32DisagreesWithMurmur2(prefix + "misrouted-", 1, LocalStack.PARTITIONS).get(0);
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(registry, false);
+        AvroSerializer<BillingSummary> serializer = AvroSerializer.forValues(registry);
 
         record Sent(String key, long seq, String writer, boolean murmur2, byte[] value) {
         }

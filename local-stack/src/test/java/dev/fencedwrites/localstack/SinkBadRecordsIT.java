@@ -64,7 +64,7 @@ class SinkBadRecordsIT {
         stack = LocalStack.builder(dir).connectors(BillingConnectors.set(false))
                 .progress(line -> System.out.println("[stack] " + line)).start();
         probe = new SinkProbe(stack.kafkaBootstrap(), stack.connectUrl(), stack.postgresUrl(), stack.schemaRegistryUrl());
-        values = new AvroSerializer<>(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+        values = AvroSerializer.forValues(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)));
     }
 
     @AfterAll
@@ -314,8 +314,8 @@ class SinkBadRecordsIT {
         assertThat(scrape(env, "fence_sink_rows_written_total{" + SINK + ",task=\"0\"}")).isZero();
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.get("KAFKA_BOOTSTRAP"));
-        AvroSerializer<BillingSummary> values = new AvroSerializer<>(
-                new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)), false);
+        AvroSerializer<BillingSummary> values = AvroSerializer
+                .forValues(new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)));
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(),
                 new ByteArraySerializer())) {
             for (long token : new long[]{9, 3}) {
@@ -337,7 +337,7 @@ class SinkBadRecordsIT {
     }
 
     /**
-     * Issue 13: a user-defined Avro type whose field names are SQL keywords, on a topic named
+     * A user-defined Avro type whose field names are SQL keywords, on a topic named
      * {@code order}, through a second connector created on the stack's Connect worker with
      * {@code table.name=${topic}}: the rows land in table "order" with the right values (a stale write
      * beside them is fenced), and the task stays RUNNING.
@@ -357,8 +357,8 @@ class SinkBadRecordsIT {
                 env.get("SCHEMA_REGISTRY_URL"));
         probe.createTopics("order", "order-dlq");
         probe.createSink("order-sink", "order", "order-dlq", Map.of());
-        AvroSerializer<GenericRecord> values = new AvroSerializer<>(
-                new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)), false);
+        AvroSerializer<GenericRecord> values = AvroSerializer
+                .forValues(new RestSchemaRegistryClient(env.get("SCHEMA_REGISTRY_URL"), Duration.ofSeconds(10)));
         try (KafkaProducer<byte[], byte[]> producer = probe.producer()) {
             Object[][] rows = {{"o-1", "first", 9L}, {"o-2", "second", 9L}, {"o-1", "stale", 3L}};
             for (Object[] row : rows) {
@@ -389,7 +389,7 @@ class SinkBadRecordsIT {
     }
 
     /**
-     * Issue 16: every sink and Connect metric the Grafana dashboard and the alert rules in {@code docker/} name is on the real
+     * Every sink and Connect metric the Grafana dashboard and the alert rules in {@code docker/} name is on the real
      * Connect worker's scrape (the JMX exporter with {@code config/connect-jmx-exporter.yml}), labelled by connector.
      */
     @Test
@@ -412,7 +412,7 @@ class SinkBadRecordsIT {
         });
     }
 
-    /** Issue 16: the JMX exporter agent also serves the Connect worker JVM's and process's metrics, beside the sink's. */
+    /** The JMX exporter agent also serves the Connect worker JVM's and process's metrics, beside the sink's. */
     @Test
     void theConnectWorkerServesItsJvmAndProcessMetrics() throws Exception {
         List<String> lines = Http.get(stack.env().get("CONNECT_METRICS_URL")).body().lines().toList();

@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -50,9 +51,20 @@ public final class FencedProducer<V> implements AutoCloseable {
     private final Producer<String, V> producer;
     private final String topic;
     private final String writer;
-    private final boolean fenceOnAcquire;
+    private final Takeover takeover;
     private final Counter refused;
     private final Counter markers;
+
+    /** What {@link #acquire} does once etcd has granted the lock. */
+    public enum Takeover {
+        /**
+         * Publish the {@code FENCE} marker (seq 0) and wait for the broker's acknowledgement before returning the lease: the
+         * fence rises at takeover, before the first write (recommended).
+         */
+        PUBLISH_MARKER,
+        /** Return the lease at once: the fence rises with the new holder's first accepted write. */
+        NO_MARKER
+    }
 
     /**
      * A producer that fences at takeover and reports no metrics.
@@ -62,17 +74,17 @@ public final class FencedProducer<V> implements AutoCloseable {
      * @param writer   this writer's identity for audits ({@code fence.writer})
      */
     public FencedProducer(Producer<String, V> producer, String topic, String writer) {
-        this(producer, topic, writer, true, new CompositeMeterRegistry());
+        this(producer, topic, writer, Takeover.PUBLISH_MARKER, new CompositeMeterRegistry());
     }
 
     /**
      * @param producer       a producer with a String key serializer
      * @param topic          the input topic, e.g. {@code fenced-writes}
      * @param writer         this writer's identity for audits ({@code fence.writer})
-     * @param fenceOnAcquire whether {@link #acquire} publishes the {@code FENCE} marker (recommended)
+     * @param takeover       whether {@link #acquire} publishes the {@code FENCE} marker ({@code PUBLISH_MARKER}, recommended)
      * @param registry       where {@code fence.producer.sends.refused} and {@code fence.producer.markers} go
      */
-    public FencedProducer(Producer<String, V> producer, String topic, String writer, boolean fenceOnAcquire,
+    public FencedProducer(Producer<String, V> producer, String topic, String writer, Takeover takeover,
             MeterRegistry registry) {
         if (topic == null || topic.isBlank()) {
             throw new IllegalArgumentException("topic must be a topic name");
@@ -83,7 +95,7 @@ public final class FencedProducer<V> implements AutoCloseable {
         this.producer = producer;
         this.topic = topic;
         this.writer = writer;
-        this.fenceOnAcquire = fenceOnAcquire;
+        this.takeover = Objects.requireNonNull(takeover, "takeover");
         this.refused = Counter.builder("fence.producer.sends.refused")
                 .description("Sends refused because their lease was no longer held")
                 .register(registry);
@@ -97,21 +109,20 @@ public final class FencedProducer<V> implements AutoCloseable {
      */
     public static <V> FencedProducer<V> create(Map<String, Object> kafkaConfig, Serializer<V> valueSerializer, String topic,
             String writer) {
-        return create(kafkaConfig, valueSerializer, topic, writer, true, new CompositeMeterRegistry());
+        return create(kafkaConfig, valueSerializer, topic, writer, Takeover.PUBLISH_MARKER, new CompositeMeterRegistry());
     }
 
     /**
      * Like {@link #create(Map, Serializer, String, String)}, choosing whether to fence at takeover and where metrics go.
      */
     public static <V> FencedProducer<V> create(Map<String, Object> kafkaConfig, Serializer<V> valueSerializer, String topic,
-            String writer,
-            boolean fenceOnAcquire, MeterRegistry registry) {
+            String writer, Takeover takeover, MeterRegistry registry) {
         Map<String, Object> config = new HashMap<>();
         config.put(ProducerConfig.ACKS_CONFIG, "all");
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         config.putAll(kafkaConfig);
         return new FencedProducer<>(new KafkaProducer<>(config, new StringSerializer(), valueSerializer), topic, writer,
-                fenceOnAcquire, registry);
+                takeover, registry);
     }
 
     /**
@@ -126,7 +137,7 @@ public final class FencedProducer<V> implements AutoCloseable {
             throws LeaseAcquisitionException, InterruptedException {
         long start = System.nanoTime();
         FencingLease lease = leases.acquire(resource, ttl, timeout);
-        if (!fenceOnAcquire) {
+        if (takeover == Takeover.NO_MARKER) {
             return lease;
         }
         boolean fenced = false;

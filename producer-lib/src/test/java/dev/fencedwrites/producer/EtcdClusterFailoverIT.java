@@ -187,7 +187,7 @@ class EtcdClusterFailoverIT {
                 ProducerConfig.MAX_BLOCK_MS_CONFIG, 1000);
         try (FencingLeaseClient client = new FencingLeaseClient(settings(cluster), meters);
                 FencedProducer<String> producer = FencedProducer.create(kafka, new StringSerializer(), "fenced-writes",
-                        "quorum-test", false, meters)) {
+                        "quorum-test", FencedProducer.Takeover.NO_MARKER, meters)) {
             FencingLease lease = producer.acquire(client, "quorum", TTL, Duration.ofSeconds(20));
             CompletableFuture<Long> reported = new CompletableFuture<>();
             lease.onLoss((l, cause) -> reported.complete(System.nanoTime()));

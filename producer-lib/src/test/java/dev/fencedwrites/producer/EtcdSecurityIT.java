@@ -54,7 +54,7 @@ class EtcdSecurityIT {
                     FencingLease lease = client.acquire("with-auth", TTL, TIMEOUT)) {
                 assertThat(lease.token()).isPositive();
                 assertThat(lease.isValid()).isTrue();
-                // Issue 14: the enforcer verifies the token as a user that may only read the lock prefix.
+                // The enforcer verifies the token as a user that may only read the lock prefix.
                 try (Client admin = Client.builder().endpoints(etcd.address()).user(bytes("root")).password(bytes("root-secret"))
                         .build()) {
                     var auth = admin.getAuthClient();

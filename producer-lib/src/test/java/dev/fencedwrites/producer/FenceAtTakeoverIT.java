@@ -153,7 +153,8 @@ class FenceAtTakeoverIT {
         try (WriteDecisions decisions = WriteDecisions.start(consumer, "worker-heard", mine::add);
                 WriteDecisions otherWriter = WriteDecisions.start(consumer, "worker-other", others::add);
                 FencingLeaseClient leases = leaseClient();
-                FencedProducer<String> producer = producer("worker-heard", 0, true, new SimpleMeterRegistry())) {
+                FencedProducer<String> producer = producer("worker-heard", 0, FencedProducer.Takeover.PUBLISH_MARKER,
+                        new SimpleMeterRegistry())) {
             decisions.watch(resource, TIMEOUT);
             otherWriter.watch(resource, TIMEOUT);
             long[] token = new long[1];
@@ -188,7 +189,7 @@ class FenceAtTakeoverIT {
         String resource = "lost-" + UUID.randomUUID();
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         try (FencingLeaseClient leases = leaseClient();
-                FencedProducer<String> producer = producer("worker-lost", 0, true, meters);
+                FencedProducer<String> producer = producer("worker-lost", 0, FencedProducer.Takeover.PUBLISH_MARKER, meters);
                 Client admin = Client.builder().endpoints(etcd.address()).build()) {
             FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(10), TIMEOUT);
             CompletableFuture<LeaseLostException> reported = new CompletableFuture<>();
@@ -214,7 +215,8 @@ class FenceAtTakeoverIT {
     void runUnderLeasePublishesTheMarkerThenTheWriteAndReleases() throws Exception {
         String resource = "run-" + UUID.randomUUID();
         try (FencingLeaseClient leases = leaseClient();
-                FencedProducer<String> producer = producer("worker-run", 0, true, new SimpleMeterRegistry())) {
+                FencedProducer<String> producer = producer("worker-run", 0, FencedProducer.Takeover.PUBLISH_MARKER,
+                        new SimpleMeterRegistry())) {
             long[] token = new long[1];
             RecordMetadata written = producer.runUnderLease(leases, resource, TTL, TIMEOUT, lease -> {
                 token[0] = lease.token();
@@ -259,7 +261,7 @@ class FenceAtTakeoverIT {
                 ProducerConfig.CLIENT_ID_CONFIG, "concurrent");
         try (FencingLeaseClient leases = leaseClient();
                 FencedProducer<String> producer = FencedProducer.create(config, slowForFirst, FenceTopics.INPUT,
-                        "worker-concurrent", true,
+                        "worker-concurrent", FencedProducer.Takeover.PUBLISH_MARKER,
                         new SimpleMeterRegistry());
                 FencingLease lease = producer.acquire(leases, resource, Duration.ofSeconds(10), TIMEOUT)) {
             CompletableFuture<CompletableFuture<RecordMetadata>> first = CompletableFuture
@@ -290,9 +292,12 @@ class FenceAtTakeoverIT {
 
     private static Takeover takeover(String resource, boolean markerOnTakeover, Duration ttl) throws Exception {
         FencingLeaseClient leasesA = leaseClient();
-        try (FencedProducer<String> producerA = producer("worker-A", 60_000, true, new SimpleMeterRegistry());
+        try (FencedProducer<String> producerA = producer("worker-A", 60_000, FencedProducer.Takeover.PUBLISH_MARKER,
+                new SimpleMeterRegistry());
                 FencingLeaseClient leasesB = leaseClient();
-                FencedProducer<String> producerB = producer("worker-B", 0, markerOnTakeover, new SimpleMeterRegistry())) {
+                FencedProducer<String> producerB = producer("worker-B", 0,
+                        markerOnTakeover ? FencedProducer.Takeover.PUBLISH_MARKER : FencedProducer.Takeover.NO_MARKER,
+                        new SimpleMeterRegistry())) {
             FencingLease leaseA = producerA.acquire(leasesA, resource, ttl, TIMEOUT);
             // checked and queued, not yet sent
             CompletableFuture<RecordMetadata> staleWrite = producerA.send(leaseA, "A's stale value");
@@ -311,12 +316,12 @@ class FenceAtTakeoverIT {
         return new FencingLeaseClient(List.of(etcd.address()), FencingLeaseClient.DEFAULT_LOCK_PREFIX);
     }
 
-    private static FencedProducer<String> producer(String writer, int lingerMs, boolean fenceOnAcquire,
+    private static FencedProducer<String> producer(String writer, int lingerMs, FencedProducer.Takeover takeover,
             SimpleMeterRegistry meters) {
         Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.address(),
                 ProducerConfig.LINGER_MS_CONFIG, lingerMs,
                 ProducerConfig.CLIENT_ID_CONFIG, writer + "-" + UUID.randomUUID());
-        return FencedProducer.create(config, new StringSerializer(), FenceTopics.INPUT, writer, fenceOnAcquire, meters);
+        return FencedProducer.create(config, new StringSerializer(), FenceTopics.INPUT, writer, takeover, meters);
     }
 
     /** Every committed record of {@code topic} with {@code key}, read from the beginning to the end offsets. */

@@ -326,7 +326,7 @@ class FencingLeaseIT {
         try (FencingLeaseClient client = new FencingLeaseClient(List.of(etcd.address()), FencingLeaseClient.DEFAULT_LOCK_PREFIX,
                 meters);
                 FencedProducer<String> producer = FencedProducer.create(kafka, new StringSerializer(), "fenced-writes",
-                        "frozen-test", false, meters);
+                        "frozen-test", FencedProducer.Takeover.NO_MARKER, meters);
                 FencingLease lease = producer.acquire(client, "frozen", ttl, TIMEOUT)) {
             assertThat(meters.get("fence.lease.acquired").counter().count()).isEqualTo(1.0);
             assertThat(meters.get("fence.lease.acquisition").tag("outcome", "acquired").timer().count()).isEqualTo(1);

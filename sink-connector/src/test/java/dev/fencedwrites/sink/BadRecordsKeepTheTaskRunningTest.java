@@ -40,7 +40,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Issue 13 at the sink task, on real PostgreSQL (embedded): names that are SQL keywords, data the
+ * At the sink task, on real PostgreSQL (embedded): names that are SQL keywords, data the
  * database refuses row by row, tables checked at first use, keys as bytes, and rejected copies on
  * the sink's topic. Values are Structs (as {@code dev.fencedwrites.avro.connect.AvroConverter} gives them),
  * so no registry is asked; the real Connect worker's view is in local-stack's {@code SinkBadRecordsIT}.

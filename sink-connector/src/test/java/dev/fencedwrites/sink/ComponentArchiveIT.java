@@ -213,8 +213,8 @@ class ComponentArchiveIT {
     }
 
     private static void send(String topic, String key, long amountMinor) throws Exception {
-        AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(
-                new RestSchemaRegistryClient(registry.url(), Duration.ofSeconds(10)), false);
+        AvroSerializer<BillingSummary> serializer = AvroSerializer
+                .forValues(new RestSchemaRegistryClient(registry.url(), Duration.ofSeconds(10)));
         BillingSummary summary = BillingSummary.newBuilder().setCustomerId(key).setBillingPeriod("2026-12")
                 .setAmountMinor(amountMinor).setCurrency("EUR").setLineItems(3).setComputedAt(Instant.now())
                 .setComputedBy("component-archive-it").build();

@@ -76,8 +76,8 @@ class FencedJdbcSinkTaskTest {
     static final PostgresExtension postgres = new PostgresExtension();
     private static FakeSchemaRegistry registry;
 
-    private final AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(new InMemorySchemaRegistryClient(SCHEMA_ID),
-            false);
+    private final AvroSerializer<BillingSummary> serializer = AvroSerializer
+            .forValues(new InMemorySchemaRegistryClient(SCHEMA_ID));
     private final FencedJdbcSinkTask task = new FencedJdbcSinkTask();
     private RecordingSinkTaskContext context;
     private String table;
@@ -460,7 +460,7 @@ class FencedJdbcSinkTaskTest {
         assertThat(row(KEY)).isEmpty();
     }
 
-    /** Issue 13: FenceStamp.parse is shared, so the lease id sent as the token is refused here as in the enforcer. */
+    /** FenceStamp.parse is shared, so the lease id sent as the token is refused here as in the enforcer. */
     @Test
     void leaseIdSentAsTokenIsReportedAsLeaseAsTokenAndWritesNoRow() throws SQLException {
         startTask(registry.url());

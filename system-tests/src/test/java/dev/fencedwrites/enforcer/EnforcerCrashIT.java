@@ -65,7 +65,7 @@ class EnforcerCrashIT {
     }
 
     /**
-     * Issue 13. Settings that make the fence store run ahead of the committed offsets and outputs
+     * Settings that make the fence store run ahead of the committed offsets and outputs
      * wait in the producer's buffer at the kill: commits 2 s apart, a state store cache so small that
      * evictions write the changelog all the time, and the producer lingering 200 ms.
      */

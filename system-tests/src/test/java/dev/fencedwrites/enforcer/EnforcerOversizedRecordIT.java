@@ -199,7 +199,7 @@ class EnforcerOversizedRecordIT {
                     .contains(
                             "fence_enforcer_production_errors_total{exception=\"RecordTooLargeException\",outcome=\"resumed\","
                                     + "topic=\"alos-ok\"}")
-                    // Issue 19: the reference record is sent from the producer's network thread; without the rejected
+                    // The reference record is sent from the producer's network thread; without the rejected
                     // topic's metadata there it waited 60 s (max.block.ms) and failed, and the task was processed again.
                     .doesNotContain("exception=\"TimeoutException\"");
         }

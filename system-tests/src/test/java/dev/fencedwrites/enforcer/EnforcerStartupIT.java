@@ -183,7 +183,7 @@ class EnforcerStartupIT {
         }
     }
 
-    /** Issue 14: verification that cannot reach any etcd would decide nothing, so the setting is refused at startup. */
+    /** Verification that cannot reach any etcd would decide nothing, so the setting is refused at startup. */
     @Test
     void tokenVerificationWithoutEtcdEndpointsStopsTheEnforcerWithExitCode2NamingBothSettings() {
         assertThatThrownBy(() -> start("noetcd",
@@ -193,7 +193,7 @@ class EnforcerStartupIT {
                 .hasMessageContaining(EtcdSettings.ENDPOINTS);
     }
 
-    /** Issue 14: etcd being down is an outage to wait out (records that raise a fence wait for it), not a configuration error. */
+    /** Etcd being down is an outage to wait out (records that raise a fence wait for it), not a configuration error. */
     @Test
     void tokenVerificationWithEtcdUnreachableAtStartStillStartsAndLogsThatEtcdDidNotAnswer() throws Exception {
         String nobody = "http://127.0.0.1:" + FreePorts.pick();

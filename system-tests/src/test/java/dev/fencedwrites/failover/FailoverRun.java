@@ -64,7 +64,7 @@ final class FailoverRun implements AutoCloseable {
             Supplier<List<String>> enforcerUrls) throws Exception {
         String keyPrefix = name + "-";
         // Registered once here: writers registering the same new schema at once can get HTTP 409 from the registry.
-        new AvroSerializer<BillingSummary>(new RestSchemaRegistryClient(registry, Duration.ofSeconds(10)), false).serialize(
+        AvroSerializer.<BillingSummary>forValues(new RestSchemaRegistryClient(registry, Duration.ofSeconds(10))).serialize(
                 FenceTopics.INPUT, BillingSummary.newBuilder().setCustomerId(keyPrefix).setBillingPeriod("2026-12")
                         .setAmountMinor(0).setCurrency("EUR").setLineItems(0).setComputedAt(Instant.EPOCH)
                         .setComputedBy("failover-test").build());

@@ -65,8 +65,8 @@ class SinkCrashIT {
             installAudit(stack);
             Map<String, Expected> model = new HashMap<>();
             Generator generator = new Generator(new Random(20261129));
-            AvroSerializer<BillingSummary> serializer = new AvroSerializer<>(
-                    new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)), false);
+            AvroSerializer<BillingSummary> serializer = AvroSerializer
+                    .forValues(new RestSchemaRegistryClient(stack.schemaRegistryUrl(), Duration.ofSeconds(10)));
             Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap(),
                     ProducerConfig.LINGER_MS_CONFIG, 20);
             try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(),

@@ -101,7 +101,7 @@ public final class AvroConverter implements Converter {
 
     private void init(SchemaRegistryClient registry, boolean isKey) {
         this.isKey = isKey;
-        serializer = new AvroSerializer<>(registry, isKey);
+        serializer = isKey ? AvroSerializer.forKeys(registry) : AvroSerializer.forValues(registry);
         deserializer = new AvroDeserializer<>(registry, null);
         // Enhanced schema support keeps enums, fixed and logical types on the way back to Avro.
         avroData = new AvroData(new AvroDataConfig.Builder().with(AvroDataConfig.ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG, true)

@@ -118,13 +118,14 @@ public final class ChaosWriter {
         kafka.put(ProducerConfig.ACKS_CONFIG, "all");
         kafka.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         kafka.put(ProducerConfig.LINGER_MS_CONFIG, 0);
-        AvroSerializer<BillingSummary> values = new AvroSerializer<>(
-                new RestSchemaRegistryClient(args.get("registry"), Duration.ofSeconds(10)), false);
+        AvroSerializer<BillingSummary> values = AvroSerializer
+                .forValues(new RestSchemaRegistryClient(args.get("registry"), Duration.ofSeconds(10)));
         EtcdSettings etcd = EtcdSettings.builder(Arrays.asList(args.get("etcd").split(",")))
                 .requestTimeout(Duration.ofSeconds(2)).build();
         try (FencingLeaseClient leases = new FencingLeaseClient(etcd, new SimpleMeterRegistry());
                 FencedProducer<BillingSummary> producer = new FencedProducer<>(
-                        new StallingProducer(kafka, values), FenceTopics.INPUT, name, true, new SimpleMeterRegistry())) {
+                        new StallingProducer(kafka, values), FenceTopics.INPUT, name, FencedProducer.Takeover.PUBLISH_MARKER,
+                        new SimpleMeterRegistry())) {
             while (!Files.exists(stopFile)) {
                 holdOnce(name, leases, producer);
             }

@@ -79,58 +79,38 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /**
-     * @param limits           the input's partition count (each key must arrive on the partition Kafka's
-     *                         default partitioner, murmur2, assigns it) and the largest record each output takes
-     * @param commitSignalName the {@link CommitSignal} store connected to this processor
-     * @param markers          where winning markers are published, or {@code null} to only raise the fence
-     * @param verifier         checks the token of every record the rule would accept, or {@code null} to believe every
-     * token
+     * The names of the processor's neighbours in the topology.
+     *
+     * @param store        the fence store
+     * @param commitSignal the {@link CommitSignal} store connected to this processor
+     * @param acceptedSink the sink node of the accepted topic; {@code rejectedSink} and {@code markersSink} likewise
      */
-    public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
-            MarkerOutput markers, EnforcerMetrics metrics,
-            FenceEnforcerTopology.Limits limits, TokenVerifier verifier) {
-        this(storeName, commitSignalName, acceptedSink, rejectedSink, markers, metrics, limits, verifier, null,
-                PartitionMismatch.REJECT);
+    public record Nodes(String store, String commitSignal, String acceptedSink, String rejectedSink, String markersSink) {
     }
 
     /**
-     * A processor that also reads the repartition topic.
+     * The fence processor of a topology built from {@code settings}: its limits (each key must arrive on the partition
+     * murmur2 assigns it, and each output takes records up to a size), its markers topic, token verifier, partition
+     * mismatch policy (under {@code REROUTE} a record read from any other topic than the input came through the
+     * repartition topic) and committed-fence bookkeeping.
      *
-     * @param inputTopic the input topic: a record read from any other topic came through the repartition topic;
-     *                   {@code null} when the processor reads only the input
-     * @param mismatch   what a record read from the input on the wrong partition means: {@code REJECT}, it is
-     *                   rejected {@code WRONG_PARTITION}; {@code REROUTE}, it was too large for the repartition
-     *                   topic and is rejected {@code TOO_LARGE}
+     * @throws IllegalArgumentException when the limits name fewer than one input partition
      */
-    public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
-            MarkerOutput markers, EnforcerMetrics metrics,
-            FenceEnforcerTopology.Limits limits, TokenVerifier verifier, String inputTopic, PartitionMismatch mismatch) {
-        this(storeName, commitSignalName, acceptedSink, rejectedSink, markers, metrics, limits, verifier, inputTopic, mismatch,
-                null);
-    }
-
-    /**
-     * A processor that also tells {@code committed} which of its task's stored fences may not be committed yet.
-     *
-     * @param committed where {@code GET /fences/{key}} learns the committed fences, or {@code null} when nothing asks
-     */
-    public FenceProcessor(String storeName, String commitSignalName, String acceptedSink, String rejectedSink,
-            MarkerOutput markers, EnforcerMetrics metrics, FenceEnforcerTopology.Limits limits, TokenVerifier verifier,
-            String inputTopic, PartitionMismatch mismatch, CommittedFences committed) {
-        this.committedFences = committed;
-        this.inputTopic = inputTopic;
-        this.mismatch = mismatch;
+    public FenceProcessor(Nodes nodes, FenceEnforcerTopology.Settings settings, EnforcerMetrics metrics) {
+        this.limits = settings.limits();
         if (limits.inputPartitions() < 1) {
             throw new IllegalArgumentException("inputPartitions must be at least 1, got " + limits.inputPartitions());
         }
-        this.limits = limits;
-        this.storeName = storeName;
-        this.commitSignalName = commitSignalName;
-        this.acceptedSink = acceptedSink;
-        this.rejectedSink = rejectedSink;
+        this.storeName = nodes.store();
+        this.commitSignalName = nodes.commitSignal();
+        this.acceptedSink = nodes.acceptedSink();
+        this.rejectedSink = nodes.rejectedSink();
+        this.markers = settings.markers().map(topic -> new MarkerOutput(nodes.markersSink(), settings.accepted())).orElse(null);
+        this.verifier = settings.verifier().orElse(null);
+        this.mismatch = settings.partitionMismatch();
+        this.inputTopic = mismatch == PartitionMismatch.REROUTE ? settings.input() : null;
+        this.committedFences = settings.committedFences().orElse(null);
         this.metrics = metrics;
-        this.markers = markers;
-        this.verifier = verifier;
     }
 
     @Override

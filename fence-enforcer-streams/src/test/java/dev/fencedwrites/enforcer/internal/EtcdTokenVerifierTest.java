@@ -50,7 +50,7 @@ class EtcdTokenVerifierTest {
     }
 
     /**
-     * Issue 14 review: a 400 KB key of bytes that each encode to {@code %XX} makes a 1.2 MB lock name,
+     * A 400 KB key of bytes that each encode to {@code %XX} makes a 1.2 MB lock name,
      * which no Mutex acquisition fits in one request to an etcd with the default --max-request-bytes;
      * asked anyway, the range read (the name twice) broke etcd's 2 MiB gRPC limit and the verifier
      * retried forever, stopping the stream thread. Here etcd is unreachable, so only an answer

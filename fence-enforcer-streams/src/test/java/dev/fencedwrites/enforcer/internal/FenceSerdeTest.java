@@ -97,7 +97,7 @@ class FenceSerdeTest {
         assertThat(roundTrip(worst)).isEqualTo(worst);
     }
 
-    /** Issue 14: the lease confirmed for the fence's token is kept (version 2); without one, version 1 is written, as before. */
+    /** The lease confirmed for the fence's token is kept (version 2); without one, version 1 is written, as before. */
     @Test
     void keepsTheConfirmedLeaseInVersionTwoAndWritesVersionOneWithout() {
         StoredFence leased = StoredFence.afterAccept(StoredFence.of(new Fence(5, 1)), 7, new Fence(6, 0), 0,
@@ -159,7 +159,7 @@ class FenceSerdeTest {
         assertThat(bytes.length).isLessThan(16);
     }
 
-    /** Issue 17: a history of records re-routed from input partition 2 keeps its partition, as version 3. */
+    /** A history of records re-routed from input partition 2 keeps its partition, as version 3. */
     @Test
     void roundTripsTheInputPartitionOfAReroutedHistoryAsVersion3() {
         StoredFence rerouted = StoredFence.afterAccept(StoredFence.of(Fence.of(3)), 2, 40, new Fence(9, 1), 0, 0);

@@ -10,7 +10,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 19 packed the history into longs; this checks the packed {@link StoredFence} against the list-of-records model it
+ * The history is packed into longs; this checks the packed {@link StoredFence} against the list-of-records model it
  * replaced (the replay rules, written the plain way), over random sequences of accepts, commits, offset resets and
  * re-routed partitions: the same components after every accept, the same answers to every replay question, and the
  * same value after a round trip through {@link FenceSerde}.
@@ -44,7 +44,7 @@ class StoredFenceModelTest {
             return from == origin && accepts.stream().anyMatch(a -> a.offset() == offset && a.fence().equals(fence));
         }
 
-        /** Issue 13's afterAccept as first written: fold each accept before the commit, append, trim the oldest. */
+        /** afterAccept as first written: fold each accept before the commit, append, trim the oldest. */
         static Model after(Model previous, int from, long offset, Fence fence, long committed, long lease) {
             if (previous == null) {
                 return new Model(null, 0, List.of(new Accept(offset, fence)), lease, from);
