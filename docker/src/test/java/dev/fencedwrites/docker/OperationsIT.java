@@ -183,7 +183,8 @@ class OperationsIT {
                 .contains(Tuple.tuple("/health/live", 200),
                         Tuple.tuple("/health/ready", 503),
                         Tuple.tuple("/health/ready", 200));
-        for (String path : List.of("/health", "/fences/key-0", "/fences/never-written", "/fences/", "/metrics")) {
+        for (String path : List.of("/health", "/health/other", "/fences/key-0", "/fences/never-written", "/fences/",
+                "/metrics")) {
             ShippedSchemas.assertEnforcerAnswer(Http.get(enforcer.address() + path));
         }
     }

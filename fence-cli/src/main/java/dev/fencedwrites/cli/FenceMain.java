@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
         footer = {
                 "", "Launcher commands (./fence runs them itself, not through this class):",
                 "  test     Install what the tests need (docs/dev/setup.md lists it), check docker/compose.yaml, then",
-                "           run every unit and integration test (mvn verify); ./fence test --help says more.",
+                "           run every unit and integration test (./mvnw verify); ./fence test --help says more.",
                 "  test-failover  The clustered and fault tests: ClusterFailoverIT, ClusterUpIT, ChaosClusterIT, ChaosIT",
                 "           (about 15 minutes); ./fence test-failover --help says more.",
                 "  kafka-configs  Kafka's kafka-configs.sh (ConfigCommand), for a checkout without Kafka's tools.",
@@ -43,7 +43,7 @@ import picocli.CommandLine.Spec;
                 "",
                 "The first run of ./fence downloads dependencies from Maven Central and builds (a few minutes); later runs "
                         + "rebuild",
-                "only when sources changed. Needs JDK 17+ and Maven 3.8+.",
+                "only when sources changed. Needs JDK 17+ (./mvnw brings Maven).",
                 "Exit status: " + FenceMain.USAGE_ERROR
                         + " for a wrong option or argument; otherwise each command's own (see its --help)."})
 public final class FenceMain implements Callable<Integer> {

@@ -33,8 +33,8 @@ import picocli.CommandLine.Model.CommandSpec;
  * The documentation agrees with the repository: every relative link and anchor in the README, {@code docs/}, the
  * changelog and the module READMEs resolves; every {@code ./fence COMMAND --option} shown exists in the CLI model; every
  * enforcer or sink setting named exists in a definition; code excerpts equal the compiled example code they name; no
- * page and no main source cites an issue number, which a reader of the repository cannot follow. Anchors are GitHub's:
- * the heading in lower case, punctuation but {@code -} and {@code _} dropped, spaces as {@code -}.
+ * page and no source (main or test) cites an issue number, which a reader of the repository cannot follow. Anchors are
+ * GitHub's: the heading in lower case, punctuation but {@code -} and {@code _} dropped, spaces as {@code -}.
  */
 class DocsCheckTest {
     static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -167,11 +167,12 @@ class DocsCheckTest {
     }
 
     @Test
-    void noPageMainSourceSampleOrExampleCitesAnIssueNumber() throws IOException {
+    void noPageSourceTestSampleOrExampleCitesAnIssueNumber() throws IOException {
         List<Path> files = new ArrayList<>(pages());
         try (Stream<Path> sources = Files.walk(ROOT)) {
             sources.filter(p -> Files.isRegularFile(p) && !excluded(p)
-                    && (p.toString().endsWith(".java") && p.toString().contains("/src/main/")
+                    && (p.toString().endsWith(".java") && p.toString().contains("/src/")
+                            || p.toString().endsWith(".py") && p.toString().contains("/src/")
                             || ROOT.relativize(p).startsWith("config") || ROOT.relativize(p).startsWith("build-tools")
                             || ROOT.relativize(p).startsWith("examples") && p.toString().matches(".*\\.(py|js|java)")))
                     .forEach(files::add);

@@ -2,6 +2,7 @@ package dev.fencedwrites.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -82,6 +83,7 @@ public final class ShippedSchemas {
 
     /** Fails unless the enforcer's answer {@code response} is one {@code enforcer-http.yaml} describes. */
     public static void assertEnforcerAnswer(HttpResponse<String> response) {
+        assertThat(response.request().method()).as("the description has GET operations only").isEqualTo("GET");
         String contentType = response.headers().firstValue("Content-Type").orElse(null);
         List<String> problems = enforcerAnswerProblems(response.request().uri().getPath(), response.statusCode(), contentType,
                 response.body());
@@ -149,7 +151,7 @@ public final class ShippedSchemas {
 
     private static JsonNode parse(String json) {
         try {
-            return JSON.readTree(json);
+            return JSON.readerFor(JsonNode.class).with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readValue(json);
         } catch (IOException e) {
             throw new AssertionError("not JSON: " + json, e);
         }

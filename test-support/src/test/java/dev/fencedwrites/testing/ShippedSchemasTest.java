@@ -1,6 +1,7 @@
 package dev.fencedwrites.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -18,6 +19,12 @@ class ShippedSchemasTest {
     void acceptsAFenceAnswerAsDescribed() {
         assertThat(ShippedSchemas.enforcerAnswerProblems("/fences/customer-42", 200, "application/json", FENCE)).isEmpty();
         assertThat(ShippedSchemas.enforcerAnswerProblems("/fences/a/b c", 200, "application/json", FENCE)).isEmpty();
+    }
+
+    @Test
+    void refusesABodyWithTrailingContent() {
+        assertThatThrownBy(() -> ShippedSchemas.enforcerAnswerProblems("/fences/k", 200, "application/json", FENCE + "x"))
+                .hasMessageContaining("not JSON");
     }
 
     @Test
