@@ -21,6 +21,29 @@ class FenceStampTest {
         assertThat(parsed.valid()).isTrue();
         assertThat(parsed.rejection()).isNull();
         assertThat(parsed.stamp()).isEqualTo(new FenceStamp(new Fence(42, 7), FenceOp.WRITE, "694d7f1a2b3c4d5e", "worker-a"));
+        assertThat(parsed.stamp().lease()).isEqualTo("694d7f1a2b3c4d5e");
+        assertThat(parsed.stamp().writer()).isEqualTo("worker-a");
+    }
+
+    @Test
+    void stampsDifferingInAnyPartAreNotEqual() {
+        FenceStamp stamp = new FenceStamp(new Fence(42, 7), FenceOp.WRITE, "9", "w");
+        assertThat(stamp).isEqualTo(new FenceStamp(new Fence(42, 7), FenceOp.WRITE, "9", "w"))
+                .hasSameHashCodeAs(new FenceStamp(new Fence(42, 7), FenceOp.WRITE, "9", "w"));
+        assertThat(stamp).isNotEqualTo(new FenceStamp(new Fence(42, 8), FenceOp.WRITE, "9", "w"))
+                .isNotEqualTo(new FenceStamp(new Fence(42, 7), FenceOp.FENCE, "9", "w"))
+                .isNotEqualTo(new FenceStamp(new Fence(42, 7), FenceOp.WRITE, "8", "w"))
+                .isNotEqualTo(new FenceStamp(new Fence(42, 7), FenceOp.WRITE, "9", "v")).isNotEqualTo("42.7");
+        assertThat(stamp.toString()).contains("42.7", "WRITE", "lease=9", "writer=w");
+    }
+
+    @Test
+    void rejectsTwoOpHeadersAsUnknownOp() {
+        FenceStamp.Parsed parsed = FenceStamp
+                .parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "42", FenceHeaders.OP, "WRITE", FenceHeaders.OP, "WRITE")));
+
+        assertThat(parsed.valid()).isFalse();
+        assertThat(parsed.rejection()).isEqualTo(RejectionReason.UNKNOWN_OP);
     }
 
     @Test
@@ -109,7 +132,7 @@ class FenceStampTest {
         assertThat(parsed.detail()).contains(FenceHeaders.OP);
     }
 
-    /** Issue 13: the etcd lease id sent as the token would raise the key's fence past every real revision. */
+    /** The etcd lease id sent as the token would raise the key's fence past every real revision. */
     @Test
     void rejectsTokenEqualToTheLeaseIdAsLeaseAsToken() {
         FenceStamp.Parsed parsed = FenceStamp.parse(HeaderLookup.of(headers(FenceHeaders.TOKEN, "7587869054862721234",
@@ -139,7 +162,7 @@ class FenceStampTest {
         assertThat(parsed.rejection()).isEqualTo(RejectionReason.LEASE_AS_TOKEN);
     }
 
-    /** Issue 19: the digits are read from the header's bytes; the result is the text's, for every kind of text. */
+    /** The digits are read from the header's bytes; the result is the text's, for every kind of text. */
     @ParameterizedTest
     @ValueSource(strings = {"0", "1", "42", "007", "9223372036854775807", "9223372036854775808", "99999999999999999999", "",
             "-1", "+1", " 1", "1 ", "1.5", "\u0663", "\uff11", "12a", "\u00e9"})
@@ -148,7 +171,7 @@ class FenceStampTest {
     }
 
     /**
-     * Issue 19: the one pass over Kafka headers and the lookup of each name (what a lookup without its own pass, such as the
+     * The one pass over Kafka headers and the lookup of each name (what a lookup without its own pass, such as the
      * sink's over Connect headers, does) parse alike, repeated and empty headers included.
      */
     @Test
