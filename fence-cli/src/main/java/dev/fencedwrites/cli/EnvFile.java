@@ -10,22 +10,22 @@ import java.util.Map;
  * {@code source} in a shell: the {@code export} puts each setting into the environment of programs started from that
  * shell afterwards (a worker, {@code kcat}), not only into the shell's own variables.
  */
-final class EnvFile {
+public final class EnvFile {
     private EnvFile() {
     }
 
     /** The prefix of each line. */
-    static final String EXPORT = "export ";
+    public static final String EXPORT = "export ";
 
     /** One {@code export KEY=value} line per entry, each value quoted for the shell when needed. */
-    static String lines(Map<String, String> settings) {
+    public static String lines(Map<String, String> settings) {
         StringBuilder lines = new StringBuilder();
         settings.forEach((key, value) -> lines.append(EXPORT).append(key).append('=').append(shellQuoted(value)).append('\n'));
         return lines.toString();
     }
 
     /** Writes {@code lines} to {@code file}, creating its directory. */
-    static void write(Path file, String lines) throws IOException {
+    public static void write(Path file, String lines) throws IOException {
         Path parent = file.toAbsolutePath().getParent();
         if (parent != null) {
             Files.createDirectories(parent);
@@ -34,7 +34,7 @@ final class EnvFile {
     }
 
     /** Removes {@code file} if it is there; best effort, since a stale file only names ports nothing listens on. */
-    static void deleteQuietly(Path file) {
+    public static void deleteQuietly(Path file) {
         try {
             Files.deleteIfExists(file);
         } catch (IOException e) {
@@ -43,7 +43,7 @@ final class EnvFile {
     }
 
     /** Single-quotes values the shell would split or interpret (the JDBC URL's {@code &}), so {@code source} works. */
-    static String shellQuoted(String value) {
+    public static String shellQuoted(String value) {
         return value.matches("[A-Za-z0-9_./:@%+,=-]*") ? value : "'" + value.replace("'", "'\\''") + "'";
     }
 }

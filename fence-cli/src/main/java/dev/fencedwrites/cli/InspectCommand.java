@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.Redaction;
-import dev.fencedwrites.localstack.BillingConnectors;
+import dev.fencedwrites.demo.BillingSink;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -61,7 +61,7 @@ public final class InspectCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "KEY", description = "The record key, e.g. customer-42.")
     String key;
-    @Option(names = "--table", defaultValue = BillingConnectors.TABLE, description = "The sink's table (default: "
+    @Option(names = "--table", defaultValue = BillingSink.TABLE, description = "The sink's table (default: "
             + "${DEFAULT-VALUE}).")
     String table;
     @Option(names = "--json", description = "One JSON object instead of text.")

@@ -16,7 +16,7 @@ import org.apache.logging.log4j.core.config.Configurator;
  * The one line an operator command prints when Kafka refuses its client: the cause (authentication,
  * TLS, missing credentials, an ACL) and the setting to check, instead of the client's exception and log lines.
  */
-final class KafkaRefusal {
+public final class KafkaRefusal {
     private static final Pattern USERNAME = Pattern.compile("username\\s*=\\s*\"([^\"]*)\"");
     private static final String WHERE = " in --command-config (or -X)";
 
@@ -27,7 +27,7 @@ final class KafkaRefusal {
      * Turns off the Kafka clients' own logging for an operator command: a refused client logs the refusal (with a stack
      * trace for TLS) on every retry, and the command says it once in its own words ({@link #describe}).
      */
-    static void quietClientLogs() {
+    public static void quietClientLogs() {
         Configurator.setLevel("org.apache.kafka", Level.OFF);
     }
 
@@ -36,7 +36,7 @@ final class KafkaRefusal {
      *
      * @param client the settings the command's clients had ({@code sasl.jaas.config} names the user)
      */
-    static String describe(Throwable error, Map<String, Object> client) {
+    public static String describe(Throwable error, Map<String, Object> client) {
         for (Throwable e = error; e != null; e = e.getCause()) {
             if (e instanceof SaslAuthenticationException) {
                 return "authentication failed for user " + user(client) + ": check " + SaslConfigs.SASL_JAAS_CONFIG

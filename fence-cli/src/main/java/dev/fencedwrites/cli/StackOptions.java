@@ -20,16 +20,16 @@ import picocli.CommandLine.ScopeType;
  * else the environment variable, else the stack's env file (see {@link StackSettings}).
  */
 public final class StackOptions {
-    static final String ENV_FILE = "--env-file";
-    static final String BOOTSTRAP = "--bootstrap";
+    public static final String ENV_FILE = "--env-file";
+    public static final String BOOTSTRAP = "--bootstrap";
     /** {@link #BOOTSTRAP}'s alias, the name Kafka's own tools use. */
-    static final String BOOTSTRAP_SERVER = "--bootstrap-server";
-    static final String ETCD = "--etcd";
-    static final String SCHEMA_REGISTRY = "--schema-registry";
-    static final String COMMAND_CONFIG = "--command-config";
-    static final String CLIENT_SETTING = "-X";
+    public static final String BOOTSTRAP_SERVER = "--bootstrap-server";
+    public static final String ETCD = "--etcd";
+    public static final String SCHEMA_REGISTRY = "--schema-registry";
+    public static final String COMMAND_CONFIG = "--command-config";
+    public static final String CLIENT_SETTING = "-X";
     /** The env file's (or the environment's) client properties file, the default of {@code --command-config}. */
-    static final String COMMAND_CONFIG_VARIABLE = "KAFKA_COMMAND_CONFIG";
+    public static final String COMMAND_CONFIG_VARIABLE = "KAFKA_COMMAND_CONFIG";
     static final Set<String> NAMES = Set.of(ENV_FILE, BOOTSTRAP, ETCD, SCHEMA_REGISTRY, COMMAND_CONFIG, CLIENT_SETTING);
 
     @Option(names = ENV_FILE, paramLabel = "FILE", scope = ScopeType.INHERIT, description = "The stack's KEY=value settings: "
@@ -56,12 +56,12 @@ public final class StackOptions {
     String registry;
 
     /** The env file given with {@code --env-file}, else {@code fallback}: where {@code up} and {@code demo} write theirs. */
-    Path envFileOr(Path fallback) {
+    public Path envFileOr(Path fallback) {
         return file != null ? file : fallback;
     }
 
     /** Whether {@code --env-file} was given (then the commands read only that file). */
-    boolean hasEnvFile() {
+    public boolean hasEnvFile() {
         return file != null;
     }
 
@@ -69,7 +69,7 @@ public final class StackOptions {
      * {@code --bootstrap}, else {@code bootstrap.servers} of {@code --command-config} or {@code -X}, else
      * {@code KAFKA_BOOTSTRAP}; with {@code wait}, waits for a stack's env file to appear.
      */
-    String bootstrap(boolean wait, PrintWriter err) throws IOException {
+    public String bootstrap(boolean wait, PrintWriter err) throws IOException {
         Object fromClient = bootstrap == null ? kafkaClient().get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG) : null;
         return fromClient != null ? fromClient.toString() : setting("KAFKA_BOOTSTRAP", BOOTSTRAP, bootstrap, wait, err);
     }
@@ -81,7 +81,7 @@ public final class StackOptions {
      *
      * @throws IllegalStateException naming the file when it cannot be read
      */
-    Map<String, Object> kafkaClient() {
+    public Map<String, Object> kafkaClient() {
         Map<String, Object> settings = new LinkedHashMap<>();
         String fromStack = commandConfig == null ? StackSettings.find(COMMAND_CONFIG_VARIABLE, file) : null;
         Path config = commandConfig != null ? commandConfig : fromStack == null ? null : Path.of(fromStack);
@@ -112,18 +112,30 @@ public final class StackOptions {
         }
     }
 
+    /**
+     * The connection options given on the command line, as {@code " --name value"} each, shell-quoted ({@code --env-file},
+     * {@code --bootstrap}, {@code --etcd}, {@code --schema-registry}; empty when none was), to print a command to run again.
+     */
+    public String given() {
+        return given(ENV_FILE, file) + given(BOOTSTRAP, bootstrap) + given(ETCD, etcd) + given(SCHEMA_REGISTRY, registry);
+    }
+
+    private static String given(String name, Object value) {
+        return value == null ? "" : " " + name + " " + EnvFile.shellQuoted(value.toString());
+    }
+
     /** {@code --etcd}, else {@code ETCD_ENDPOINTS}. */
-    String etcd(PrintWriter err) throws IOException {
+    public String etcd(PrintWriter err) throws IOException {
         return setting("ETCD_ENDPOINTS", ETCD, etcd, false, err);
     }
 
     /** {@code --schema-registry}, else {@code SCHEMA_REGISTRY_URL}; with {@code wait}, waits for a stack's env file. */
-    String schemaRegistry(boolean wait, PrintWriter err) throws IOException {
+    public String schemaRegistry(boolean wait, PrintWriter err) throws IOException {
         return setting("SCHEMA_REGISTRY_URL", SCHEMA_REGISTRY, registry, wait, err);
     }
 
     /** An optional setting: {@code name} from the environment or the stack's env file, else {@code null}. */
-    String optional(String name) {
+    public String optional(String name) {
         return StackSettings.find(name, file);
     }
 
@@ -134,7 +146,7 @@ public final class StackOptions {
      * @param wait   wait for a stack to write its env file (when following)
      * @throws IllegalStateException naming what to start or pass, when no source has the setting
      */
-    String setting(String name, String option, String explicit, boolean wait, PrintWriter err) throws IOException {
+    public String setting(String name, String option, String explicit, boolean wait, PrintWriter err) throws IOException {
         return explicit != null ? explicit : StackSettings.get(name, option, file, wait, err);
     }
 }

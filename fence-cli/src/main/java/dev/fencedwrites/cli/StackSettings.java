@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.util.List;
 
 /** The KEY=value settings that {@code ./fence up} and {@code ./fence demo} write for the operator commands. */
-final class StackSettings {
+public final class StackSettings {
     private StackSettings() {
     }
 
@@ -19,7 +19,7 @@ final class StackSettings {
      * @param option the command's option that gives the setting directly, named in the error
      * @throws IllegalStateException naming what to start or pass, when there is none
      */
-    static String get(String name, String option, Path envFile, boolean wait, PrintWriter err) throws IOException {
+    public static String get(String name, String option, Path envFile, boolean wait, PrintWriter err) throws IOException {
         String value = System.getenv(name);
         if (value != null && !value.isBlank()) {
             return value;
@@ -58,7 +58,7 @@ final class StackSettings {
      * The setting {@code name} of the env file {@code file} only (not the environment: a shell that sourced an older file
      * still has its values), or {@code null} when the file has none.
      */
-    static String fromFile(Path file, String name) throws IOException {
+    public static String fromFile(Path file, String name) throws IOException {
         for (String written : Files.readAllLines(file, StandardCharsets.UTF_8)) {
             // Lines are "export KEY=value"; files written by older versions have "KEY=value".
             String line = written.startsWith(EnvFile.EXPORT) ? written.substring(EnvFile.EXPORT.length()) : written;
@@ -77,7 +77,7 @@ final class StackSettings {
      * An optional setting: from the environment, else from {@code envFile}, else from the stack's env file if there is one;
      * {@code null} when none has it (or a file cannot be read).
      */
-    static String find(String name, Path envFile) {
+    public static String find(String name, Path envFile) {
         String value = System.getenv(name);
         if (value != null && !value.isBlank()) {
             return value;

@@ -21,7 +21,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /** Reads a topic for the operator commands ({@code ./fence rejected}, {@code ./fence consume}). */
-final class TopicReader {
+public final class TopicReader {
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
 
     private TopicReader() {
@@ -36,7 +36,7 @@ final class TopicReader {
      * @return whether it stopped following because {@code stackUp} turned false
      * @throws IllegalStateException when Kafka cannot be reached within 10 s or the topic does not exist
      */
-    static boolean read(String servers, Map<String, Object> client, String topic, Duration window, boolean follow,
+    public static boolean read(String servers, Map<String, Object> client, String topic, Duration window, boolean follow,
             Consumer<ConsumerRecord<String, byte[]>> handler,
             Runnable afterPoll, BooleanSupplier stackUp) {
         Properties props = new Properties();
@@ -121,7 +121,7 @@ final class TopicReader {
      * @param option the option it came from, for the error message
      * @throws IllegalArgumentException naming {@code option} when {@code text} is not such a duration
      */
-    static Duration parseDuration(String option, String text) {
+    public static Duration parseDuration(String option, String text) {
         Matcher m = DURATION.matcher(text.trim());
         if (!m.matches()) {
             throw new IllegalArgumentException(option + " '" + text + "' is not a duration like 90s, 15m, 2h or 1d");

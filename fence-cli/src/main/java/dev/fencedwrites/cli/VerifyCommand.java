@@ -1,9 +1,9 @@
 package dev.fencedwrites.cli;
 
-import dev.fencedwrites.cli.verify.PipelineVerifier;
-import dev.fencedwrites.cli.verify.VerifyReport;
 import dev.fencedwrites.contract.FenceTopics;
-import dev.fencedwrites.localstack.BillingConnectors;
+import dev.fencedwrites.demo.BillingSink;
+import dev.fencedwrites.history.PipelineVerifier;
+import dev.fencedwrites.history.VerifyReport;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.Writer;
@@ -84,12 +84,12 @@ public final class VerifyCommand implements Callable<Integer> {
                     + "(the records after a crashed instance's last commit are decided again): only the first copy of each is "
                     + "checked, and the others are counted (default: ${DEFAULT-VALUE}).")
     String guarantee;
-    @Option(names = "--table", defaultValue = BillingConnectors.TABLE,
+    @Option(names = "--table", defaultValue = BillingSink.TABLE,
             description = "The sink's table (default: ${DEFAULT-VALUE}).")
     String table;
     @Option(names = "--no-table", description = "Check only the topics.")
     boolean noTable;
-    @Option(names = "--connector", defaultValue = BillingConnectors.SINK_CONNECTOR, description = "The sink connector's name: "
+    @Option(names = "--connector", defaultValue = BillingSink.CONNECTOR, description = "The sink connector's name: "
             + "its consumer group connect-NAME says how far it has written the table (default: ${DEFAULT-VALUE}).")
     String connector;
     @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "The sink's database (default: POSTGRES_URL from "

@@ -15,7 +15,8 @@ import org.w3c.dom.Element;
 import picocli.CommandLine;
 
 /**
- * The one {@code fence} entry point: its subcommands, version, shared options and exit codes; no service is needed.
+ * The operator {@code fence} (the distribution's): its subcommands, version, shared options and exit codes; no service is
+ * needed. The checkout's {@code fence}, with the local stack's commands, is DevMainTest's (dev-tools).
  */
 class FenceMainTest {
     private record Run(int exit, String out, String err) {
@@ -32,9 +33,8 @@ class FenceMainTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"--version", "demo --version", "up --version", "enforcer --version", "rejected --version",
-            "consume --version",
-            "produce --version", "inspect --version"})
+    @ValueSource(strings = {"--version", "enforcer --version", "rejected --version", "consume --version",
+            "produce --version", "inspect --version", "verify --version"})
     void everyCommandAnswersVersionWithThePomsVersion(String args) throws Exception {
         Document pom = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(Path.of("pom.xml").toFile());
         String pomVersion = pom.getElementsByTagName("parent").item(0).getChildNodes().getLength() > 0
@@ -54,7 +54,8 @@ class FenceMainTest {
     @CsvSource(delimiter = '|', value = {
             "nope | fence: Unmatched argument at index 0: 'nope'",
             "--nope | fence: Unknown option: '--nope'",
-            "demo --ttl-seconds x | fence demo: Invalid value for option '--ttl-seconds'",
+            "demo | fence: Unmatched argument at index 0: 'demo'",
+            "up --cluster | fence: Unmatched arguments from index 0: 'up', '--cluster'",
             "inspect customer-7 --bootstrap 127.0.0.1:9092 | fence inspect: Unknown options: '--bootstrap'",
             "--bootstrap 127.0.0.1:9092 inspect customer-7 | fence inspect: --bootstrap does not apply to fence inspect",
             "--etcd http://127.0.0.1:2379 rejected | fence rejected: --etcd does not apply to fence rejected",
@@ -68,12 +69,7 @@ class FenceMainTest {
             "produce customer-7 | fence produce: give --amount MINOR or --value JSON (or --delete)",
             "produce customer-7 --delete --amount 1 | fence produce: --delete takes no --amount or --value",
             "verify --since yesterday | fence verify: --since 'yesterday' is neither a duration like 90s",
-            "chaos --fault-command etcd-pause=x | fence chaos: --fault-command and --postgres go with --stack",
-            "chaos --stack --faults enforcer-kill | fence chaos: --faults enforcer-kill with --stack needs --fault-command "
-                    + "enforcer-kill=COMMAND",
-            "chaos --stack --fault-command worker-pause=x | fence chaos: --fault-command worker-pause: only the service faults",
-            "chaos --stack --cluster | fence chaos: --stack runs against a stack that is already there",
-            "chaos --faults broker-kill | fence chaos: --faults broker-kill needs --cluster"})
+            "chaos | fence: Unmatched argument at index 0: 'chaos'"})
     void everyUsageErrorIsOneLineAndExitsTwo(String args, String message) {
         Run run = fence(args.split(" "));
 
@@ -123,14 +119,16 @@ class FenceMainTest {
     }
 
     @Test
-    void theRootHelpListsEverySubcommandAndTheLauncherCommands() {
+    void theRootHelpListsTheOperatorCommandsAndNothingItCannotRun() {
         Run run = fence("--help");
 
         assertThat(run.exit()).isZero();
         assertThat(run.out()).contains("Usage: fence ", "--env-file", "--bootstrap", "--etcd", "--schema-registry")
-                .containsPattern("(?m)^  demo ").containsPattern("(?m)^  up ").containsPattern("(?m)^  enforcer ")
-                .containsPattern("(?m)^  rejected ").containsPattern("(?m)^  consume ").containsPattern("(?m)^  produce ")
-                .containsPattern("(?m)^  inspect ").containsPattern("(?m)^  test ").containsPattern("(?m)^  bench ");
+                .containsPattern("(?m)^  enforcer ").containsPattern("(?m)^  rejected ").containsPattern("(?m)^  consume ")
+                .containsPattern("(?m)^  produce ").containsPattern("(?m)^  inspect ").containsPattern("(?m)^  verify ")
+                .containsPattern("(?m)^  help ").containsPattern("(?m)^Exit status: 2 ")
+                .doesNotContainPattern("(?m)^  (demo|up|down|chaos|test|test-failover|bench|kafka-configs) ")
+                .doesNotContain("Launcher commands");
     }
 
     @Test
@@ -139,18 +137,5 @@ class FenceMainTest {
 
         assertThat(run.exit()).isZero();
         assertThat(run.out()).startsWith("Usage: fence ");
-    }
-
-    @Test
-    void upAndDemoWriteTheirEnvFileWhereEnvFileSaysElseTheirOwnDefault() {
-        CommandLine line = FenceMain.commandLine();
-        line.parseArgs("up");
-        assertThat(((FenceMain) line.getCommand()).stack().envFileOr(UpCommand.DEFAULT_ENV_FILE))
-                .isEqualTo(Path.of(".fence/stack.env"));
-
-        CommandLine other = FenceMain.commandLine();
-        other.parseArgs("demo", "--env-file", "mine.env");
-        assertThat(((FenceMain) other.getCommand()).stack().envFileOr(DemoCommand.DEFAULT_ENV_FILE))
-                .isEqualTo(Path.of("mine.env"));
     }
 }

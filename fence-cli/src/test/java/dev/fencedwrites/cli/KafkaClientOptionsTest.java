@@ -81,7 +81,7 @@ class KafkaClientOptionsTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             "--bootstrap-server b:1 inspect customer-7 | fence inspect: --bootstrap-server does not apply to fence inspect",
-            "--command-config c.properties up | fence up: --command-config does not apply to fence up",
+            "--command-config c.properties enforcer | fence enforcer: --command-config does not apply to fence enforcer",
             "-X acks=all inspect customer-7 | fence inspect: -X does not apply to fence inspect",
             "inspect customer-7 --command-config c.properties | fence inspect: Unknown options: '--command-config'"})
     void theKafkaClientOptionsAreRefusedByCommandsWithoutAKafkaClient(String args, String message) {

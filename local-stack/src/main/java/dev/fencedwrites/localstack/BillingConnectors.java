@@ -1,6 +1,7 @@
 package dev.fencedwrites.localstack;
 
 import dev.fencedwrites.contract.FenceTopics;
+import dev.fencedwrites.demo.BillingSink;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,11 +16,11 @@ import java.util.Map;
  */
 public final class BillingConnectors {
     /** The table the fenced sink writes to. */
-    public static final String TABLE = "billing_summary";
+    public static final String TABLE = BillingSink.TABLE;
     /** The table the unguarded control sink writes to, straight from the input topic. */
     public static final String UNFENCED_TABLE = "billing_summary_unfenced";
     /** Name of the fenced sink connector. */
-    public static final String SINK_CONNECTOR = "billing-summary-sink";
+    public static final String SINK_CONNECTOR = BillingSink.CONNECTOR;
     /** Name of the unguarded control connector. */
     public static final String UNFENCED_CONNECTOR = "billing-summary-unfenced";
     /** The control sink's dead-letter topic (its bad records must not mix with the enforcer's rejections). */

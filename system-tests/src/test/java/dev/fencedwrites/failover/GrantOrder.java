@@ -1,6 +1,6 @@
 package dev.fencedwrites.failover;
 
-import dev.fencedwrites.cli.chaos.WriterLedger;
+import dev.fencedwrites.devtools.chaos.WriterLedger;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;

@@ -2,10 +2,10 @@ package dev.fencedwrites.failover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencedwrites.cli.chaos.WriterLedger;
-import dev.fencedwrites.cli.chaos.WriterLedger.Ack;
-import dev.fencedwrites.cli.chaos.WriterLedger.Acquired;
-import dev.fencedwrites.cli.chaos.WriterLedger.Lost;
+import dev.fencedwrites.devtools.chaos.WriterLedger;
+import dev.fencedwrites.devtools.chaos.WriterLedger.Ack;
+import dev.fencedwrites.devtools.chaos.WriterLedger.Acquired;
+import dev.fencedwrites.devtools.chaos.WriterLedger.Lost;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

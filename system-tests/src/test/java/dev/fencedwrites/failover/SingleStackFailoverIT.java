@@ -3,7 +3,7 @@ package dev.fencedwrites.failover;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencedwrites.cli.chaos.WriterFleet;
+import dev.fencedwrites.devtools.chaos.WriterFleet;
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.localstack.BillingConnectors;

@@ -1,0 +1,78 @@
+package dev.fencedwrites.devtools.chaos;
+
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/** The faults {@code fence chaos}'s nemesis injects, by their {@code --faults} names. */
+public enum Fault {
+    /** SIGSTOP of a whole writer process for longer than its lease TTL, then SIGCONT. */
+    WORKER_PAUSE("a writer process stopped (SIGSTOP) past its lease TTL"),
+    /** SIGKILL of a writer process, and a new one in its place. */
+    WORKER_KILL("a writer process killed (SIGKILL) and started again"),
+    /** SIGKILL of the enforcer, and a restart. */
+    ENFORCER_KILL("the enforcer killed (SIGKILL) and restarted"),
+    /** SIGSTOP of the enforcer for a few seconds. */
+    ENFORCER_PAUSE("the enforcer stopped (SIGSTOP) for a few seconds"),
+    /** SIGKILL of the Connect worker, and a restart. */
+    CONNECT_KILL("the Connect worker killed (SIGKILL) and restarted"),
+    /** SIGSTOP of etcd (in a cluster, of one member) for a few seconds: keep-alives and token checks wait. */
+    ETCD_PAUSE("etcd or one member stopped (SIGSTOP) a few seconds"),
+    /** SIGKILL of one Kafka broker, and a restart; a clustered stack only (the default stack has one). */
+    BROKER_KILL("a Kafka broker killed (SIGKILL) and restarted"),
+    /** A jump of a skewed writer's wall clock (libfaketime), forwards or backwards. */
+    CLOCK_JUMP("a writer's wall clock jumped (libfaketime)"),
+    /** Forged, borrowed, stale and duplicate records from a non-Java client (kcat). */
+    INJECT("forged, borrowed, stale and duplicate records sent with kcat");
+
+    private final String description;
+
+    Fault(String description) {
+        this.description = description;
+    }
+
+    /** Whether the fault hits a service of the pipeline (the enforcer, Connect, etcd, a broker), not the writers. */
+    public boolean service() {
+        return switch (this) {
+            case ENFORCER_KILL, ENFORCER_PAUSE, CONNECT_KILL, ETCD_PAUSE, BROKER_KILL -> true;
+            default -> false;
+        };
+    }
+
+    /** The name on the command line: {@code worker-pause}. */
+    public String option() {
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    public String description() {
+        return description;
+    }
+
+    /** Every fault's option name, comma-separated. */
+    public static String all() {
+        return Arrays.stream(values()).map(Fault::option).collect(Collectors.joining(","));
+    }
+
+    /** The faults a stack can take: all of them in a cluster, all but {@link #BROKER_KILL} on the single-broker stack. */
+    public static String all(boolean cluster) {
+        return Arrays.stream(values()).filter(f -> cluster || f != BROKER_KILL).map(Fault::option)
+                .collect(Collectors.joining(","));
+    }
+
+    /**
+     * Parses {@code worker-pause,enforcer-kill}.
+     *
+     * @throws IllegalArgumentException naming the unknown fault and the known ones
+     */
+    public static Set<Fault> parse(String list) {
+        Set<Fault> faults = EnumSet.noneOf(Fault.class);
+        for (String name : list.split(",")) {
+            String wanted = name.trim();
+            faults.add(Arrays.stream(values()).filter(f -> f.option().equals(wanted)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("unknown fault '" + wanted + "'; the faults are " + all())));
+        }
+        return faults;
+    }
+}

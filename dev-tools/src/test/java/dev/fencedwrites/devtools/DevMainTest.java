@@ -1,0 +1,78 @@
+package dev.fencedwrites.devtools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencedwrites.cli.FenceMain;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine;
+
+/**
+ * The checkout's {@code fence} ({@link DevMain}): the operator commands and the local stack's, with the shared options each
+ * takes; no service is needed.
+ */
+class DevMainTest {
+    private static FenceRun fence(String... args) {
+        return FenceRun.of(args);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"demo --version", "up --version", "down --version", "chaos --version", "produce --version"})
+    void theStacksCommandsAnswerVersionAsTheOperatorsDo(String args) {
+        FenceRun run = fence(args.split(" "));
+
+        assertThat(run.exit()).isZero();
+        assertThat(run.out().strip()).isEqualTo(fence("--version").out().strip()).startsWith("fenced-writes ");
+    }
+
+    // A case whose refusal is missing must not start anything long (an accepted `up` would start a whole stack).
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "demo --ttl-seconds x | fence demo: Invalid value for option '--ttl-seconds'",
+            "--bootstrap 127.0.0.1:9092 up | fence up: --bootstrap does not apply to fence up",
+            "up --etcd http://127.0.0.1:2379 | fence up: Unknown options: '--etcd'",
+            "down --schema-registry http://127.0.0.1:1 | fence down: Unknown options: '--schema-registry'",
+            "chaos --command-config x.properties | fence chaos: Unknown options: '--command-config'",
+            "chaos --fault-command etcd-pause=x | fence chaos: --fault-command and --postgres go with --stack",
+            "chaos --stack --faults enforcer-kill | fence chaos: --faults enforcer-kill with --stack needs --fault-command "
+                    + "enforcer-kill=COMMAND",
+            "chaos --stack --fault-command worker-pause=x | fence chaos: --fault-command worker-pause: only the service faults",
+            "chaos --stack --cluster | fence chaos: --stack runs against a stack that is already there",
+            "chaos --faults broker-kill | fence chaos: --faults broker-kill needs --cluster",
+            "inspect customer-7 --bootstrap 127.0.0.1:9092 | fence inspect: Unknown options: '--bootstrap'"})
+    void everyUsageErrorIsOneLineAndExitsTwo(String args, String message) {
+        FenceRun run = fence(args.split(" "));
+
+        assertThat(run.exit()).isEqualTo(FenceMain.USAGE_ERROR).isEqualTo(2);
+        assertThat(run.err().strip()).doesNotContain("\n").startsWith(message).endsWith("--help)");
+    }
+
+    @Test
+    void theRootHelpListsEveryCommandThenTheLauncherCommands() {
+        FenceRun run = fence("--help");
+
+        assertThat(run.exit()).isZero();
+        assertThat(run.out()).contains("Usage: fence ", "--env-file", "--bootstrap", "--etcd", "--schema-registry")
+                .containsPattern("(?m)^  demo ").containsPattern("(?m)^  up ").containsPattern("(?m)^  down ")
+                .containsPattern("(?m)^  chaos ").containsPattern("(?m)^  enforcer ").containsPattern("(?m)^  rejected ")
+                .containsPattern("(?m)^  consume ").containsPattern("(?m)^  produce ").containsPattern("(?m)^  inspect ")
+                .containsPattern("(?m)^  verify ").containsPattern("(?m)^  test ").containsPattern("(?m)^  bench ")
+                .containsPattern("(?ms)^  help .*^Launcher commands.*^Exit status: 2 ");
+    }
+
+    @Test
+    void upAndDemoWriteTheirEnvFileWhereEnvFileSaysElseTheirOwnDefault() {
+        CommandLine line = DevMain.commandLine();
+        line.parseArgs("up");
+        assertThat(((FenceMain) line.getCommand()).stack().envFileOr(UpCommand.DEFAULT_ENV_FILE))
+                .isEqualTo(Path.of(".fence/stack.env"));
+
+        CommandLine other = DevMain.commandLine();
+        other.parseArgs("demo", "--env-file", "mine.env");
+        assertThat(((FenceMain) other.getCommand()).stack().envFileOr(DemoCommand.DEFAULT_ENV_FILE))
+                .isEqualTo(Path.of("mine.env"));
+    }
+}

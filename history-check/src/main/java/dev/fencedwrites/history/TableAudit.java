@@ -1,0 +1,196 @@
+package dev.fencedwrites.history;
+
+import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceRule;
+import dev.fencedwrites.sink.SinkRows;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.errors.DataException;
+
+/**
+ * {@code fence verify}'s table check: each row of the sink's table against what the sink's guard makes of the
+ * accepted topic: the fence and data of the key's winning accepted write, raised by a winning marker above it. Only keys
+ * whose last accepted record (and marker) the sink's consumer group has committed past are compared; the rest are counted as
+ * not caught up. A row above its key's accepted history was written around the enforcer ({@code ROW_AHEAD}).
+ */
+final class TableAudit {
+    private final Findings findings;
+    private final String table;
+    private final String accepted;
+    private final String markers;
+    private final SinkProgress sink;
+    private final Function<byte[], Struct> decode;
+    private final Function<Set<String>, Map<String, Set<Fence>>> later;
+    private final Map<String, Ahead> ahead = new HashMap<>();
+    /** Keys whose row is at the right fence, their data to compare once the table's cursor is closed. */
+    private final List<String> toCompare = new ArrayList<>();
+
+    /** A row above what the topics showed when read: its fence, and the message should it stay unexplained. */
+    private record Ahead(Fence fence, String detail) {
+    }
+
+    /** How far the sink has got: whether its consumer group has committed past a record of a topic. */
+    @FunctionalInterface
+    interface SinkProgress {
+        boolean passed(String topic, int partition, long offset);
+    }
+
+    /**
+     * @param decode the value of an accepted record as the sink decodes it (Confluent wire format through the registry)
+     * @param later  for the given keys, the fences of their accepted records and markers written after the topics were
+     *               read: a row ahead of what was read may hold one of them on a live pipeline
+     * @throws IllegalArgumentException when {@code table} is not a table name the sink takes
+     */
+    TableAudit(Findings findings, String table, Scope scope, SinkProgress sink, Function<byte[], Struct> decode,
+            Function<Set<String>, Map<String, Set<Fence>>> later) {
+        SinkRows.sqlName(table);
+        this.findings = findings;
+        this.table = table;
+        this.accepted = scope.accepted();
+        this.markers = scope.markers();
+        this.sink = sink;
+        this.decode = decode;
+        this.later = later;
+    }
+
+    void run(Connection connection, Map<String, KeyState> keys) throws SQLException {
+        Set<String> seen = new HashSet<>();
+        String sql = "SELECT resource_key, fence_token, fence_seq, deleted FROM " + SinkRows.sqlName(table);
+        connection.setAutoCommit(false); // a cursor, not the whole table in memory
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setFetchSize(5_000);
+            try (ResultSet rows = statement.executeQuery()) {
+                while (rows.next()) {
+                    String key = new String(rows.getString(1).getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
+                    long token = rows.getLong(2);
+                    long seq = rows.getLong(3);
+                    boolean noSeq = rows.wasNull();
+                    seen.add(key);
+                    findings.count("table rows");
+                    if (token <= 0 || seq < 0 && !noSeq) {
+                        findings.violation(ViolationKind.ROW_DATA_DIFFERS, key,
+                                "row with fence_token " + token + " and fence_seq "
+                                        + seq + " in " + table + ": no fence the sink writes");
+                        continue;
+                    }
+                    row(key, new Fence(token, noSeq ? Fence.NO_SEQ : seq), rows.getBoolean(4), keys.get(key));
+                }
+            }
+        } finally {
+            connection.commit();
+            connection.setAutoCommit(true);
+        }
+        for (String key : toCompare) {
+            compareData(connection, key, keys.get(key));
+        }
+        reportAhead();
+        keys.forEach((key, state) -> {
+            // A marker alone makes no row when the row it supersedes is not there (the sink's MARKER_AFTER update).
+            if (!seen.contains(key) && state.rowFence != null && caughtUp(state)) {
+                findings.violation(ViolationKind.ROW_MISSING, key, "no row in " + table + ", though the sink has passed "
+                        + (state.rowFrom != null
+                                ? state.rowFrom + " with " + state.rowFence
+                                : "the marker with " + state.markerFence));
+            }
+        });
+    }
+
+    private void row(String key, Fence fence, boolean deleted, KeyState state) {
+        Fence expected = state == null ? null : expected(state);
+        if (expected == null) {
+            ahead.put(key, new Ahead(fence, fence + " in " + table + ", but no accepted write or marker for this key"));
+            return;
+        }
+        if (!caughtUp(state)) {
+            findings.count("rows the sink has not caught up with");
+            return;
+        }
+        // The winning write's fence is right too when a marker above it found the row behind its previous fence: the sink then
+        // leaves the row as it is (GuardedUpsert's MARKER_AFTER).
+        if (!fence.equals(expected) && !fence.equals(state.rowFence)) {
+            String detail = fence + " in " + table + ", the accepted history gives " + expected + " (" + source(state) + ")";
+            if (FenceRule.decide(expected, fence).accepted()) {
+                ahead.put(key, new Ahead(fence, detail));
+            } else {
+                findings.violation(ViolationKind.ROW_BEHIND, key, "row with " + detail);
+            }
+            return;
+        }
+        findings.count("rows compared");
+        boolean expectDeleted = state.rowFence == null || state.rowDeleted;
+        if (deleted != expectDeleted) {
+            findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "row at " + fence + " has deleted=" + deleted + ", "
+                    + source(state) + (expectDeleted ? " is a delete" : " is a write"));
+        } else if (!deleted && state.rowValue != null) {
+            toCompare.add(key);
+        }
+    }
+
+    private void compareData(Connection connection, String key, KeyState state) throws SQLException {
+        Struct value;
+        try {
+            value = decode.apply(state.rowValue);
+        } catch (DataException e) {
+            findings.count("rows not compared: value not decodable");
+            return;
+        }
+        Optional<List<String>> differing;
+        try {
+            differing = SinkRows.differingColumns(connection, table, OutputRecord.display(key), value);
+        } catch (SQLException | DataException e) {
+            findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "the row at " + state.rowFence + " cannot hold "
+                    + source(state) + ": " + e.getMessage());
+            return;
+        }
+        if (differing.isPresent() && !differing.get().isEmpty()) {
+            findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "columns " + differing.get() + " of the row at "
+                    + state.rowFence + " differ from " + source(state));
+        }
+    }
+
+    /** Reports the rows ahead of the topics as read, but for those holding a fence written to the topics since. */
+    private void reportAhead() {
+        if (ahead.isEmpty()) {
+            return;
+        }
+        Map<String, Set<Fence>> since = later.apply(ahead.keySet());
+        ahead.forEach((key, row) -> {
+            if (since.getOrDefault(key, Set.of()).contains(row.fence())) {
+                findings.count("rows holding a write newer than the topics as read");
+            } else {
+                findings.violation(ViolationKind.ROW_AHEAD, key, "row with " + row.detail() + ": written around the enforcer");
+            }
+        });
+    }
+
+    /** The row's fence the accepted history gives: the winning write's, or a winning marker's above it; null: none. */
+    private static Fence expected(KeyState state) {
+        if (state.markerFence != null && (state.rowFence == null || FenceRule.decide(state.rowFence, state.markerFence)
+                .accepted())) {
+            return FenceRule.raise(state.rowFence, state.markerFence);
+        }
+        return state.rowFence;
+    }
+
+    private boolean caughtUp(KeyState state) {
+        return (state.lastCopyPartition < 0 || sink.passed(accepted, state.lastCopyPartition, state.lastCopyOffset))
+                && (state.markerPartition < 0 || markers == null
+                        || sink.passed(markers, state.markerPartition, state.markerOffset));
+    }
+
+    private static String source(KeyState state) {
+        return state.rowFrom != null ? "the winning accepted write " + state.rowFrom : "the winning marker";
+    }
+}
