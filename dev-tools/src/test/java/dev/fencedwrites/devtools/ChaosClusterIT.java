@@ -3,6 +3,7 @@ package dev.fencedwrites.devtools;
 import dev.fencedwrites.devtools.chaos.Fault;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
  * enforcers, 2 Connect workers), broker kills among the faults. Runs in {@code ./fence test-failover}, not in
  * {@code ./fence test} (the stack alone costs about a minute and 5 GiB).
  */
+@Tag("failover")
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class ChaosClusterIT {
     @TempDir

@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Needs real services: {@code ./fence chaos --duration 2m} starts the default stack, real writer processes with real etcd
  * leases, and a nemesis that kills and stops real processes; only the real pipeline can show that the fence held.
  */
+@Tag("failover")
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class ChaosIT {
     @TempDir

@@ -45,6 +45,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
@@ -55,6 +56,7 @@ import org.junit.jupiter.api.io.TempDir;
  * real brokers replicate every topic, two real enforcers share one group and two distributed Connect workers share the
  * sink. One cluster start for the whole class.
  */
+@Tag("failover")
 @Timeout(value = 14, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterUpIT {

@@ -4,6 +4,7 @@ import static dev.fencedwrites.docker.StackFiles.DIR;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.fencedwrites.services.Tools;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -75,17 +76,15 @@ class AlertRulesTest {
     record Result(int exitCode, String output) {
     }
 
-    /** Runs Debian's promtool (package prometheus, which ./fence test installs) and returns its exit code and output. */
+    /**
+     * Runs Debian's promtool (package prometheus, which dev/setup test installs) and returns its exit code and output.
+     *
+     * @throws dev.fencedwrites.services.MissingToolException when promtool is not installed
+     */
     static Result promtool(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of("promtool"));
+        List<String> command = new ArrayList<>(List.of(Tools.require("promtool", "apt-get install -y prometheus").toString()));
         command.addAll(List.of(args));
-        Process process;
-        try {
-            process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        } catch (IOException e) {
-            throw new IllegalStateException(
-                    "promtool not found: install Debian's prometheus package (apt-get install prometheus; ./fence test does)", e);
-        }
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("promtool finished").isTrue();
         return new Result(process.exitValue(), output);

@@ -10,6 +10,7 @@ import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.enforcer.FenceEnforcerApp;
 import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
+import dev.fencedwrites.services.Tools;
 import dev.fencedwrites.sink.FencedJdbcSinkConfig;
 import dev.fencedwrites.sink.FencedJdbcSinkConnector;
 import java.io.IOException;
@@ -46,6 +47,17 @@ class ComposeStackTest {
 
     private final JsonNode compose = StackFiles.compose();
     private final JsonNode services = compose.path("services");
+
+    /** Compose's own reading of the file: Debian's docker-compose (v1) validates it without a Docker daemon. */
+    @Test
+    void dockerComposeAcceptsTheFile() throws Exception {
+        Path dockerCompose = Tools.require("docker-compose", "apt-get install -y docker-compose");
+        Process check = new ProcessBuilder(dockerCompose.toString(), "-f", StackFiles.DIR.resolve("compose.yaml").toString(),
+                "config", "-q").redirectErrorStream(true).start();
+        String output = new String(check.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(check.waitFor(60, TimeUnit.SECONDS)).as("docker-compose config finished").isTrue();
+        assertThat(check.exitValue()).as("docker-compose -f docker/compose.yaml config -q: %s", output).isZero();
+    }
 
     @Test
     void everyPublishedPortBindsLoopbackOnly() {

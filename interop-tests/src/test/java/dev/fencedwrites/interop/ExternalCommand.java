@@ -2,14 +2,14 @@ package dev.fencedwrites.interop;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fencedwrites.services.MissingToolException;
+import dev.fencedwrites.services.Tools;
 import java.io.ByteArrayOutputStream;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,32 +40,20 @@ final class ExternalCommand {
     }
 
     /**
-     * Checks that node, the npm packages, kcat and etcdctl are installed, naming what to run when not, so a
-     * machine without them fails at once with the fix rather than with a timeout.
+     * Checks that node, the npm packages, kcat and etcdctl are installed, so a machine without them skips the test at
+     * once, naming what to install, rather than failing with a timeout.
+     *
+     * @throws MissingToolException naming the first that is missing
      */
     static void checkInstalled() {
         Path dir = nodeDir();
-        requireOnPath("node", "install Node.js 20 or newer (docs/dev/setup.md), or run ./fence test, which checks it");
-        requireOnPath("kcat", "install Debian's kcat (apt-get install -y kcat), or run ./fence test, which does");
-        requireOnPath("etcdctl",
-                "install Debian's etcd-client (apt-get install -y etcd-client), or run ./fence test, which does");
+        Tools.require("node", "Node.js 20 or newer from nodejs.org or NodeSource (docs/dev/setup.md)");
+        Tools.require("kcat", "apt-get install -y kcat");
+        Tools.require("etcdctl", "apt-get install -y etcd-client");
         for (String module : List.of("kafkajs", "@confluentinc/schemaregistry", "avsc", "etcd3")) {
-            if (!Files.isDirectory(dir.resolve("node_modules").resolve(module))) {
-                throw new IllegalStateException(
-                        "the npm package " + module + " is not installed in " + dir.resolve("node_modules")
-                                + ": run `npm ci` in " + dir + " (./fence test does)");
-            }
+            Tools.requireFile(dir.resolve("node_modules").resolve(module), "the npm package " + module,
+                    "(cd examples/node && npm ci)");
         }
-    }
-
-    private static void requireOnPath(String program, String fix) {
-        String path = System.getenv().getOrDefault("PATH", "");
-        for (String entry : path.split(File.pathSeparator)) {
-            if (!entry.isEmpty() && Files.isExecutable(Path.of(entry, program))) {
-                return;
-            }
-        }
-        throw new IllegalStateException(program + " not found on PATH: " + fix);
     }
 
     /**

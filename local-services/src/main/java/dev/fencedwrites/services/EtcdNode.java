@@ -1,12 +1,12 @@
 package dev.fencedwrites.services;
 
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** One etcd member (the {@code etcd} binary from Debian's etcd-server) on loopback. */
 public final class EtcdNode {
@@ -16,23 +16,19 @@ public final class EtcdNode {
     private EtcdNode() {
     }
 
-    /** Locates the etcd binary: {@code ETCD_BINARY}, then PATH, then /usr/bin/etcd. */
+    /**
+     * Locates the etcd binary: {@code ETCD_BINARY}, then PATH, then /usr/bin/etcd.
+     *
+     * @throws MissingToolException when there is none
+     */
     public static Path binary() {
         String configured = System.getenv("ETCD_BINARY");
         if (configured != null && !configured.isBlank()) {
             return Path.of(configured);
         }
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-            Path candidate = Path.of(dir, "etcd");
-            if (Files.isExecutable(candidate)) {
-                return candidate;
-            }
-        }
         Path debian = Path.of("/usr/bin/etcd");
-        if (Files.isExecutable(debian)) {
-            return debian;
-        }
-        throw new IllegalStateException("etcd not found on PATH. Install it with: " + INSTALL_HINT + " (or set ETCD_BINARY)");
+        return Tools.onPath("etcd").or(() -> Files.isExecutable(debian) ? Optional.of(debian) : Optional.empty())
+                .orElseThrow(() -> new MissingToolException("etcd", INSTALL_HINT + " (or set ETCD_BINARY)"));
     }
 
     /** Starts a single-member cluster and waits until {@code /health} reports healthy; the address is the client URL. */

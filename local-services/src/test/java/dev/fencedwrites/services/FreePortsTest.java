@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,6 +24,9 @@ class FreePortsTest {
     /** Runs {@code script} in another process, with the lock file of {@code port} as its argument. */
     private static Process python(String script, int port) throws Exception {
         Files.createDirectories(FreePorts.lockDir());
+        // test-support's MissingToolSkips is not on this module's class path (it depends on this one): assume directly.
+        Assumptions.assumeTrue(Tools.onPath("python3").isPresent(),
+                () -> new MissingToolException("python3", "apt-get install -y python3").getMessage());
         return new ProcessBuilder("python3", "-c", script, FreePorts.lockDir().resolve(port + ".lock").toString())
                 .redirectErrorStream(true).start();
     }

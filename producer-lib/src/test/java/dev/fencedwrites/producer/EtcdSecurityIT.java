@@ -9,6 +9,7 @@ import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.services.EtcdNode;
 import dev.fencedwrites.services.Service;
+import dev.fencedwrites.services.Tools;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.auth.Permission;
@@ -178,7 +179,7 @@ class EtcdSecurityIT {
         }
 
         private static void openssl(Path dir, String... args) throws IOException, InterruptedException {
-            List<String> command = new ArrayList<>(List.of("openssl"));
+            List<String> command = new ArrayList<>(List.of(Tools.require("openssl", "apt-get install -y openssl").toString()));
             command.addAll(List.of(args));
             Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
             String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

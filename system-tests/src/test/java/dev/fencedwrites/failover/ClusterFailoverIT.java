@@ -27,6 +27,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.Timeout;
  * leadership, consumer-group and Connect rebalances and producer fencing are the real services'.
  * One cluster start; the scenarios run in order and each leaves the cluster whole.
  */
+@Tag("failover")
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterFailoverIT {

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.Timeout;
  * worker is killed and restarted mid-load: consumer-group failover, transactions and the sink's
  * guarded upsert are the real broker's, Kafka Streams' and PostgreSQL's behaviour.
  */
+@Tag("slow")
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SingleStackFailoverIT {

@@ -74,7 +74,15 @@ public abstract class ServiceExtension<S extends AutoCloseable>
     private synchronized void startOnce() throws Exception {
         if (service == null) {
             dir = Files.createTempDirectory("fenced-writes-" + name + "-");
-            service = start(dir);
+            try {
+                service = start(dir);
+            } catch (Exception e) {
+                Throwable skip = MissingToolSkips.skipIfMissing(e);
+                if (skip instanceof RuntimeException unchecked) {
+                    throw unchecked;
+                }
+                throw e;
+            }
         }
     }
 

@@ -7,6 +7,8 @@ import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.localstack.LocalStackBuilder;
 import dev.fencedwrites.services.Await;
+import dev.fencedwrites.services.MissingToolException;
+import dev.fencedwrites.services.Tools;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -103,8 +105,19 @@ public final class ChaosRun {
             int injected) {
     }
 
-    /** Runs it all; {@code progress} gets one line per step and per fault. */
+    /**
+     * Runs it all; {@code progress} gets one line per step and per fault.
+     *
+     * @throws MissingToolException before anything starts, when kcat (the inject fault) or libfaketime (skewed writers)
+     *                              is not installed
+     */
     public static Outcome run(Settings settings, Consumer<String> progress) throws Exception {
+        if (settings.faults().contains(Fault.INJECT)) {
+            Tools.require("kcat", "apt-get install -y kcat");
+        }
+        if (settings.skewed() > 0) {
+            Tools.requireFile(WriterFleet.LIBFAKETIME, "libfaketime", "apt-get install -y faketime");
+        }
         progress.accept("seed " + settings.seed() + "; data, logs and report in " + settings.dir());
         if (settings.stack() != null) {
             Files.createDirectories(settings.dir());
