@@ -20,6 +20,7 @@ import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The client over HTTPS with the {@code schema.registry.ssl.*} settings, against an HTTPS server
  * demanding a client certificate; the certificates are made here with the JDK's keytool.
  */
+@Tag("process")
 class RestSchemaRegistryClientTlsTest {
     private static final String PASSWORD = "changeit";
 

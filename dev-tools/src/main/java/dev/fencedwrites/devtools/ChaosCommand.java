@@ -1,10 +1,10 @@
 package dev.fencedwrites.devtools;
 
 import dev.fencedwrites.cli.BuildVersion;
+import dev.fencedwrites.cli.DurationConverter;
 import dev.fencedwrites.cli.EnvFile;
 import dev.fencedwrites.cli.FenceMain;
 import dev.fencedwrites.cli.StackOptions;
-import dev.fencedwrites.cli.TopicReader;
 import dev.fencedwrites.cli.VerifyCommand;
 import dev.fencedwrites.devtools.chaos.ChaosReport;
 import dev.fencedwrites.devtools.chaos.ChaosRun;
@@ -64,9 +64,10 @@ import picocli.CommandLine.Spec;
                 "timing. Exit status: 0 when verify found no violation and every stale write was rejected, 3 otherwise (the",
                 "report names the seed), 1 with a one-line reason when the run could not be made."})
 public final class ChaosCommand implements Callable<Integer> {
-    @Option(names = "--duration", defaultValue = "2m", paramLabel = "DURATION", description = "Load and faults for this long, "
-            + "e.g. 2m, 30m (default: ${DEFAULT-VALUE}).")
-    String duration;
+    @Option(names = "--duration", defaultValue = "2m", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "Load and faults for this long, "
+                    + "e.g. 2m, 30m (default: ${DEFAULT-VALUE}).")
+    Duration duration;
     @Option(names = "--seed", paramLabel = "N", description = "The nemesis schedule's seed (default: a random one, printed).")
     Long seed;
     @Option(names = "--workers", defaultValue = "4", description = "Writer processes (default: ${DEFAULT-VALUE}).")
@@ -76,9 +77,10 @@ public final class ChaosCommand implements Callable<Integer> {
     int threads;
     @Option(names = "--keys", defaultValue = "8", description = "Keys they contend for (default: ${DEFAULT-VALUE}).")
     int keys;
-    @Option(names = "--ttl", defaultValue = "3s", paramLabel = "DURATION", description = "The writers' lease TTL "
-            + "(default: ${DEFAULT-VALUE}).")
-    String ttl;
+    @Option(names = "--ttl", defaultValue = "3s", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "The writers' lease TTL "
+                    + "(default: ${DEFAULT-VALUE}).")
+    Duration ttl;
     @Option(names = "--stall-chance", defaultValue = "0.02", paramLabel = "P", description = "Per write, the chance that its "
             + "process is stopped between the lease check and the send (default: ${DEFAULT-VALUE}).")
     double stallChance;
@@ -143,12 +145,12 @@ public final class ChaosCommand implements Callable<Integer> {
             chosen = faults != null
                     ? Fault.parse(faults)
                     : stack ? RunningStack.defaultFaults(commands) : Fault.parse(Fault.all(cluster));
-            length = TopicReader.parseDuration("--duration", duration);
+            length = duration;
             if (length.compareTo(MIN_DURATION) < 0) {
                 throw new IllegalArgumentException("--duration must be at least " + MIN_DURATION.toSeconds() + "s, got "
-                        + duration);
+                        + DurationConverter.format(duration));
             }
-            lease = TopicReader.parseDuration("--ttl", ttl);
+            lease = ttl;
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
@@ -286,8 +288,10 @@ public final class ChaosCommand implements Callable<Integer> {
         String stackOptions = !stack
                 ? ""
                 : " --stack" + given.given() + option("--postgres", postgresUrl);
-        return "./fence chaos --seed " + runSeed + " --duration " + duration + " --workers " + workers + " --threads "
-                + threads + " --keys " + keys + " --ttl " + ttl + " --stall-chance " + stallChance + " --skewed " + skewed
+        return "./fence chaos --seed " + runSeed + " --duration " + DurationConverter.format(duration) + " --workers " + workers
+                + " --threads "
+                + threads + " --keys " + keys + " --ttl " + DurationConverter.format(ttl) + " --stall-chance " + stallChance
+                + " --skewed " + skewed
                 + (faults == null ? "" : " --faults " + faults) + (control ? " --control" : "") + (cluster ? " --cluster" : "")
                 + stackOptions
                 + faultCommands.entrySet().stream().map(c -> option("--fault-command", c.getKey() + "=" + c.getValue()))

@@ -1,10 +1,10 @@
 package dev.fencedwrites.devtools;
 
 import dev.fencedwrites.cli.BuildVersion;
+import dev.fencedwrites.cli.DurationConverter;
 import dev.fencedwrites.cli.EnvFile;
 import dev.fencedwrites.cli.FenceMain;
 import dev.fencedwrites.cli.StackSettings;
-import dev.fencedwrites.cli.TopicReader;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +19,6 @@ import java.util.concurrent.TimeoutException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
@@ -52,9 +51,10 @@ public final class DownCommand implements Callable<Integer> {
     /** The env file's setting that gives up's process start time (ISO-8601), as the system reports it. */
     static final String STARTED = "FENCE_UP_STARTED";
 
-    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "3m", description = "How long to wait for up to "
-            + "stop every service (default: ${DEFAULT-VALUE}; up stops them one after another, each within 30 s).")
-    String timeout;
+    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "3m", converter = DurationConverter.class,
+            description = "How long to wait for up to "
+                    + "stop every service (default: ${DEFAULT-VALUE}; up stops them one after another, each within 30 s).")
+    Duration timeout;
 
     @ParentCommand
     FenceMain fence;
@@ -64,12 +64,7 @@ public final class DownCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
-        Duration wait;
-        try {
-            wait = TopicReader.parseDuration("--timeout", timeout);
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
-        }
+        Duration wait = timeout;
         Path envFile = fence.stack().envFileOr(UpCommand.DEFAULT_ENV_FILE);
         if (!Files.isRegularFile(envFile)) {
             err.println("[fence down] nothing to stop: no " + envFile + " (./fence up writes it once the stack is ready, and "

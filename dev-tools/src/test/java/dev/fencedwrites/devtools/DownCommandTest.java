@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code ./fence down} against real processes standing in for {@code ./fence up} (a {@code sleep}): it signals only the
  * process the env file names, with its start time, and says what it did. {@code FenceUpIT} stops a real {@code up} with it.
  */
+@Tag("process")
 class DownCommandTest {
     @TempDir
     Path dir;
@@ -98,7 +100,7 @@ class DownCommandTest {
         FenceRun down = FenceRun.of("down", "--timeout", "soon", "--env-file", dir.resolve("none.env").toString());
 
         assertThat(down.exit()).isEqualTo(FenceMain.USAGE_ERROR);
-        assertThat(down.err()).contains("--timeout 'soon' is not a duration");
+        assertThat(down.err()).contains("Invalid value for option '--timeout': 'soon' is not a duration");
     }
 
     private Path envFile(ProcessHandle process, Instant started) throws IOException {

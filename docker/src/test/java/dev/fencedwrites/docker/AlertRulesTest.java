@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * promtool accepts them, they cover the stalls, rejected writes and lease losses the issue names, and every metric and
  * label they use is one the project exports. {@link OperationsIT} fires them against real metrics.
  */
+@Tag("process")
 class AlertRulesTest {
     static final Path RULES = DIR.resolve("prometheus/alerts.yml");
 

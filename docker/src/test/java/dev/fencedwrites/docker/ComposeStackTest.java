@@ -35,9 +35,11 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Checks docker/compose.yaml and the files it mounts, parsed, against each other and the project's code. */
+@Tag("process")
 class ComposeStackTest {
     /** The sink metrics' exporter configuration, written by the sink-metrics work; checked in DashboardTest once it exists. */
     static final String JMX_EXPORTER_CONFIG = "../config/connect-jmx-exporter.yml";
@@ -141,7 +143,7 @@ class ComposeStackTest {
     @Test
     void theEnforcerVerifiesTokensAgainstTheStacksEtcd() {
         JsonNode enforcer = services.path("enforcer");
-        assertThat(enforcer.path("environment").path("FENCE_ENFORCER_ETCD_ENDPOINTS").asText()).isEqualTo("http://etcd:2379");
+        assertThat(enforcer.path("environment").path("FENCE_ETCD_ENDPOINTS").asText()).isEqualTo("http://etcd:2379");
         assertThat(enforcer.path("environment").has("FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE"))
                 .as("on by default with endpoints").isFalse();
         assertThat(enforcer.path("depends_on").path("etcd").path("condition").asText()).isEqualTo("service_healthy");

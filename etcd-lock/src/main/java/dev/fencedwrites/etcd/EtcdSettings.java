@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -144,18 +145,7 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
                 merged.setProperty(name, properties.getProperty(name).trim());
             }
         }
-        List<String> known = KEYS.stream().map(EtcdSettings::environmentName).toList();
-        for (String name : environment.keySet()) {
-            if (name.startsWith("FENCE_ETCD_") && !known.contains(name) && !SERVICE_LINK.matcher(name).matches()) {
-                throw new IllegalArgumentException("unknown environment variable " + name + "; known: " + new TreeSet<>(known));
-            }
-        }
-        for (String key : KEYS) {
-            String value = environment.get(environmentName(key));
-            if (value != null) {
-                merged.setProperty(key, value.trim());
-            }
-        }
+        fromEnvironment(environment).forEach(merged::setProperty);
         String endpoints = merged.getProperty(ENDPOINTS, "");
         List<String> list = new ArrayList<>();
         for (String endpoint : endpoints.split(",")) {
@@ -195,6 +185,30 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
             properties.load(reader);
         }
         return load(properties, environment);
+    }
+
+    /**
+     * The {@code etcd.*} settings {@code environment} gives, by key: each {@code FENCE_ETCD_*} variable
+     * ({@link #environmentName}), trimmed. The one environment convention for these keys, in producer-lib and the enforcer.
+     *
+     * @throws IllegalArgumentException naming a {@code FENCE_ETCD_*} variable that is no setting (a typo), except the
+     *                                  service variables Kubernetes injects
+     */
+    public static Map<String, String> fromEnvironment(Map<String, String> environment) {
+        List<String> known = KEYS.stream().map(EtcdSettings::environmentName).toList();
+        for (String name : environment.keySet()) {
+            if (name.startsWith("FENCE_ETCD_") && !known.contains(name) && !SERVICE_LINK.matcher(name).matches()) {
+                throw new IllegalArgumentException("unknown environment variable " + name + "; known: " + new TreeSet<>(known));
+            }
+        }
+        Map<String, String> settings = new LinkedHashMap<>();
+        for (String key : KEYS) {
+            String value = environment.get(environmentName(key));
+            if (value != null) {
+                settings.put(key, value.trim());
+            }
+        }
+        return settings;
     }
 
     /** The environment variable that overrides {@code key}: {@code etcd.lock.prefix} → {@code FENCE_ETCD_LOCK_PREFIX}. */

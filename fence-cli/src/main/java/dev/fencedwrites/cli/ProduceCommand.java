@@ -73,27 +73,29 @@ public final class ProduceCommand implements Callable<Integer> {
     @Option(names = "--count", defaultValue = "1", description = "Writes to publish under the one lease, seq 1..N (default: "
             + "${DEFAULT-VALUE}).")
     int count;
-    @Option(names = "--ttl", defaultValue = "10s", paramLabel = "DURATION", description = "The lease's TTL, e.g. 10s, 1m "
-            + "(default: ${DEFAULT-VALUE}).")
-    String ttl;
+    @Option(names = "--ttl", defaultValue = "10s", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "The lease's TTL, e.g. 10s, 1m "
+                    + "(default: ${DEFAULT-VALUE}).")
+    Duration ttl;
     @Option(names = "--writer", defaultValue = "fence-produce", description = "Writer id in the fence.writer header and "
             + "computedBy (default: ${DEFAULT-VALUE}).")
     String writer;
-    @Option(names = "--wait", defaultValue = "30s", paramLabel = "DURATION", description = "How long to wait for the enforcer's "
-            + "decisions; 0s does not wait (default: ${DEFAULT-VALUE}).")
-    String wait;
+    @Option(names = "--wait", defaultValue = "30s", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "How long to wait for the enforcer's "
+                    + "decisions; 0s does not wait (default: ${DEFAULT-VALUE}).")
+    Duration wait;
     @Spec
     CommandSpec spec;
     @ParentCommand
     FenceMain fence;
 
     /**
-     * Checks the options picocli cannot ({@code --count} at least 1, one of {@code --amount}, {@code --value} or
-     * {@code --delete}) and parses the duration {@code text} of {@code option}.
+     * Checks the options picocli cannot: {@code --count} at least 1, one of {@code --amount}, {@code --value} or
+     * {@code --delete}.
      *
      * @throws ParameterException a usage error, so it exits 2 like picocli's own
      */
-    private Duration usage(String option, String text) {
+    private void checkUsage() {
         try {
             if (count < 1) {
                 throw new IllegalArgumentException("--count must be at least 1, got " + count);
@@ -102,7 +104,6 @@ public final class ProduceCommand implements Callable<Integer> {
                 throw new IllegalArgumentException(
                         delete ? "--delete takes no --amount or --value" : "give --amount MINOR or --value JSON (or --delete)");
             }
-            return TopicReader.parseDuration(option, text);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
@@ -113,8 +114,9 @@ public final class ProduceCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         KafkaRefusal.quietClientLogs();
-        Duration leaseTtl = usage("--ttl", ttl);
-        Duration decisionWait = usage("--wait", wait);
+        checkUsage();
+        Duration leaseTtl = ttl;
+        Duration decisionWait = wait;
         try {
             BillingSummary summary = delete ? null : SummaryJson.summary(key, value, amount, writer, Instant.now());
             StackOptions stack = fence.stack();
@@ -128,7 +130,7 @@ public final class ProduceCommand implements Callable<Integer> {
                 if (decisionWait.isZero()) {
                     return 0;
                 }
-                return decisions.await(key, from, sent, decisionWait, wait, out);
+                return decisions.await(key, from, sent, decisionWait, DurationConverter.format(wait), out);
             }
         } catch (IllegalArgumentException | IllegalStateException | IOException | KafkaException | LeaseAcquisitionException e) {
             String cause = e.getCause() == null || e.getCause().getMessage() == null

@@ -8,13 +8,12 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 
 /** The options the topic-reading operator commands share ({@code ./fence rejected}, {@code ./fence consume}). */
 final class ReaderOptions {
-    @Option(names = "--since", paramLabel = "DURATION", description = "Only records newer than this, e.g. 90s, 15m, 2h, 1d "
-            + "(default: from the beginning).")
-    String since;
+    @Option(names = "--since", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "Only records newer than this, e.g. 90s, 15m, 2h, 1d (default: from the beginning).")
+    Duration since;
     @Option(names = {"-f", "--follow"}, description = "Keep reading new records until Ctrl-C.")
     boolean follow;
 
@@ -33,12 +32,7 @@ final class ReaderOptions {
     int print(String command, String topic, StackOptions stack, CommandSpec spec, Printer printer) {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Duration window;
-        try {
-            window = since == null ? null : TopicReader.parseDuration("--since", since);
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage(), e); // a usage error: exit 2
-        }
+        Duration window = since;
         KafkaRefusal.quietClientLogs();
         try {
             while (true) {

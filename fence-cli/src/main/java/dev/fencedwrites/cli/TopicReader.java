@@ -8,8 +8,6 @@ import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -22,7 +20,6 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 
 /** Reads a topic for the operator commands ({@code ./fence rejected}, {@code ./fence consume}). */
 public final class TopicReader {
-    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
 
     private TopicReader() {
     }
@@ -113,26 +110,5 @@ public final class TopicReader {
             }
         }
         return partitions;
-    }
-
-    /**
-     * {@code 90s}, {@code 15m}, {@code 2h}, {@code 1d}, {@code 500ms}.
-     *
-     * @param option the option it came from, for the error message
-     * @throws IllegalArgumentException naming {@code option} when {@code text} is not such a duration
-     */
-    public static Duration parseDuration(String option, String text) {
-        Matcher m = DURATION.matcher(text.trim());
-        if (!m.matches()) {
-            throw new IllegalArgumentException(option + " '" + text + "' is not a duration like 90s, 15m, 2h or 1d");
-        }
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-            case "ms" -> Duration.ofMillis(n);
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            case "h" -> Duration.ofHours(n);
-            default -> Duration.ofDays(n);
-        };
     }
 }

@@ -10,11 +10,13 @@ import java.io.Writer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.common.KafkaException;
@@ -174,15 +176,15 @@ public final class VerifyCommand implements Callable<Integer> {
 
     /** {@code --since}'s time: a duration ago, or an ISO-8601 time with its offset. */
     private Instant since(String text) {
+        Optional<Duration> ago = DurationConverter.parse(text);
+        if (ago.isPresent()) {
+            return Instant.now().minus(ago.get());
+        }
         try {
-            return Instant.now().minus(TopicReader.parseDuration("--since", text));
-        } catch (IllegalArgumentException notDuration) {
-            try {
-                return OffsetDateTime.parse(text.trim()).toInstant();
-            } catch (DateTimeParseException e) {
-                throw new ParameterException(spec.commandLine(), "--since '" + text + "' is neither a duration like 90s, 15m, "
-                        + "2h or 1d nor an ISO-8601 time like 2026-12-02T18:00:00Z", e);
-            }
+            return OffsetDateTime.parse(text.trim()).toInstant();
+        } catch (DateTimeParseException e) {
+            throw new ParameterException(spec.commandLine(), "--since '" + text + "' is neither a duration like 90s, 15m, "
+                    + "2h or 1d nor an ISO-8601 time like 2026-12-02T18:00:00Z", e);
         }
     }
 

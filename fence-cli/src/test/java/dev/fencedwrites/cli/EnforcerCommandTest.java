@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code fence enforcer} hands every argument to the enforcer's own main, so its help and exit status are the enforcer's.
  * Each case runs {@code FenceMain} in a child JVM, since the enforcer's main ends its JVM with {@code System.exit}.
  */
+@Tag("process")
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class EnforcerCommandTest {
     private record Run(int exit, String output) {

@@ -93,7 +93,7 @@ class OperatorCommandsIT {
                 .doesNotContain("\n");
         FenceRun badSince = rejected("--bootstrap", stack.kafkaBootstrap(), "--since", "yesterday");
         assertThat(badSince.exit()).as("a usage error").isEqualTo(FenceMain.USAGE_ERROR);
-        assertThat(badSince.err()).contains("--since 'yesterday' is not a duration");
+        assertThat(badSince.err()).contains("Invalid value for option '--since': 'yesterday' is not a duration");
     }
 
     /**

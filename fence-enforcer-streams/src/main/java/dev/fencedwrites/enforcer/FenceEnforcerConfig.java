@@ -20,6 +20,8 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The enforcer's configuration. Sources, later ones winning: the properties file, then
@@ -52,6 +54,9 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String TOKEN_VERIFICATION_CACHE_SIZE = "token.verification.cache.size";
     /** Prefix of Kafka Streams settings passed through unchanged. */
     public static final String STREAMS_PREFIX = "streams.";
+    private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerConfig.class);
+    private static final String ETCD_PREFIX = "etcd.";
+
     /** Prefix of the environment variables read. */
     public static final String ENV_PREFIX = "FENCE_ENFORCER_";
 
@@ -83,12 +88,41 @@ public final class FenceEnforcerConfig extends AbstractConfig {
             if (name.startsWith(ENV_PREFIX)) {
                 String key = propertyName(name.substring(ENV_PREFIX.length()));
                 refuseUnknown(key, name, false);
+                if (key.startsWith(ETCD_PREFIX)) {
+                    LOG.warn("{} is deprecated and will be removed after 0.1: set {}, the name producer-lib reads too", name,
+                            EtcdSettings.environmentName(key));
+                }
                 props.put(key, value);
             }
         });
+        etcdFromEnvironment(env).forEach(props::put);
         FenceEnforcerConfig config = new FenceEnforcerConfig(props);
         config.validate();
         return config;
+    }
+
+    /**
+     * The {@code etcd.*} settings of the environment by their one convention, {@code FENCE_ETCD_*} (producer-lib's too,
+     * {@link EtcdSettings#fromEnvironment}). The old names, {@code FENCE_ENFORCER_ETCD_*}, still work (with a warning);
+     * both names set to different values are refused.
+     *
+     * @throws ConfigException naming an unknown {@code FENCE_ETCD_*} variable, or both names of one setting
+     */
+    static Map<String, String> etcdFromEnvironment(Map<String, String> env) {
+        Map<String, String> etcd;
+        try {
+            etcd = EtcdSettings.fromEnvironment(env);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage());
+        }
+        etcd.forEach((key, value) -> {
+            String old = ENV_PREFIX + key.toUpperCase(Locale.ROOT).replace('.', '_');
+            if (env.containsKey(old) && !env.get(old).trim().equals(value)) {
+                throw new ConfigException(EtcdSettings.environmentName(key) + " and " + old + " (its deprecated name) are "
+                        + "both set, to different values: keep " + EtcdSettings.environmentName(key) + " alone");
+            }
+        });
+        return etcd;
     }
 
     /**

@@ -73,8 +73,8 @@ class FenceEnforcerConfigTest {
 
     @Test
     void tokenVerificationIsOnWhenEtcdEndpointsAreSet() {
-        FenceEnforcerConfig config = load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://127.0.0.1:2379, http://127.0.0.1:2381",
-                "FENCE_ENFORCER_ETCD_LOCK_PREFIX", "app/locks/", "FENCE_ENFORCER_ETCD_REQUEST_TIMEOUT_MS", "750"));
+        FenceEnforcerConfig config = load(Map.of("FENCE_ETCD_ENDPOINTS", "http://127.0.0.1:2379, http://127.0.0.1:2381",
+                "FENCE_ETCD_LOCK_PREFIX", "app/locks/", "FENCE_ETCD_REQUEST_TIMEOUT_MS", "750"));
 
         assertThat(config.tokenVerification()).hasValueSatisfying(etcd -> {
             assertThat(etcd.endpoints()).containsExactly("http://127.0.0.1:2379", "http://127.0.0.1:2381");
@@ -84,8 +84,35 @@ class FenceEnforcerConfigTest {
     }
 
     @Test
+    void theDeprecatedEnforcerNamesOfTheEtcdSettingsStillWork() {
+        FenceEnforcerConfig config = load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://127.0.0.1:2379",
+                "FENCE_ENFORCER_ETCD_LOCK_PREFIX", "old/locks/", "FENCE_ETCD_REQUEST_TIMEOUT_MS", "750"));
+
+        assertThat(config.tokenVerification()).hasValueSatisfying(etcd -> {
+            assertThat(etcd.endpoints()).containsExactly("http://127.0.0.1:2379");
+            assertThat(etcd.lockPrefix()).isEqualTo("old/locks/");
+            assertThat(etcd.requestTimeout()).hasMillis(750);
+        });
+    }
+
+    @Test
+    void bothNamesOfAnEtcdSettingWithDifferentValuesAreRefusedNamingBoth() {
+        assertThatThrownBy(() -> load(Map.of("FENCE_ETCD_ENDPOINTS", "http://new:2379", "FENCE_ENFORCER_ETCD_ENDPOINTS",
+                "http://old:2379"))).isInstanceOf(ConfigException.class).hasMessageContaining("FENCE_ETCD_ENDPOINTS")
+                .hasMessageContaining("FENCE_ENFORCER_ETCD_ENDPOINTS");
+        assertThat(load(Map.of("FENCE_ETCD_ENDPOINTS", "http://same:2379", "FENCE_ENFORCER_ETCD_ENDPOINTS", " http://same:2379"))
+                .tokenVerification().orElseThrow().endpoints()).containsExactly("http://same:2379");
+    }
+
+    @Test
+    void anUnknownEtcdVariableIsRefusedAsProducerLibRefusesIt() {
+        assertThatThrownBy(() -> load(Map.of("FENCE_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ETCD_LOCK_PREFX", "x/")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("unknown environment variable FENCE_ETCD_LOCK_PREFX");
+    }
+
+    @Test
     void tokenVerificationCanBeTurnedOffWithEndpointsSet() {
-        assertThat(load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://127.0.0.1:2379",
+        assertThat(load(Map.of("FENCE_ETCD_ENDPOINTS", "http://127.0.0.1:2379",
                 "FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "false"))
                 .tokenVerification()).isEmpty();
     }
@@ -99,24 +126,24 @@ class FenceEnforcerConfigTest {
 
     @Test
     void invalidEtcdSettingsAreRefusedAtLoadNamingTheSetting() {
-        assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "127.0.0.1:2379")))
+        assertThatThrownBy(() -> load(Map.of("FENCE_ETCD_ENDPOINTS", "127.0.0.1:2379")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("etcd.endpoints");
         assertThatThrownBy(
-                () -> load(Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ENFORCER_ETCD_USER", "enforcer")))
+                () -> load(Map.of("FENCE_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ETCD_USER", "enforcer")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("etcd.password");
         assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_COMPACTED_POLICY", "maybe")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.compacted.policy");
         assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_RETRY_BACKOFF_MS", "500",
                 "FENCE_ENFORCER_TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS", "100",
-                "FENCE_ENFORCER_ETCD_ENDPOINTS", "http://e:2379")))
+                "FENCE_ETCD_ENDPOINTS", "http://e:2379")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.retry.backoff.max.ms");
     }
 
     @Test
     void theEtcdPasswordNeverShowsInTheSettingsText() {
         FenceEnforcerConfig config = load(
-                Map.of("FENCE_ENFORCER_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ENFORCER_ETCD_USER", "enforcer",
-                        "FENCE_ENFORCER_ETCD_PASSWORD", "s3cret-pw"));
+                Map.of("FENCE_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ETCD_USER", "enforcer",
+                        "FENCE_ETCD_PASSWORD", "s3cret-pw"));
 
         assertThat(config.tokenVerification().orElseThrow().toString()).doesNotContain("s3cret-pw");
         assertThat(config.tokenVerification().orElseThrow().password()).isEqualTo("s3cret-pw");

@@ -2,6 +2,8 @@ package dev.fencedwrites.interop;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fencedwrites.services.MissingToolException;
+import dev.fencedwrites.services.Tools;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -9,7 +11,6 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,21 +68,19 @@ final class PythonWriter implements AutoCloseable {
     }
 
     /**
-     * Checks that Debian's Python has the packages the writer imports, naming the fix when not, so a
-     * machine without them fails at once rather than with a timeout.
+     * Checks that Debian's Python has the packages the writer imports, so a machine without them skips the test at once,
+     * naming what to install, rather than failing with a timeout.
+     *
+     * @throws MissingToolException naming Debian's python3 or the packages
      */
     static void checkInstalled() {
-        String fix = "apt-get install -y python3-confluent-kafka python3-avro python3-etcd3 python3-requests, "
-                + "or run ./fence test, which does";
-        if (!Files.isExecutable(PYTHON)) {
-            throw new IllegalStateException(PYTHON + " not found: install Debian's python3 and " + fix);
-        }
+        String packages = "apt-get install -y python3-confluent-kafka python3-avro python3-etcd3 python3-requests";
+        Tools.requireFile(PYTHON, "Debian's python3 (" + PYTHON + ")", "apt-get install -y python3");
         try {
             ExternalCommand.run(List.of(PYTHON.toString(), "-c", "import confluent_kafka, avro, etcd3, requests"), scriptDir(),
                     Map.of(), new byte[0], Duration.ofSeconds(60));
         } catch (AssertionError e) {
-            throw new IllegalStateException("Debian's Python lacks a package the Python writer needs (" + e.getMessage().strip()
-                    + "): " + fix, e);
+            throw new MissingToolException("the Python writer's packages (" + e.getMessage().strip() + ")", packages);
         }
     }
 

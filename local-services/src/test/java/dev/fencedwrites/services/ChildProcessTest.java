@@ -10,10 +10,12 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Stopping a set of child processes at once: real {@code bash} processes, since signals are what is tested. */
+@Tag("process")
 class ChildProcessTest {
     /** A process that exits on SIGTERM. */
     private static final List<String> OBEDIENT = List.of("sleep", "600");

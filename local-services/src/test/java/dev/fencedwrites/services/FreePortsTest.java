@@ -10,12 +10,14 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Two processes never get the same port from {@link FreePorts}: the other process is real (Python, whose
  * {@code fcntl.lockf} takes the same POSIX record lock as Java's {@code FileChannel.tryLock} on Linux).
  */
+@Tag("process")
 class FreePortsTest {
     /** Python that locks the file named by its first argument and says so. */
     private static final String LOCK = "import fcntl, sys, time\nf = open(sys.argv[1], 'w')\nfcntl.lockf(f, fcntl.LOCK_EX)\n"

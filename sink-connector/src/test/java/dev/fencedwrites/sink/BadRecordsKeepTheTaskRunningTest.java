@@ -33,6 +33,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -45,6 +46,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * the sink's topic. Values are Structs (as {@code dev.fencedwrites.avro.connect.AvroConverter} gives them),
  * so no registry is asked; the real Connect worker's view is in local-stack's {@code SinkBadRecordsIT}.
  */
+@Tag("process")
 class BadRecordsKeepTheTaskRunningTest {
     private static final int PARTITION = 0;
     private static final long TIMESTAMP = 1_790_000_000_000L;

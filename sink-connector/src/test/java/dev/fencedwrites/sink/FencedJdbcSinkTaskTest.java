@@ -53,6 +53,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -64,6 +65,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * {@code ByteArrayConverter}) against real PostgreSQL (embedded) and a fake schema registry that
  * knows schema id 1 only. Fences are written {@code token} or {@code token.seq}.
  */
+@Tag("process")
 class FencedJdbcSinkTaskTest {
     private static final String TOPIC = "fenced-writes-accepted";
     private static final int PARTITION = 3;

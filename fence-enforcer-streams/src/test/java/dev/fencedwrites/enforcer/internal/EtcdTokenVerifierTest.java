@@ -78,4 +78,23 @@ class EtcdTokenVerifierTest {
                     .isEqualTo(1.0);
         }
     }
+
+    @Test
+    void aDetailNameIsCutPastItsLimitSayingHowLongItWas() {
+        String limit = "k".repeat(EtcdTokenVerifier.DETAIL_NAME_MAX_CHARS);
+
+        assertThat(EtcdTokenVerifier.abbreviated(limit)).isEqualTo(limit);
+        assertThat(EtcdTokenVerifier.abbreviated(limit + "x")).isEqualTo(limit + "... (201 chars)");
+        assertThat(EtcdTokenVerifier.abbreviated("")).isEmpty();
+    }
+
+    @Test
+    void itsTextNamesTheLockPrefixAndTheOptions() {
+        EtcdSettings settings = EtcdSettings.builder(List.of("http://127.0.0.1:1")).lockPrefix("app/locks/").build();
+        EtcdTokenVerifier.Options options = new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT,
+                Duration.ofMillis(10), Duration.ofMillis(50), 100);
+        try (EtcdTokenVerifier verifier = new EtcdTokenVerifier(settings, options, new SimpleMeterRegistry())) {
+            assertThat(verifier.toString()).isEqualTo("EtcdTokenVerifier{prefix=app/locks/, " + options + "}");
+        }
+    }
 }

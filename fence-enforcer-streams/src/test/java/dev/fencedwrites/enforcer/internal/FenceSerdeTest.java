@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.utils.ByteUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -223,6 +224,63 @@ class FenceSerdeTest {
 
         assertThatThrownBy(() -> serde.deserializer().deserialize("t", value)).isInstanceOf(SerializationException.class)
                 .hasMessageContaining("claims");
+    }
+
+    /**
+     * A version 4 value, written field by field: no base, {@code count} accepts claimed (each written as 3 one-byte
+     * varlongs when {@code written} says so), since 0, lease 5, no origin, {@code rejected} rejections claimed and
+     * {@code rejectionsWritten} written (offset delta 1, reason 0).
+     */
+    private static byte[] version4(int count, int written, int rejected, int rejectionsWritten) {
+        ByteBuffer buffer = ByteBuffer.allocate(64).put((byte) 0x84);
+        ByteUtils.writeVarlong(0, buffer);
+        ByteUtils.writeUnsignedVarint(count, buffer);
+        ByteUtils.writeVarlong(0, buffer);
+        for (int i = 0; i < written; i++) {
+            ByteUtils.writeVarlong(1, buffer);
+            ByteUtils.writeVarlong(i + 1, buffer);
+            ByteUtils.writeVarlong(1, buffer);
+        }
+        ByteUtils.writeVarlong(5, buffer);
+        ByteUtils.writeUnsignedVarint(0, buffer);
+        ByteUtils.writeUnsignedVarint(rejected, buffer);
+        for (int i = 0; i < rejectionsWritten; i++) {
+            ByteUtils.writeVarlong(1, buffer);
+            ByteUtils.writeUnsignedVarint(0, buffer);
+        }
+        return Arrays.copyOf(buffer.array(), buffer.position());
+    }
+
+    @Test
+    void readsAVersion4ValueWrittenFieldByField() {
+        StoredFence stored = serde.deserializer().deserialize("t", version4(2, 2, 1, 1));
+
+        assertThat(stored.acceptCount()).isEqualTo(2);
+        assertThat(stored.lease()).isEqualTo(5);
+        assertThat(serde.serializer().serialize("t", stored)).isEqualTo(version4(2, 2, 1, 1));
+    }
+
+    /** More accepts than the bytes after them could hold (3 bytes each at least) is refused before reading them. */
+    @Test
+    void refusesAVersion4CountTheBytesCannotHold() {
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", version4(5, 2, 1, 1)))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("claims 5 accepts in 11 bytes");
+    }
+
+    /** A count the bytes could just hold passes the first check and is read until the bytes run out. */
+    @Test
+    void readsAVersion4CountThatJustFitsUntilTheBytesRunOut() {
+        byte[] value = Arrays.copyOf(version4(3, 3, 1, 1), 4 + 3 * 3); // version, base, count, since and the accepts
+
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", value)).isInstanceOf(SerializationException.class)
+                .hasMessageContaining("truncated");
+    }
+
+    /** More rejections than the bytes after them could hold (2 bytes each at least) is refused before reading them. */
+    @Test
+    void refusesVersion4RejectionsTheBytesCannotHold() {
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", version4(1, 1, 3, 1)))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("claims 1 accepts and 3 rejections in 2 bytes");
     }
 
     @ParameterizedTest(name = "token bytes {0}")

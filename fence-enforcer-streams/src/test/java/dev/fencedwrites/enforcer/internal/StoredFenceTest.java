@@ -139,4 +139,13 @@ class StoredFenceTest {
         assertThatThrownBy(() -> new StoredFence(F51, 10, List.of(new Accept(9, F61))))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ascend");
     }
+
+    @Test
+    void itsTextShowsTheRejectionsOnlyWhenItRemembersSome() {
+        StoredFence accepted = StoredFence.afterAccept(null, 7, new Fence(5, 1), 0);
+        StoredFence rejected = StoredFence.afterRejection(null, 0, 9, RejectionReason.STALE_TOKEN, 0);
+
+        assertThat(accepted.toString()).startsWith("StoredFence[base=").doesNotContain("rejections");
+        assertThat(rejected.toString()).contains(", rejections=[9, " + RejectionReason.STALE_TOKEN.ordinal() + "]");
+    }
 }

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.assertj.core.api.Assertions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -30,6 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@link BatchWriter} (through {@link RecordTable#writeAll}) on real PostgreSQL: many records in few multi-row
  * statements, each record's outcome read back, order within a key kept.
  */
+@Tag("process")
 class BatchedUpsertTest {
     @RegisterExtension
     static final PostgresExtension postgres = new PostgresExtension();

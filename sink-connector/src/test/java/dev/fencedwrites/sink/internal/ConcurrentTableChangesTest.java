@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code pg_type_typname_nsp_index}; 25P02 when the error was swallowed without a savepoint); the third passes either way
  * today (PostgreSQL's {@code ALTER TABLE} takes its lock before it checks {@code IF NOT EXISTS}) and guards that.
  */
+@Tag("process")
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ConcurrentTableChangesTest {
     private static final BillingSummary SUMMARY = BillingSummary.newBuilder().setCustomerId("customer-1")

@@ -22,6 +22,7 @@ import org.apache.kafka.connect.data.SchemaBuilder;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.data.Timestamp;
 import org.apache.kafka.connect.errors.DataException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@link ColumnMapping} and {@link TableStructure}'s create, evolve and check (through {@link RecordTable}) on real PostgreSQL,
  * for record schemas of every kind.
  */
+@Tag("process")
 class GenericMappingTest {
     private static final Schema ADDRESS = SchemaBuilder.struct().name("Address").optional()
             .field("street", Schema.STRING_SCHEMA).field("zipCode", Schema.OPTIONAL_STRING_SCHEMA).build();

@@ -19,6 +19,7 @@ import java.time.OffsetDateTime;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,6 +30,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * Maven Central): the SQL guard must decide exactly like {@link FenceRule}. Fences are written
  * {@code token} or {@code token.seq}.
  */
+@Tag("process")
 class GuardedUpsertTest {
     private static final String TABLE = "billing_summary";
     private static final String KEY = "customer-42";
