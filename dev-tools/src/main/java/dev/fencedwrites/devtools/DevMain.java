@@ -16,8 +16,8 @@ public final class DevMain {
     /** The launcher's own commands, which {@code ./fence} runs without this class: the end of the root's help. */
     private static final List<String> LAUNCHER_COMMANDS = List.of(
             "", "Launcher commands (./fence runs them itself, not through this class):",
-            "  test     Install what the tests need (docs/dev/setup.md lists it), check docker/compose.yaml, then",
-            "           run every unit and integration test (./mvnw verify); ./fence test --help says more.",
+            "  test     Install what the tests need (dev/setup test), then run every unit test and every integration",
+            "           test not tagged failover or slow (./mvnw verify); ./fence test --help says more.",
             "  test-failover  The clustered and fault tests: ClusterFailoverIT, ClusterUpIT, ChaosClusterIT, ChaosIT",
             "           (about 15 minutes); ./fence test-failover --help says more.",
             "  kafka-configs  Kafka's kafka-configs.sh (ConfigCommand), for a checkout without Kafka's tools.",

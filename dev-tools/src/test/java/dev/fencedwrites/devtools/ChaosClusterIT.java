@@ -21,6 +21,7 @@ class ChaosClusterIT {
 
     @Test
     void aTwoMinuteChaosRunOnTheClusteredStackPassesVerify() throws Exception {
+        StackTools.requireChaos();
         FenceRun run = FenceRun.of("chaos", "--cluster", "--duration", "2m", "--seed", "20261203", "--dir", dir.toString());
 
         ChaosIT.assertPassed(run, dir, Fault.parse(Fault.all(true)));

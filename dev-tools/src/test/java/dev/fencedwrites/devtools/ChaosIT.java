@@ -30,6 +30,7 @@ class ChaosIT {
 
     @Test
     void aTwoMinuteChaosRunWithEveryFaultPassesVerify() throws Exception {
+        StackTools.requireChaos();
         FenceRun run = FenceRun.of("chaos", "--duration", "2m", "--seed", "20261202", "--dir", dir.toString());
 
         assertPassed(run, dir, Fault.parse(Fault.all(false)));

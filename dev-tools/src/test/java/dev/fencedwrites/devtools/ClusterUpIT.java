@@ -71,6 +71,7 @@ class ClusterUpIT {
 
     @BeforeAll
     static void startTheClusteredStack() throws Exception {
+        StackTools.requireStack();
         envFile = dir.resolve("stack.env");
         long begin = System.nanoTime();
         up = ChildProcess.start("fence up --cluster", Jvm.command(List.of(), null, DevMain.class.getName(),

@@ -8,9 +8,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("process")
 class EnvFileTest {
     private static final Map<String, String> SETTINGS = new LinkedHashMap<>(Map.of("KAFKA_BOOTSTRAP", "127.0.0.1:41234",
             "POSTGRES_URL", "jdbc:postgresql://127.0.0.1:35555/postgres?user=postgres&password=it's"));

@@ -40,6 +40,7 @@ class FenceUpIT {
 
     @Test
     void printsWhereEveryServiceAnswersAndStopsThemOnFenceDown() throws Exception {
+        StackTools.requireChaos();
         Path envFile = dir.resolve("stack.env");
         ChildProcess up = ChildProcess.start("fence up", Jvm.command(List.of(), null, DevMain.class.getName(),
                 List.of("up", "--dir", dir.resolve("stack").toString(), "--env-file", envFile.toString())), dir,

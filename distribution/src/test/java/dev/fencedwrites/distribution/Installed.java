@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class Installed {
     /**
-     * The settings of the environment the launchers must not inherit (with every FENCE_ENFORCER_* variable): the command
-     * line and the enforcer would take them over their files.
+     * The settings of the environment the launchers must not inherit (with every FENCE_ENFORCER_* and FENCE_ETCD_*
+     * variable): the command line and the enforcer would take them over their files.
      */
     private static final List<String> STACK_VARIABLES = List.of("KAFKA_BOOTSTRAP", "ETCD_ENDPOINTS", "SCHEMA_REGISTRY_URL",
             "POSTGRES_URL", "ENFORCER_URL", "LOG4J2_CONFIG", "FENCE_OPTS", "FENCE_HEAP_OPTS");
@@ -57,7 +57,7 @@ final class Installed {
     /** A process with the environment's stack settings removed and {@code env} added ({@code null} values remove). */
     static ProcessBuilder withEnvironment(ProcessBuilder builder, Map<String, String> env) {
         STACK_VARIABLES.forEach(builder.environment()::remove);
-        builder.environment().keySet().removeIf(name -> name.startsWith("FENCE_ENFORCER_"));
+        builder.environment().keySet().removeIf(name -> name.startsWith("FENCE_ENFORCER_") || name.startsWith("FENCE_ETCD_"));
         env.forEach((name, value) -> {
             if (value == null) {
                 builder.environment().remove(name);

@@ -43,13 +43,17 @@ public final class DurationConverter implements ITypeConverter<Duration> {
         if (!m.matches()) {
             return Optional.empty();
         }
-        long n = Long.parseLong(m.group(1));
-        return Optional.of(switch (m.group(2)) {
-            case "ms" -> Duration.ofMillis(n);
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            case "h" -> Duration.ofHours(n);
-            default -> Duration.ofDays(n);
-        });
+        try {
+            long n = Long.parseLong(m.group(1));
+            return Optional.of(switch (m.group(2)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                case "m" -> Duration.ofMinutes(n);
+                case "h" -> Duration.ofHours(n);
+                default -> Duration.ofDays(n);
+            });
+        } catch (NumberFormatException | ArithmeticException tooLong) {
+            return Optional.empty(); // more than a long holds, or more seconds than a Duration does
+        }
     }
 }

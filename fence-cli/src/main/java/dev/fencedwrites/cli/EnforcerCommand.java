@@ -27,7 +27,7 @@ import picocli.CommandLine.Parameters;
                 "  ./fence enforcer --config enforcer.properties"})
 public final class EnforcerCommand implements Callable<Integer> {
     /** The environment variable naming the enforcer's Log4j 2 configuration file. */
-    static final String LOG_CONFIG_VARIABLE = "FENCE_ENFORCER_LOG4J2_CONFIG";
+    static final String LOG_CONFIG_VARIABLE = "FENCE_LOG4J2_ENFORCER";
 
     @Parameters(paramLabel = "ARG", description = "The enforcer's arguments, e.g. --config FILE.")
     List<String> args = new ArrayList<>();

@@ -23,7 +23,8 @@ class DurationConverterTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"15x", "abc", "", "-5s", "1.5m", "5", "m", "PT5S", "2026-12-02T18:00:00Z"})
+    @ValueSource(strings = {"15x", "abc", "", "-5s", "1.5m", "5", "m", "PT5S", "2026-12-02T18:00:00Z", "99999999999999999999s",
+            "9223372036854775807d"})
     void anythingElseIsAUsageErrorNamingTheValue(String text) {
         assertThatThrownBy(() -> new DurationConverter().convert(text)).isInstanceOf(TypeConversionException.class)
                 .hasMessage("'" + text + "' is not a duration like 90s, 15m, 2h or 1d");

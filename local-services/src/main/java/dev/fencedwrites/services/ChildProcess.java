@@ -31,8 +31,18 @@ public final class ChildProcess implements AutoCloseable {
      * @throws IllegalStateException if the program cannot be started
      */
     public static ChildProcess start(String name, List<String> command, Path workDir, Path log, Map<String, String> env) {
+        return start(name, command, workDir, log, env, List.of());
+    }
+
+    /**
+     * Like {@link #start(String, List, Path, Path, Map)}, without the inherited environment variables whose names start
+     * with one of {@code dropped} (settings the child would take over its own configuration file).
+     */
+    public static ChildProcess start(String name, List<String> command, Path workDir, Path log, Map<String, String> env,
+            List<String> dropped) {
         ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        builder.environment().keySet().removeIf(variable -> dropped.stream().anyMatch(variable::startsWith));
         builder.environment().putAll(env);
         try {
             return new ChildProcess(name, builder.start(), log);

@@ -66,8 +66,11 @@ public final class EnforcerProcess {
         }
         config.putAll(overrides);
         Path file = PropertiesFiles.write(dir.resolve("enforcer.properties"), config);
+        // Every setting is in the file: a shell's FENCE_ETCD_ENDPOINTS (which producer-lib's docs export for a worker) or
+        // FENCE_ENFORCER_* would override it, and point this enforcer at another stack's etcd.
         ChildProcess process = ChildProcess.start("enforcer", Jvm.command(List.of("-Xmx512m"), log4j2, MAIN_CLASS,
-                List.of("--config", file.toString())), dir, dir.resolve("enforcer.log"), Map.of());
+                List.of("--config", file.toString())), dir, dir.resolve("enforcer.log"), Map.of(),
+                List.of("FENCE_ENFORCER_", "FENCE_ETCD_"));
         String url = "http://127.0.0.1:" + port;
         // 240 s: a clustered stack starts two enforcers next to two Connect workers, on a loaded machine.
         return process.awaitReady(url, Duration.ofSeconds(240), () -> check.passes(url));
