@@ -138,19 +138,15 @@ public final class ChaosCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Set<Fault> chosen;
         Map<Fault, String> commands;
-        Duration length;
-        Duration lease;
         try {
             commands = commands();
             chosen = faults != null
                     ? Fault.parse(faults)
                     : stack ? RunningStack.defaultFaults(commands) : Fault.parse(Fault.all(cluster));
-            length = duration;
-            if (length.compareTo(MIN_DURATION) < 0) {
+            if (duration.compareTo(MIN_DURATION) < 0) {
                 throw new IllegalArgumentException("--duration must be at least " + MIN_DURATION.toSeconds() + "s, got "
                         + DurationConverter.format(duration));
             }
-            lease = ttl;
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
@@ -170,7 +166,7 @@ public final class ChaosCommand implements Callable<Integer> {
                 ? dir
                 : Path.of("chaos-runs", LocalDateTime.now().format(
                         DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-seed" + runSeed);
-        WriterFleet.Load load = new WriterFleet.Load(workers, threads, keys, lease, stallChance, Duration.ofMillis(20));
+        WriterFleet.Load load = new WriterFleet.Load(workers, threads, keys, ttl, stallChance, Duration.ofMillis(20));
         ChaosRun.Endpoints endpoints;
         try {
             endpoints = stack ? RunningStack.endpoints(fence.stack(), postgresUrl, spec.commandLine().getErr()) : null;
@@ -178,7 +174,7 @@ public final class ChaosCommand implements Callable<Integer> {
             System.err.println("fence chaos: " + e.getMessage());
             return 1;
         }
-        ChaosRun.Settings settings = new ChaosRun.Settings(runDir.toAbsolutePath(), runSeed, load, chosen, skewed, length,
+        ChaosRun.Settings settings = new ChaosRun.Settings(runDir.toAbsolutePath(), runSeed, load, chosen, skewed, duration,
                 control, cluster, endpoints, commands, guarantee.equals("at_least_once"));
         ChaosRun.Outcome outcome;
         try {

@@ -64,7 +64,6 @@ public final class DownCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
-        Duration wait = timeout;
         Path envFile = fence.stack().envFileOr(UpCommand.DEFAULT_ENV_FILE);
         if (!Files.isRegularFile(envFile)) {
             err.println("[fence down] nothing to stop: no " + envFile + " (./fence up writes it once the stack is ready, and "
@@ -99,7 +98,7 @@ public final class DownCommand implements Callable<Integer> {
                     + "): not signalled, and the file is kept. If it is that up, stop it with kill -TERM " + pid);
             return 1;
         }
-        return stop(alive.get(), wait, err);
+        return stop(alive.get(), timeout, err);
     }
 
     private static Integer stop(ProcessHandle up, Duration wait, PrintWriter err) throws InterruptedException {

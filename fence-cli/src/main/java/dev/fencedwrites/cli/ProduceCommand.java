@@ -115,8 +115,6 @@ public final class ProduceCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         KafkaRefusal.quietClientLogs();
         checkUsage();
-        Duration leaseTtl = ttl;
-        Duration decisionWait = wait;
         try {
             BillingSummary summary = delete ? null : SummaryJson.summary(key, value, amount, writer, Instant.now());
             StackOptions stack = fence.stack();
@@ -125,12 +123,12 @@ public final class ProduceCommand implements Callable<Integer> {
             String registryUrl = stack.schemaRegistry(false, err);
 
             try (Decisions decisions = new Decisions(servers, stack.kafkaClient())) {
-                Map<TopicPartition, Long> from = decisionWait.isZero() ? Map.of() : decisions.endOffsets();
-                List<Sent> sent = publish(servers, stack.kafkaClient(), endpoints, registryUrl, summary, leaseTtl, out);
-                if (decisionWait.isZero()) {
+                Map<TopicPartition, Long> from = wait.isZero() ? Map.of() : decisions.endOffsets();
+                List<Sent> sent = publish(servers, stack.kafkaClient(), endpoints, registryUrl, summary, ttl, out);
+                if (wait.isZero()) {
                     return 0;
                 }
-                return decisions.await(key, from, sent, decisionWait, DurationConverter.format(wait), out);
+                return decisions.await(key, from, sent, wait, DurationConverter.format(wait), out);
             }
         } catch (IllegalArgumentException | IllegalStateException | IOException | KafkaException | LeaseAcquisitionException e) {
             String cause = e.getCause() == null || e.getCause().getMessage() == null

@@ -32,7 +32,6 @@ final class ReaderOptions {
     int print(String command, String topic, StackOptions stack, CommandSpec spec, Printer printer) {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Duration window = since;
         KafkaRefusal.quietClientLogs();
         try {
             while (true) {
@@ -50,7 +49,7 @@ final class ReaderOptions {
                             + "; new records print as they come (Ctrl-C to stop)");
                     err.flush();
                 }
-                boolean stackGone = TopicReader.read(servers, stack.kafkaClient(), topic, window, follow,
+                boolean stackGone = TopicReader.read(servers, stack.kafkaClient(), topic, since, follow,
                         record -> out.println(line.apply(record)),
                         out::flush,
                         () -> source == null || source.unchanged());
