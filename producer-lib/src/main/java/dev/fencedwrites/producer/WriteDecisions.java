@@ -25,7 +25,6 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
@@ -105,7 +104,8 @@ public final class WriteDecisions implements AutoCloseable {
     public static WriteDecisions start(Map<String, Object> kafkaConfig, String acceptedTopic, String rejectedTopic,
             String writer, DecisionListener listener) {
         Map<String, Object> config = new HashMap<>(kafkaConfig);
-        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString());
+        // The setting's value, not IsolationLevel.toString(): before kafka-clients 4.0 that is the enum's name, refused.
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         config.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "fence-write-decisions-" + writer);
         return new WriteDecisions(new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer()),

@@ -7,6 +7,7 @@ import dev.fencedwrites.contract.ModuleVersion;
 import dev.fencedwrites.sink.internal.ResourceKeys;
 import dev.fencedwrites.sink.internal.TableName;
 import dev.fencedwrites.sink.internal.TableStructure;
+import dev.fencedwrites.sink.internal.TaskContexts;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -33,6 +34,7 @@ public final class FencedJdbcSinkConnector extends SinkConnector {
      */
     @Override
     public void start(Map<String, String> props) {
+        TaskContexts.requireSupportedRuntime();
         new FencedJdbcSinkConfig(props); // checks table.name too
         String keyProblem = keyConverterProblem(props);
         if (keyProblem != null) {

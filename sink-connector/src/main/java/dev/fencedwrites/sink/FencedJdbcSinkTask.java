@@ -80,6 +80,7 @@ public final class FencedJdbcSinkTask extends SinkTask {
 
     @Override
     public void start(Map<String, String> props) {
+        TaskContexts.requireSupportedRuntime();
         config = new FencedJdbcSinkConfig(props);
         handled.clear();
         pending = new PendingMarkers(config.markerPendingMax());

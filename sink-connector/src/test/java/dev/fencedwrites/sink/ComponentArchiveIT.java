@@ -13,6 +13,7 @@ import dev.fencedwrites.services.ConnectWorker;
 import dev.fencedwrites.services.Http;
 import dev.fencedwrites.services.Service;
 import dev.fencedwrites.testing.BundledLicences;
+import dev.fencedwrites.testing.CommittedRecords;
 import dev.fencedwrites.testing.KafkaBrokerExtension;
 import dev.fencedwrites.testing.PostgresExtension;
 import dev.fencedwrites.testing.SchemaRegistryExtension;
@@ -49,7 +50,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Needs real services: only a real Connect worker (plain connect-runtime on its class path) shows that the component
@@ -63,6 +64,10 @@ class ComponentArchiveIT {
     private static final Path ARCHIVE = Path.of(System.getProperty("component.archive", "missing-component.archive"));
     private static final Path WORKER_CLASS_PATH = Path.of(
             System.getProperty("connect.runtime.classpath", "missing-connect.runtime.classpath"));
+    /** The oldest supported Connect runtime (the parent's {@code kafka.oldest.version}) and its worker's class path. */
+    private static final String OLDEST_VERSION = System.getProperty("kafka.oldest.version");
+    private static final Path OLDEST_WORKER_CLASS_PATH = Path.of(
+            System.getProperty("connect.runtime.oldest.classpath", "missing-connect.runtime.oldest.classpath"));
     private static final String COMPONENT = "fencedwrites-fenced-jdbc-sink-" + BUILD_VERSION;
     private static final String CONVERTER = "dev.fencedwrites.avro.connect.AvroConverter";
 
@@ -129,21 +134,30 @@ class ComponentArchiveIT {
         assertThat(jars).filteredOn(jar -> jar.startsWith("apicurio-")).singleElement().asString().endsWith("-avrodata.jar");
     }
 
-    @ParameterizedTest(name = "plugin.discovery={0}")
-    @ValueSource(strings = {"only_scan", "service_load"})
-    void aPlainWorkerLoadsTheConnectorAndConverterFromTheArchiveWithTheirVersionAndWritesARow(String discovery)
-            throws Exception {
-        String classPath = workerClassPath();
-        String topic = "archive-" + discovery.replace('_', '-');
-        String table = "archive_" + discovery;
+    /**
+     * On this build's Connect runtime in both discovery modes, and on the oldest runtime the sink supports
+     * ({@code kafka.oldest.version}), where converters report no version (before KIP-891's converter versions) and the
+     * task has no plugin metrics (before KIP-877).
+     */
+    @ParameterizedTest(name = "{0} runtime, plugin.discovery={1}")
+    @CsvSource({"current, only_scan", "current, service_load", "oldest, service_load"})
+    void aPlainWorkerLoadsTheConnectorAndConverterFromTheArchiveWithTheirVersionAndWritesARow(String runtime,
+            String discovery) throws Exception {
+        boolean oldest = runtime.equals("oldest");
+        String classPath = oldest
+                ? workerClassPath(OLDEST_WORKER_CLASS_PATH, OLDEST_VERSION)
+                : workerClassPath(
+                        WORKER_CLASS_PATH, null);
+        String topic = "archive-" + runtime + "-" + discovery.replace('_', '-');
+        String table = "archive_" + runtime + "_" + discovery;
         Map<String, Map<String, String>> connectors = Map.of("sink-" + topic, sampleConfig(topic, table));
         kafka.admin().createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
-        Path dir = work.resolve("connect-" + discovery);
+        Path dir = work.resolve("connect-" + runtime + "-" + discovery);
         try (Service worker = ConnectWorker.start(dir, kafka.log4j2(), kafka.bootstrapServers(),
                 new ConnectWorker.Plugins(pluginPath, discovery, classPath), connectors, null, Map.of())) {
             JsonNode plugins = JSON.readTree(Http.get(worker.address() + "/connector-plugins?connectorsOnly=false").body());
             assertThat(versionOf(plugins, FencedJdbcSinkConnector.class.getName(), "sink")).isEqualTo(BUILD_VERSION);
-            assertThat(versionOf(plugins, CONVERTER, "converter")).isEqualTo(BUILD_VERSION);
+            assertThat(versionOf(plugins, CONVERTER, "converter")).isEqualTo(oldest ? "" : BUILD_VERSION);
             // The same plugins in every mode, so hybrid_warn and hybrid_fail find no plugin without a manifest.
             assertThat(pluginsNotFromKafka(plugins)).containsExactlyInAnyOrder(
                     "sink " + FencedJdbcSinkConnector.class.getName(), "converter " + CONVERTER);
@@ -151,16 +165,36 @@ class ComponentArchiveIT {
             send(topic, "customer-7", 12_550L);
             await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250))
                     .untilAsserted(() -> assertThat(row(table, "customer-7")).containsExactly(5L, 1L, 12_550L));
+            // A stale write goes to the dead-letter topic (errors.deadletterqueue.topic.name), not to the table.
+            send(topic, "customer-7", 1L, 4L);
+            send(topic, "customer-8", 300L);
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250))
+                    .untilAsserted(() -> assertThat(row(table, "customer-8")).containsExactly(5L, 1L, 300L));
+            assertThat(row(table, "customer-7")).containsExactly(5L, 1L, 12_550L);
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> assertThat(
+                    CommittedRecords.read(kafka.bootstrapServers(), topic + "-rejected", key -> true)).singleElement()
+                    .satisfies(rejected -> {
+                        assertThat(rejected.key()).isEqualTo("customer-7");
+                        assertThat(text(rejected.headers().lastHeader(FenceHeaders.REJECTED_REASON).value()))
+                                .isEqualTo("STALE_TOKEN");
+                        assertThat(text(rejected.headers().lastHeader(FenceHeaders.SOURCE_OFFSET).value())).isEqualTo("1");
+                    }));
         }
     }
 
-    /** The plain worker's class path: connect-runtime's own dependencies, nothing of this build. */
-    private static String workerClassPath() throws IOException {
-        assertThat(WORKER_CLASS_PATH).as("connect-runtime-classpath's class path file (build with -am)").isRegularFile();
-        String classPath = Files.readString(WORKER_CLASS_PATH).strip();
+    /**
+     * A plain worker's class path: connect-runtime's own dependencies, nothing of this build.
+     *
+     * @param connectVersion the connect-runtime version it must hold, or {@code null} for any
+     */
+    private static String workerClassPath(Path file, String connectVersion) throws IOException {
+        assertThat(file).as("connect-runtime-classpath's class path file (build with -am)").isRegularFile();
+        String classPath = Files.readString(file).strip();
         List<String> entries = List.of(classPath.split(File.pathSeparator));
         List<String> jars = entries.stream().map(entry -> Path.of(entry).getFileName().toString()).toList();
-        assertThat(jars).anyMatch(jar -> jar.startsWith("connect-runtime-"));
+        assertThat(jars).anyMatch(jar -> connectVersion == null
+                ? jar.startsWith("connect-runtime-")
+                : jar.equals("connect-runtime-" + connectVersion + ".jar"));
         assertThat(entries).noneMatch(entry -> entry.contains("/dev/fencedwrites/") || entry.contains("/target/"));
         assertThat(jars)
                 .noneMatch(jar -> jar.startsWith("postgresql-") || jar.startsWith("HikariCP-") || jar.startsWith("avro-"));
@@ -212,14 +246,22 @@ class ComponentArchiveIT {
         return versions.get(0);
     }
 
+    private static String text(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
     private static void send(String topic, String key, long amountMinor) throws Exception {
+        send(topic, key, amountMinor, 5L);
+    }
+
+    private static void send(String topic, String key, long amountMinor, long token) throws Exception {
         AvroSerializer<BillingSummary> serializer = AvroSerializer
                 .forValues(new RestSchemaRegistryClient(registry.url(), Duration.ofSeconds(10)));
         BillingSummary summary = BillingSummary.newBuilder().setCustomerId(key).setBillingPeriod("2026-12")
                 .setAmountMinor(amountMinor).setCurrency("EUR").setLineItems(3).setComputedAt(Instant.now())
                 .setComputedBy("component-archive-it").build();
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, serializer.serialize(topic, summary));
-        record.headers().add(FenceHeaders.TOKEN, "5".getBytes(StandardCharsets.UTF_8));
+        record.headers().add(FenceHeaders.TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8));
         record.headers().add(FenceHeaders.SEQ, "1".getBytes(StandardCharsets.UTF_8));
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
                 Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new StringSerializer(),

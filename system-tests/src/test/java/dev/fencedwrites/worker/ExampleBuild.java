@@ -71,7 +71,15 @@ final class ExampleBuild {
 
     /** Copies the example out of the repository and packages it against {@code deployed}; returns its runnable jar. */
     Path buildExample(Path deployed) throws Exception {
-        Path example = dir.resolve("worker");
+        return buildExample(deployed, "worker");
+    }
+
+    /**
+     * As {@link #buildExample(Path)}, into {@code name} (a directory of its own), with {@code properties} set on the
+     * example's build ({@code -Dkafka.version=3.6.2}: the kafka-clients it runs on).
+     */
+    Path buildExample(Path deployed, String name, String... properties) throws Exception {
+        Path example = dir.resolve(name);
         Path source = root.resolve("examples").resolve("worker");
         try (Stream<Path> files = Files.walk(source)) {
             for (Path file : files.filter(f -> !source.relativize(f).startsWith("target")).toList()) {
@@ -101,7 +109,12 @@ final class ExampleBuild {
                           """
                         .formatted(dir.resolve("example-m2"), buildRepository.toUri(), deployed.toUri(),
                                 buildRepository.toUri()));
-        mvn(example, "-s", settings.toString(), "-Dfenced-writes.version=" + version, "package");
+        List<String> args = new ArrayList<>(List.of("-s", settings.toString(), "-Dfenced-writes.version=" + version));
+        for (String property : properties) {
+            args.add("-D" + property);
+        }
+        args.add("package");
+        mvn(example, args.toArray(String[]::new));
         return example.resolve("target").resolve("fenced-worker.jar");
     }
 

@@ -40,6 +40,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Needs real services: the example worker, built from outside this repository against the deployed libraries, must take
@@ -58,9 +60,13 @@ class WorkerExampleIT {
     /** The deploy and the example's build, most of this class's time, run from class loading on, beside the services' start. */
     private static final Path BUILD_DIR = newDirectory();
     private static final ExampleBuild BUILD = new ExampleBuild(BUILD_DIR);
-    private static final CompletableFuture<Path> BUILT = CompletableFuture.supplyAsync(() -> {
+    /** The oldest kafka-clients producer-lib supports (the parent's {@code kafka.oldest.version}). */
+    private static final String OLDEST_CLIENTS = System.getProperty("kafka.oldest.version");
+    private static final CompletableFuture<Map<String, Path>> BUILT = CompletableFuture.supplyAsync(() -> {
         try {
-            return BUILD.buildExample(BUILD.deploy());
+            Path deployed = BUILD.deploy();
+            return Map.of("current", BUILD.buildExample(deployed), "oldest",
+                    BUILD.buildExample(deployed, "worker-kafka-" + OLDEST_CLIENTS, "kafka.version=" + OLDEST_CLIENTS));
         } catch (Exception e) {
             throw new CompletionException(e);
         }
@@ -68,7 +74,8 @@ class WorkerExampleIT {
 
     @TempDir
     static Path dir;
-    static Path workerJar;
+    /** The example's jar by the kafka-clients it runs on: "current" (the libraries' own) and "oldest". */
+    static Map<String, Path> workerJars;
     static Service enforcer;
 
     @BeforeAll
@@ -85,7 +92,7 @@ class WorkerExampleIT {
                 Map.of(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true", EtcdSettings.ENDPOINTS,
                         etcdNode.service().address()));
         try {
-            workerJar = BUILT.get(5, TimeUnit.MINUTES);
+            workerJars = BUILT.get(5, TimeUnit.MINUTES);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() instanceof CompletionException wrapped ? wrapped.getCause() : e.getCause();
             if (cause instanceof Error error) {
@@ -130,11 +137,28 @@ class WorkerExampleIT {
         }
     }
 
+    /** The build for the oldest clients runs on them: the example's kafka.version reaches producer-lib's class path. */
     @Test
-    void aSecondWorkerTakesOverAndTheFirstWorkersLateWriteIsReportedToItAsFenced() throws Exception {
+    void theOldestClientsBuildRunsOnTheOldestKafkaClients() throws IOException {
+        try (Stream<Path> lib = Files.list(workerJars.get("oldest").resolveSibling("lib"))) {
+            assertThat(lib.map(jar -> jar.getFileName().toString()).filter(jar -> jar.startsWith("kafka-clients-")))
+                    .containsExactly("kafka-clients-" + OLDEST_CLIENTS + ".jar");
+        }
+    }
+
+    /**
+     * A takeover between workers on different kafka-clients, each way round: the libraries' own and the oldest supported
+     * ({@code kafka.oldest.version}), so the lease, the marker, an accepted write, a fenced write and the decisions heard
+     * back all run on both.
+     */
+    @ParameterizedTest(name = "worker A on the {0} kafka-clients, worker B on the {1}")
+    @CsvSource({"oldest, current", "current, oldest"})
+    void aSecondWorkerTakesOverAndTheFirstWorkersLateWriteIsReportedToItAsFenced(String clientsOfA, String clientsOfB)
+            throws Exception {
         String resource = "customer-" + UUID.randomUUID();
         // A queues its write (checked under its lease) and holds it in the producer's buffer: the window a pause can hit.
-        Worker a = Worker.start("worker-A", resource, Map.of("WORKER_WRITES", "1", "WORKER_LINGER_MS", "600000"));
+        Worker a = Worker.start("worker-A-" + clientsOfA, workerJars.get(clientsOfA), resource,
+                Map.of("WORKER_WRITES", "1", "WORKER_LINGER_MS", "600000"));
         try {
             await().atMost(Duration.ofMinutes(2))
                     .failFast(() -> assertThat(a.process().isAlive()).as("worker A is running; %s", a.describe()).isTrue())
@@ -144,7 +168,8 @@ class WorkerExampleIT {
             long tokenA = a.token();
             a.signal("STOP"); // a stop-the-world pause: no keep-alives, so etcd expires A's lease after the TTL
 
-            Worker b = Worker.start("worker-B", resource, Map.of("WORKER_WRITES", "1"));
+            Worker b = Worker.start("worker-B-" + clientsOfB, workerJars.get(clientsOfB), resource,
+                    Map.of("WORKER_WRITES", "1"));
             assertThat(b.waitFor()).as("B's exit status; %s", b.describe()).isZero();
             long tokenB = b.token();
             assertThat(tokenB).isGreaterThan(tokenA);
@@ -152,7 +177,7 @@ class WorkerExampleIT {
 
             a.signal("CONT"); // A resumes: it finds its lease lost, stops, and closing its producer delivers the queued write
             assertThat(a.waitFor()).as("A's exit status (3: fenced); %s", a.describe()).isEqualTo(3);
-            assertThat(a.output()).contains("stopping  worker-A lost its lease")
+            assertThat(a.output()).contains("stopping  worker-A-" + clientsOfA + " lost its lease")
                     .contains("FENCED    " + resource + "  token=" + tokenA + ".1  STALE_TOKEN by the fence " + tokenB + ".1")
                     .doesNotContain("accepted  ");
         } finally {
@@ -163,7 +188,7 @@ class WorkerExampleIT {
 
     /** One run of the example worker, its output in a file. */
     private record Worker(Process process, Path log) {
-        static Worker start(String id, String resource, Map<String, String> settings) throws IOException {
+        static Worker start(String id, Path workerJar, String resource, Map<String, String> settings) throws IOException {
             Path out = dir.resolve(id + ".out");
             ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-jar", workerJar.toString()).directory(dir.toFile()).redirectOutput(out.toFile())

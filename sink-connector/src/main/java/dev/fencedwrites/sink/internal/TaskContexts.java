@@ -1,7 +1,10 @@
 package dev.fencedwrites.sink.internal;
 
 import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.common.utils.AppInfoParser;
+import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.sink.ErrantRecordReporter;
+import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.sink.SinkTaskContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,6 +15,27 @@ public final class TaskContexts {
     private static final Logger LOG = LoggerFactory.getLogger("dev.fencedwrites.sink.FencedJdbcSinkTask");
 
     private TaskContexts() {
+    }
+
+    /**
+     * Refuses a Connect runtime older than 3.6, the oldest the sink supports: it names each record's source partition
+     * and offset by {@code SinkRecord.originalTopic()} and its siblings (KIP-793, Kafka 3.6), so that a transform that
+     * renames the topic still commits the right offsets. Without this check an older worker would fail the task at its
+     * first rejection instead of at start.
+     *
+     * @throws ConnectException on a runtime without {@code SinkRecord.originalTopic()}, naming the worker's version
+     */
+    public static void requireSupportedRuntime() {
+        requireSupportedRuntime(SinkRecord.class, AppInfoParser.getVersion());
+    }
+
+    static void requireSupportedRuntime(Class<?> sinkRecord, String workerVersion) {
+        try {
+            sinkRecord.getMethod("originalTopic");
+        } catch (NoSuchMethodException e) {
+            throw new ConnectException("the fenced JDBC sink needs Kafka Connect 3.6 or later (SinkRecord.originalTopic(),"
+                    + " KIP-793); this worker runs Kafka " + workerVersion);
+        }
     }
 
     /**
