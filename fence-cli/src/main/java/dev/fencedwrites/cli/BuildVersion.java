@@ -1,6 +1,6 @@
 package dev.fencedwrites.cli;
 
-import dev.fencedwrites.contract.ModuleVersion;
+import dev.fencedwrites.buildinfo.ModuleVersion;
 import picocli.CommandLine.IVersionProvider;
 
 /**

@@ -1,6 +1,6 @@
 package dev.fencedwrites.enforcer;
 
-import dev.fencedwrites.contract.ModuleVersion;
+import dev.fencedwrites.buildinfo.ModuleVersion;
 import dev.fencedwrites.enforcer.internal.CommittedFences;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.enforcer.internal.FenceProductionExceptionHandler;

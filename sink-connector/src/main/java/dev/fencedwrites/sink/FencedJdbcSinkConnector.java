@@ -3,7 +3,7 @@ package dev.fencedwrites.sink;
 import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.RestSchemaRegistryClient;
 import dev.fencedwrites.avro.SchemaRegistryException;
-import dev.fencedwrites.contract.ModuleVersion;
+import dev.fencedwrites.buildinfo.ModuleVersion;
 import dev.fencedwrites.sink.internal.ResourceKeys;
 import dev.fencedwrites.sink.internal.TableName;
 import dev.fencedwrites.sink.internal.TableStructure;

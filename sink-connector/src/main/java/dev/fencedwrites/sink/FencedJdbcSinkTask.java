@@ -2,7 +2,7 @@ package dev.fencedwrites.sink;
 
 import dev.fencedwrites.avro.AvroSerdeConfig;
 import dev.fencedwrites.avro.connect.AvroConverter;
-import dev.fencedwrites.contract.ModuleVersion;
+import dev.fencedwrites.buildinfo.ModuleVersion;
 import dev.fencedwrites.sink.internal.ColumnMapping;
 import dev.fencedwrites.sink.internal.HandledOffsets;
 import dev.fencedwrites.sink.internal.PendingMarkers;

@@ -18,7 +18,7 @@ import java.util.stream.Stream;
  */
 final class ExampleBuild {
     /** The libraries a worker depends on, in deploy order, after their parent pom. */
-    static final List<String> LIBRARIES = List.of("contract", "schemas", "etcd-lock", "avro-serde", "producer-lib");
+    static final List<String> LIBRARIES = List.of("build-info", "contract", "schemas", "etcd-lock", "avro-serde", "producer-lib");
 
     private final Path root;
     private final String version;

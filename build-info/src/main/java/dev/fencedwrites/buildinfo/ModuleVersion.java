@@ -1,4 +1,4 @@
-package dev.fencedwrites.contract;
+package dev.fencedwrites.buildinfo;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package dev.fencedwrites.contract;
+package dev.fencedwrites.buildinfo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -9,15 +9,15 @@ import org.junit.jupiter.api.Test;
 class ModuleVersionTest {
     @Test
     void theFilteredVersionIsReturned() {
-        assertThat(ModuleVersion.read(ModuleVersionTest.class, "filtered.properties", "contract")).isEqualTo("1.2.3");
+        assertThat(ModuleVersion.read(ModuleVersionTest.class, "filtered.properties", "build-info")).isEqualTo("1.2.3");
     }
 
     @Test
     void anUnfilteredPlaceholderIsRefusedNamingTheModule() {
-        assertThatThrownBy(() -> ModuleVersion.read(ModuleVersionTest.class, "unfiltered.properties", "contract"))
+        assertThatThrownBy(() -> ModuleVersion.read(ModuleVersionTest.class, "unfiltered.properties", "build-info"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("unfiltered.properties has no filtered version (${project.version})")
-                .hasMessageContaining("build contract with Maven");
+                .hasMessageContaining("build build-info with Maven");
     }
 
     @Test
