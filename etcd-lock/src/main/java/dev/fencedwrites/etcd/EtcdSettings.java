@@ -24,20 +24,9 @@ import java.util.regex.Pattern;
  * and the lock
  * key prefix. Immutable; build with {@link #builder(List)} or load with {@link #load(Properties, Map)}.
  *
- * <p>Properties (each also settable through the environment variable {@code FENCE_} + the key upper
- * case with dots as underscores, e.g. {@code FENCE_ETCD_ENDPOINTS}; the environment wins):
- * <ul>
- *   <li>{@code etcd.endpoints}: comma-separated client URLs, {@code http://} or {@code https://}; required</li>
- *   <li>{@code etcd.user}, {@code etcd.password}: etcd authentication (both or neither)</li>
- *   <li>{@code etcd.tls.ca.file}: PEM file of the CA that signed etcd's server certificate; default: the JVM's trust
- *       store when an endpoint is {@code https://}</li>
- * <li>{@code etcd.tls.cert.file}, {@code etcd.tls.key.file}: PEM client certificate and PKCS#8 key, for etcd's {@code
- * --client-cert-auth} (both or neither)</li>
- *   <li>{@code etcd.connect.timeout.ms}: TCP connect timeout, default 5000</li>
- * <li>{@code etcd.request.timeout.ms}: bound on each etcd request (grant, read-back, keep-alive, unlock, revoke), default 10000;
- * the lock wait has its own timeout</li>
- *   <li>{@code etcd.lock.prefix}: key prefix of the lock keys, default {@value LockKeys#DEFAULT_PREFIX}</li>
- * </ul>
+ * <p>Properties: {@link #DEFINITIONS}, each also settable through the environment variable {@code FENCE_} + the key upper
+ * case with dots as underscores, e.g. {@code FENCE_ETCD_ENDPOINTS}; the environment wins. docs/reference/etcd-settings.md
+ * is generated from that list, and the enforcer defines its {@code etcd.*} keys from it.
  *
  * @param endpoints      etcd client URLs, at least one
  * @param user           etcd user, or {@code null} without authentication
@@ -67,9 +56,55 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
      */
     private static final Pattern SERVICE_LINK = Pattern
             .compile(".*_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_[0-9]+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?)?)");
-    private static final List<String> KEYS = List.of(ENDPOINTS, USER, PASSWORD, TLS_CA_FILE, TLS_CERT_FILE, TLS_KEY_FILE,
-            CONNECT_TIMEOUT_MS,
-            REQUEST_TIMEOUT_MS, LOCK_PREFIX);
+    /** How a {@link Definition}'s value is written in a properties file. */
+    public enum Type {
+        /** Comma-separated values. */
+        LIST, STRING,
+        /** A string never logged. */
+        PASSWORD,
+        /** A positive whole number of milliseconds. */
+        MILLIS
+    }
+
+    /**
+     * One {@code etcd.*} setting as producer-lib ({@link #load}) and the enforcer (its configuration defines its etcd keys
+     * from these) both read it.
+     *
+     * @param required     whether {@link #load} refuses settings without it
+     * @param defaultValue the default as a property value, or {@code null} for none
+     * @param displayName  a short label, e.g. for a generated reference
+     */
+    public record Definition(String key, Type type, boolean required, String defaultValue, String displayName,
+            String documentation) {
+    }
+
+    /** The default of {@value #CONNECT_TIMEOUT_MS}. */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /** The default of {@value #REQUEST_TIMEOUT_MS}. */
+    public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
+
+    /** Every {@code etcd.*} setting, in the order references list them. */
+    public static final List<Definition> DEFINITIONS = List.of(
+            new Definition(ENDPOINTS, Type.LIST, true, null, "etcd endpoints",
+                    "etcd client URLs, http:// or https://, comma-separated."),
+            new Definition(USER, Type.STRING, false, null, "etcd user", "etcd user, with etcd.password (both or neither)."),
+            new Definition(PASSWORD, Type.PASSWORD, false, null, "etcd password", "Password of etcd.user."),
+            new Definition(TLS_CA_FILE, Type.STRING, false, null, "etcd CA file",
+                    "PEM file of the CA that signed etcd's server certificate; default: the JVM's trust store when an "
+                            + "endpoint is https://."),
+            new Definition(TLS_CERT_FILE, Type.STRING, false, null, "etcd client certificate",
+                    "PEM client certificate, for etcd's --client-cert-auth, with etcd.tls.key.file (both or neither)."),
+            new Definition(TLS_KEY_FILE, Type.STRING, false, null, "etcd client key", "PKCS#8 PEM key of etcd.tls.cert.file."),
+            new Definition(CONNECT_TIMEOUT_MS, Type.MILLIS, false, Long.toString(DEFAULT_CONNECT_TIMEOUT.toMillis()),
+                    "etcd connect timeout", "TCP connect timeout to etcd, in milliseconds."),
+            new Definition(REQUEST_TIMEOUT_MS, Type.MILLIS, false, Long.toString(DEFAULT_REQUEST_TIMEOUT.toMillis()),
+                    "etcd request timeout",
+                    "Bound on each etcd request, in milliseconds: in producer-lib, the grant, the lock transactions, the "
+                            + "keep-alives, the unlock and the revoke (the lock wait has its own timeout)."),
+            new Definition(LOCK_PREFIX, Type.STRING, false, LockKeys.DEFAULT_PREFIX, "Lock prefix",
+                    "Key prefix of the lock keys."));
+
+    private static final List<String> KEYS = DEFINITIONS.stream().map(Definition::key).toList();
 
     /**
      * @throws IllegalArgumentException naming the setting, when a value is missing or invalid
@@ -159,7 +194,8 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
         }
         return new EtcdSettings(list, blankToNull(merged.getProperty(USER)), blankToNull(merged.getProperty(PASSWORD)),
                 path(merged, TLS_CA_FILE), path(merged, TLS_CERT_FILE), path(merged, TLS_KEY_FILE),
-                millis(merged, CONNECT_TIMEOUT_MS, 5_000), millis(merged, REQUEST_TIMEOUT_MS, 10_000),
+                millis(merged, CONNECT_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT), millis(merged, REQUEST_TIMEOUT_MS,
+                        DEFAULT_REQUEST_TIMEOUT),
                 blankToNull(merged.getProperty(LOCK_PREFIX)));
     }
 
@@ -225,10 +261,10 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
         return value == null ? null : Path.of(value);
     }
 
-    private static Duration millis(Properties properties, String key, long defaultMillis) {
+    private static Duration millis(Properties properties, String key, Duration defaultValue) {
         String value = blankToNull(properties.getProperty(key));
         if (value == null) {
-            return Duration.ofMillis(defaultMillis);
+            return defaultValue;
         }
         try {
             return Duration.ofMillis(Long.parseLong(value));
@@ -254,8 +290,8 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
         private Path tlsCaFile;
         private Path tlsCertFile;
         private Path tlsKeyFile;
-        private Duration connectTimeout = Duration.ofSeconds(5);
-        private Duration requestTimeout = Duration.ofSeconds(10);
+        private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+        private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
         private String lockPrefix = LockKeys.DEFAULT_PREFIX;
 
         private Builder(List<String> endpoints) {

@@ -18,6 +18,7 @@ import java.util.Properties;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
@@ -210,21 +211,21 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                     + "without it, set " + TOKEN_VERIFICATION_ENABLE + "=false: any positive fence.token is then believed, "
                     + "and one forged or mistaken token blocks its key for good");
         }
+        // Read by etcd-lock's own loader, as producer-lib reads them: the same checks and messages.
+        Properties etcd = new Properties();
+        for (EtcdSettings.Definition setting : EtcdSettings.DEFINITIONS) {
+            Object value = get(setting.key());
+            if (value instanceof Password password) {
+                value = password.value();
+            } else if (value instanceof List<?> list) {
+                value = String.join(",", list.stream().map(String::valueOf).toList());
+            }
+            if (value != null) {
+                etcd.setProperty(setting.key(), value.toString());
+            }
+        }
         try {
-            EtcdSettings.Builder builder = EtcdSettings.builder(endpoints).lockPrefix(getString(EtcdSettings.LOCK_PREFIX))
-                    .connectTimeout(Duration.ofMillis(getLong(EtcdSettings.CONNECT_TIMEOUT_MS)))
-                    .requestTimeout(Duration.ofMillis(getLong(EtcdSettings.REQUEST_TIMEOUT_MS)));
-            if (getString(EtcdSettings.USER) != null || getPassword(EtcdSettings.PASSWORD) != null) {
-                builder.credentials(getString(EtcdSettings.USER),
-                        getPassword(EtcdSettings.PASSWORD) == null ? null : getPassword(EtcdSettings.PASSWORD).value());
-            }
-            if (getString(EtcdSettings.TLS_CA_FILE) != null) {
-                builder.tlsCa(Path.of(getString(EtcdSettings.TLS_CA_FILE)));
-            }
-            if (getString(EtcdSettings.TLS_CERT_FILE) != null || getString(EtcdSettings.TLS_KEY_FILE) != null) {
-                builder.tlsClientCertificate(path(EtcdSettings.TLS_CERT_FILE), path(EtcdSettings.TLS_KEY_FILE));
-            }
-            return Optional.of(builder.build());
+            return Optional.of(EtcdSettings.load(etcd, Map.of()));
         } catch (IllegalArgumentException e) {
             throw new ConfigException("token verification: " + e.getMessage());
         }
@@ -295,11 +296,6 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                 Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)),
                 Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS)),
                 getInt(TOKEN_VERIFICATION_CACHE_SIZE));
-    }
-
-    private Path path(String key) {
-        String value = getString(key);
-        return value == null ? null : Path.of(value);
     }
 
     /** This instance's {@code application.server}: the advertised host and the HTTP server's bound port. */

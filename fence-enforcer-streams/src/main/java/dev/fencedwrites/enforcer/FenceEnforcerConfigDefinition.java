@@ -4,7 +4,7 @@ import static dev.fencedwrites.enforcer.FenceEnforcerConfig.*;
 
 import dev.fencedwrites.contract.FenceTopics;
 import dev.fencedwrites.etcd.EtcdSettings;
-import dev.fencedwrites.etcd.LockKeys;
+import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Type;
@@ -167,36 +167,39 @@ final class FenceEnforcerConfigDefinition {
                         GROUP_VERIFICATION, 14, ConfigDef.Width.SHORT, "Verdict cache size");
     }
 
-    /** Where and how the verifier reaches etcd: producer-lib's setting names. */
+    /** What the enforcer adds to etcd-lock's description of a setting. */
+    private static final Map<String, String> ETCD_NOTES = Map.of(
+            EtcdSettings.ENDPOINTS, " The cluster the writers take their locks from; empty only with "
+                    + TOKEN_VERIFICATION_ENABLE + "=false.",
+            EtcdSettings.USER, " It needs read access to the lock prefix.",
+            EtcdSettings.REQUEST_TIMEOUT_MS, " The enforcer only reads; its default is shorter than producer-lib's, and a"
+                    + " read that times out is retried after the backoff.",
+            EtcdSettings.LOCK_PREFIX, " It must be the writers' etcd.lock.prefix.");
+
+    /**
+     * Where and how the verifier reaches etcd: etcd-lock's {@link EtcdSettings#DEFINITIONS}, the keys and defaults
+     * producer-lib reads, but for the endpoints (none: verification may be off) and a 5 s request timeout.
+     */
     private static void etcd(ConfigDef definition) {
-        definition
-                .define(EtcdSettings.ENDPOINTS, Type.LIST, "", Importance.HIGH,
-                        "etcd client URLs (http:// or https://), comma-separated, of the etcd cluster the writers take their "
-                                + "locks from.",
-                        GROUP_VERIFICATION, 2, ConfigDef.Width.LONG, "etcd endpoints")
-                .define(EtcdSettings.LOCK_PREFIX, Type.STRING, LockKeys.DEFAULT_PREFIX, Importance.MEDIUM,
-                        "Key prefix of the writers' lock keys (producer-lib's etcd.lock.prefix).", GROUP_VERIFICATION, 3,
-                        ConfigDef.Width.MEDIUM, "Lock prefix")
-                .define(EtcdSettings.USER, Type.STRING, null, Importance.MEDIUM,
-                        "etcd user (with etcd.password); it needs read access to the lock prefix.", GROUP_VERIFICATION, 4,
-                        ConfigDef.Width.MEDIUM, "etcd user")
-                .define(EtcdSettings.PASSWORD, Type.PASSWORD, null, Importance.MEDIUM,
-                        "Password of etcd.user.", GROUP_VERIFICATION, 5, ConfigDef.Width.MEDIUM, "etcd password")
-                .define(EtcdSettings.TLS_CA_FILE, Type.STRING, null, Importance.MEDIUM,
-                        "PEM file of the CA that signed etcd's server certificate; default: the JVM's trust store when an "
-                                + "endpoint is https://.",
-                        GROUP_VERIFICATION, 6, ConfigDef.Width.LONG, "etcd CA file")
-                .define(EtcdSettings.TLS_CERT_FILE, Type.STRING, null, Importance.MEDIUM,
-                        "PEM client certificate, for etcd's --client-cert-auth (with etcd.tls.key.file).", GROUP_VERIFICATION, 7,
-                        ConfigDef.Width.LONG,
-                        "etcd client certificate")
-                .define(EtcdSettings.TLS_KEY_FILE, Type.STRING, null, Importance.MEDIUM,
-                        "PKCS#8 PEM key of etcd.tls.cert.file.", GROUP_VERIFICATION, 8, ConfigDef.Width.LONG, "etcd client key")
-                .define(EtcdSettings.CONNECT_TIMEOUT_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
-                        "TCP connect timeout to etcd, in milliseconds.", GROUP_VERIFICATION, 9, ConfigDef.Width.SHORT,
-                        "etcd connect timeout")
-                .define(EtcdSettings.REQUEST_TIMEOUT_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
-                        "Bound on each etcd read, in milliseconds; a read that times out is retried after the backoff.",
-                        GROUP_VERIFICATION, 10, ConfigDef.Width.SHORT, "etcd request timeout");
+        int order = 2;
+        for (EtcdSettings.Definition etcd : EtcdSettings.DEFINITIONS) {
+            String key = etcd.key();
+            Object defaultValue = switch (key) {
+                case EtcdSettings.ENDPOINTS -> "";
+                case EtcdSettings.REQUEST_TIMEOUT_MS -> 5_000L;
+                default -> etcd.defaultValue();
+            };
+            boolean millis = etcd.type() == EtcdSettings.Type.MILLIS;
+            Type type = switch (etcd.type()) {
+                case LIST -> Type.LIST;
+                case PASSWORD -> Type.PASSWORD;
+                case MILLIS -> Type.LONG;
+                case STRING -> Type.STRING;
+            };
+            Importance importance = etcd.required() ? Importance.HIGH : millis ? Importance.LOW : Importance.MEDIUM;
+            definition.define(key, type, defaultValue, millis ? ConfigDef.Range.atLeast(1) : null, importance,
+                    etcd.documentation() + ETCD_NOTES.getOrDefault(key, ""), GROUP_VERIFICATION, order++,
+                    millis ? ConfigDef.Width.SHORT : ConfigDef.Width.LONG, etcd.displayName());
+        }
     }
 }

@@ -2,15 +2,20 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.fencedwrites.etcd.EtcdSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Loading the enforcer's configuration from a file and the environment. */
 class FenceEnforcerConfigTest {
@@ -122,6 +127,20 @@ class FenceEnforcerConfigTest {
         assertThatThrownBy(() -> load(Map.of("FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "true")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("token.verification.enable")
                 .hasMessageContaining("etcd.endpoints");
+    }
+
+    /** One reader of etcd.*: the enforcer refuses what producer-lib's EtcdSettings.load refuses, with its message. */
+    @ParameterizedTest
+    @ValueSource(strings = {"FENCE_ETCD_ENDPOINTS=127.0.0.1:2379", "FENCE_ETCD_ENDPOINTS=http://e:2379,https://f",
+            "FENCE_ETCD_USER=enforcer", "FENCE_ETCD_PASSWORD=secret", "FENCE_ETCD_TLS_KEY_FILE=/etc/key.pem",
+            "FENCE_ETCD_TLS_CA_FILE=/no/such/ca.pem"})
+    void anInvalidEtcdSettingIsRefusedWithProducerLibsMessage(String variable) {
+        Map<String, String> env = new HashMap<>(Map.of("FENCE_ETCD_ENDPOINTS", "http://e:2379"));
+        env.put(variable.substring(0, variable.indexOf('=')), variable.substring(variable.indexOf('=') + 1));
+        String producerLibs = catchThrowableOfType(IllegalArgumentException.class,
+                () -> EtcdSettings.load(new Properties(), env)).getMessage();
+        assertThatThrownBy(() -> load(env).tokenVerification()).isInstanceOf(ConfigException.class)
+                .hasMessage("token verification: " + producerLibs);
     }
 
     @Test
