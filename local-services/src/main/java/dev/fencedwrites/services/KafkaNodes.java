@@ -61,18 +61,30 @@ final class KafkaNodes {
     /** Formats a node's storage ({@code kafka-storage format}) with {@code extraArguments}; fails with the log's tail. */
     static void format(Path dir, Path log4j2, Path config, String clusterId, Collection<String> extraArguments)
             throws InterruptedException {
+        format(dir, log4j2, Jvm.classPath(), config, clusterId, extraArguments);
+    }
+
+    /** As {@link #format(Path, Path, Path, String, Collection)}, with the broker's jars on {@code classPath}. */
+    static void format(Path dir, Path log4j2, String classPath, Path config, String clusterId,
+            Collection<String> extraArguments) throws InterruptedException {
         List<String> format = new ArrayList<>(List.of("format", "--config", config.toString(), "--cluster-id", clusterId,
                 "--ignore-formatted"));
         format.addAll(extraArguments);
         ChildProcess.run("kafka storage format",
-                Jvm.command(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), log4j2, "kafka.tools.StorageTool", format),
+                Jvm.command(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), classPath, log4j2, "kafka.tools.StorageTool",
+                        format),
                 dir, dir.resolve("format.log"), Duration.ofSeconds(180));
     }
 
     /** Starts {@code kafka.Kafka} on {@code config} with a {@code heap} ({@code -Xmx}), appending to {@code dir/kafka.log}. */
     static ChildProcess launch(String name, Path dir, Path log4j2, Path config, String heap) {
-        return ChildProcess.start(name, Jvm.command(List.of("-Xmx" + heap), log4j2, "kafka.Kafka", List.of(config.toString())),
-                dir, dir.resolve("kafka.log"), Map.of());
+        return launch(name, dir, log4j2, Jvm.classPath(), config, heap);
+    }
+
+    /** As {@link #launch(String, Path, Path, Path, String)}, with the broker's jars on {@code classPath}. */
+    static ChildProcess launch(String name, Path dir, Path log4j2, String classPath, Path config, String heap) {
+        return ChildProcess.start(name, Jvm.command(List.of("-Xmx" + heap), classPath, log4j2, "kafka.Kafka",
+                List.of(config.toString())), dir, dir.resolve("kafka.log"), Map.of());
     }
 
     /** The nodes an Admin describeCluster through {@code bootstrap} lists (brokers registered and unfenced). */
