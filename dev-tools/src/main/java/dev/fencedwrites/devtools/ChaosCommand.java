@@ -245,6 +245,11 @@ public final class ChaosCommand implements Callable<Integer> {
         if (stallChance < 0 || stallChance > 1) {
             throw new ParameterException(spec.commandLine(), "--stall-chance must be between 0 and 1, got " + stallChance);
         }
+        try {
+            DurationConverter.leaseTtl("--ttl", ttl);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
         if (skewed < 0 || skewed > workers) {
             throw new ParameterException(spec.commandLine(), "--skewed must be between 0 and --workers (" + workers + "), got "
                     + skewed);

@@ -1,6 +1,7 @@
 package dev.fencedwrites.devtools;
 
 import dev.fencedwrites.cli.BuildVersion;
+import dev.fencedwrites.cli.DurationConverter;
 import dev.fencedwrites.cli.EnvFile;
 import dev.fencedwrites.cli.FenceMain;
 import dev.fencedwrites.demo.BillingScenario;
@@ -10,10 +11,14 @@ import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code fence demo}: a paused worker's stale write, fenced, on real services (the scenario is the demo module's {@link
@@ -29,7 +34,7 @@ import picocli.CommandLine.ParentCommand;
                         + "Service logs stay in the data directory."},
         footer = {"", "Examples:",
                 "  ./fence demo                       the scenario with a 5 s lease",
-                "  ./fence demo --ttl-seconds 3       a shorter lease: A is fenced sooner",
+                "  ./fence demo --ttl 3s              a shorter lease: A is fenced sooner",
                 "  ./fence rejected --follow          in another terminal: the stale write as the enforcer rejects it",
                 "",
                 "While it runs it writes .fence/demo.env (KAFKA_BOOTSTRAP ...), which ./fence rejected, consume, "
@@ -39,9 +44,13 @@ public final class DemoCommand implements Callable<Integer> {
     /** Where the demo writes its stack's settings while it runs, unless {@code --env-file} says otherwise. */
     static final Path DEFAULT_ENV_FILE = Path.of(".fence/demo.env");
 
-    @Option(names = "--ttl-seconds", defaultValue = "5", description = "Lease TTL of the workers in seconds (default: "
-            + "${DEFAULT-VALUE}).")
-    long ttlSeconds;
+    @Option(names = "--ttl", defaultValue = "5s", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "The workers' lease TTL, at least 1s; a fraction of a second is rounded up, as etcd grants "
+                    + "whole seconds (default: ${DEFAULT-VALUE}).")
+    Duration ttl;
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = "--dir", paramLabel = "DIR", description = "Data and log directory (default: a new temporary directory).")
     Path dir;
@@ -51,6 +60,12 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        long ttlSeconds;
+        try {
+            ttlSeconds = (DurationConverter.leaseTtl("--ttl", ttl).toMillis() + 999) / 1000;
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
         Path envFile = fence.stack().envFileOr(DEFAULT_ENV_FILE);
         Path stackDir = dir != null ? dir : Files.createTempDirectory("fenced-writes-demo-");
         Timeline timeline = new Timeline(System.out);

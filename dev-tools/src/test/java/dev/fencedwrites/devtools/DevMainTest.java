@@ -31,7 +31,9 @@ class DevMainTest {
     // A case whose refusal is missing must not start anything long (an accepted `up` would start a whole stack).
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-            "demo --ttl-seconds x | fence demo: Invalid value for option '--ttl-seconds'",
+            "demo --ttl 5 | fence demo: Invalid value for option '--ttl': '5' is not a duration like 90s",
+            "demo --ttl 500ms | fence demo: --ttl must be at least 1s (etcd grants leases in whole seconds), got 500ms",
+            "chaos --ttl 0s | fence chaos: --ttl must be at least 1s (etcd grants leases in whole seconds), got 0s",
             "--bootstrap 127.0.0.1:9092 up | fence up: --bootstrap does not apply to fence up",
             "up --etcd http://127.0.0.1:2379 | fence up: Unknown options: '--etcd'",
             "down --schema-registry http://127.0.0.1:1 | fence down: Unknown options: '--schema-registry'",

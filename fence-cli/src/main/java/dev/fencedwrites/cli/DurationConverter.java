@@ -22,6 +22,20 @@ public final class DurationConverter implements ITypeConverter<Duration> {
                 () -> new TypeConversionException("'" + text + "' is not a duration like 90s, 15m, 2h or 1d"));
     }
 
+    /**
+     * Checks a lease TTL option: etcd grants leases in whole seconds (producer-lib rounds a fraction up), so less than 1s
+     * is refused rather than silently made 1s.
+     *
+     * @throws IllegalArgumentException naming {@code option}, when {@code ttl} is under one second
+     */
+    public static Duration leaseTtl(String option, Duration ttl) {
+        if (ttl.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new IllegalArgumentException(option + " must be at least 1s (etcd grants leases in whole seconds), got "
+                    + format(ttl));
+        }
+        return ttl;
+    }
+
     /** {@code duration} as these options write it, in its largest exact unit: {@code 2m}, {@code 90s}, {@code 500ms}. */
     public static String format(Duration duration) {
         long millis = duration.toMillis();

@@ -90,8 +90,8 @@ public final class ProduceCommand implements Callable<Integer> {
     FenceMain fence;
 
     /**
-     * Checks the options picocli cannot: {@code --count} at least 1, one of {@code --amount}, {@code --value} or
-     * {@code --delete}.
+     * Checks the options picocli cannot: {@code --count} at least 1, {@code --ttl} at least 1s, one of {@code --amount},
+     * {@code --value} or {@code --delete}.
      *
      * @throws ParameterException a usage error, so it exits 2 like picocli's own
      */
@@ -100,6 +100,7 @@ public final class ProduceCommand implements Callable<Integer> {
             if (count < 1) {
                 throw new IllegalArgumentException("--count must be at least 1, got " + count);
             }
+            DurationConverter.leaseTtl("--ttl", ttl);
             if (delete == (amount != null || value != null)) {
                 throw new IllegalArgumentException(
                         delete ? "--delete takes no --amount or --value" : "give --amount MINOR or --value JSON (or --delete)");

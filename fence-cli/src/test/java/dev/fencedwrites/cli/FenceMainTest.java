@@ -66,6 +66,8 @@ class FenceMainTest {
             "produce customer-7 --amount 1 --ttl 10x | fence produce: Invalid value for option '--ttl': '10x' is not a duration",
             "produce customer-7 --amount 1 --wait abc | fence produce: Invalid value for option '--wait': 'abc' is not a",
             "produce customer-7 --amount 1 --count 0 | fence produce: --count must be at least 1, got 0",
+            "produce customer-7 --amount 1 --ttl 999ms | fence produce: --ttl must be at least 1s (etcd grants leases in "
+                    + "whole seconds), got 999ms",
             "produce customer-7 | fence produce: give --amount MINOR or --value JSON (or --delete)",
             "produce customer-7 --delete --amount 1 | fence produce: --delete takes no --amount or --value",
             "verify --since yesterday | fence verify: --since 'yesterday' is neither a duration like 90s",
