@@ -18,7 +18,8 @@ import java.util.Random;
  * <ul>
  *   <li>forged: a token far above etcd's revision (token verification: {@code FUTURE_TOKEN});</li>
  *   <li>borrowed: the token and lease of another key's real acquisition ({@code LOCK_NOT_HELD}, or {@code STALE_TOKEN});</li>
- *   <li>stale: token 1 ({@code STALE_TOKEN} once the key has a fence);</li>
+ *   <li>stale: token 1, on a key a worker has had a write acknowledged for ({@code STALE_TOKEN}: the key has a fence;
+ *       a random key before any acknowledgement);</li>
  *   <li>duplicate: the fencing headers of a write a worker already had acknowledged ({@code DUPLICATE},
  *       {@code OUT_OF_ORDER} or {@code STALE_TOKEN}, depending on how far the key has moved since).</li>
  * </ul>
@@ -51,7 +52,10 @@ final class Injector {
         List<String> done = new ArrayList<>();
         String key = keys.get(random.nextInt(keys.size()));
         done.add(send("forged", key, FORGED_TOKEN + random.nextInt(1000), 1, 1 + random.nextInt(1_000_000), random));
-        done.add(send("stale", keys.get(random.nextInt(keys.size())), 1, 1, 0, random));
+        List<WriterLedger.Ack> acks = ledger.acks();
+        // A key with an acknowledged write has a fence, so token 1 is STALE_TOKEN there whatever happened since.
+        String staleKey = acks.isEmpty() ? keys.get(random.nextInt(keys.size())) : acks.get(random.nextInt(acks.size())).key();
+        done.add(send("stale", staleKey, 1, 1, 0, random));
         List<WriterLedger.Acquired> acquired = ledger.acquired();
         if (!acquired.isEmpty()) {
             WriterLedger.Acquired other = acquired.get(random.nextInt(acquired.size()));
@@ -59,7 +63,6 @@ final class Injector {
                     .findFirst().orElse(key);
             done.add(send("borrowed", victim, other.token(), 1, other.lease(), random));
         }
-        List<WriterLedger.Ack> acks = ledger.acks();
         if (!acks.isEmpty()) {
             WriterLedger.Ack ack = acks.get(random.nextInt(acks.size()));
             done.add(send("duplicate", ack.key(), ack.token(), ack.seq(), ack.lease(), random));
