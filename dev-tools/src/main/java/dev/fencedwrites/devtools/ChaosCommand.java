@@ -78,7 +78,8 @@ public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--keys", defaultValue = "8", description = "Keys they contend for (default: ${DEFAULT-VALUE}).")
     int keys;
     @Option(names = "--ttl", defaultValue = "3s", paramLabel = "DURATION", converter = DurationConverter.class,
-            description = "The writers' lease TTL "
+            description = "The writers' lease TTL, at least 1s; a fraction of a second is rounded up, as etcd grants whole "
+                    + "seconds "
                     + "(default: ${DEFAULT-VALUE}).")
     Duration ttl;
     @Option(names = "--stall-chance", defaultValue = "0.02", paramLabel = "P", description = "Per write, the chance that its "

@@ -34,7 +34,7 @@ import picocli.CommandLine.Spec;
                         + "Service logs stay in the data directory."},
         footer = {"", "Examples:",
                 "  ./fence demo                       the scenario with a 5 s lease",
-                "  ./fence demo --ttl 3s              a shorter lease: A is fenced sooner",
+                "  ./fence demo --ttl 10s             a longer lease: B waits longer for A's to expire",
                 "  ./fence rejected --follow          in another terminal: the stale write as the enforcer rejects it",
                 "",
                 "While it runs it writes .fence/demo.env (KAFKA_BOOTSTRAP ...), which ./fence rejected, consume, "

@@ -15,7 +15,7 @@ import picocli.CommandLine;
 public final class DevMain {
     /** The launcher's own commands, which {@code ./fence} runs without this class: the end of the root's help. */
     private static final List<String> LAUNCHER_COMMANDS = List.of(
-            "", "Launcher commands (./fence runs them itself, not through this class):",
+            "", "Launcher commands (the ./fence script runs them itself; the distribution's fence has none of them):",
             "  test     Install what the tests need (dev/setup test), then run every unit test and every integration",
             "           test not tagged failover or slow (./mvnw verify); ./fence test --help says more.",
             "  test-failover  The clustered and fault tests: ClusterFailoverIT, ClusterUpIT, ChaosClusterIT, ChaosIT",

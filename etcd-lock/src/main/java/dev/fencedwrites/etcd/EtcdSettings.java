@@ -164,7 +164,8 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
 
     /**
      * Reads the {@code etcd.*} keys of {@code properties}, overridden by {@code FENCE_ETCD_*} entries of
-     * {@code environment} (pass {@link System#getenv()}). Keys outside {@code etcd.*} are ignored (the
+     * {@code environment} (pass {@link System#getenv()}). A blank value is read as unset, but for
+     * {@value #LOCK_PREFIX}, which is refused blank. Keys outside {@code etcd.*} are ignored (the
      * file may hold the application's other settings); unknown {@code etcd.*} keys and unknown
      * {@code FENCE_ETCD_*} variables are refused, so a typo does not go unnoticed.
      *
@@ -181,6 +182,11 @@ public record EtcdSettings(List<String> endpoints, String user, String password,
             }
         }
         fromEnvironment(environment).forEach(merged::setProperty);
+        if (merged.containsKey(LOCK_PREFIX) && merged.getProperty(LOCK_PREFIX).isBlank()) {
+            // Blank means unset for the other keys; here that would silently move the locks to the default prefix.
+            throw new IllegalArgumentException(LOCK_PREFIX + " is blank: leave it out for the default ("
+                    + LockKeys.DEFAULT_PREFIX + "), or set the prefix the writers lock under");
+        }
         String endpoints = merged.getProperty(ENDPOINTS, "");
         List<String> list = new ArrayList<>();
         for (String endpoint : endpoints.split(",")) {

@@ -30,6 +30,16 @@ class EtcdSettingsTest {
     }
 
     @Test
+    void aBlankLockPrefixIsRefusedNotReadAsTheDefault() {
+        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.lock.prefix", " "), Map.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("etcd.lock.prefix is blank: leave it out for the "
+                        + "default (fenced-writes/locks/), or set the prefix the writers lock under");
+        assertThatThrownBy(() -> EtcdSettings.load(props("etcd.endpoints", "http://a:2379"),
+                Map.of("FENCE_ETCD_LOCK_PREFIX", ""))).hasMessageStartingWith("etcd.lock.prefix is blank");
+        assertThat(EtcdSettings.load(props("etcd.endpoints", "http://a:2379", "etcd.user", " "), Map.of()).user()).isNull();
+    }
+
+    @Test
     void environmentOverridesTheFile() throws Exception {
         Path file = dir.resolve("worker.properties");
         Files.writeString(file, "etcd.endpoints=http://file:2379\netcd.request.timeout.ms=3000\nother.setting=ignored\n");

@@ -74,7 +74,8 @@ public final class ProduceCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE}).")
     int count;
     @Option(names = "--ttl", defaultValue = "10s", paramLabel = "DURATION", converter = DurationConverter.class,
-            description = "The lease's TTL, e.g. 10s, 1m "
+            description = "The lease's TTL, e.g. 10s, 1m; at least 1s, a fraction of a second rounded up, as etcd grants "
+                    + "whole seconds "
                     + "(default: ${DEFAULT-VALUE}).")
     Duration ttl;
     @Option(names = "--writer", defaultValue = "fence-produce", description = "Writer id in the fence.writer header and "
@@ -174,7 +175,7 @@ public final class ProduceCommand implements Callable<Integer> {
                 out.printf(
                         "lease    %s  token=%d  ttl=%ds  (FENCE marker published: it raises the key's fence to %d.0 unless the "
                                 + "fence is already higher)%n",
-                        key, lease.token(), leaseTtl.toSeconds(), lease.token());
+                        key, lease.token(), lease.ttl().toSeconds(), lease.token());
                 for (long seq = 1; seq <= count; seq++) {
                     RecordMetadata where = producer.sendAndWait(lease, summary);
                     out.printf("sent     %s  token=%d.%d  -> %s-%d@%d%n", key, lease.token(), seq, where.topic(),

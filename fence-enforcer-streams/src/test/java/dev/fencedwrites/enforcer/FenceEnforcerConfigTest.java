@@ -133,7 +133,8 @@ class FenceEnforcerConfigTest {
     @ParameterizedTest
     @ValueSource(strings = {"FENCE_ETCD_ENDPOINTS=127.0.0.1:2379", "FENCE_ETCD_ENDPOINTS=http://e:2379,https://f",
             "FENCE_ETCD_USER=enforcer", "FENCE_ETCD_PASSWORD=secret", "FENCE_ETCD_TLS_KEY_FILE=/etc/key.pem",
-            "FENCE_ETCD_TLS_CA_FILE=/no/such/ca.pem"})
+            "FENCE_ETCD_TLS_CA_FILE=/no/such/ca.pem", "FENCE_ETCD_LOCK_PREFIX= ", "FENCE_ETCD_USER=u",
+            "FENCE_ETCD_TLS_CERT_FILE=/etc/cert.pem"})
     void anInvalidEtcdSettingIsRefusedWithProducerLibsMessage(String variable) {
         Map<String, String> env = new HashMap<>(Map.of("FENCE_ETCD_ENDPOINTS", "http://e:2379"));
         env.put(variable.substring(0, variable.indexOf('=')), variable.substring(variable.indexOf('=') + 1));
@@ -141,6 +142,18 @@ class FenceEnforcerConfigTest {
                 () -> EtcdSettings.load(new Properties(), env)).getMessage();
         assertThatThrownBy(() -> load(env).tokenVerification()).isInstanceOf(ConfigException.class)
                 .hasMessage("token verification: " + producerLibs);
+    }
+
+    /** A blank etcd setting is unset for both (before, the enforcer took a blank user or CA file as the empty string). */
+    @ParameterizedTest
+    @ValueSource(strings = {"FENCE_ETCD_USER", "FENCE_ETCD_PASSWORD", "FENCE_ETCD_TLS_CA_FILE", "FENCE_ETCD_TLS_KEY_FILE"})
+    void aBlankEtcdSettingIsUnsetAsForProducerLib(String variable) {
+        Map<String, String> env = new HashMap<>(
+                Map.of("FENCE_ETCD_ENDPOINTS", "http://e:2379", "FENCE_ETCD_REQUEST_TIMEOUT_MS", "5000", variable, " "));
+        EtcdSettings producerLibs = EtcdSettings.load(new Properties(), env);
+        assertThat(producerLibs.user()).isNull();
+        assertThat(producerLibs.tlsCaFile()).isNull();
+        assertThat(load(env).tokenVerification()).hasValue(producerLibs);
     }
 
     @Test

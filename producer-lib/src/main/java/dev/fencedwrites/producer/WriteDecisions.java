@@ -20,7 +20,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -179,8 +178,17 @@ public final class WriteDecisions implements AutoCloseable {
                     ? new IllegalStateException("WriteDecisions closed")
                     : new IllegalStateException("WriteDecisions stopped: " + failure, failure);
             pending.forEach(w -> w.started().completeExceptionally(stopped));
-            consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
+            closeConsumer();
         }
+    }
+
+    /**
+     * {@code close(Duration)}, deprecated since kafka-clients 4.1 for {@code close(CloseOptions)} (KIP-1092), which 3.x
+     * lacks: producer-lib runs on kafka-clients 3.6.2 and later (README's Status).
+     */
+    @SuppressWarnings("deprecation")
+    private void closeConsumer() {
+        consumer.close(Duration.ofSeconds(5));
     }
 
     private void start(Watch watch) {

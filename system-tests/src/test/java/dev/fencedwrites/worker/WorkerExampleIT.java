@@ -177,6 +177,8 @@ class WorkerExampleIT {
 
             a.signal("CONT"); // A resumes: it finds its lease lost, stops, and closing its producer delivers the queued write
             assertThat(a.waitFor()).as("A's exit status (3: fenced); %s", a.describe()).isEqualTo(3);
+            a.assertNoLinkageError();
+            b.assertNoLinkageError();
             assertThat(a.output()).contains("stopping  worker-A-" + clientsOfA + " lost its lease")
                     .contains("FENCED    " + resource + "  token=" + tokenA + ".1  STALE_TOKEN by the fence " + tokenB + ".1")
                     .doesNotContain("accepted  ");
@@ -204,6 +206,15 @@ class WorkerExampleIT {
 
         String output() throws IOException {
             return Files.readString(log);
+        }
+
+        /**
+         * A class or method of a newer kafka-clients than the one the worker runs on shows up as a linkage error, often on
+         * a background thread whose failure changes no output line (closing the decisions watcher, say).
+         */
+        void assertNoLinkageError() throws IOException {
+            assertThat(describe()).as("worker %s's output and log", log.getFileName()).doesNotContain("NoClassDefFoundError",
+                    "NoSuchMethodError", "AbstractMethodError", "IncompatibleClassChangeError", "NoSuchFieldError");
         }
 
         /** Its output and its log, for a failure message. */
