@@ -178,7 +178,7 @@ public final class BenchMain implements Callable<Integer> {
                         Client client = Client.builder().endpoints(etcd.address()).build()) {
                     EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress,
                             etcd.address(), rows.enforcerSettings);
-                    VerificationBench verification = new VerificationBench(enforcer, client, progress);
+                    VerificationBench verification = new VerificationBench(enforcer, client, etcd.address(), progress);
                     figures.addAll(quick ? verification.measure(1_000, 20, 5_000) : verification.measure(10_000, 100, 50_000));
                 }
             }

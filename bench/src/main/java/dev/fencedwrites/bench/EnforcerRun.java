@@ -94,7 +94,11 @@ final class EnforcerRun {
         FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify, kind == Kind.ENFORCER);
         TokenVerifier verifier = verify ? TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters) : null;
         FenceEnforcerTopology.Built built = topology(kind, config, input, outputs, meters, verifier);
-        KafkaStreams streams = new KafkaStreams(built.topology(), streamsProperties(config));
+        Properties properties = streamsProperties(config);
+        if (verifier != null) {
+            TokenVerifier.readAheadOnPoll(properties, verifier);
+        }
+        KafkaStreams streams = new KafkaStreams(built.topology(), properties);
         AtomicReference<Throwable> failure = watchFailures(streams);
         try {
             streams.start();
@@ -115,9 +119,13 @@ final class EnforcerRun {
             }
             // Reads from the first record on: the ones before (at most the first poll's) are not in the rate either, so this
             // slightly overstates.
-            double reads = verify ? meters.get("fence.enforcer.token.verification.etcd.reads").counter().count() : 0;
             double etcdReads = verify ? meters.get("fence.enforcer.token.verification.etcd.reads").counter().count() : 0;
-            return new Throughput(rate, stateSize, reads / seconds, etcdReads);
+            if (verify) {
+                progress.accept(String.format(Locale.ROOT, "verification:     reads sent ahead %,.0f, answers used %,.0f, "
+                        + "not sent ahead (read.ahead.max reached) %,.0f", readAhead(meters, "sent"), readAhead(meters, "used"),
+                        readAhead(meters, "full")));
+            }
+            return new Throughput(rate, stateSize, etcdReads / seconds, etcdReads);
         } finally {
             streams.close(Duration.ofSeconds(60));
             built.committedFences().close();
@@ -232,6 +240,10 @@ final class EnforcerRun {
         topology.addSource("input", new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
         topology.addSink("output", outputs.get(0), new ByteArraySerializer(), new ByteArraySerializer(), "input");
         return topology;
+    }
+
+    private static double readAhead(PrometheusMeterRegistry meters, String event) {
+        return meters.get("fence.enforcer.token.verification.read.ahead").tag("event", event).counter().count();
     }
 
     /**

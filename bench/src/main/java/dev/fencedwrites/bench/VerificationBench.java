@@ -12,6 +12,10 @@ import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -22,6 +26,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -46,14 +52,21 @@ final class VerificationBench {
     private static final long LEASE_TTL_SECONDS = 3600;
     private static final int IN_FLIGHT = 128;
     private static final String GUARANTEE = StreamsConfig.EXACTLY_ONCE_V2;
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final Pattern CPU_SECONDS = Pattern.compile("(?m)^process_cpu_seconds_total (\\S+)$");
 
     private final EnforcerBench enforcer;
     private final Client etcd;
     private final Consumer<String> progress;
+    private final String etcdEndpoint;
 
-    VerificationBench(EnforcerBench enforcer, Client etcd, Consumer<String> progress) {
+    /**
+     * @param etcdEndpoint the endpoint of the etcd {@code etcd} talks to (its {@code /metrics} gives etcd's CPU time)
+     */
+    VerificationBench(EnforcerBench enforcer, Client etcd, String etcdEndpoint, Consumer<String> progress) {
         this.enforcer = enforcer;
         this.etcd = etcd;
+        this.etcdEndpoint = etcdEndpoint;
         this.progress = progress;
     }
 
@@ -74,16 +87,19 @@ final class VerificationBench {
         String perKey = String.format(Locale.ROOT, "one acquisition per key (%s keys, one write each)",
                 EnforcerBench.count(acquiredKeys));
         try (Admin admin = enforcer.admin()) {
-            figures.addAll(shape(admin, longLeases, "bench-long-", longLeaseKeys, writesPerToken));
-            figures.addAll(shape(admin, perKey, "bench-acquired-", acquiredKeys, 1));
+            figures.addAll(shape(admin, longLeases, "bench-long-", longLeaseKeys, writesPerToken, ">= 0.95"));
+            figures.addAll(shape(admin, perKey, "bench-acquired-", acquiredKeys, 1, ">= 0.8"));
         }
-        return List.of(figures.get(0), figures.get(2), figures.get(1), figures.get(3));
+        return figures;
     }
 
-    private List<Figure> shape(Admin admin, String name, String keyPrefix, int keys, int writesPerKey) throws Exception {
+    private List<Figure> shape(Admin admin, String name, String keyPrefix, int keys, int writesPerKey, String goal)
+            throws Exception {
         progress.accept(
                 String.format(Locale.ROOT, "verification: taking %,d locks in etcd (one transaction each) for %s", keys, name));
+        double cpuBefore = etcdCpuSeconds();
         List<Lock> locks = takeLocks(keyPrefix, keys);
+        double lockCpu = etcdCpuSeconds() - cpuBefore;
         int records = keys * writesPerKey;
         String input = "bench.verify." + keyPrefix + keys + "." + EnforcerBench.shortId();
         EnforcerBench.createTopics(admin, input);
@@ -91,12 +107,20 @@ final class VerificationBench {
                 String.format(Locale.ROOT, "verification: producing %,d records over %,d keys to %s", records, keys, input));
         byte[] value = new byte[100];
         enforcer.produce(admin, input, records, i -> record(input, locks.get(i % keys), i / keys + 1L, value));
-        // Off, on, on, off: drift on a busy machine does not favour one side.
-        Map<Boolean, Double> rates = new HashMap<>();
-        double reads = 0;
-        for (boolean verify : new boolean[]{false, true, true, false}) {
+        Throughput warmUp = enforcer.runToEnd(admin, Kind.ENFORCER, input, records, true, 0, GUARANTEE, false);
+        progress.accept(String.format(Locale.ROOT, "verification:   warm-up, verification off: %,.0f records/s (not counted)",
+                warmUp.recordsPerSecond()));
+        // Three rounds whose order rotates (off-on, on-off, off-on), so that drift on a busy machine favours neither side.
+        Map<Boolean, List<Double>> rates = new HashMap<>();
+        List<Double> readRates = new ArrayList<>();
+        List<Double> readsPerKey = new ArrayList<>();
+        Map<Boolean, List<Double>> etcdCpu = new HashMap<>();
+        for (boolean verify : new boolean[]{false, true, true, false, false, true}) {
+            double cpuStart = etcdCpuSeconds();
             Throughput run = enforcer.runToEnd(admin, Kind.ENFORCER, input, records, true, 0, GUARANTEE, verify);
-            rates.merge(verify, run.recordsPerSecond() / 2, Double::sum);
+            double cpu = etcdCpuSeconds() - cpuStart;
+            rates.computeIfAbsent(verify, v -> new ArrayList<>()).add(run.recordsPerSecond());
+            etcdCpu.computeIfAbsent(verify, v -> new ArrayList<>()).add(cpu);
             if (verify) {
                 if (run.etcdReads() != keys) {
                     throw new IllegalStateException(String.format(Locale.ROOT,
@@ -104,19 +128,56 @@ final class VerificationBench {
                                     + "once, every other write at its fence compared with the stored lease",
                             run.etcdReads(), keys, input));
                 }
-                reads += run.etcdReadsPerSecond() / 2;
+                readRates.add(run.etcdReadsPerSecond());
+                readsPerKey.add(run.etcdReads() / keys);
             }
-            progress.accept(String.format(Locale.ROOT, "verification:   enforcer, verification %s, %s: %,.0f records/s%s",
-                    verify ? "on" : "off", GUARANTEE,
-                    run.recordsPerSecond(),
-                    verify ? String.format(Locale.ROOT, ", %,.0f etcd reads/s", run.etcdReadsPerSecond()) : ""));
+            progress.accept(String.format(Locale.ROOT,
+                    "verification:   enforcer, verification %s, %s: %,.0f records/s%s, etcd CPU %.2f s",
+                    verify ? "on" : "off", GUARANTEE, run.recordsPerSecond(),
+                    verify ? String.format(Locale.ROOT, ", %,.0f etcd reads/s", run.etcdReadsPerSecond()) : "", cpu));
         }
         admin.deleteTopics(List.of(input)).all().get(60, TimeUnit.SECONDS);
+        double on = median(rates.get(true));
+        double off = median(rates.get(false));
+        progress.accept(String.format(Locale.ROOT, "verification:   %s: on %,.0f (spread %s), off %,.0f (spread %s) records/s",
+                name, on, spread(rates.get(true)), off, spread(rates.get(false))));
         return List.of(
-                new Figure("enforcer with vs without token verification, " + name + ", " + GUARANTEE, rates.get(true),
-                        rates.get(false), "records/s", "", false),
-                new Figure("etcd reads/s of token verification, " + name + ", " + GUARANTEE, reads, Double.NaN, "reads/s", "",
-                        false));
+                new Figure("enforcer with vs without token verification, " + name + ", " + GUARANTEE + ", medians of 3",
+                        on, off, "records/s", goal, true),
+                new Figure("etcd reads/s of token verification, " + name + ", " + GUARANTEE, median(readRates), Double.NaN,
+                        "reads/s", "", false),
+                new Figure("etcd reads per acquisition (per key's first token), " + name, median(readsPerKey), Double.NaN,
+                        "reads", "", false),
+                new Figure("etcd CPU per 1,000 acquisitions: verification reads (its CPU in a verifying run less in one "
+                        + "without), " + name, (median(etcdCpu.get(true)) - median(etcdCpu.get(false))) * 1e6 / keys,
+                        Double.NaN, "ms", "", false),
+                new Figure("etcd CPU per 1,000 acquisitions: lock transactions (put + oldest key), " + name,
+                        lockCpu * 1e6 / keys, Double.NaN, "ms", "", false));
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = values.stream().sorted().toList();
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
+    /** Half the range, as a percentage of the median. */
+    private static String spread(List<Double> values) {
+        double range = values.stream().mapToDouble(Double::doubleValue).max().orElse(0)
+                - values.stream().mapToDouble(Double::doubleValue).min().orElse(0);
+        return String.format(Locale.ROOT, "+-%.0f %%", range / 2 / median(values) * 100);
+    }
+
+    /** etcd's own CPU time so far, in seconds: {@code process_cpu_seconds_total} from its {@code /metrics}. */
+    private double etcdCpuSeconds() throws Exception {
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(etcdEndpoint + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        Matcher cpu = CPU_SECONDS.matcher(response.body());
+        if (response.statusCode() != 200 || !cpu.find()) {
+            throw new IllegalStateException("etcd's /metrics at " + etcdEndpoint + " has no process_cpu_seconds_total (HTTP "
+                    + response.statusCode() + ")");
+        }
+        return Double.parseDouble(cpu.group(1));
     }
 
     /** One lease, and for each key one transaction that puts its lock key and finds it the oldest; the revision is the token. */

@@ -169,24 +169,7 @@ class TokenVerificationIT {
                     .extracting(r -> header(r, FenceHeaders.TOKEN))
                     .as("no forged marker reached the markers topic").containsExactly(Long.toString(a.token()));
 
-            Map<RejectionReason, Long> reasons = new EnumMap<>(RejectionReason.class);
-            forgeries.forEach(f -> reasons.merge(f.expected(), 1L, Long::sum));
-            Map<String, Double> after = counters();
-            for (RejectionReason reason : reasons.keySet()) {
-                assertThat(after.get(reason.name()) - before.get(reason.name()))
-                        .as("fence_enforcer_records_fenced_total{reason=%s}", reason)
-                        .isEqualTo(reasons.get(reason).doubleValue());
-            }
-            assertThat(after.get("verified") - before.get("verified"))
-                    .as("verified: A's marker only; A's write at its fence matched the stored lease").isEqualTo(1.0);
-            assertThat(after.get("lock_not_held") - before.get("lock_not_held"))
-                    .isEqualTo(reasons.get(RejectionReason.LOCK_NOT_HELD).doubleValue());
-            assertThat(after.get("future_token") - before.get("future_token"))
-                    .isEqualTo(reasons.get(RejectionReason.FUTURE_TOKEN).doubleValue());
-            assertThat(after.get("cache_hits") - before.get("cache_hits"))
-                    .as("each forged marker's (key, token, lease) that was read "
-                            + "for its write first; future revisions are not cached")
-                    .isEqualTo(reasons.get(RejectionReason.LOCK_NOT_HELD) / 2.0);
+            assertCountedAsForged(before, forgeries);
 
             a.close(); // A releases: its lock key goes with its lease, and B, queued, gets the lock
             FencingLease b = waitingB.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
@@ -207,6 +190,35 @@ class TokenVerificationIT {
             c.close();
             aFresh.close();
         }
+    }
+
+    /**
+     * The enforcer's counters since {@code before}: each forgery's rejection reason, A's marker as the one verified token,
+     * etcd's verdicts each read once and read ahead.
+     */
+    private static void assertCountedAsForged(Map<String, Double> before, List<Forgery> forgeries) throws Exception {
+        Map<RejectionReason, Long> reasons = new EnumMap<>(RejectionReason.class);
+        forgeries.forEach(f -> reasons.merge(f.expected(), 1L, Long::sum));
+        Map<String, Double> after = counters();
+        for (RejectionReason reason : reasons.keySet()) {
+            assertThat(after.get(reason.name()) - before.get(reason.name()))
+                    .as("fence_enforcer_records_fenced_total{reason=%s}", reason)
+                    .isEqualTo(reasons.get(reason).doubleValue());
+        }
+        assertThat(after.get("verified") - before.get("verified"))
+                .as("verified: A's marker only; A's write at its fence matched the stored lease").isEqualTo(1.0);
+        assertThat(after.get("lock_not_held") - before.get("lock_not_held"))
+                .isEqualTo(reasons.get(RejectionReason.LOCK_NOT_HELD).doubleValue());
+        assertThat(after.get("future_token") - before.get("future_token"))
+                .isEqualTo(reasons.get(RejectionReason.FUTURE_TOKEN).doubleValue());
+        assertThat(after.get("cache_hits") - before.get("cache_hits"))
+                .as("each forged marker's (key, token, lease) that was read "
+                        + "for its write first; future revisions are not cached")
+                .isEqualTo(reasons.get(RejectionReason.LOCK_NOT_HELD) / 2.0);
+        assertThat(after.get("read_ahead_used") - before.get("read_ahead_used"))
+                .as("every verdict etcd gave was read ahead, when its record was polled: A's marker and each write "
+                        + "refused lock_not_held (future revisions are read again at the decision)")
+                .isEqualTo(1 + reasons.get(RejectionReason.LOCK_NOT_HELD) / 2.0);
     }
 
     /**
@@ -366,6 +378,7 @@ class TokenVerificationIT {
             counters.put(outcome, probe.metric("fence_enforcer_token_verifications_total", "outcome", outcome));
         }
         counters.put("cache_hits", probe.metric("fence_enforcer_token_verification_cache_hits_total", null, null));
+        counters.put("read_ahead_used", probe.metric("fence_enforcer_token_verification_read_ahead_total", "event", "used"));
         return counters;
     }
 

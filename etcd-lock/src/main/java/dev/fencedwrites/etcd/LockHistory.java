@@ -4,12 +4,17 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 /**
  * Answers "did lease L hold resource R's lock at revision T?" from etcd's history: the check behind
@@ -37,6 +42,10 @@ public final class LockHistory {
      * stopped the enforcer's stream thread for good).
      */
     public static final int MAX_LOCK_KEY_BYTES = 1024 * 1024 - 4 * 1024;
+    /** The most range reads {@link #checkAll} puts in one transaction: etcd's default {@code --max-txn-ops}. */
+    public static final int BATCH_MAX_OPS = 128;
+    /** The most lock-name bytes (each read carries its name twice) {@link #checkAll} puts in one transaction. */
+    static final int BATCH_MAX_BYTES = 256 * 1024;
 
     /** What etcd's history says of a (resource, token, lease). */
     public enum Outcome {
@@ -148,9 +157,7 @@ public final class LockHistory {
         if (!fits(resource, leaseId)) {
             return CompletableFuture.completedFuture(new Verdict(Outcome.NOT_HELD, null, 0, 0, 0));
         }
-        GetOption oldest = GetOption.builder().isPrefix(true).withRevision(token).withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
-        return kv.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), oldest)
+        return kv.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), oldestAt(token))
                 .orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .handle((GetResponse response, Throwable error) -> {
                     if (error != null) {
@@ -160,19 +167,126 @@ public final class LockHistory {
                         }
                         return new Verdict(outOfRange, null, 0, 0, 0);
                     }
-                    long current = response.getHeader().getRevision();
-                    if (response.getKvs().isEmpty()) {
-                        return new Verdict(Outcome.NOT_HELD, null, 0, current, 0);
-                    }
-                    KeyValue holder = response.getKvs().get(0);
-                    if (holder.getKey().equals(expected) && holder.getLease() == leaseId) {
-                        return new Verdict(Outcome.HELD, null, 0, current, holder.getCreateRevision());
-                    }
-                    return new Verdict(Outcome.NOT_HELD, holder.getKey().toString(StandardCharsets.UTF_8), holder.getLease(),
-                            current, 0);
+                    return holderVerdict(response.getKvs(), expected, leaseId, response.getHeader().getRevision());
                 }).thenCompose(verdict -> compactedHeldNow && verdict.outcome() == Outcome.COMPACTED
                         ? heldNow(name, expected, leaseId)
                         : CompletableFuture.completedFuture(verdict));
+    }
+
+    /** The range read of a lock's oldest key at revision {@code token}. */
+    private static GetOption oldestAt(long token) {
+        return GetOption.builder().isPrefix(true).withRevision(token).withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
+    }
+
+    /** The verdict from the oldest key under a lock at the token ({@code oldest}: none or one), read at {@code current}. */
+    private static Verdict holderVerdict(List<KeyValue> oldest, ByteSequence expected, long leaseId, long current) {
+        if (oldest.isEmpty()) {
+            return new Verdict(Outcome.NOT_HELD, null, 0, current, 0);
+        }
+        KeyValue holder = oldest.get(0);
+        if (holder.getKey().equals(expected) && holder.getLease() == leaseId) {
+            return new Verdict(Outcome.HELD, null, 0, current, holder.getCreateRevision());
+        }
+        return new Verdict(Outcome.NOT_HELD, holder.getKey().toString(StandardCharsets.UTF_8), holder.getLease(), current, 0);
+    }
+
+    /**
+     * One question for {@link #checkAll}.
+     *
+     * @param resource the resource id, UTF-8 bytes (the record key)
+     * @param token    the fencing token, positive
+     * @param leaseId  the lease the writer names
+     */
+    public record Question(byte[] resource, long token, long leaseId) {
+    }
+
+    /**
+     * {@link #check(byte[], long, long, boolean)} for many questions at a time: up to {@link #BATCH_MAX_OPS} range reads,
+     * each at its own revision, in one read-only transaction (one request for all; etcd serves a read-only transaction
+     * without a Raft proposal). The reads are serializable: a revision the member has applied is history, the same on every
+     * member, so no linearizable round trip is needed to read it. etcd fails a whole transaction when one of its revisions
+     * is compacted or above the member's (and when it has more operations than {@code --max-txn-ops}); then each question
+     * of it is asked again on its own with {@code check}'s linearizable read, so every answer is the one {@code check}
+     * gives.
+     *
+     * @return one future per question, in order, completing as {@code check}'s would
+     */
+    public List<CompletableFuture<Verdict>> checkAll(List<Question> questions, boolean compactedHeldNow) {
+        List<CompletableFuture<Verdict>> answers = new ArrayList<>(questions.size());
+        String[] names = new String[questions.size()];
+        List<Integer> batch = new ArrayList<>();
+        long batchBytes = 0;
+        for (int i = 0; i < questions.size(); i++) {
+            Question question = questions.get(i);
+            answers.add(new CompletableFuture<>());
+            names[i] = LockKeys.name(prefix, question.resource());
+            long bytes = 2L * (names[i].length() + 1);
+            if (bytes > BATCH_MAX_BYTES) {
+                check(question.resource(), question.token(), question.leaseId(), compactedHeldNow)
+                        .whenComplete(completing(answers.get(i)));
+                continue;
+            }
+            if (batch.size() == BATCH_MAX_OPS || batchBytes + bytes > BATCH_MAX_BYTES) {
+                sendBatch(questions, names, batch, answers, compactedHeldNow);
+                batch = new ArrayList<>();
+                batchBytes = 0;
+            }
+            batch.add(i);
+            batchBytes += bytes;
+        }
+        if (!batch.isEmpty()) {
+            sendBatch(questions, names, batch, answers, compactedHeldNow);
+        }
+        return answers;
+    }
+
+    /** Sends the questions at {@code batch} (indexes into {@code questions} and their lock {@code names}) in one transaction. */
+    private void sendBatch(List<Question> questions, String[] names, List<Integer> batch,
+            List<CompletableFuture<Verdict>> answers, boolean compactedHeldNow) {
+        if (batch.size() == 1) {
+            Question question = questions.get(batch.get(0));
+            check(question.resource(), question.token(), question.leaseId(), compactedHeldNow)
+                    .whenComplete(completing(answers.get(batch.get(0))));
+            return;
+        }
+        Op[] reads = new Op[batch.size()];
+        ByteSequence[] expected = new ByteSequence[batch.size()];
+        for (int j = 0; j < batch.size(); j++) {
+            Question question = questions.get(batch.get(j));
+            String name = names[batch.get(j)];
+            expected[j] = ByteSequence.from(name + "/" + Long.toHexString(question.leaseId()), StandardCharsets.UTF_8);
+            reads[j] = Op.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), GetOption.builder().isPrefix(true)
+                    .withRevision(question.token()).withSortField(GetOption.SortTarget.CREATE)
+                    .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).withSerializable(true).build());
+        }
+        kv.txn().Then(reads).commit().orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((TxnResponse response, Throwable error) -> {
+                    if (error != null || response.getGetResponses().size() != batch.size()) {
+                        // A compacted or future revision, too many operations, or no answer: each question on its own.
+                        for (int index : batch) {
+                            Question question = questions.get(index);
+                            check(question.resource(), question.token(), question.leaseId(), compactedHeldNow)
+                                    .whenComplete(completing(answers.get(index)));
+                        }
+                        return;
+                    }
+                    long current = response.getHeader().getRevision();
+                    for (int j = 0; j < batch.size(); j++) {
+                        answers.get(batch.get(j)).complete(holderVerdict(response.getGetResponses().get(j).getKvs(),
+                                expected[j], questions.get(batch.get(j)).leaseId(), current));
+                    }
+                });
+    }
+
+    private static BiConsumer<Verdict, Throwable> completing(CompletableFuture<Verdict> answer) {
+        return (verdict, error) -> {
+            if (error == null) {
+                answer.complete(verdict);
+            } else {
+                answer.completeExceptionally(error);
+            }
+        };
     }
 
     /**

@@ -118,7 +118,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         streamsProperties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
         TokenVerifier tokens;
         try {
-            tokens = verifier(config, registry);
+            tokens = verifier(config, streamsProperties, registry);
         } catch (IllegalArgumentException e) {
             System.err.println("fence-enforcer: token verification: " + e.getMessage());
             http.close();
@@ -236,11 +236,13 @@ public final class FenceEnforcerApp implements Callable<Integer> {
     }
 
     /**
-     * The token verifier, or {@code null} when {@code token.verification.enable=false} (warned of at start).
+     * The token verifier, or {@code null} when {@code token.verification.enable=false} (warned of at start); the main
+     * consumer reads tokens ahead for it ({@link TokenVerifier#readAheadOnPoll}).
      *
      * @throws IllegalArgumentException when the etcd settings cannot make a client
      */
-    private static TokenVerifier verifier(FenceEnforcerConfig config, PrometheusMeterRegistry registry) {
+    private static TokenVerifier verifier(FenceEnforcerConfig config, Properties streamsProperties,
+            PrometheusMeterRegistry registry) {
         Optional<EtcdSettings> etcd = config.tokenVerification();
         if (etcd.isEmpty()) {
             return null;
@@ -250,6 +252,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                 etcd.get().endpoints(),
                 etcd.get().lockPrefix(), config.getString(FenceEnforcerConfig.TOKEN_VERIFICATION_COMPACTED_POLICY),
                 verifier.probe(etcd.get()));
+        TokenVerifier.readAheadOnPoll(streamsProperties, verifier);
         return verifier;
     }
 

@@ -53,6 +53,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String TOKEN_VERIFICATION_RETRY_BACKOFF_MS = "token.verification.retry.backoff.ms";
     public static final String TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS = "token.verification.retry.backoff.max.ms";
     public static final String TOKEN_VERIFICATION_CACHE_SIZE = "token.verification.cache.size";
+    public static final String TOKEN_VERIFICATION_READ_AHEAD_MAX = "token.verification.read.ahead.max";
     /** Prefix of Kafka Streams settings passed through unchanged. */
     public static final String STREAMS_PREFIX = "streams.";
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerConfig.class);
@@ -288,14 +289,15 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         }
     }
 
-    /** The verifier's policy, backoff and cache size. */
+    /** The verifier's policy, backoff, cache size and read-ahead bound. */
     public EtcdTokenVerifier.Options tokenVerificationOptions() {
         return new EtcdTokenVerifier.Options(
                 EtcdTokenVerifier.CompactedPolicy
                         .valueOf(getString(TOKEN_VERIFICATION_COMPACTED_POLICY).toUpperCase(Locale.ROOT)),
                 Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)),
                 Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS)),
-                getInt(TOKEN_VERIFICATION_CACHE_SIZE));
+                getInt(TOKEN_VERIFICATION_CACHE_SIZE),
+                getInt(TOKEN_VERIFICATION_READ_AHEAD_MAX));
     }
 
     /** This instance's {@code application.server}: the advertised host and the HTTP server's bound port. */

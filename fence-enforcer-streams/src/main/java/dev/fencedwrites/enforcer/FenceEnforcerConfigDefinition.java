@@ -164,7 +164,14 @@ final class FenceEnforcerConfigDefinition {
                 .define(TOKEN_VERIFICATION_CACHE_SIZE, Type.INT, 10_000, ConfigDef.Range.atLeast(0), Importance.LOW,
                         "Verdicts kept in memory, per (key, token, lease), least recently used first out; etcd's answers about "
                                 + "the past never change.",
-                        GROUP_VERIFICATION, 14, ConfigDef.Width.SHORT, "Verdict cache size");
+                        GROUP_VERIFICATION, 14, ConfigDef.Width.SHORT, "Verdict cache size")
+                .define(TOKEN_VERIFICATION_READ_AHEAD_MAX, Type.INT, 10_000, ConfigDef.Range.atLeast(0), Importance.LOW,
+                        "Most etcd reads sent ahead of their decision. The main consumer starts the read of every polled "
+                                + "record with a fence.token and a fence.lease whose verdict is not cached, so a poll's reads "
+                                + "are in flight together and each decision waits only for its own answer; an answer waits "
+                                + "for its decision until newer reads push it out. 0 turns reading ahead off: each decision "
+                                + "then waits for one read at a time. The verdicts are the same either way.",
+                        GROUP_VERIFICATION, 15, ConfigDef.Width.SHORT, "Read-ahead reads");
     }
 
     /** What the enforcer adds to etcd-lock's description of a setting. */

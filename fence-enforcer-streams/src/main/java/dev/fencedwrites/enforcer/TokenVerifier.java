@@ -2,8 +2,11 @@ package dev.fencedwrites.enforcer;
 
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
+import dev.fencedwrites.enforcer.internal.TokenReadAhead;
 import dev.fencedwrites.etcd.EtcdSettings;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import java.util.Properties;
 
 /**
  * Checks a fencing token with the lock service before the enforcer accepts it, like
@@ -54,6 +57,36 @@ public interface TokenVerifier extends AutoCloseable {
      * @throws IllegalStateException when the verifier is closed (the instance shuts down) while waiting
      */
     Verdict verify(byte[] key, long token, long leaseId);
+
+    /**
+     * One question to verify, as {@link #verify} takes it.
+     *
+     * @param key     the record key (the resource id, UTF-8)
+     * @param token   the record's fencing token
+     * @param leaseId the record's {@code fence.lease}
+     */
+    record Question(byte[] key, long token, long leaseId) {
+    }
+
+    /**
+     * Starts verifying {@code questions} without waiting, because records that may need the answers were polled: a later
+     * {@link #verify} of the same question takes its answer. Never blocks; the default does nothing (each {@link #verify}
+     * then asks on its own).
+     */
+    default void readAhead(List<Question> questions) {
+    }
+
+    /**
+     * Has the main consumer of the Kafka Streams application configured by {@code streamsProperties} call
+     * {@link #readAhead} for every record it polls, through {@code main.consumer.interceptor.classes} (KIP-42), after the
+     * interceptors the properties already give the main consumer.
+     *
+     * @param streamsProperties the application's properties; changed in place
+     * @param verifier          the verifier its topology decides with
+     */
+    static void readAheadOnPoll(Properties streamsProperties, TokenVerifier verifier) {
+        TokenReadAhead.install(streamsProperties, verifier);
+    }
 
     /** Releases the connection; a call waiting for the lock service throws. */
     @Override

@@ -1,14 +1,14 @@
 package dev.fencedwrites.enforcer;
 
+import static dev.fencedwrites.enforcer.EtcdWrites.grant;
+import static dev.fencedwrites.enforcer.EtcdWrites.put;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.etcd.LockKeys;
 import dev.fencedwrites.testing.EtcdNodeExtension;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.options.PutOption;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -43,13 +43,13 @@ class CompactedTokenVerificationIT {
     @BeforeAll
     static void lockThenCompact() throws Exception {
         etcd = Client.builder().endpoints(etcdNode.endpoint()).build();
-        holder = grant();
+        holder = grant(etcd);
         holderToken = lock("acct", holder);
-        otherLease = grant();
-        beforeLateTenure = put("unrelated", 0);
-        lateLease = grant();
+        otherLease = grant(etcd);
+        beforeLateTenure = put(etcd, "unrelated", 0);
+        lateLease = grant(etcd);
         lock("late", lateLease);
-        long now = put("unrelated", 0);
+        long now = put(etcd, "unrelated", 0);
         etcd.getKVClient().compact(now).get(30, TimeUnit.SECONDS);
     }
 
@@ -105,19 +105,9 @@ class CompactedTokenVerificationIT {
                 new SimpleMeterRegistry());
     }
 
-    private static long grant() throws Exception {
-        return etcd.getLeaseClient().grant(120).get(30, TimeUnit.SECONDS).getID();
-    }
-
     /** Puts {@code resource}'s lock key under {@code lease} (etcd's Mutex layout, uncontended); returns its revision. */
     private static long lock(String resource, long lease) throws Exception {
-        return put(LockKeys.key(PREFIX, key(resource), lease), lease);
-    }
-
-    private static long put(String name, long lease) throws Exception {
-        PutOption option = lease == 0 ? PutOption.DEFAULT : PutOption.builder().withLeaseId(lease).build();
-        return etcd.getKVClient().put(ByteSequence.from(name, StandardCharsets.UTF_8), ByteSequence.EMPTY, option)
-                .get(30, TimeUnit.SECONDS).getHeader().getRevision();
+        return put(etcd, LockKeys.key(PREFIX, key(resource), lease), lease);
     }
 
     private static byte[] key(String resource) {

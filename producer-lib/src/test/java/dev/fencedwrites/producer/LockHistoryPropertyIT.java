@@ -358,6 +358,8 @@ class LockHistoryPropertyIT {
         long last = model.lastRevision();
         long current = observer.getKVClient().get(bytes("property/now")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
         int held = 0;
+        List<LockHistory.Question> asked = new ArrayList<>();
+        List<Outcome> expectedOutcomes = new ArrayList<>();
         for (int i = 0; i < RANDOM_PAIRS; i++) {
             String resource;
             long token;
@@ -380,7 +382,11 @@ class LockHistoryPropertyIT {
             assertThat(check(resource, token, lease))
                     .as("seed %d: pair %d, %s at revision %d with lease %d", SEED, i, resource, token, lease)
                     .isEqualTo(expected);
+            asked.add(new LockHistory.Question(resource.getBytes(StandardCharsets.UTF_8), token, lease));
+            expectedOutcomes.add(expected);
         }
+        assertThat(checkAll(asked)).as("seed %d: the same pairs in transactions of random sizes (a future revision fails "
+                + "its whole transaction, whose reads are then sent one by one)", SEED).isEqualTo(expectedOutcomes);
         assertThat(held).as("seed %d: pairs the model says were held", SEED).isBetween(RANDOM_PAIRS / 20,
                 RANDOM_PAIRS - RANDOM_PAIRS / 20);
     }
@@ -395,6 +401,25 @@ class LockHistoryPropertyIT {
             assertThat(check(a.resource(), a.token(), a.leaseId())).as("seed %d: %s after compaction at %d", SEED, a, compactAt)
                     .isEqualTo(a.token() < compactAt ? Outcome.COMPACTED : Outcome.HELD);
         }
+        assertThat(checkAll(real.stream()
+                .map(a -> new LockHistory.Question(a.resource().getBytes(StandardCharsets.UTF_8), a.token(), a.leaseId()))
+                .toList())).as("seed %d: in transactions, after compaction at %d", SEED, compactAt)
+                .isEqualTo(real.stream().map(a -> a.token() < compactAt ? Outcome.COMPACTED : Outcome.HELD).toList());
+    }
+
+    /** {@link LockHistory#checkAll} over {@code questions} in consecutive calls of random sizes, 1 to 300; the outcomes. */
+    private static List<Outcome> checkAll(List<LockHistory.Question> questions) throws Exception {
+        List<CompletableFuture<LockHistory.Verdict>> answers = new ArrayList<>();
+        for (int from = 0; from < questions.size();) {
+            int to = Math.min(questions.size(), from + 1 + random.nextInt(300));
+            answers.addAll(history.checkAll(questions.subList(from, to), false));
+            from = to;
+        }
+        List<Outcome> outcomes = new ArrayList<>();
+        for (CompletableFuture<LockHistory.Verdict> answer : answers) {
+            outcomes.add(answer.get(20, TimeUnit.SECONDS).outcome());
+        }
+        return outcomes;
     }
 
     private static Outcome check(String resource, long token, long leaseId) throws Exception {

@@ -18,14 +18,18 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.common.utils.Bytes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +50,8 @@ import org.slf4j.LoggerFactory;
 public final class EtcdTokenVerifier implements TokenVerifier {
     private static final Logger LOG = LoggerFactory.getLogger(EtcdTokenVerifier.class);
     static final int WAIT_LOG_SECONDS = 10;
+    /** How often a decision waiting for a read sent ahead looks whether the verifier was closed. */
+    private static final long CLOSED_CHECK_MILLIS = 100;
 
     /** What to do with a token whose revision etcd has compacted away. */
     public enum CompactedPolicy {
@@ -65,17 +71,37 @@ public final class EtcdTokenVerifier implements TokenVerifier {
      * @param backoff      the first wait after etcd did not answer, positive
      * @param backoffMax   the longest wait between attempts, at least {@code backoff}
      * @param cacheEntries the most verdicts kept, at least 0
+     * @param readAhead    the most questions read ahead of their decision ({@link #readAhead}), answered or not yet, at
+     *                     least 0; 0 turns reading ahead off
      */
-    public record Options(CompactedPolicy compacted, Duration backoff, Duration backoffMax, int cacheEntries) {
+    public record Options(CompactedPolicy compacted, Duration backoff, Duration backoffMax, int cacheEntries, int readAhead) {
+        /** Options without reading ahead. */
+        public Options(CompactedPolicy compacted, Duration backoff, Duration backoffMax, int cacheEntries) {
+            this(compacted, backoff, backoffMax, cacheEntries, 0);
+        }
     }
 
     /**
-     * A question, as the cache keeps it: the record key by its SHA-256 digest, so that an entry
-     * holds a few dozen bytes however long the key (review: kept whole, 10,000 verdicts
-     * for keys near the changelog's 1 MB limit would hold tens of GB).
+     * A question, as the cache keeps it: a record key of up to {@value #KEPT_KEY_MAX_BYTES} bytes as it is, a longer one by
+     * its SHA-256 digest ({@code digested}, so that no key can pass for another's digest), so that an entry holds a few
+     * hundred bytes however long the key (review: kept whole, 10,000 verdicts for keys near the changelog's 1 MB limit
+     * would hold tens of GB).
      */
-    private record Asked(String keyDigest, long token, long leaseId) {
+    private record Asked(boolean digested, Bytes key, long token, long leaseId) {
+        static Asked of(byte[] key, long token, long leaseId) {
+            return key.length <= KEPT_KEY_MAX_BYTES
+                    ? new Asked(false, Bytes.wrap(key), token, leaseId)
+                    : new Asked(true, Bytes.wrap(sha256(key)), token, leaseId);
+        }
     }
+
+    /** The longest record key a cached question keeps as it is. */
+    static final int KEPT_KEY_MAX_BYTES = 128;
+    /**
+     * The longest record key read ahead: an answer waiting for its decision holds the lock's holder key, as long as the
+     * record key's lock name, so this bounds the memory of {@link Options#readAhead()} answers (a few KB each at most).
+     */
+    static final int READ_AHEAD_KEY_MAX_BYTES = 1024;
 
     /** The longest lock name quoted in a verdict's detail (and so in the log and the cache). */
     static final int DETAIL_NAME_MAX_CHARS = 200;
@@ -88,6 +114,15 @@ public final class EtcdTokenVerifier implements TokenVerifier {
     private final LockHistory history;
     private final Options options;
     private final Map<Asked, Decided> cache;
+    /**
+     * Reads started ahead of their decision, oldest first, until a decision takes the answer or a newer read pushes an
+     * answered one out; at most {@link Options#readAhead()} entries. Guarded by itself.
+     */
+    private final LinkedHashMap<Asked, CompletableFuture<LockHistory.Verdict>> ahead = new LinkedHashMap<>();
+    private final Counter aheadSent;
+    private final Counter aheadUsed;
+    private final Counter aheadFull;
+    private final AtomicInteger inFlight = new AtomicInteger();
     private final Map<LockHistory.Outcome, Counter> outcomes = new EnumMap<>(LockHistory.Outcome.class);
     private final Counter compactedAccepted;
     private final Counter cacheHits;
@@ -138,6 +173,19 @@ public final class EtcdTokenVerifier implements TokenVerifier {
                 .register(registry);
         Gauge.builder("fence.enforcer.token.verification.waiting", waiting, AtomicInteger::get)
                 .description("Stream threads waiting for etcd to answer a verification now").register(registry);
+        Gauge.builder("fence.enforcer.token.verification.etcd.reads.in.flight", inFlight, AtomicInteger::get)
+                .description("etcd reads sent to verify tokens and not answered yet (read ahead or by a decision)")
+                .register(registry);
+        aheadSent = readAheadCounter(registry, "sent");
+        aheadUsed = readAheadCounter(registry, "used");
+        aheadFull = readAheadCounter(registry, "full");
+    }
+
+    private static Counter readAheadCounter(MeterRegistry registry, String event) {
+        return Counter.builder("fence.enforcer.token.verification.read.ahead").tag("event", event)
+                .description("Token verification reads ahead of the decision, by event: sent when a record was polled; "
+                        + "used by its decision; full: not sent, token.verification.read.ahead.max reads being out")
+                .register(registry);
     }
 
     private static Counter counter(MeterRegistry registry, String outcome) {
@@ -167,7 +215,7 @@ public final class EtcdTokenVerifier implements TokenVerifier {
     @Override
     public Verdict verify(byte[] key, long token, long leaseId) {
         String text = abbreviated(new String(key, StandardCharsets.UTF_8));
-        Asked asked = new Asked(digest(key), token, leaseId);
+        Asked asked = Asked.of(key, token, leaseId);
         Decided cached;
         synchronized (cache) {
             cached = cache.get(asked);
@@ -177,7 +225,10 @@ public final class EtcdTokenVerifier implements TokenVerifier {
             cached.outcome().increment();
             return cached.verdict();
         }
-        LockHistory.Verdict answer = ask(key, text, token, leaseId);
+        LockHistory.Verdict answer = takeReadAhead(asked);
+        if (answer == null) {
+            answer = ask(key, text, token, leaseId);
+        }
         String detail = answer.describe(abbreviated(LockKeys.name(history.prefix(), key)), token, leaseId);
         boolean accept = options.compacted() == CompactedPolicy.ACCEPT;
         Decided decided = switch (answer.outcome()) {
@@ -195,6 +246,114 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         }
         decided.outcome().increment();
         return decided.verdict();
+    }
+
+    /**
+     * Starts the reads that will verify {@code questions}, in read-only transactions of up to
+     * {@value LockHistory#BATCH_MAX_OPS} reads ({@link LockHistory#checkAll}), skipping a question whose verdict is cached,
+     * whose read is already out, whose token or lease is not positive, whose key is longer than
+     * {@value #READ_AHEAD_KEY_MAX_BYTES} bytes, or that finds {@link Options#readAhead()} reads outstanding. Never waits for
+     * etcd; a read that fails is retried by the decision itself. A record may never need its answer (the decision rule may
+     * reject it first): such an answer is pushed out by newer reads.
+     */
+    @Override
+    public void readAhead(List<Question> questions) {
+        int max = options.readAhead();
+        if (max <= 0 || closed) {
+            return;
+        }
+        List<LockHistory.Question> send = new ArrayList<>();
+        List<CompletableFuture<LockHistory.Verdict>> pending = new ArrayList<>();
+        for (Question question : questions) {
+            if (question.token() <= 0 || question.leaseId() <= 0 || question.key().length > READ_AHEAD_KEY_MAX_BYTES) {
+                continue;
+            }
+            Asked asked = Asked.of(question.key(), question.token(), question.leaseId());
+            synchronized (cache) {
+                if (cache.containsKey(asked)) {
+                    continue;
+                }
+            }
+            CompletableFuture<LockHistory.Verdict> read = new CompletableFuture<>();
+            synchronized (ahead) {
+                if (ahead.containsKey(asked)) {
+                    continue;
+                }
+                if (ahead.size() >= max) {
+                    Map.Entry<Asked, CompletableFuture<LockHistory.Verdict>> eldest = ahead.entrySet().iterator().next();
+                    if (!eldest.getValue().isDone()) {
+                        aheadFull.increment();
+                        continue;
+                    }
+                    ahead.remove(eldest.getKey());
+                }
+                ahead.put(asked, read);
+            }
+            send.add(new LockHistory.Question(question.key(), question.token(), question.leaseId()));
+            pending.add(read);
+        }
+        if (send.isEmpty()) {
+            return;
+        }
+        aheadSent.increment(send.size());
+        reads.increment(send.size());
+        inFlight.addAndGet(send.size());
+        long readStart = System.nanoTime();
+        List<CompletableFuture<LockHistory.Verdict>> answers = history.checkAll(send,
+                options.compacted() == CompactedPolicy.ACCEPT);
+        for (int i = 0; i < answers.size(); i++) {
+            CompletableFuture<LockHistory.Verdict> read = pending.get(i);
+            answers.get(i).whenComplete((verdict, error) -> {
+                inFlight.decrementAndGet();
+                if (error == null) {
+                    readTime.record(System.nanoTime() - readStart, TimeUnit.NANOSECONDS);
+                    read.complete(verdict);
+                } else {
+                    errors.increment();
+                    read.completeExceptionally(error);
+                }
+            });
+        }
+    }
+
+    /**
+     * The answer of a read sent ahead for {@code asked}, waiting for it if it is still out; {@code null} when none was sent,
+     * it failed, or its answer may be different now (a future revision; a compacted one under the accept policy, which
+     * depends on the lock's holder now), so the decision reads again.
+     */
+    private LockHistory.Verdict takeReadAhead(Asked asked) {
+        CompletableFuture<LockHistory.Verdict> read;
+        synchronized (ahead) {
+            read = ahead.remove(asked);
+        }
+        if (read == null) {
+            return null;
+        }
+        LockHistory.Verdict verdict = null;
+        try {
+            while (verdict == null) {
+                if (closed) {
+                    throw new IllegalStateException("the token verifier was closed while waiting for etcd to verify token "
+                            + asked.token());
+                }
+                try {
+                    verdict = read.get(CLOSED_CHECK_MILLIS, TimeUnit.MILLISECONDS);
+                } catch (TimeoutException e) {
+                    // Still out: look at closed again.
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for etcd to verify token " + asked.token(), e);
+        } catch (ExecutionException e) {
+            return null;
+        }
+        if (verdict.outcome() == LockHistory.Outcome.FUTURE
+                || verdict.outcome() == LockHistory.Outcome.COMPACTED && options.compacted() == CompactedPolicy.ACCEPT) {
+            return null;
+        }
+        aheadUsed.increment();
+        return verdict;
     }
 
     /**
@@ -217,9 +376,9 @@ public final class EtcdTokenVerifier implements TokenVerifier {
                 + "now, since at or before the token"), outcomes.get(answer.outcome()));
     }
 
-    private static String digest(byte[] key) {
+    private static byte[] sha256(byte[] key) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key));
+            return MessageDigest.getInstance("SHA-256").digest(key);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java platform has SHA-256", e);
         }
@@ -252,8 +411,7 @@ public final class EtcdTokenVerifier implements TokenVerifier {
                 reads.increment();
                 long readStart = System.nanoTime();
                 try {
-                    LockHistory.Verdict verdict = history
-                            .check(key, token, leaseId, options.compacted() == CompactedPolicy.ACCEPT).get();
+                    LockHistory.Verdict verdict = awaitRead(key, token, leaseId);
                     readTime.record(System.nanoTime() - readStart, TimeUnit.NANOSECONDS);
                     if (attempts > 1) {
                         LOG.info("etcd answered after {} attempts in {} s: token {} of key {}: {}", attempts,
@@ -291,6 +449,17 @@ public final class EtcdTokenVerifier implements TokenVerifier {
             if (counted) {
                 waiting.decrementAndGet();
             }
+        }
+    }
+
+    /** One read, counted in flight until it answers or fails. */
+    private LockHistory.Verdict awaitRead(byte[] key, long token, long leaseId)
+            throws InterruptedException, ExecutionException {
+        inFlight.incrementAndGet();
+        try {
+            return history.check(key, token, leaseId, options.compacted() == CompactedPolicy.ACCEPT).get();
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 

@@ -7,6 +7,8 @@ import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -14,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -77,6 +80,51 @@ class EtcdTokenVerifierTest {
             assertThat(meters.get("fence.enforcer.token.verifications").tag("outcome", "lock_not_held").counter().count())
                     .isEqualTo(1.0);
         }
+    }
+
+    /**
+     * An endpoint that takes connections and never answers keeps every read out until the request timeout: the verifier
+     * sends at most {@code token.verification.read.ahead.max} reads ahead, counts the records it sent none for, reads
+     * nothing ahead for a key longer than it reads ahead, and a decision waits for the read sent ahead for it rather than
+     * sending its own.
+     */
+    @Test
+    void readsAheadNoMoreThanItsBoundAndADecisionWaitsForTheReadSentForIt() throws Exception {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            EtcdSettings settings = EtcdSettings.builder(List.of("http://127.0.0.1:" + silent.getLocalPort()))
+                    .connectTimeout(Duration.ofSeconds(5)).requestTimeout(Duration.ofSeconds(60)).build();
+            EtcdTokenVerifier verifier = new EtcdTokenVerifier(settings,
+                    new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(10),
+                            Duration.ofMillis(50), 100, 2),
+                    meters);
+            byte[] key = "k".getBytes(StandardCharsets.UTF_8);
+            verifier.readAhead(
+                    LongStream.rangeClosed(1, 5).mapToObj(token -> new TokenVerifier.Question(key, token, 7)).toList());
+            verifier.readAhead(List.of(new TokenVerifier.Question(key, 1, 7)));
+            byte[] longKey = "k".repeat(EtcdTokenVerifier.READ_AHEAD_KEY_MAX_BYTES + 1).getBytes(StandardCharsets.UTF_8);
+            verifier.readAhead(List.of(new TokenVerifier.Question(longKey, 9, 7)));
+
+            assertThat(readAhead(meters, "sent")).isEqualTo(2.0);
+            assertThat(readAhead(meters, "full")).isEqualTo(3.0);
+            assertThat(meters.get("fence.enforcer.token.verification.etcd.reads").counter().count()).isEqualTo(2.0);
+            assertThat(meters.get("fence.enforcer.token.verification.etcd.reads.in.flight").gauge().value()).isEqualTo(2.0);
+
+            CompletableFuture<TokenVerifier.Verdict> decision = CompletableFuture.supplyAsync(() -> verifier.verify(key, 1, 7));
+            Thread.sleep(500);
+            assertThat(decision).isNotDone();
+            assertThat(meters.get("fence.enforcer.token.verification.etcd.reads").counter().count())
+                    .as("the decision sent no read of its own").isEqualTo(2.0);
+
+            verifier.close();
+            assertThat(decision).failsWithin(30, TimeUnit.SECONDS).withThrowableOfType(ExecutionException.class)
+                    .withCauseInstanceOf(IllegalStateException.class).withMessageContaining("closed while waiting for etcd");
+            assertThat(readAhead(meters, "used")).isZero();
+        }
+    }
+
+    private static double readAhead(SimpleMeterRegistry meters, String event) {
+        return meters.get("fence.enforcer.token.verification.read.ahead").tag("event", event).counter().count();
     }
 
     @Test
