@@ -179,7 +179,9 @@ public final class BenchMain implements Callable<Integer> {
                     EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress,
                             etcd.address(), rows.enforcerSettings);
                     VerificationBench verification = new VerificationBench(enforcer, client, etcd.address(), progress);
-                    figures.addAll(quick ? verification.measure(1_000, 20, 5_000) : verification.measure(10_000, 100, 50_000));
+                    figures.addAll(quick
+                            ? verification.measure(1_000, 20, 5_000, 500, Duration.ofSeconds(4))
+                            : verification.measure(10_000, 100, 50_000, 1_000, Duration.ofSeconds(20)));
                 }
             }
             if (only.contains(Part.rule)) {

@@ -12,6 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import java.util.zip.CRC32;
@@ -351,6 +352,12 @@ final class EnforcerBench {
             boolean verify)
             throws Exception {
         return runs.runToEnd(admin, kind, input, records, whole, stateKeys, guarantee, verify);
+    }
+
+    /** See {@link LatencyBench#verifiedLatency}. */
+    List<Figure> verifiedLatency(String shape, int ratePerSecond, Duration duration,
+            BiFunction<String, Integer, ProducerRecord<byte[], byte[]>> recordOf) throws Exception {
+        return new LatencyBench(kafka, runs, progress).verifiedLatency(shape, ratePerSecond, duration, recordOf);
     }
 
     /** See {@link LatencyBench#latency}. */

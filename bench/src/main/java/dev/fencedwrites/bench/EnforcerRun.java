@@ -94,11 +94,7 @@ final class EnforcerRun {
         FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify, kind == Kind.ENFORCER);
         TokenVerifier verifier = verify ? TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters) : null;
         FenceEnforcerTopology.Built built = topology(kind, config, input, outputs, meters, verifier);
-        Properties properties = streamsProperties(config);
-        if (verifier != null) {
-            TokenVerifier.readAheadOnPoll(properties, verifier);
-        }
-        KafkaStreams streams = new KafkaStreams(built.topology(), properties);
+        KafkaStreams streams = new KafkaStreams(built.topology(), streamsProperties(config, verifier));
         AtomicReference<Throwable> failure = watchFailures(streams);
         try {
             streams.start();
@@ -271,6 +267,15 @@ final class EnforcerRun {
     static Properties streamsProperties(FenceEnforcerConfig config) {
         Properties props = config.streamsProperties();
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        return props;
+    }
+
+    /** {@link #streamsProperties(FenceEnforcerConfig)}; with a {@code verifier}, its main consumer reads tokens ahead. */
+    static Properties streamsProperties(FenceEnforcerConfig config, TokenVerifier verifier) {
+        Properties props = streamsProperties(config);
+        if (verifier != null) {
+            TokenVerifier.readAheadOnPoll(props, verifier);
+        }
         return props;
     }
 

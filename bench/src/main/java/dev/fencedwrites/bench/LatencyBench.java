@@ -3,6 +3,7 @@ package dev.fencedwrites.bench;
 import dev.fencedwrites.bench.EnforcerBench.Kind;
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
+import dev.fencedwrites.enforcer.TokenVerifier;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
@@ -15,11 +16,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -53,7 +56,8 @@ final class LatencyBench {
                 for (Kind kind : new Kind[]{first, second}) {
                     progress.accept(String.format(Locale.ROOT, "enforcer: end-to-end latency, %s, %s: %d records/s for %d s",
                             EnforcerBench.describe(kind), guarantee, ratePerSecond, duration.toSeconds()));
-                    latencies.put(kind, latencyRun(admin, kind, guarantee, ratePerSecond, duration));
+                    latencies.put(kind, latencyRun(admin, kind, guarantee, ratePerSecond, duration, false,
+                            (topic, i) -> EnforcerBench.record(topic, i, 1000, new byte[100])));
                 }
                 for (int p : new int[]{50, 99}) {
                     figures.add(new Figure(
@@ -67,7 +71,35 @@ final class LatencyBench {
         return figures;
     }
 
-    private double[] latencyRun(Admin admin, Kind kind, String guarantee, int ratePerSecond, Duration duration) throws Exception {
+    /**
+     * p50 and p99 of the enforcer with token verification against without it, {@code exactly_once_v2}, at
+     * {@code ratePerSecond} for {@code duration}, over the records {@code recordOf} gives (the i-th input record for a
+     * topic), whose tokens must be real in the etcd the enforcer verifies against.
+     */
+    List<Figure> verifiedLatency(String shape, int ratePerSecond, Duration duration,
+            BiFunction<String, Integer, ProducerRecord<byte[], byte[]>> recordOf) throws Exception {
+        Map<Boolean, double[]> latencies = new HashMap<>();
+        String guarantee = StreamsConfig.EXACTLY_ONCE_V2;
+        try (Admin admin = kafka.admin()) {
+            for (boolean verify : new boolean[]{false, true}) {
+                progress.accept(String.format(Locale.ROOT,
+                        "verification: end-to-end latency, enforcer, verification %s, %s: %d records/s for %d s",
+                        verify ? "on" : "off", guarantee, ratePerSecond, duration.toSeconds()));
+                latencies.put(verify, latencyRun(admin, Kind.ENFORCER, guarantee, ratePerSecond, duration, verify, recordOf));
+            }
+        }
+        List<Figure> figures = new ArrayList<>();
+        for (int p : new int[]{50, 99}) {
+            figures.add(new Figure("end-to-end latency p" + p + ", produce to accepted topic, enforcer with vs without token "
+                    + "verification, " + shape + ", " + guarantee,
+                    AcquisitionBench.percentile(latencies.get(true), p), AcquisitionBench.percentile(latencies.get(false), p),
+                    "ms", "", false));
+        }
+        return figures;
+    }
+
+    private double[] latencyRun(Admin admin, Kind kind, String guarantee, int ratePerSecond, Duration duration, boolean verify,
+            BiFunction<String, Integer, ProducerRecord<byte[], byte[]>> recordOf) throws Exception {
         String app = "bench-latency-" + (kind == Kind.ENFORCER ? "enforcer" : "pass-through") + "-" + BenchKafka.shortId();
         String input = app + ".input";
         List<String> outputs = EnforcerRun.outputs(kind, app);
@@ -75,9 +107,10 @@ final class LatencyBench {
         all.add(input);
         BenchKafka.createTopics(admin, all.toArray(String[]::new));
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        FenceEnforcerConfig config = runs.enforcerConfig(app, guarantee, false, kind == Kind.ENFORCER);
-        FenceEnforcerTopology.Built built = EnforcerRun.topology(kind, config, input, outputs, meters, null);
-        KafkaStreams streams = new KafkaStreams(built.topology(), EnforcerRun.streamsProperties(config));
+        FenceEnforcerConfig config = runs.enforcerConfig(app, guarantee, verify, kind == Kind.ENFORCER);
+        TokenVerifier verifier = verify ? TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters) : null;
+        FenceEnforcerTopology.Built built = EnforcerRun.topology(kind, config, input, outputs, meters, verifier);
+        KafkaStreams streams = new KafkaStreams(built.topology(), EnforcerRun.streamsProperties(config, verifier));
         AtomicReference<Throwable> failure = EnforcerRun.watchFailures(streams);
         CountDownLatch running = new CountDownLatch(1);
         streams.setStateListener((now, before) -> {
@@ -102,7 +135,7 @@ final class LatencyBench {
             }
             int total = (int) (ratePerSecond * duration.toSeconds());
             long warmUpEnds = System.currentTimeMillis() + 1000;
-            Thread sender = sender(producer, input, total, ratePerSecond);
+            Thread sender = sender(producer, input, total, ratePerSecond, recordOf);
             sender.start();
             int received = receive(consumer, failure, kind, total, warmUpEnds, duration, samples);
             sender.join(TimeUnit.SECONDS.toMillis(30));
@@ -114,6 +147,9 @@ final class LatencyBench {
         } finally {
             streams.close(Duration.ofSeconds(60));
             built.committedFences().close();
+            if (verifier != null) {
+                verifier.close();
+            }
             streams.cleanUp();
             meters.close();
             BenchKafka.deleteTopicsOf(admin, app, all);
@@ -124,8 +160,9 @@ final class LatencyBench {
         return samples.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
-    /** A thread that sends {@code total} input records at {@code ratePerSecond}, each at its due time, then flushes. */
-    private static Thread sender(KafkaProducer<byte[], byte[]> producer, String input, int total, int ratePerSecond) {
+    /** A thread that sends {@code total} input records ({@code recordOf}) at {@code ratePerSecond}, each when due. */
+    private static Thread sender(KafkaProducer<byte[], byte[]> producer, String input, int total, int ratePerSecond,
+            BiFunction<String, Integer, ProducerRecord<byte[], byte[]>> recordOf) {
         return new Thread(() -> {
             long startNanos = System.nanoTime();
             for (int i = 0; i < total; i++) {
@@ -134,7 +171,7 @@ final class LatencyBench {
                 if (wait > 0) {
                     LockSupport.parkNanos(wait);
                 }
-                producer.send(EnforcerBench.record(input, i, 1000, new byte[100]));
+                producer.send(recordOf.apply(input, i));
             }
             producer.flush();
         }, "bench-latency-producer");

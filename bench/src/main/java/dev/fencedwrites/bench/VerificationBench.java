@@ -7,16 +7,19 @@ import dev.fencedwrites.etcd.LockKeys;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -25,6 +28,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -78,8 +82,11 @@ final class VerificationBench {
      * @param longLeaseKeys  keys of the long-lease shape
      * @param writesPerToken writes per key (and per token) in the long-lease shape
      * @param acquiredKeys   keys of the one-acquisition-per-key shape (one write each)
+     * @param latencyRate     records/s of the latency runs (one acquisition per key, a key each)
+     * @param latencyDuration how long each latency run produces
      */
-    List<Figure> measure(int longLeaseKeys, int writesPerToken, int acquiredKeys) throws Exception {
+    List<Figure> measure(int longLeaseKeys, int writesPerToken, int acquiredKeys, int latencyRate, Duration latencyDuration)
+            throws Exception {
         List<Figure> figures = new ArrayList<>();
         String longLeases = String.format(Locale.ROOT, "writes under long leases (%s keys, %d writes per token)",
                 EnforcerBench.count(longLeaseKeys),
@@ -90,6 +97,13 @@ final class VerificationBench {
             figures.addAll(shape(admin, longLeases, "bench-long-", longLeaseKeys, writesPerToken, ">= 0.95"));
             figures.addAll(shape(admin, perKey, "bench-acquired-", acquiredKeys, 1, ">= 0.8"));
         }
+        figures.add(watchCost(acquiredKeys));
+        int latencyKeys = (int) (latencyRate * latencyDuration.toSeconds());
+        progress.accept(String.format(Locale.ROOT, "verification: taking %,d locks in etcd for the latency runs", latencyKeys));
+        List<Lock> locks = takeLocks("bench-latency-", latencyKeys);
+        byte[] value = new byte[100];
+        figures.addAll(enforcer.verifiedLatency("one acquisition per key", latencyRate, latencyDuration,
+                (topic, i) -> record(topic, locks.get(i), 1, value)));
         return figures;
     }
 
@@ -153,6 +167,46 @@ final class VerificationBench {
                         Double.NaN, "ms", "", false),
                 new Figure("etcd CPU per 1,000 acquisitions: lock transactions (put + oldest key), " + name,
                         lockCpu * 1e6 / keys, Double.NaN, "ms", "", false));
+    }
+
+    /**
+     * etcd's CPU per 1,000 lock transactions with a watch open on the lock prefix against without one: what a verifier that
+     * learns each acquisition from a watch (an index of lock tenures) would cost etcd, beside the read per acquisition.
+     */
+    private Figure watchCost(int keys) throws Exception {
+        progress.accept(String.format(Locale.ROOT,
+                "verification: taking %,d locks in etcd without, then %,d with a watch on the lock prefix", keys, keys));
+        double start = etcdCpuSeconds();
+        takeLocks("bench-unwatched-", keys);
+        double unwatched = etcdCpuSeconds() - start;
+        AtomicLong events = new AtomicLong();
+        ByteSequence prefix = ByteSequence.from(LockKeys.DEFAULT_PREFIX, StandardCharsets.UTF_8);
+        try (Watch.Watcher watcher = etcd.getWatchClient().watch(prefix, WatchOption.builder().isPrefix(true).build(),
+                response -> events.addAndGet(response.getEvents().size()))) {
+            etcd.getKVClient().put(ByteSequence.from(LockKeys.DEFAULT_PREFIX + "bench-watch-ready", StandardCharsets.UTF_8),
+                    ByteSequence.EMPTY).get(30, TimeUnit.SECONDS);
+            awaitEvents(events, 1);
+            long before = events.get();
+            start = etcdCpuSeconds();
+            takeLocks("bench-watched-", keys);
+            awaitEvents(events, before + keys);
+            double watched = etcdCpuSeconds() - start;
+            progress.accept(String.format(Locale.ROOT, "verification:   etcd CPU for %,d lock transactions: %.2f s without a "
+                    + "watch, %.2f s with one (%,d events)", keys, unwatched, watched, events.get() - before));
+            return new Figure("etcd CPU per 1,000 lock transactions, with vs without a watch on the lock prefix",
+                    watched * 1e6 / keys,
+                    unwatched * 1e6 / keys, "ms", "", false);
+        }
+    }
+
+    private static void awaitEvents(AtomicLong events, long count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (events.get() < count) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the watch on the lock prefix saw " + events.get() + " events, not " + count);
+            }
+            Thread.sleep(10);
+        }
     }
 
     private static double median(List<Double> values) {

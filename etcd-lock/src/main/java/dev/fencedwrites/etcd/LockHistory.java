@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.IntConsumer;
 
 /**
  * Answers "did lease L hold resource R's lock at revision T?" from etcd's history: the check behind
@@ -210,9 +211,10 @@ public final class LockHistory {
      * of it is asked again on its own with {@code check}'s linearizable read, so every answer is the one {@code check}
      * gives.
      *
+     * @param resent called with the number of questions of a failed transaction, as they are asked again one by one
      * @return one future per question, in order, completing as {@code check}'s would
      */
-    public List<CompletableFuture<Verdict>> checkAll(List<Question> questions, boolean compactedHeldNow) {
+    public List<CompletableFuture<Verdict>> checkAll(List<Question> questions, boolean compactedHeldNow, IntConsumer resent) {
         List<CompletableFuture<Verdict>> answers = new ArrayList<>(questions.size());
         String[] names = new String[questions.size()];
         List<Integer> batch = new ArrayList<>();
@@ -228,7 +230,7 @@ public final class LockHistory {
                 continue;
             }
             if (batch.size() == BATCH_MAX_OPS || batchBytes + bytes > BATCH_MAX_BYTES) {
-                sendBatch(questions, names, batch, answers, compactedHeldNow);
+                sendBatch(questions, names, batch, answers, compactedHeldNow, resent);
                 batch = new ArrayList<>();
                 batchBytes = 0;
             }
@@ -236,14 +238,14 @@ public final class LockHistory {
             batchBytes += bytes;
         }
         if (!batch.isEmpty()) {
-            sendBatch(questions, names, batch, answers, compactedHeldNow);
+            sendBatch(questions, names, batch, answers, compactedHeldNow, resent);
         }
         return answers;
     }
 
     /** Sends the questions at {@code batch} (indexes into {@code questions} and their lock {@code names}) in one transaction. */
     private void sendBatch(List<Question> questions, String[] names, List<Integer> batch,
-            List<CompletableFuture<Verdict>> answers, boolean compactedHeldNow) {
+            List<CompletableFuture<Verdict>> answers, boolean compactedHeldNow, IntConsumer resent) {
         if (batch.size() == 1) {
             Question question = questions.get(batch.get(0));
             check(question.resource(), question.token(), question.leaseId(), compactedHeldNow)
@@ -264,6 +266,7 @@ public final class LockHistory {
                 .whenComplete((TxnResponse response, Throwable error) -> {
                     if (error != null || response.getGetResponses().size() != batch.size()) {
                         // A compacted or future revision, too many operations, or no answer: each question on its own.
+                        resent.accept(batch.size());
                         for (int index : batch) {
                             Question question = questions.get(index);
                             check(question.resource(), question.token(), question.leaseId(), compactedHeldNow)

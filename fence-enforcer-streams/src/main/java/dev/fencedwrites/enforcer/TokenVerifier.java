@@ -94,10 +94,10 @@ public interface TokenVerifier extends AutoCloseable {
 
     /**
      * The verifier the enforcer runs: one range read of etcd's history per new (key, token, lease),
-     * answers cached, with the compacted-revision policy, retry backoff and cache size of
-     * {@code config} ({@code token.verification.*}). Its meters ({@code fence_enforcer_token_verifications_total}
-     * and the rest, docs/concepts/verified-tokens.md) are registered in {@code meters}. Close it to release
-     * its etcd client.
+     * read ahead when {@link #readAheadOnPoll} installs it, answers cached, with the compacted-revision policy,
+     * retry backoff, cache size and read-ahead bound of {@code config} ({@code token.verification.*}). Its meters
+     * ({@code fence_enforcer_token_verifications_total} and the rest, docs/concepts/verified-tokens.md) are registered in
+     * {@code meters}. Close it to release its etcd client.
      *
      * @param etcd   where and how to reach etcd (endpoints, auth, TLS, lock prefix)
      * @param config the enforcer's settings; only {@code token.verification.*} is read here

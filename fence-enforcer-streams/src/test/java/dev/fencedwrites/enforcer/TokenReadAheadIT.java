@@ -112,6 +112,7 @@ class TokenReadAheadIT {
                     .isEqualTo(Map.of("Txn OK", 1.0));
             assertThat(difference(split, batched)).as("etcd's requests for the poll with a future revision")
                     .isEqualTo(Map.of("Txn OutOfRange", 1.0, "Range OK", 2.0, "Range OutOfRange", 1.0));
+            assertThat(count(aheadMeters, "read.ahead", "resent")).isEqualTo(3.0);
             for (Asked asked : questions) {
                 readAhead.add(ahead.verify(key(asked.resource()), asked.token(), asked.lease()));
                 plain.add(alone.verify(key(asked.resource()), asked.token(), asked.lease()));
@@ -127,7 +128,8 @@ class TokenReadAheadIT {
         assertThat(count(aheadMeters, "read.ahead", "used")).as("every answer but the future revision's")
                 .isEqualTo(questions.size() - 1);
         assertThat(aheadMeters.get("fence.enforcer.token.verification.etcd.reads").counter().count())
-                .as("the future revision read again at its decision").isEqualTo(questions.size() + 1);
+                .as("the three of the failed transaction sent again, and the future revision read again at its decision")
+                .isEqualTo(questions.size() + 3 + 1);
         assertThat(aheadMeters.get("fence.enforcer.token.verification.cache.hits").counter().count()).isZero();
         assertThat(plainMeters.get("fence.enforcer.token.verification.etcd.reads").counter().count())
                 .isEqualTo(questions.size());
@@ -171,7 +173,32 @@ class TokenReadAheadIT {
 
             assertThat(count(meters, "read.ahead", "sent")).isEqualTo(3.0);
             assertThat(count(meters, "read.ahead", "used")).as("the pushed-out answer was read again").isEqualTo(1.0);
+            assertThat(count(meters, "read.ahead", "dropped")).isEqualTo(1.0);
             assertThat(meters.get("fence.enforcer.token.verification.etcd.reads").counter().count()).isEqualTo(4.0);
+        }
+    }
+
+    /**
+     * A write at a verified fence is decided against the fence store, so its question is never verified again and its verdict
+     * may leave the cache: it is not read again for each later write (long leases over more keys than the cache holds).
+     */
+    @Test
+    void aQuestionDecidedOnceIsNotReadAheadAgainAfterItsVerdictLeftTheCache() throws Exception {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (EtcdTokenVerifier verifier = verifier(1_000, 1, meters)) {
+            List<TokenVerifier.Question> first = List.of(new TokenVerifier.Question(key("acct"), holderToken, holder));
+            List<TokenVerifier.Question> second = List.of(new TokenVerifier.Question(key("other"), otherToken, waiter));
+            verifier.readAhead(first);
+            assertThat(verifier.verify(key("acct"), holderToken, holder).verified()).isTrue();
+            verifier.readAhead(second);
+            assertThat(verifier.verify(key("other"), otherToken, waiter).verified()).isTrue();
+
+            for (int poll = 0; poll < 3; poll++) {
+                verifier.readAhead(first);
+                verifier.readAhead(second);
+            }
+
+            assertThat(count(meters, "read.ahead", "sent")).as("one read each, the cache holding one verdict").isEqualTo(2.0);
         }
     }
 
@@ -222,9 +249,13 @@ class TokenReadAheadIT {
     }
 
     private static EtcdTokenVerifier verifier(int readAhead, SimpleMeterRegistry meters) {
+        return verifier(readAhead, 10_000, meters);
+    }
+
+    private static EtcdTokenVerifier verifier(int readAhead, int cacheEntries, SimpleMeterRegistry meters) {
         return new EtcdTokenVerifier(EtcdSettings.builder(List.of(etcdNode.endpoint())).lockPrefix(PREFIX).build(),
                 new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(100),
-                        Duration.ofSeconds(1), 10_000, readAhead),
+                        Duration.ofSeconds(1), cacheEntries, readAhead),
                 meters);
     }
 

@@ -412,7 +412,8 @@ class LockHistoryPropertyIT {
         List<CompletableFuture<LockHistory.Verdict>> answers = new ArrayList<>();
         for (int from = 0; from < questions.size();) {
             int to = Math.min(questions.size(), from + 1 + random.nextInt(300));
-            answers.addAll(history.checkAll(questions.subList(from, to), false));
+            answers.addAll(history.checkAll(questions.subList(from, to), false, resent -> {
+            }));
             from = to;
         }
         List<Outcome> outcomes = new ArrayList<>();

@@ -35,17 +35,20 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Verifies fencing tokens against etcd's history with {@link LockHistory}: one range read at
- * revision = token per (key, token, lease) not seen before. Answers about the past never change, so
- * every verdict but "future" is kept in a bounded LRU cache. While etcd does not answer (down,
- * stopped, no quorum, credentials refused) the call waits and retries with exponential backoff,
- * logging every {@value #WAIT_LOG_SECONDS} s; it never lets a token through unverified.
+ * revision = token per (key, token, lease) not seen before, read ahead when its record is polled
+ * ({@link #readAhead}, in transactions of reads) or at the decision. Answers about the past never
+ * change, so every verdict but "future" is kept in a bounded LRU cache. While etcd does not answer
+ * (down, stopped, no quorum, credentials refused) the call waits and retries with exponential
+ * backoff, logging every {@value #WAIT_LOG_SECONDS} s; it never lets a token through unverified.
  *
- * <p>Counters: {@code fence_enforcer_token_verifications_total{outcome}} (verified, lock_not_held,
- * future_token, compacted_rejected, compacted_accepted; cache hits included),
+ * <p>Meters (docs/reference/metrics.md): {@code fence_enforcer_token_verifications_total{outcome}} (verified,
+ * lock_not_held, future_token, compacted_rejected, compacted_accepted; cache hits included),
  * {@code fence_enforcer_token_verification_cache_hits_total}, {@code fence_enforcer_token_verification_etcd_reads_total},
  * {@code fence_enforcer_token_verification_etcd_errors_total}, the read latency
- * {@code fence_enforcer_token_verification_etcd_read_seconds}, and the gauge
- * {@code fence_enforcer_token_verification_waiting} (stream threads waiting for etcd now).
+ * {@code fence_enforcer_token_verification_etcd_read_seconds}, the gauges
+ * {@code fence_enforcer_token_verification_waiting} (stream threads waiting for etcd now) and
+ * {@code fence_enforcer_token_verification_etcd_reads_in_flight}, and
+ * {@code fence_enforcer_token_verification_read_ahead_total{event}}.
  */
 public final class EtcdTokenVerifier implements TokenVerifier {
     private static final Logger LOG = LoggerFactory.getLogger(EtcdTokenVerifier.class);
@@ -90,11 +93,13 @@ public final class EtcdTokenVerifier implements TokenVerifier {
     private record Asked(boolean digested, Bytes key, long token, long leaseId) {
         static Asked of(byte[] key, long token, long leaseId) {
             return key.length <= KEPT_KEY_MAX_BYTES
-                    ? new Asked(false, Bytes.wrap(key), token, leaseId)
+                    ? new Asked(false, Bytes.wrap(key.clone()), token, leaseId)
                     : new Asked(true, Bytes.wrap(sha256(key)), token, leaseId);
         }
     }
 
+    /** Slots of the table of questions recently read ahead or decided: 2^20 fingerprints, 8 MiB. */
+    static final int RECENT_SLOTS = 1 << 20;
     /** The longest record key a cached question keeps as it is. */
     static final int KEPT_KEY_MAX_BYTES = 128;
     /**
@@ -122,6 +127,11 @@ public final class EtcdTokenVerifier implements TokenVerifier {
     private final Counter aheadSent;
     private final Counter aheadUsed;
     private final Counter aheadFull;
+    private final Counter aheadDropped;
+    private final Counter aheadResent;
+    /** Fingerprints of questions read ahead or decided ({@link #recentlyAsked}); empty when reading ahead is off. */
+    private final long[] recent;
+    private final Duration requestTimeout;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Map<LockHistory.Outcome, Counter> outcomes = new EnumMap<>(LockHistory.Outcome.class);
     private final Counter compactedAccepted;
@@ -169,7 +179,7 @@ public final class EtcdTokenVerifier implements TokenVerifier {
                 .description("etcd reads that got no answer (unreachable, timed out, refused); each is retried")
                 .register(registry);
         readTime = Timer.builder("fence.enforcer.token.verification.etcd.read")
-                .description("Time of each etcd read that answered")
+                .description("Time from sending each etcd read (alone or in a transaction of reads) to its answer")
                 .register(registry);
         Gauge.builder("fence.enforcer.token.verification.waiting", waiting, AtomicInteger::get)
                 .description("Stream threads waiting for etcd to answer a verification now").register(registry);
@@ -179,12 +189,18 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         aheadSent = readAheadCounter(registry, "sent");
         aheadUsed = readAheadCounter(registry, "used");
         aheadFull = readAheadCounter(registry, "full");
+        aheadDropped = readAheadCounter(registry, "dropped");
+        aheadResent = readAheadCounter(registry, "resent");
+        this.recent = new long[options.readAhead() > 0 ? RECENT_SLOTS : 0];
+        this.requestTimeout = settings.requestTimeout();
     }
 
     private static Counter readAheadCounter(MeterRegistry registry, String event) {
         return Counter.builder("fence.enforcer.token.verification.read.ahead").tag("event", event)
                 .description("Token verification reads ahead of the decision, by event: sent when a record was polled; "
-                        + "used by its decision; full: not sent, token.verification.read.ahead.max reads being out")
+                        + "used by its decision; full: not sent, token.verification.read.ahead.max reads being out; dropped: "
+                        + "an answer no decision took, pushed out by a newer read; resent: sent again alone after etcd "
+                        + "failed their transaction")
                 .register(registry);
     }
 
@@ -229,6 +245,7 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         if (answer == null) {
             answer = ask(key, text, token, leaseId);
         }
+        rememberAsked(key, token, leaseId);
         String detail = answer.describe(abbreviated(LockKeys.name(history.prefix(), key)), token, leaseId);
         boolean accept = options.compacted() == CompactedPolicy.ACCEPT;
         Decided decided = switch (answer.outcome()) {
@@ -265,7 +282,8 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         List<LockHistory.Question> send = new ArrayList<>();
         List<CompletableFuture<LockHistory.Verdict>> pending = new ArrayList<>();
         for (Question question : questions) {
-            if (question.token() <= 0 || question.leaseId() <= 0 || question.key().length > READ_AHEAD_KEY_MAX_BYTES) {
+            if (question.token() <= 0 || question.leaseId() <= 0 || question.key().length > READ_AHEAD_KEY_MAX_BYTES
+                    || recentlyAsked(question.key(), question.token(), question.leaseId())) {
                 continue;
             }
             Asked asked = Asked.of(question.key(), question.token(), question.leaseId());
@@ -286,21 +304,38 @@ public final class EtcdTokenVerifier implements TokenVerifier {
                         continue;
                     }
                     ahead.remove(eldest.getKey());
+                    aheadDropped.increment();
                 }
                 ahead.put(asked, read);
             }
             send.add(new LockHistory.Question(question.key(), question.token(), question.leaseId()));
             pending.add(read);
         }
-        if (send.isEmpty()) {
-            return;
+        if (!send.isEmpty()) {
+            send(send, pending);
         }
+    }
+
+    /** Sends the reads of {@code send}, completing {@code pending} (one per question, in order) with their answers. */
+    private void send(List<LockHistory.Question> send, List<CompletableFuture<LockHistory.Verdict>> pending) {
         aheadSent.increment(send.size());
         reads.increment(send.size());
         inFlight.addAndGet(send.size());
         long readStart = System.nanoTime();
-        List<CompletableFuture<LockHistory.Verdict>> answers = history.checkAll(send,
-                options.compacted() == CompactedPolicy.ACCEPT);
+        List<CompletableFuture<LockHistory.Verdict>> answers;
+        try {
+            // A compacted answer is not read again now: under the accept policy the decision asks whether the lease holds
+            // the lock at its own time.
+            answers = history.checkAll(send, false, resent -> {
+                reads.increment(resent);
+                aheadResent.increment(resent);
+            });
+        } catch (RuntimeException e) {
+            inFlight.addAndGet(-send.size());
+            errors.increment();
+            pending.forEach(read -> read.completeExceptionally(e));
+            return;
+        }
         for (int i = 0; i < answers.size(); i++) {
             CompletableFuture<LockHistory.Verdict> read = pending.get(i);
             answers.get(i).whenComplete((verdict, error) -> {
@@ -317,9 +352,50 @@ public final class EtcdTokenVerifier implements TokenVerifier {
     }
 
     /**
-     * The answer of a read sent ahead for {@code asked}, waiting for it if it is still out; {@code null} when none was sent,
-     * it failed, or its answer may be different now (a future revision; a compacted one under the accept policy, which
-     * depends on the lock's holder now), so the decision reads again.
+     * Whether (key, token, lease) was read ahead or decided recently, by a 64-bit fingerprint in a direct-mapped table of
+     * {@value #RECENT_SLOTS} slots; records it if not. A write at a verified fence is decided against the fence store, never
+     * by {@link #verify}, so without this every such write whose verdict left the cache would be read again. A false answer
+     * either way costs a read or leaves one to the decision; it never changes a verdict.
+     */
+    private boolean recentlyAsked(byte[] key, long token, long leaseId) {
+        long fingerprint = fingerprint(key, token, leaseId);
+        int slot = (int) (fingerprint >>> 40) & (RECENT_SLOTS - 1);
+        if (recent[slot] == fingerprint) {
+            return true;
+        }
+        recent[slot] = fingerprint;
+        return false;
+    }
+
+    private void rememberAsked(byte[] key, long token, long leaseId) {
+        if (recent.length > 0) {
+            long fingerprint = fingerprint(key, token, leaseId);
+            recent[(int) (fingerprint >>> 40) & (RECENT_SLOTS - 1)] = fingerprint;
+        }
+    }
+
+    /** FNV-1a over the key, then the token and the lease mixed in (SplitMix64's finalizer); never 0. */
+    private static long fingerprint(byte[] key, long token, long leaseId) {
+        long hash = 0xcbf29ce484222325L;
+        for (byte b : key) {
+            hash = (hash ^ (b & 0xff)) * 0x100000001b3L;
+        }
+        hash = mix(hash ^ mix(token) ^ Long.rotateLeft(mix(leaseId), 17));
+        return hash == 0 ? 1 : hash;
+    }
+
+    private static long mix(long value) {
+        long z = value + 0x9e3779b97f4a7c15L;
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        return z ^ (z >>> 31);
+    }
+
+    /**
+     * The answer of a read sent ahead for {@code asked}, waiting for it if it is still out (at most the request timeout);
+     * {@code null} when none was sent, it failed or did not come back in time, or its answer may be different now (a future
+     * revision; a compacted one under the accept policy, which depends on the lock's holder now), so the decision reads
+     * again.
      */
     private LockHistory.Verdict takeReadAhead(Asked asked) {
         CompletableFuture<LockHistory.Verdict> read;
@@ -330,16 +406,22 @@ public final class EtcdTokenVerifier implements TokenVerifier {
             return null;
         }
         LockHistory.Verdict verdict = null;
+        // At most one request timeout: a read not back by then (etcd stopped, say) is left, and the decision reads on its
+        // own, with the retries, the waiting gauge and the logs of a decision that waits for etcd.
+        long giveUp = System.nanoTime() + requestTimeout.toNanos();
         try {
             while (verdict == null) {
                 if (closed) {
                     throw new IllegalStateException("the token verifier was closed while waiting for etcd to verify token "
                             + asked.token());
                 }
+                if (System.nanoTime() - giveUp > 0) {
+                    return null;
+                }
                 try {
                     verdict = read.get(CLOSED_CHECK_MILLIS, TimeUnit.MILLISECONDS);
                 } catch (TimeoutException e) {
-                    // Still out: look at closed again.
+                    // Still out: look at closed and the time again.
                 }
             }
         } catch (InterruptedException e) {

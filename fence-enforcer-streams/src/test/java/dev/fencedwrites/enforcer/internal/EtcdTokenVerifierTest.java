@@ -92,12 +92,7 @@ class EtcdTokenVerifierTest {
     void readsAheadNoMoreThanItsBoundAndADecisionWaitsForTheReadSentForIt() throws Exception {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            EtcdSettings settings = EtcdSettings.builder(List.of("http://127.0.0.1:" + silent.getLocalPort()))
-                    .connectTimeout(Duration.ofSeconds(5)).requestTimeout(Duration.ofSeconds(60)).build();
-            EtcdTokenVerifier verifier = new EtcdTokenVerifier(settings,
-                    new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(10),
-                            Duration.ofMillis(50), 100, 2),
-                    meters);
+            EtcdTokenVerifier verifier = silentVerifier(silent, Duration.ofSeconds(60), 2, meters);
             byte[] key = "k".getBytes(StandardCharsets.UTF_8);
             verifier.readAhead(
                     LongStream.rangeClosed(1, 5).mapToObj(token -> new TokenVerifier.Question(key, token, 7)).toList());
@@ -121,6 +116,39 @@ class EtcdTokenVerifierTest {
                     .withCauseInstanceOf(IllegalStateException.class).withMessageContaining("closed while waiting for etcd");
             assertThat(readAhead(meters, "used")).isZero();
         }
+    }
+
+    /**
+     * A read sent ahead that does not come back within the request timeout (etcd stopped, say) is left: the decision reads
+     * on its own, and waits as a decision does, counted in the waiting gauge.
+     */
+    @Test
+    void aDecisionWhoseReadAheadDoesNotComeBackReadsOnItsOwnAndCountsAsWaiting() throws Exception {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            EtcdTokenVerifier verifier = silentVerifier(silent, Duration.ofMillis(500), 10, meters);
+            byte[] key = "k".getBytes(StandardCharsets.UTF_8);
+            verifier.readAhead(List.of(new TokenVerifier.Question(key, 1, 7)));
+            CompletableFuture<TokenVerifier.Verdict> decision = CompletableFuture.supplyAsync(() -> verifier.verify(key, 1, 7));
+
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> meters.get("fence.enforcer.token.verification.waiting").gauge().value() == 1.0);
+            assertThat(meters.get("fence.enforcer.token.verification.etcd.reads").counter().count()).isGreaterThanOrEqualTo(2.0);
+            assertThat(decision).isNotDone();
+
+            verifier.close();
+            assertThat(decision).failsWithin(30, TimeUnit.SECONDS).withThrowableOfType(ExecutionException.class)
+                    .withCauseInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    /** A verifier of etcd at {@code silent}'s port, which takes connections and never answers. */
+    private static EtcdTokenVerifier silentVerifier(ServerSocket silent, Duration requestTimeout, int readAhead,
+            SimpleMeterRegistry meters) {
+        EtcdSettings settings = EtcdSettings.builder(List.of("http://127.0.0.1:" + silent.getLocalPort()))
+                .connectTimeout(Duration.ofSeconds(5)).requestTimeout(requestTimeout).build();
+        return new EtcdTokenVerifier(settings, new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT,
+                Duration.ofMillis(10), Duration.ofMillis(50), 100, readAhead), meters);
     }
 
     private static double readAhead(SimpleMeterRegistry meters, String event) {
