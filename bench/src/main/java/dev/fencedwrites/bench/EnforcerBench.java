@@ -1,6 +1,7 @@
 package dev.fencedwrites.bench;
 
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.enforcer.TokenVerifier;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 import java.util.zip.CRC32;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -352,6 +354,11 @@ final class EnforcerBench {
             boolean verify)
             throws Exception {
         return runs.runToEnd(admin, kind, input, records, whole, stateKeys, guarantee, verify);
+    }
+
+    /** See {@link EnforcerRun#useVerifiers}. */
+    void useVerifiers(Supplier<TokenVerifier> verifiers) {
+        runs.useVerifiers(verifiers);
     }
 
     /** See {@link LatencyBench#verifiedLatency}. */

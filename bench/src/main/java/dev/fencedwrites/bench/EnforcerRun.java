@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.Metric;
@@ -49,6 +50,14 @@ final class EnforcerRun {
 
     /** Enforcer settings for the enforcer's runs on top of the bench's. */
     private final Map<String, String> enforcerSettings;
+
+    /** Where verifying runs get their verifier; {@code null}: the enforcer's own, against {@link #etcdEndpoint}. */
+    private Supplier<TokenVerifier> verifiers;
+
+    /** Verifying runs from now on use a verifier from {@code verifiers} ({@code null}: the enforcer's own). */
+    void useVerifiers(Supplier<TokenVerifier> verifiers) {
+        this.verifiers = verifiers;
+    }
 
     EnforcerRun(BenchKafka kafka, Path stateDir, Consumer<String> progress, String etcdEndpoint,
             Map<String, String> enforcerSettings) {
@@ -92,7 +101,11 @@ final class EnforcerRun {
         BenchKafka.createTopics(admin, outputs.toArray(String[]::new));
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify, kind == Kind.ENFORCER);
-        TokenVerifier verifier = verify ? TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters) : null;
+        TokenVerifier verifier = !verify
+                ? null
+                : verifiers != null
+                        ? verifiers.get()
+                        : TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters);
         FenceEnforcerTopology.Built built = topology(kind, config, input, outputs, meters, verifier);
         KafkaStreams streams = new KafkaStreams(built.topology(), streamsProperties(config, verifier));
         AtomicReference<Throwable> failure = watchFailures(streams);
@@ -115,8 +128,9 @@ final class EnforcerRun {
             }
             // Reads from the first record on: the ones before (at most the first poll's) are not in the rate either, so this
             // slightly overstates.
-            double etcdReads = verify ? meters.get("fence.enforcer.token.verification.etcd.reads").counter().count() : 0;
-            if (verify) {
+            Counter readCounter = meters.find("fence.enforcer.token.verification.etcd.reads").counter();
+            double etcdReads = readCounter == null ? 0 : readCounter.count();
+            if (readCounter != null) {
                 progress.accept(String.format(Locale.ROOT, "verification:     reads sent ahead %,.0f, answers used %,.0f, "
                         + "not sent ahead (read.ahead.max reached) %,.0f", readAhead(meters, "sent"), readAhead(meters, "used"),
                         readAhead(meters, "full")));

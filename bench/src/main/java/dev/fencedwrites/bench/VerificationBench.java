@@ -3,6 +3,8 @@ package dev.fencedwrites.bench;
 import dev.fencedwrites.bench.EnforcerBench.Kind;
 import dev.fencedwrites.bench.EnforcerBench.Throughput;
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.RejectionReason;
+import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.etcd.LockKeys;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -115,15 +117,7 @@ final class VerificationBench {
         List<Lock> locks = takeLocks(keyPrefix, keys);
         double lockCpu = etcdCpuSeconds() - cpuBefore;
         int records = keys * writesPerKey;
-        String input = "bench.verify." + keyPrefix + keys + "." + EnforcerBench.shortId();
-        EnforcerBench.createTopics(admin, input);
-        progress.accept(
-                String.format(Locale.ROOT, "verification: producing %,d records over %,d keys to %s", records, keys, input));
-        byte[] value = new byte[100];
-        enforcer.produce(admin, input, records, i -> record(input, locks.get(i % keys), i / keys + 1L, value));
-        Throughput warmUp = enforcer.runToEnd(admin, Kind.ENFORCER, input, records, true, 0, GUARANTEE, false);
-        progress.accept(String.format(Locale.ROOT, "verification:   warm-up, verification off: %,.0f records/s (not counted)",
-                warmUp.recordsPerSecond()));
+        String input = inputWarmedUp(admin, keyPrefix, locks, writesPerKey);
         // Three rounds whose order rotates (off-on, on-off, off-on), so that drift on a busy machine favours neither side.
         Map<Boolean, List<Double>> rates = new HashMap<>();
         List<Double> readRates = new ArrayList<>();
@@ -150,12 +144,13 @@ final class VerificationBench {
                     verify ? "on" : "off", GUARANTEE, run.recordsPerSecond(),
                     verify ? String.format(Locale.ROOT, ", %,.0f etcd reads/s", run.etcdReadsPerSecond()) : "", cpu));
         }
+        Figure local = writesPerKey == 1 ? localCeiling(admin, name, input, records, locks, median(rates.get(false))) : null;
         admin.deleteTopics(List.of(input)).all().get(60, TimeUnit.SECONDS);
         double on = median(rates.get(true));
         double off = median(rates.get(false));
         progress.accept(String.format(Locale.ROOT, "verification:   %s: on %,.0f (spread %s), off %,.0f (spread %s) records/s",
                 name, on, spread(rates.get(true)), off, spread(rates.get(false))));
-        return List.of(
+        List<Figure> figures = new ArrayList<>(List.of(
                 new Figure("enforcer with vs without token verification, " + name + ", " + GUARANTEE + ", medians of 3",
                         on, off, "records/s", goal, true),
                 new Figure("etcd reads/s of token verification, " + name + ", " + GUARANTEE, median(readRates), Double.NaN,
@@ -166,7 +161,63 @@ final class VerificationBench {
                         + "without), " + name, (median(etcdCpu.get(true)) - median(etcdCpu.get(false))) * 1e6 / keys,
                         Double.NaN, "ms", "", false),
                 new Figure("etcd CPU per 1,000 acquisitions: lock transactions (put + oldest key), " + name,
-                        lockCpu * 1e6 / keys, Double.NaN, "ms", "", false));
+                        lockCpu * 1e6 / keys, Double.NaN, "ms", "", false)));
+        if (local != null) {
+            figures.add(local);
+        }
+        return figures;
+    }
+
+    /** A new input topic with {@code writesPerKey} writes under each lock, round robin; one enforcer run over it to warm up. */
+    private String inputWarmedUp(Admin admin, String keyPrefix, List<Lock> locks, int writesPerKey) throws Exception {
+        int keys = locks.size();
+        int records = keys * writesPerKey;
+        String input = "bench.verify." + keyPrefix + keys + "." + EnforcerBench.shortId();
+        EnforcerBench.createTopics(admin, input);
+        progress.accept(
+                String.format(Locale.ROOT, "verification: producing %,d records over %,d keys to %s", records, keys, input));
+        byte[] value = new byte[100];
+        enforcer.produce(admin, input, records, i -> record(input, locks.get(i % keys), i / keys + 1L, value));
+        Throughput warmUp = enforcer.runToEnd(admin, Kind.ENFORCER, input, records, true, 0, GUARANTEE, false);
+        progress.accept(String.format(Locale.ROOT, "verification:   warm-up, verification off: %,.0f records/s (not counted)",
+                warmUp.recordsPerSecond()));
+        return input;
+    }
+
+    /**
+     * The enforcer with a verifier that answers every question from memory (each key's lock, known to the bench) against the
+     * median without verification: the most any local index of lock tenures could win, its own upkeep left out.
+     */
+    private Figure localCeiling(Admin admin, String name, String input, int records, List<Lock> locks, double off)
+            throws Exception {
+        Map<String, Long> tokens = new HashMap<>();
+        locks.forEach(lock -> tokens.put(new String(lock.key(), StandardCharsets.UTF_8) + "/" + lock.leaseId(), lock.token()));
+        enforcer.useVerifiers(() -> new TokenVerifier() {
+            @Override
+            public Verdict verify(byte[] key, long token, long leaseId) {
+                Long held = tokens.get(new String(key, StandardCharsets.UTF_8) + "/" + leaseId);
+                return held != null && held == token
+                        ? Verdict.verified("held, from memory", token)
+                        : new Verdict(RejectionReason.LOCK_NOT_HELD, "not held, from memory");
+            }
+
+            @Override
+            public void close() {
+            }
+        });
+        List<Double> rates = new ArrayList<>();
+        try {
+            for (int run = 0; run < 3; run++) {
+                Throughput result = enforcer.runToEnd(admin, Kind.ENFORCER, input, records, true, 0, GUARANTEE, true);
+                rates.add(result.recordsPerSecond());
+                progress.accept(String.format(Locale.ROOT, "verification:   enforcer, verifier answering from memory, %s: "
+                        + "%,.0f records/s", GUARANTEE, result.recordsPerSecond()));
+            }
+        } finally {
+            enforcer.useVerifiers(null);
+        }
+        return new Figure("enforcer with a verifier answering from memory (the ceiling of a local index) vs without "
+                + "verification, " + name + ", " + GUARANTEE + ", medians of 3", median(rates), off, "records/s", "", true);
     }
 
     /**
