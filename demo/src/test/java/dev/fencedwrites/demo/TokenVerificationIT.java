@@ -215,9 +215,11 @@ class TokenVerificationIT {
                 .as("each forged marker's (key, token, lease) that was read "
                         + "for its write first; future revisions are not cached")
                 .isEqualTo(reasons.get(RejectionReason.LOCK_NOT_HELD) / 2.0);
-        assertThat(after.get("read_ahead_used") - before.get("read_ahead_used"))
-                .as("every verdict etcd gave was read ahead, when its record was polled: A's marker and each write "
-                        + "refused lock_not_held (future revisions are read again at the decision)")
+        assertThat(after.get("read_ahead_used") - before.get("read_ahead_used") + after.get("index_answered")
+                - before.get("index_answered"))
+                .as("every verdict etcd's history gave was known at the decision, from the index of lock holders or read "
+                        + "ahead when its record was polled: A's marker and each write refused lock_not_held (future "
+                        + "revisions are read again at the decision)")
                 .isEqualTo(1 + reasons.get(RejectionReason.LOCK_NOT_HELD) / 2.0);
     }
 
@@ -379,6 +381,8 @@ class TokenVerificationIT {
         }
         counters.put("cache_hits", probe.metric("fence_enforcer_token_verification_cache_hits_total", null, null));
         counters.put("read_ahead_used", probe.metric("fence_enforcer_token_verification_read_ahead_total", "event", "used"));
+        counters.put("index_answered",
+                probe.metric("fence_enforcer_token_verification_index_lookups_total", "result", "answered"));
         return counters;
     }
 

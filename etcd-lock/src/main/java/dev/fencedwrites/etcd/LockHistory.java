@@ -88,8 +88,8 @@ public final class LockHistory {
                                 + " bytes, which no Mutex acquisition fits in one etcd request (--max-request-bytes, 1.5 MiB "
                                 + "by default) and no range read fits etcd's gRPC limit; etcd was not asked"
                         : holder == null
-                                ? "nobody held " + lockName + " at revision " + token + " (etcd revision now " + currentRevision
-                                        + ")"
+                                ? "nobody held " + lockName + " at revision " + token + " (answered at etcd revision "
+                                        + currentRevision + ")"
                                 : "at revision " + token + " " + lockName + " was held by " + holder + " (lease " + holderLease
                                         + ", hex "
                                         + Long.toHexString(holderLease) + "), not by lease " + leaseId + " (hex "

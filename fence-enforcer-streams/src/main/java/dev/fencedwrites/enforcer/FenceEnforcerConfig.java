@@ -54,6 +54,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS = "token.verification.retry.backoff.max.ms";
     public static final String TOKEN_VERIFICATION_CACHE_SIZE = "token.verification.cache.size";
     public static final String TOKEN_VERIFICATION_READ_AHEAD_MAX = "token.verification.read.ahead.max";
+    public static final String TOKEN_VERIFICATION_INDEX_MAX = "token.verification.index.max";
     /** Prefix of Kafka Streams settings passed through unchanged. */
     public static final String STREAMS_PREFIX = "streams.";
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerConfig.class);
@@ -289,7 +290,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         }
     }
 
-    /** The verifier's policy, backoff, cache size and read-ahead bound. */
+    /** The verifier's policy, backoff, cache size, read-ahead bound and lock tenure index bound. */
     public EtcdTokenVerifier.Options tokenVerificationOptions() {
         return new EtcdTokenVerifier.Options(
                 EtcdTokenVerifier.CompactedPolicy
@@ -297,7 +298,8 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                 Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)),
                 Duration.ofMillis(getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS)),
                 getInt(TOKEN_VERIFICATION_CACHE_SIZE),
-                getInt(TOKEN_VERIFICATION_READ_AHEAD_MAX));
+                getInt(TOKEN_VERIFICATION_READ_AHEAD_MAX),
+                getInt(TOKEN_VERIFICATION_INDEX_MAX));
     }
 
     /** This instance's {@code application.server}: the advertised host and the HTTP server's bound port. */

@@ -145,7 +145,8 @@ final class FenceEnforcerConfigDefinition {
         return definition
                 .define(TOKEN_VERIFICATION_COMPACTED_POLICY, Type.STRING, "reject", ConfigDef.ValidString.in("reject", "accept"),
                         Importance.MEDIUM,
-                        "What to do with a token whose revision etcd has compacted away (the history to check is gone). "
+                        "What to do with a token whose revision etcd has compacted away (the history to check is gone) and "
+                                + "that the index of lock holders (token.verification.index.max) does not hold. "
                                 + "reject: reject it UNVERIFIABLE_TOKEN, so nothing raises a fence unverified. accept: one more "
                                 + "read, at etcd's current revision: the token raises the fence (counted as "
                                 + "fence_enforcer_token_verifications_total{outcome=\"compacted_accepted\"}) only when its "
@@ -155,8 +156,9 @@ final class FenceEnforcerConfigDefinition {
                         GROUP_VERIFICATION, 11, ConfigDef.Width.SHORT, "Compacted revisions")
                 .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MS, Type.LONG, 100L, ConfigDef.Range.atLeast(1), Importance.LOW,
                         "First wait before asking etcd again when it did not answer, in milliseconds; doubled after each "
-                                + "failure up to token.verification.retry.backoff.max.ms. The stream thread waits meanwhile: "
-                                + "nothing is accepted unverified.",
+                                + "failure up to token.verification.retry.backoff.max.ms. The stream thread waits meanwhile "
+                                + "(tokens the index of lock holders holds are decided from it): nothing is accepted "
+                                + "unverified.",
                         GROUP_VERIFICATION, 12, ConfigDef.Width.SHORT, "Retry backoff")
                 .define(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, Type.LONG, 5_000L, ConfigDef.Range.atLeast(1), Importance.LOW,
                         "Longest wait between attempts to reach etcd, in milliseconds.", GROUP_VERIFICATION, 13,
@@ -171,7 +173,16 @@ final class FenceEnforcerConfigDefinition {
                                 + "are in flight together and each decision waits only for its own answer; an answer waits "
                                 + "for its decision until newer reads push it out. 0 turns reading ahead off: each decision "
                                 + "then waits for one read at a time. The verdicts are the same either way.",
-                        GROUP_VERIFICATION, 15, ConfigDef.Width.SHORT, "Read-ahead reads");
+                        GROUP_VERIFICATION, 15, ConfigDef.Width.SHORT, "Read-ahead reads")
+                .define(TOKEN_VERIFICATION_INDEX_MAX, Type.INT, 100_000, ConfigDef.Range.atLeast(0), Importance.LOW,
+                        "Most ended lock tenures kept in the local index of lock holders. The index starts at the first "
+                                + "token the enforcer sees (from a snapshot of etcd.lock.prefix at that revision and a watch "
+                                + "from it) and answers a token between its first revision and the last event it has seen "
+                                + "without reading etcd; other tokens are read. The oldest ended tenures are dropped beyond "
+                                + "this bound (a few hundred bytes each), raising the first revision answered; the keys "
+                                + "alive under the prefix are always kept. 0 turns the index off. The verdicts are etcd's "
+                                + "either way.",
+                        GROUP_VERIFICATION, 16, ConfigDef.Width.SHORT, "Lock tenure index size");
     }
 
     /** What the enforcer adds to etcd-lock's description of a setting. */

@@ -32,8 +32,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Needs real etcd: reading ahead only moves an etcd read earlier, so each verdict must be the one a read at decision time
- * gives, from etcd's own history. Answers that may change (a future revision) are read again at the decision.
+ * Needs real etcd: reading ahead only moves an etcd read earlier, and the index of lock holders only answers from etcd's
+ * own watch, so each verdict must be the one a read at decision time gives, from etcd's own history. Answers that may
+ * change (a future revision) are read again at the decision.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class TokenReadAheadIT {
@@ -240,12 +241,71 @@ class TokenReadAheadIT {
         return changed;
     }
 
+    /**
+     * The index of lock holders, started by the first poll just below its lowest token, answers every question about a
+     * revision its watch has seen as a verifier without it does, and sends etcd no read for them; a revision above the
+     * last event it has seen is read.
+     */
+    @Test
+    void questionsAboutRevisionsTheIndexHasSeenAreAnsweredWithoutReadingEtcdAsAReadAnswersThem() throws Exception {
+        long future = put(etcd, "unrelated", 0) + 1_000;
+        List<Asked> past = List.of(
+                new Asked("acct", holderToken, holder),
+                new Asked("acct", holderToken, waiter),
+                new Asked("acct", queuedAt, waiter),
+                new Asked("acct", otherToken, holder),
+                new Asked("other", holderToken, waiter),
+                new Asked("other", otherToken, waiter),
+                new Asked("other", otherToken, holder),
+                new Asked("other", queuedAt, waiter));
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        SimpleMeterRegistry plainMeters = new SimpleMeterRegistry();
+        try (EtcdTokenVerifier indexed = verifier(0, 10_000, 100, meters); EtcdTokenVerifier alone = verifier(0, plainMeters)) {
+            indexed.readAhead(List.of(question(past.get(0))));
+            await("the index built and its watch past revision " + otherToken).atMost(Duration.ofSeconds(30))
+                    .until(() -> meters.get("fence.enforcer.token.verification.index.revision").tag("bound", "last").gauge()
+                            .value() >= otherToken);
+            assertThat(meters.get("fence.enforcer.token.verification.index.revision").tag("bound", "first").gauge().value())
+                    .as("the first poll's lowest token less one").isEqualTo(holderToken - 1);
+            List<TokenVerifier.Verdict> read = new ArrayList<>();
+            for (Asked asked : past) {
+                read.add(answeredAtAnyRevision(alone.verify(key(asked.resource()), asked.token(), asked.lease())));
+            }
+            Map<String, Double> before = etcdRequests();
+            for (int i = 0; i < past.size(); i++) {
+                Asked asked = past.get(i);
+                // The same verdict but for the revision each answered at: the index's last event, etcd's revision now.
+                assertThat(answeredAtAnyRevision(indexed.verify(key(asked.resource()), asked.token(), asked.lease())))
+                        .as("%s", asked).isEqualTo(read.get(i));
+            }
+            assertThat(difference(etcdRequests(), before)).as("etcd requests for the questions the index answered")
+                    .isEqualTo(Map.of());
+            assertThat(count(meters, "index.lookups", "answered", "result")).isEqualTo(past.size());
+            assertThat(indexed.verify(key("acct"), future, holder).rejection()).isEqualTo(RejectionReason.FUTURE_TOKEN);
+            assertThat(count(meters, "index.lookups", "outside", "result")).isEqualTo(1.0);
+            assertThat(meters.get("fence.enforcer.token.verification.etcd.reads").counter().count())
+                    .as("the future revision's read only").isEqualTo(1.0);
+        }
+    }
+
+    private static TokenVerifier.Verdict answeredAtAnyRevision(TokenVerifier.Verdict verdict) {
+        return verdict.detail() == null
+                ? verdict
+                : new TokenVerifier.Verdict(verdict.rejection(),
+                        verdict.detail().replaceAll("answered at etcd revision \\d+", "answered at etcd revision N"),
+                        verdict.tenureStart());
+    }
+
     private static TokenVerifier.Question question(Asked asked) {
         return new TokenVerifier.Question(key(asked.resource()), asked.token(), asked.lease());
     }
 
     private static double count(SimpleMeterRegistry meters, String name, String event) {
-        return meters.get("fence.enforcer.token.verification." + name).tag("event", event).counter().count();
+        return count(meters, name, event, "event");
+    }
+
+    private static double count(SimpleMeterRegistry meters, String name, String value, String tag) {
+        return meters.get("fence.enforcer.token.verification." + name).tag(tag, value).counter().count();
     }
 
     private static EtcdTokenVerifier verifier(int readAhead, SimpleMeterRegistry meters) {
@@ -253,9 +313,13 @@ class TokenReadAheadIT {
     }
 
     private static EtcdTokenVerifier verifier(int readAhead, int cacheEntries, SimpleMeterRegistry meters) {
+        return verifier(readAhead, cacheEntries, 0, meters);
+    }
+
+    private static EtcdTokenVerifier verifier(int readAhead, int cacheEntries, int index, SimpleMeterRegistry meters) {
         return new EtcdTokenVerifier(EtcdSettings.builder(List.of(etcdNode.endpoint())).lockPrefix(PREFIX).build(),
                 new EtcdTokenVerifier.Options(EtcdTokenVerifier.CompactedPolicy.REJECT, Duration.ofMillis(100),
-                        Duration.ofSeconds(1), cacheEntries, readAhead),
+                        Duration.ofSeconds(1), cacheEntries, readAhead, index),
                 meters);
     }
 

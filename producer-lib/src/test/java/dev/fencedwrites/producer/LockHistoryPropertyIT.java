@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.fencedwrites.etcd.LockHistory;
 import dev.fencedwrites.etcd.LockHistory.Outcome;
 import dev.fencedwrites.etcd.LockKeys;
+import dev.fencedwrites.etcd.LockTenures;
 import dev.fencedwrites.services.Service;
 import dev.fencedwrites.testing.EtcdNodeExtension;
 import io.etcd.jetcd.ByteSequence;
@@ -83,6 +84,9 @@ class LockHistoryPropertyIT {
     /** Reads and watches etcd apart from the clients under test. */
     static Client observer;
     static LockHistory history;
+    /** The local index of lock holders, started before the history; and one started halfway, from a snapshot of live keys. */
+    static LockTenures fromStart;
+    static LockTenures fromHalfway;
     static final Model model = new Model();
     static final List<Acquisition> real = new ArrayList<>();
     static final List<Waiter> neverHeld = new ArrayList<>();
@@ -101,6 +105,9 @@ class LockHistoryPropertyIT {
         long start = observer.getKVClient().get(bytes("property/start")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
         Watch.Watcher watcher = observer.getWatchClient().watch(bytes(PREFIX),
                 WatchOption.builder().isPrefix(true).withRevision(start + 1).build(), model::record);
+        fromStart = new LockTenures(observer.getKVClient(), observer.getWatchClient(), PREFIX, Duration.ofSeconds(10), 100_000);
+        fromStart.startAt(start);
+        fromHalfway = new LockTenures(observer.getKVClient(), observer.getWatchClient(), PREFIX, Duration.ofSeconds(10), 100_000);
         List<FencingLeaseClient> clients = new ArrayList<>();
         try {
             for (int i = 0; i < 3; i++) {
@@ -108,6 +115,10 @@ class LockHistoryPropertyIT {
             }
             Map<String, FencingLease> held = new HashMap<>();
             for (int step = 0; step < STEPS; step++) {
+                if (step == STEPS / 2) {
+                    // A few revisions back, so that the snapshot holds live keys and the watch replays a little history.
+                    fromHalfway.startAt(Math.max(start, model.lastRevision() - 3));
+                }
                 String resource = RESOURCES.get(random.nextInt(RESOURCES.size()));
                 FencingLeaseClient client = clients.get(random.nextInt(clients.size()));
                 awaitExpiries(resource);
@@ -165,6 +176,8 @@ class LockHistoryPropertyIT {
             long end = observer.getKVClient().put(bytes(PREFIX + "~end"), bytes("")).get(10, TimeUnit.SECONDS).getHeader()
                     .getRevision();
             await("the watch reaching revision " + end).atMost(Duration.ofSeconds(60)).until(() -> model.lastRevision() >= end);
+            await("the indexes reaching revision " + end).atMost(Duration.ofSeconds(60))
+                    .until(() -> fromStart.upTo() >= end && fromHalfway.upTo() >= end);
         } finally {
             watcher.close();
             for (FencingLeaseClient client : clients) {
@@ -177,6 +190,11 @@ class LockHistoryPropertyIT {
 
     @AfterAll
     static void stopEtcd() {
+        for (LockTenures index : new LockTenures[]{fromStart, fromHalfway}) {
+            if (index != null) {
+                index.close();
+            }
+        }
         if (observer != null) {
             observer.close();
         }
@@ -358,6 +376,7 @@ class LockHistoryPropertyIT {
         long last = model.lastRevision();
         long current = observer.getKVClient().get(bytes("property/now")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
         int held = 0;
+        int indexedPairs = 0;
         List<LockHistory.Question> asked = new ArrayList<>();
         List<Outcome> expectedOutcomes = new ArrayList<>();
         for (int i = 0; i < RANDOM_PAIRS; i++) {
@@ -382,6 +401,7 @@ class LockHistoryPropertyIT {
             assertThat(check(resource, token, lease))
                     .as("seed %d: pair %d, %s at revision %d with lease %d", SEED, i, resource, token, lease)
                     .isEqualTo(expected);
+            indexedPairs += compareIndexes(resource, token, lease);
             asked.add(new LockHistory.Question(resource.getBytes(StandardCharsets.UTF_8), token, lease));
             expectedOutcomes.add(expected);
         }
@@ -389,6 +409,55 @@ class LockHistoryPropertyIT {
                 + "its whole transaction, whose reads are then sent one by one)", SEED).isEqualTo(expectedOutcomes);
         assertThat(held).as("seed %d: pairs the model says were held", SEED).isBetween(RANDOM_PAIRS / 20,
                 RANDOM_PAIRS - RANDOM_PAIRS / 20);
+        assertThat(indexedPairs).as("seed %d: pairs both indexes answered", SEED).isGreaterThan(RANDOM_PAIRS / 4);
+    }
+
+    @Test
+    @Order(3)
+    void theIndexesAnswerEveryRealAcquisitionTheyCoverAsEtcdDoes() throws Exception {
+        assertThat(fromStart.from()).as("seed %d: the first index starts at the history's start", SEED).isPositive();
+        assertThat(fromHalfway.from()).as("seed %d: the second starts halfway", SEED).isGreaterThan(fromStart.from());
+        int covered = 0;
+        for (Acquisition a : real) {
+            covered += compareIndexes(a.resource(), a.token(), a.leaseId());
+            assertThat(fromStart.answer(a.resource().getBytes(StandardCharsets.UTF_8), a.token(), a.leaseId()).outcome())
+                    .as("seed %d: %s", SEED, a).isEqualTo(Outcome.HELD);
+        }
+        for (Mislabelled m : mislabelled) {
+            compareIndexes(m.resource(), m.created(), m.namedLease());
+            compareIndexes(m.resource(), m.created(), m.attachedLease());
+        }
+        for (Waiter w : neverHeld) {
+            compareIndexes(w.resource(), w.created(), w.leaseId());
+        }
+        assertThat(covered).as("seed %d: acquisitions both indexes cover", SEED).isPositive();
+    }
+
+    /**
+     * Compares each index's answer with etcd's (the range read at the token): outcome, holder, holder lease and tenure
+     * start. An index must answer every token in its range (this history has no two keys created in one revision).
+     *
+     * @return 1 when both indexes answered, else 0
+     */
+    private static int compareIndexes(String resource, long token, long lease) throws Exception {
+        byte[] key = resource.getBytes(StandardCharsets.UTF_8);
+        LockHistory.Verdict etcd = history.check(key, token, lease).get(20, TimeUnit.SECONDS);
+        int answered = 0;
+        for (LockTenures index : new LockTenures[]{fromStart, fromHalfway}) {
+            LockHistory.Verdict local = index.answer(key, token, lease);
+            String what = String.format("seed %d: %s at revision %d with lease %d, index %d..%d", SEED, resource, token, lease,
+                    index.from(), index.upTo());
+            if (token < index.from() || token > index.upTo()) {
+                assertThat(local).as(what).isNull();
+                continue;
+            }
+            assertThat(local).as(what).isNotNull();
+            assertThat(new LockHistory.Verdict(local.outcome(), local.holder(), local.holderLease(), 0, local.tenureStart()))
+                    .as(what).isEqualTo(new LockHistory.Verdict(etcd.outcome(), etcd.holder(), etcd.holderLease(), 0,
+                            etcd.tenureStart()));
+            answered++;
+        }
+        return answered == 2 ? 1 : 0;
     }
 
     @Test
@@ -405,6 +474,17 @@ class LockHistoryPropertyIT {
                 .map(a -> new LockHistory.Question(a.resource().getBytes(StandardCharsets.UTF_8), a.token(), a.leaseId()))
                 .toList())).as("seed %d: in transactions, after compaction at %d", SEED, compactAt)
                 .isEqualTo(real.stream().map(a -> a.token() < compactAt ? Outcome.COMPACTED : Outcome.HELD).toList());
+        // An index asked to start below the compacted revision starts at etcd's current one instead.
+        try (LockTenures late = new LockTenures(observer.getKVClient(), observer.getWatchClient(), PREFIX, Duration.ofSeconds(10),
+                100)) {
+            late.startAt(1);
+            await("an index started below the compaction built").atMost(Duration.ofSeconds(30)).until(() -> late.from() > 0);
+            assertThat(late.from()).as("seed %d: compacted at %d", SEED, compactAt).isGreaterThanOrEqualTo(compactAt);
+            for (Acquisition a : real) {
+                assertThat(late.answer(a.resource().getBytes(StandardCharsets.UTF_8), a.token(), a.leaseId()))
+                        .as("seed %d: %s is below the late index", SEED, a).isNull();
+            }
+        }
     }
 
     /** {@link LockHistory#checkAll} over {@code questions} in consecutive calls of random sizes, 1 to 300; the outcomes. */

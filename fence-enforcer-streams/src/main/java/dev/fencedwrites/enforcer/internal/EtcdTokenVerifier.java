@@ -7,10 +7,12 @@ import dev.fencedwrites.etcd.EtcdErrors;
 import dev.fencedwrites.etcd.EtcdSettings;
 import dev.fencedwrites.etcd.LockHistory;
 import dev.fencedwrites.etcd.LockKeys;
+import dev.fencedwrites.etcd.LockTenures;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -34,9 +36,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Verifies fencing tokens against etcd's history with {@link LockHistory}: one range read at
- * revision = token per (key, token, lease) not seen before, read ahead when its record is polled
- * ({@link #readAhead}, in transactions of reads) or at the decision. Answers about the past never
+ * Verifies fencing tokens against etcd's history: from the local index of lock holders
+ * ({@link LockTenures}, fed by a watch on the lock prefix) when it holds the token's revision, else
+ * with {@link LockHistory}: one range read at revision = token per (key, token, lease) not seen
+ * before, read ahead when its record is polled ({@link #readAhead}, in transactions of reads) or at
+ * the decision. Answers about the past never
  * change, so every verdict but "future" is kept in a bounded LRU cache. While etcd does not answer
  * (down, stopped, no quorum, credentials refused) the call waits and retries with exponential
  * backoff, logging every {@value #WAIT_LOG_SECONDS} s; it never lets a token through unverified.
@@ -48,7 +52,10 @@ import org.slf4j.LoggerFactory;
  * {@code fence_enforcer_token_verification_etcd_read_seconds}, the gauges
  * {@code fence_enforcer_token_verification_waiting} (stream threads waiting for etcd now) and
  * {@code fence_enforcer_token_verification_etcd_reads_in_flight}, and
- * {@code fence_enforcer_token_verification_read_ahead_total{event}}.
+ * {@code fence_enforcer_token_verification_read_ahead_total{event}}; for the index,
+ * {@code fence_enforcer_token_verification_index_lookups_total{result}} and the gauges
+ * {@code fence_enforcer_token_verification_index_periods} and {@code ..._index_revision{bound}}, and the counter
+ * {@code ..._index_rebuilds_total}.
  */
 public final class EtcdTokenVerifier implements TokenVerifier {
     private static final Logger LOG = LoggerFactory.getLogger(EtcdTokenVerifier.class);
@@ -76,11 +83,19 @@ public final class EtcdTokenVerifier implements TokenVerifier {
      * @param cacheEntries the most verdicts kept, at least 0
      * @param readAhead    the most questions read ahead of their decision ({@link #readAhead}), answered or not yet, at
      *                     least 0; 0 turns reading ahead off
+     * @param index        the most ended lock tenures the local index keeps ({@link LockTenures}), at least 0; 0 turns the
+     *                     index off
      */
-    public record Options(CompactedPolicy compacted, Duration backoff, Duration backoffMax, int cacheEntries, int readAhead) {
-        /** Options without reading ahead. */
+    public record Options(CompactedPolicy compacted, Duration backoff, Duration backoffMax, int cacheEntries, int readAhead,
+            int index) {
+        /** Options without reading ahead and without the index. */
         public Options(CompactedPolicy compacted, Duration backoff, Duration backoffMax, int cacheEntries) {
-            this(compacted, backoff, backoffMax, cacheEntries, 0);
+            this(compacted, backoff, backoffMax, cacheEntries, 0, 0);
+        }
+
+        /** Options without the index. */
+        public Options(CompactedPolicy compacted, Duration backoff, Duration backoffMax, int cacheEntries, int readAhead) {
+            this(compacted, backoff, backoffMax, cacheEntries, readAhead, 0);
         }
     }
 
@@ -117,6 +132,10 @@ public final class EtcdTokenVerifier implements TokenVerifier {
 
     private final Client client;
     private final LockHistory history;
+    /** The local index of lock holders; null when {@link Options#index()} is 0. */
+    private final LockTenures tenures;
+    private final Counter indexAnswered;
+    private final Counter indexOutside;
     private final Options options;
     private final Map<Asked, Decided> cache;
     /**
@@ -152,6 +171,10 @@ public final class EtcdTokenVerifier implements TokenVerifier {
     public EtcdTokenVerifier(EtcdSettings settings, Options options, MeterRegistry registry) {
         this.client = EtcdClients.connect(settings);
         this.history = new LockHistory(client.getKVClient(), settings.lockPrefix(), settings.requestTimeout());
+        this.tenures = options.index() > 0
+                ? new LockTenures(client.getKVClient(), client.getWatchClient(), settings.lockPrefix(), settings.requestTimeout(),
+                        options.index())
+                : null;
         this.options = options;
         int entries = options.cacheEntries();
         this.cache = new LinkedHashMap<>(16, 0.75f, true) {
@@ -192,7 +215,37 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         aheadDropped = readAheadCounter(registry, "dropped");
         aheadResent = readAheadCounter(registry, "resent");
         this.recent = new long[options.readAhead() > 0 ? RECENT_SLOTS : 0];
+        indexAnswered = indexCounter(registry, "answered");
+        indexOutside = indexCounter(registry, "outside");
+        if (tenures != null) {
+            indexGauges(registry, tenures);
+        }
         this.requestTimeout = settings.requestTimeout();
+    }
+
+    private static void indexGauges(MeterRegistry registry, LockTenures tenures) {
+        Gauge.builder("fence.enforcer.token.verification.index.periods", tenures, LockTenures::periods)
+                .description("Lock tenures (a key's time as its lock's holder) the local index keeps, ended or not")
+                .register(registry);
+        Gauge.builder("fence.enforcer.token.verification.index.revision", tenures, LockTenures::from).tag("bound", "first")
+                .description("The range of etcd revisions the local index of lock holders answers: first and last; 0 "
+                        + "while it is being built")
+                .register(registry);
+        Gauge.builder("fence.enforcer.token.verification.index.revision", tenures, LockTenures::upTo).tag("bound", "last")
+                .description("The range of etcd revisions the local index of lock holders answers: first and last; 0 "
+                        + "while it is being built")
+                .register(registry);
+        FunctionCounter.builder("fence.enforcer.token.verification.index.rebuilds", tenures, LockTenures::rebuilds)
+                .description("Times the local index of lock holders was built again after etcd compacted its watch's "
+                        + "revision away")
+                .register(registry);
+    }
+
+    private static Counter indexCounter(MeterRegistry registry, String result) {
+        return Counter.builder("fence.enforcer.token.verification.index.lookups").tag("result", result)
+                .description("Token verifications looked up in the local index of lock holders, by result: answered "
+                        + "without etcd, or outside the revisions it answers (then read from etcd)")
+                .register(registry);
     }
 
     private static Counter readAheadCounter(MeterRegistry registry, String event) {
@@ -230,7 +283,6 @@ public final class EtcdTokenVerifier implements TokenVerifier {
 
     @Override
     public Verdict verify(byte[] key, long token, long leaseId) {
-        String text = abbreviated(new String(key, StandardCharsets.UTF_8));
         Asked asked = Asked.of(key, token, leaseId);
         Decided cached;
         synchronized (cache) {
@@ -241,9 +293,16 @@ public final class EtcdTokenVerifier implements TokenVerifier {
             cached.outcome().increment();
             return cached.verdict();
         }
-        LockHistory.Verdict answer = takeReadAhead(asked);
+        LockHistory.Verdict answer = fromIndex(key, token, leaseId);
+        if (answer != null) {
+            synchronized (ahead) {
+                ahead.remove(asked);
+            }
+        } else {
+            answer = takeReadAhead(asked);
+        }
         if (answer == null) {
-            answer = ask(key, text, token, leaseId);
+            answer = ask(key, abbreviated(new String(key, StandardCharsets.UTF_8)), token, leaseId);
         }
         rememberAsked(key, token, leaseId);
         String detail = answer.describe(abbreviated(LockKeys.name(history.prefix(), key)), token, leaseId);
@@ -276,13 +335,18 @@ public final class EtcdTokenVerifier implements TokenVerifier {
     @Override
     public void readAhead(List<Question> questions) {
         int max = options.readAhead();
-        if (max <= 0 || closed) {
+        if (closed) {
+            return;
+        }
+        startIndex(questions);
+        if (max <= 0) {
             return;
         }
         List<LockHistory.Question> send = new ArrayList<>();
         List<CompletableFuture<LockHistory.Verdict>> pending = new ArrayList<>();
         for (Question question : questions) {
             if (question.token() <= 0 || question.leaseId() <= 0 || question.key().length > READ_AHEAD_KEY_MAX_BYTES
+                    || tenures != null && tenures.covers(question.token())
                     || recentlyAsked(question.key(), question.token(), question.leaseId())) {
                 continue;
             }
@@ -314,6 +378,39 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         if (!send.isEmpty()) {
             send(send, pending);
         }
+    }
+
+    /**
+     * Starts the index, on the first call, just below the lowest token of {@code questions} (the first poll's), so that
+     * the records polled next are answered from it once its watch has caught up.
+     */
+    private void startIndex(List<Question> questions) {
+        if (tenures == null || questions.isEmpty()) {
+            return;
+        }
+        long lowest = Long.MAX_VALUE;
+        for (Question question : questions) {
+            if (question.token() > 0) {
+                lowest = Math.min(lowest, question.token());
+            }
+        }
+        if (lowest != Long.MAX_VALUE) {
+            tenures.startAt(lowest - 1);
+        }
+    }
+
+    /**
+     * The index's answer for (key, token, lease), starting the index just below {@code token} if no poll started it;
+     * {@code null} when the index is off, the token is outside its revisions or the lock key would not fit a read.
+     */
+    private LockHistory.Verdict fromIndex(byte[] key, long token, long leaseId) {
+        if (tenures == null || token <= 0 || !history.fits(key, leaseId)) {
+            return null;
+        }
+        tenures.startAt(token - 1);
+        LockHistory.Verdict verdict = tenures.answer(key, token, leaseId);
+        (verdict == null ? indexOutside : indexAnswered).increment();
+        return verdict;
     }
 
     /** Sends the reads of {@code send}, completing {@code pending} (one per question, in order) with their answers. */
@@ -550,6 +647,9 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         synchronized (closing) {
             closed = true;
             closing.notifyAll();
+        }
+        if (tenures != null) {
+            tenures.close();
         }
         client.close();
     }

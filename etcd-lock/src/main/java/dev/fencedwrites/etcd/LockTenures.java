@@ -1,0 +1,484 @@
+package dev.fencedwrites.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.common.exception.CompactedException;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.OptionsUtil;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A local index of who held each lock under a prefix, revision by revision, so that {@link LockHistory}'s question
+ * ("did lease L hold resource R's lock at revision T?") is answered without a read while T is in the index's range.
+ * It is built from a snapshot of the prefix at revision S (paged range reads at S) and a watch from S + 1, which etcd
+ * delivers in revision order with every event of a revision together. Per lock it keeps the periods during which one key
+ * was the oldest under {@code <name>/} (the holder, exactly as {@link LockHistory}'s read at T finds it: lowest create
+ * revision, with the lease the key carried at T); a key put again under another lease starts a new period.
+ *
+ * <p>Range: {@link #answer} answers T with {@code from <= T <= upTo}, where {@code upTo} is the highest revision of an
+ * event applied (every event at or below it is applied; a response header's revision is not used, as etcd sets it above
+ * the events of a catch-up batch) and {@code from} is S, raised as the oldest ended periods are dropped to keep at most
+ * {@code maxEnded}. Outside it, or when two keys of one lock share the lowest create revision (etcd's order between them
+ * is not defined), it answers {@code null} and the caller reads etcd. A watch error restarts the watch from
+ * {@code upTo + 1} (the jetcd watcher's own resumption, from a header revision, could skip events); a compacted start
+ * revision rebuilds the index at etcd's current revision. Thread-safe.
+ */
+public final class LockTenures implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LockTenures.class);
+    /** The most revisions a start replays: a start revision further back starts at etcd's current revision less this. */
+    public static final long MAX_REPLAY_REVISIONS = 1_000_000;
+    private static final int SNAPSHOT_PAGE = 1_000;
+    private static final long RETRY_FIRST_MILLIS = 500;
+    private static final long RETRY_MAX_MILLIS = 30_000;
+
+    /** A key's change as a watch reports it: a put (with its create revision and lease) or a delete, at {@code revision}. */
+    record Change(boolean put, String key, long createRevision, long revision, long leaseId) {
+    }
+
+    /** A key's time as the holder of its lock, over revisions [from, to); {@code key} null when two keys tie for it. */
+    private static final class Period {
+        final String key;
+        final long leaseId;
+        final long created;
+        final long from;
+        long to = Long.MAX_VALUE;
+
+        Period(String key, long leaseId, long created, long from) {
+            this.key = key;
+            this.leaseId = leaseId;
+            this.created = created;
+            this.from = from;
+        }
+    }
+
+    private static final class Live {
+        final String key;
+        final long created;
+        long leaseId;
+
+        Live(String key, long created, long leaseId) {
+            this.key = key;
+            this.created = created;
+            this.leaseId = leaseId;
+        }
+    }
+
+    private static final class Lock {
+        final String name;
+        final List<Live> live = new ArrayList<>(1);
+        final ArrayList<Period> periods = new ArrayList<>(1);
+        /** Periods at the head of {@link #periods} dropped already (null). */
+        int dropped;
+
+        Lock(String name) {
+            this.name = name;
+        }
+
+        Period open() {
+            Period last = periods.size() > dropped ? periods.get(periods.size() - 1) : null;
+            return last != null && last.to == Long.MAX_VALUE ? last : null;
+        }
+
+        /** The period holding {@code revision}, or null for nobody. */
+        Period at(long revision) {
+            int low = dropped;
+            int high = periods.size() - 1;
+            Period found = null;
+            while (low <= high) {
+                int mid = (low + high) >>> 1;
+                Period period = periods.get(mid);
+                if (period.from <= revision) {
+                    found = period;
+                    low = mid + 1;
+                } else {
+                    high = mid - 1;
+                }
+            }
+            return found != null && revision < found.to ? found : null;
+        }
+    }
+
+    private final KV kv;
+    private final Watch watch;
+    /** The prefix's UTF-8 bytes seen one char per byte (ISO-8859-1), as every key is held here. */
+    private final String prefix;
+    private final ByteSequence prefixBytes;
+    private final Duration requestTimeout;
+    private final int maxEnded;
+    private final Map<String, Lock> locks = new HashMap<>();
+    /** One entry per ended period, in the order they ended (and so by their end revision). */
+    private final ArrayDeque<Lock> ended = new ArrayDeque<>();
+    private long from;
+    private long upTo;
+    private int periods;
+    private long rebuilds;
+    private int generation;
+    private Watch.Watcher watcher;
+    private boolean started;
+    private boolean closed;
+
+    /**
+     * @param kv             reads the snapshot
+     * @param watch          watches the prefix
+     * @param prefix         the lock prefix ({@code etcd.lock.prefix})
+     * @param requestTimeout bound on each snapshot read
+     * @param maxEnded       the most ended periods kept, positive; each is a few hundred bytes
+     */
+    public LockTenures(KV kv, Watch watch, String prefix, Duration requestTimeout, int maxEnded) {
+        this.kv = kv;
+        this.watch = watch;
+        this.prefix = iso(prefix.getBytes(StandardCharsets.UTF_8));
+        this.prefixBytes = ByteSequence.from(prefix, StandardCharsets.UTF_8);
+        this.requestTimeout = requestTimeout;
+        this.maxEnded = maxEnded;
+    }
+
+    /**
+     * Starts the index at {@code revision} (at most {@link #MAX_REPLAY_REVISIONS} before etcd's current revision, and at
+     * etcd's current revision if it is compacted) on the first call; later calls do nothing. Never waits for etcd: the
+     * snapshot and the watch start in the background, and are retried with backoff while etcd does not answer.
+     */
+    public void startAt(long revision) {
+        synchronized (this) {
+            if (started || closed) {
+                return;
+            }
+            started = true;
+        }
+        build(Math.max(1, revision), RETRY_FIRST_MILLIS);
+    }
+
+    /** Whether {@link #answer} answers revision {@code token} now, two keys tying for a holder aside. */
+    public synchronized boolean covers(long token) {
+        return from > 0 && from <= token && token <= upTo;
+    }
+
+    /**
+     * {@link LockHistory#check}'s verdict, {@link LockHistory.Outcome#HELD} or {@link LockHistory.Outcome#NOT_HELD} with
+     * {@code upTo} as the current revision, when the index covers {@code token}; else {@code null}.
+     *
+     * @param resource the resource id, UTF-8 bytes (the record key)
+     */
+    public synchronized LockHistory.Verdict answer(byte[] resource, long token, long leaseId) {
+        if (!(from > 0 && from <= token && token <= upTo)) {
+            return null;
+        }
+        String name = prefix + LockKeys.encode(resource);
+        Lock lock = locks.get(name);
+        Period holder = lock == null ? null : lock.at(token);
+        if (holder == null) {
+            return new LockHistory.Verdict(LockHistory.Outcome.NOT_HELD, null, 0, upTo, 0);
+        }
+        if (holder.key == null) {
+            return null;
+        }
+        if (holder.leaseId == leaseId && holder.key.equals(name + "/" + Long.toHexString(leaseId))) {
+            return new LockHistory.Verdict(LockHistory.Outcome.HELD, null, 0, upTo, holder.created);
+        }
+        return new LockHistory.Verdict(LockHistory.Outcome.NOT_HELD,
+                new String(holder.key.getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8), holder.leaseId, upTo, 0);
+    }
+
+    /** The lowest revision answered, 0 while the index is not built. */
+    public synchronized long from() {
+        return from;
+    }
+
+    /** The highest revision answered, 0 while the index is not built. */
+    public synchronized long upTo() {
+        return upTo;
+    }
+
+    /** Periods kept (held and ended), a measure of the index's memory. */
+    public synchronized int periods() {
+        return periods;
+    }
+
+    /** Times the index was built again from a snapshot (its start revision compacted away), the first build excluded. */
+    public synchronized long rebuilds() {
+        return rebuilds;
+    }
+
+    /** Replaces the index by the keys alive at {@code revision} ({@code snapshot}: puts), answering that revision only. */
+    synchronized void reset(long revision, List<Change> snapshot) {
+        locks.clear();
+        ended.clear();
+        periods = 0;
+        for (Change change : snapshot) {
+            apply(change, revision);
+        }
+        ended.clear();
+        from = revision;
+        upTo = revision;
+    }
+
+    /** Applies the events of one watch response, in order; each revision's events all arrive in one response. */
+    synchronized void apply(List<Change> changes) {
+        for (Change change : changes) {
+            if (change.revision() > upTo) {
+                apply(change, change.revision());
+            }
+        }
+        for (Change change : changes) {
+            upTo = Math.max(upTo, change.revision());
+        }
+        while (ended.size() > maxEnded) {
+            dropOldest();
+        }
+    }
+
+    private void apply(Change change, long revision) {
+        String key = change.key();
+        if (!key.startsWith(prefix)) {
+            return;
+        }
+        int slash = key.indexOf('/', prefix.length());
+        if (slash < 0) {
+            return; // under no lock's "<name>/"
+        }
+        String name = key.substring(0, slash);
+        Lock lock = locks.get(name);
+        if (change.put()) {
+            if (lock == null) {
+                lock = new Lock(name);
+                locks.put(name, lock);
+            }
+            Live existing = find(lock, key);
+            if (existing == null) {
+                lock.live.add(new Live(key, change.createRevision(), change.leaseId()));
+            } else {
+                existing.leaseId = change.leaseId();
+            }
+        } else if (lock != null) {
+            lock.live.removeIf(live -> live.key.equals(key));
+        } else {
+            return;
+        }
+        rehead(lock, revision);
+        if (lock.live.isEmpty() && lock.periods.size() == lock.dropped) {
+            locks.remove(name);
+        }
+    }
+
+    private static Live find(Lock lock, String key) {
+        for (Live live : lock.live) {
+            if (live.key.equals(key)) {
+                return live;
+            }
+        }
+        return null;
+    }
+
+    /** Ends the open period and opens the next one at {@code revision} when the lock's holder or its lease changed. */
+    private void rehead(Lock lock, long revision) {
+        Live oldest = null;
+        boolean tie = false;
+        for (Live live : lock.live) {
+            if (oldest == null || live.created < oldest.created) {
+                oldest = live;
+                tie = false;
+            } else if (live.created == oldest.created) {
+                tie = true;
+            }
+        }
+        Period open = lock.open();
+        String key = oldest == null || tie ? null : oldest.key;
+        if (open != null && oldest != null && Objects.equals(open.key, key) && open.leaseId == oldest.leaseId
+                && open.created == oldest.created) {
+            return;
+        }
+        if (open != null) {
+            if (open.from == revision) {
+                lock.periods.remove(lock.periods.size() - 1); // held by nobody's measure: not even one revision
+                periods--;
+            } else {
+                open.to = revision;
+                ended.add(lock);
+            }
+        }
+        if (oldest != null) {
+            lock.periods.add(new Period(key, oldest.leaseId, oldest.created, revision));
+            periods++;
+        }
+    }
+
+    /** Drops the period that ended first; nothing below its end revision is answered from now on. */
+    private void dropOldest() {
+        Lock lock = ended.poll();
+        Period period = lock.periods.get(lock.dropped);
+        lock.periods.set(lock.dropped, null);
+        lock.dropped++;
+        periods--;
+        from = Math.max(from, period.to);
+        if (lock.dropped > 16 && lock.dropped * 2 > lock.periods.size()) {
+            lock.periods.subList(0, lock.dropped).clear();
+            lock.dropped = 0;
+        }
+        if (lock.live.isEmpty() && lock.periods.size() == lock.dropped && locks.get(lock.name) == lock) {
+            locks.remove(lock.name);
+        }
+    }
+
+    private void build(long wanted, long retryMillis) {
+        GetOption count = GetOption.builder().isPrefix(true).withCountOnly(true).build();
+        kv.get(prefixBytes, count).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .thenCompose(now -> {
+                    long current = now.getHeader().getRevision();
+                    long revision = Math.min(current, Math.max(wanted, current - MAX_REPLAY_REVISIONS));
+                    return snapshot(revision, prefixBytes, new ArrayList<>())
+                            .thenApply(changes -> {
+                                install(revision, changes);
+                                return revision;
+                            });
+                }).whenComplete((revision, error) -> {
+                    if (error == null) {
+                        LOG.info("lock tenure index of {} built at etcd revision {}", prefixBytes, revision);
+                        return;
+                    }
+                    boolean compacted = compacted(error);
+                    long next = compacted ? RETRY_FIRST_MILLIS : Math.min(RETRY_MAX_MILLIS, retryMillis * 2);
+                    LOG.warn("cannot build the lock tenure index at revision {} yet ({}); retrying in {} ms", wanted,
+                            error.getCause() == null ? error : error.getCause(), compacted ? 0 : retryMillis);
+                    if (!isClosed()) {
+                        // A compacted start revision: start from etcd's current one (the wanted revision is below it).
+                        CompletableFuture.delayedExecutor(compacted ? 0 : retryMillis, TimeUnit.MILLISECONDS)
+                                .execute(() -> build(compacted ? Long.MAX_VALUE : wanted, next));
+                    }
+                });
+    }
+
+    private CompletableFuture<List<Change>> snapshot(long revision, ByteSequence start, List<Change> changes) {
+        GetOption page = GetOption.builder().withRange(OptionsUtil.prefixEndOf(prefixBytes)).withRevision(revision)
+                .withLimit(SNAPSHOT_PAGE).build();
+        return kv.get(start, page).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).thenCompose(response -> {
+            ByteSequence last = null;
+            for (KeyValue kv : response.getKvs()) {
+                changes.add(new Change(true, iso(kv.getKey().getBytes()), kv.getCreateRevision(), kv.getModRevision(),
+                        kv.getLease()));
+                last = kv.getKey();
+            }
+            if (!response.isMore() || last == null) {
+                return CompletableFuture.completedFuture(changes);
+            }
+            byte[] after = Arrays.copyOf(last.getBytes(), last.size() + 1);
+            return snapshot(revision, ByteSequence.from(after), changes);
+        });
+    }
+
+    private synchronized void install(long revision, List<Change> snapshot) {
+        if (closed) {
+            return;
+        }
+        reset(revision, snapshot);
+        watchFrom(revision + 1);
+    }
+
+    /** Watches the prefix from {@code revision}; called holding the monitor. */
+    private void watchFrom(long revision) {
+        int mine = ++generation;
+        WatchOption option = WatchOption.builder().isPrefix(true).withRevision(revision).build();
+        watcher = watch.watch(prefixBytes, option, Watch.listener(response -> onEvents(mine, response),
+                error -> onWatchError(mine, error), () -> onWatchError(mine, new IllegalStateException("watch ended"))));
+    }
+
+    private void onEvents(int mine, WatchResponse response) {
+        List<Change> changes = new ArrayList<>(response.getEvents().size());
+        for (WatchEvent event : response.getEvents()) {
+            KeyValue kv = event.getKeyValue();
+            boolean put = event.getEventType() == WatchEvent.EventType.PUT;
+            if (put || event.getEventType() == WatchEvent.EventType.DELETE) {
+                changes.add(new Change(put, iso(kv.getKey().getBytes()), kv.getCreateRevision(), kv.getModRevision(),
+                        kv.getLease()));
+            }
+        }
+        synchronized (this) {
+            if (mine == generation && !closed) {
+                apply(changes);
+            }
+        }
+    }
+
+    private void onWatchError(int mine, Throwable error) {
+        Watch.Watcher old;
+        long resume;
+        synchronized (this) {
+            if (mine != generation || closed) {
+                return;
+            }
+            generation++;
+            old = watcher;
+            watcher = null;
+            resume = upTo + 1;
+            if (compacted(error)) {
+                // The history after upTo is gone: nothing can be answered until a new snapshot.
+                from = 0;
+                upTo = 0;
+                rebuilds++;
+            }
+        }
+        CompletableFuture.runAsync(old::close);
+        if (compacted(error)) {
+            LOG.warn("the lock tenure index's watch from revision {} was compacted away; building it again at etcd's current "
+                    + "revision (older tokens are read from etcd)", resume);
+            build(Long.MAX_VALUE, RETRY_FIRST_MILLIS);
+        } else {
+            LOG.info("the lock tenure index's watch failed ({}); watching again from revision {}", error.toString(), resume);
+            CompletableFuture.delayedExecutor(RETRY_FIRST_MILLIS, TimeUnit.MILLISECONDS).execute(() -> {
+                synchronized (this) {
+                    if (!closed && watcher == null && upTo + 1 == resume) {
+                        watchFrom(resume);
+                    }
+                }
+            });
+        }
+    }
+
+    private static boolean compacted(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof CompactedException
+                    || String.valueOf(t.getMessage()).contains("required revision has been compacted")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private synchronized boolean isClosed() {
+        return closed;
+    }
+
+    private static String iso(byte[] bytes) {
+        return new String(bytes, StandardCharsets.ISO_8859_1);
+    }
+
+    @Override
+    public void close() {
+        Watch.Watcher old;
+        synchronized (this) {
+            closed = true;
+            generation++;
+            old = watcher;
+            watcher = null;
+        }
+        if (old != null) {
+            old.close();
+        }
+    }
+}
