@@ -1,6 +1,7 @@
 package dev.fencedwrites.bench;
 
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.enforcer.TokenVerifier;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -78,7 +79,8 @@ final class EnforcerBench {
     }
 
     /** One throughput run's result; {@code stateSize} only when asked for; {@code etcdReadsPerSecond} 0 without verification. */
-    record Throughput(double recordsPerSecond, Figure[] stateSize, double etcdReadsPerSecond, double etcdReads) {
+    record Throughput(double recordsPerSecond, Figure[] stateSize, double etcdReadsPerSecond, double etcdReads,
+            double indexAnswered, double verified) {
     }
 
     /**
@@ -354,6 +356,11 @@ final class EnforcerBench {
             boolean verify)
             throws Exception {
         return runs.runToEnd(admin, kind, input, records, whole, stateKeys, guarantee, verify);
+    }
+
+    /** See {@link EnforcerRun#enforcerConfig}. */
+    FenceEnforcerConfig enforcerConfig(String app, String guarantee, boolean verify, boolean enforcer) {
+        return runs.enforcerConfig(app, guarantee, verify, enforcer);
     }
 
     /** See {@link EnforcerRun#useVerifiers}. */

@@ -7,6 +7,7 @@ import dev.fencedwrites.enforcer.FenceEnforcerTopology;
 import dev.fencedwrites.enforcer.TokenVerifier;
 import dev.fencedwrites.etcd.EtcdSettings;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
@@ -53,6 +54,11 @@ final class EnforcerRun {
 
     /** Where verifying runs get their verifier; {@code null}: the enforcer's own, against {@link #etcdEndpoint}. */
     private Supplier<TokenVerifier> verifiers;
+
+    /** A verifying run's verifier: from {@link #useVerifiers}, else the enforcer's own, its meters in {@code meters}. */
+    TokenVerifier verifier(FenceEnforcerConfig config, MeterRegistry meters) {
+        return verifiers != null ? verifiers.get() : TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters);
+    }
 
     /** Verifying runs from now on use a verifier from {@code verifiers} ({@code null}: the enforcer's own). */
     void useVerifiers(Supplier<TokenVerifier> verifiers) {
@@ -101,11 +107,7 @@ final class EnforcerRun {
         BenchKafka.createTopics(admin, outputs.toArray(String[]::new));
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify, kind == Kind.ENFORCER);
-        TokenVerifier verifier = !verify
-                ? null
-                : verifiers != null
-                        ? verifiers.get()
-                        : TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters);
+        TokenVerifier verifier = verify ? verifier(config, meters) : null;
         FenceEnforcerTopology.Built built = topology(kind, config, input, outputs, meters, verifier);
         KafkaStreams streams = new KafkaStreams(built.topology(), streamsProperties(config, verifier));
         AtomicReference<Throwable> failure = watchFailures(streams);
@@ -130,12 +132,17 @@ final class EnforcerRun {
             // slightly overstates.
             Counter readCounter = meters.find("fence.enforcer.token.verification.etcd.reads").counter();
             double etcdReads = readCounter == null ? 0 : readCounter.count();
+            Counter indexCounter = meters.find("fence.enforcer.token.verification.index.lookups").tag("result", "answered")
+                    .counter();
+            double indexAnswered = indexCounter == null ? 0 : indexCounter.count();
+            Counter verifiedCounter = meters.find("fence.enforcer.token.verifications").tag("outcome", "verified").counter();
+            double verified = verifiedCounter == null ? 0 : verifiedCounter.count();
             if (readCounter != null) {
-                progress.accept(String.format(Locale.ROOT, "verification:     reads sent ahead %,.0f, answers used %,.0f, "
-                        + "not sent ahead (read.ahead.max reached) %,.0f", readAhead(meters, "sent"), readAhead(meters, "used"),
-                        readAhead(meters, "full")));
+                progress.accept(String.format(Locale.ROOT, "verification:     answered by the index of lock holders %,.0f, "
+                        + "reads sent ahead %,.0f, answers used %,.0f, not sent ahead (read.ahead.max reached) %,.0f",
+                        indexAnswered, readAhead(meters, "sent"), readAhead(meters, "used"), readAhead(meters, "full")));
             }
-            return new Throughput(rate, stateSize, etcdReads / seconds, etcdReads);
+            return new Throughput(rate, stateSize, etcdReads / seconds, etcdReads, indexAnswered, verified);
         } finally {
             streams.close(Duration.ofSeconds(60));
             built.committedFences().close();

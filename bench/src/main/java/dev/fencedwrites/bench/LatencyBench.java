@@ -108,7 +108,7 @@ final class LatencyBench {
         BenchKafka.createTopics(admin, all.toArray(String[]::new));
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         FenceEnforcerConfig config = runs.enforcerConfig(app, guarantee, verify, kind == Kind.ENFORCER);
-        TokenVerifier verifier = verify ? TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters) : null;
+        TokenVerifier verifier = verify ? runs.verifier(config, meters) : null;
         FenceEnforcerTopology.Built built = EnforcerRun.topology(kind, config, input, outputs, meters, verifier);
         KafkaStreams streams = new KafkaStreams(built.topology(), EnforcerRun.streamsProperties(config, verifier));
         AtomicReference<Throwable> failure = EnforcerRun.watchFailures(streams);

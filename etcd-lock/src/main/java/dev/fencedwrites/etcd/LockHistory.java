@@ -158,7 +158,7 @@ public final class LockHistory {
         if (!fits(resource, leaseId)) {
             return CompletableFuture.completedFuture(new Verdict(Outcome.NOT_HELD, null, 0, 0, 0));
         }
-        return kv.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), oldestAt(token))
+        return kv.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), oldestAt(token, false))
                 .orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .handle((GetResponse response, Throwable error) -> {
                     if (error != null) {
@@ -174,10 +174,13 @@ public final class LockHistory {
                         : CompletableFuture.completedFuture(verdict));
     }
 
-    /** The range read of a lock's oldest key at revision {@code token}. */
-    private static GetOption oldestAt(long token) {
+    /**
+     * The range read of a lock's oldest key at revision {@code token} (0: etcd's current revision); linearizable unless
+     * {@code serializable}.
+     */
+    private static GetOption oldestAt(long token, boolean serializable) {
         return GetOption.builder().isPrefix(true).withRevision(token).withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
+                .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).withSerializable(serializable).build();
     }
 
     /** The verdict from the oldest key under a lock at the token ({@code oldest}: none or one), read at {@code current}. */
@@ -258,9 +261,7 @@ public final class LockHistory {
             Question question = questions.get(batch.get(j));
             String name = names[batch.get(j)];
             expected[j] = ByteSequence.from(name + "/" + Long.toHexString(question.leaseId()), StandardCharsets.UTF_8);
-            reads[j] = Op.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), GetOption.builder().isPrefix(true)
-                    .withRevision(question.token()).withSortField(GetOption.SortTarget.CREATE)
-                    .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).withSerializable(true).build());
+            reads[j] = Op.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), oldestAt(question.token(), true));
         }
         kv.txn().Then(reads).commit().orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .whenComplete((TxnResponse response, Throwable error) -> {
@@ -297,9 +298,7 @@ public final class LockHistory {
      * current revision), as a {@link Outcome#COMPACTED} verdict whose {@code tenureStart} is the key's create revision, or 0.
      */
     private CompletableFuture<Verdict> heldNow(String name, ByteSequence expected, long leaseId) {
-        GetOption oldest = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
-        return kv.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), oldest)
+        return kv.get(ByteSequence.from(name + "/", StandardCharsets.UTF_8), oldestAt(0, false))
                 .orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).thenApply(response -> {
                     long current = response.getHeader().getRevision();
                     KeyValue holder = response.getKvs().isEmpty() ? null : response.getKvs().get(0);

@@ -11,11 +11,14 @@ import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -44,7 +47,16 @@ public final class LockTenures implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LockTenures.class);
     /** The most revisions a start replays: a start revision further back starts at etcd's current revision less this. */
     public static final long MAX_REPLAY_REVISIONS = 1_000_000;
+    /**
+     * The longest lock name indexed, in bytes: keys under a longer name are not kept and their locks are read from etcd,
+     * so that a tenure costs a few hundred bytes however long the record keys.
+     */
+    public static final int NAME_MAX_BYTES = 256;
+    /** The longest part after {@code <name>/} kept as it is; a longer one is kept by its SHA-256. */
+    static final int SUFFIX_MAX_BYTES = 64;
     private static final int SNAPSHOT_PAGE = 1_000;
+    /** Failed watches from one revision before the index is built again at etcd's current revision instead. */
+    private static final int RESUMES_BEFORE_REBUILD = 3;
     private static final long RETRY_FIRST_MILLIS = 500;
     private static final long RETRY_MAX_MILLIS = 30_000;
 
@@ -52,15 +64,28 @@ public final class LockTenures implements AutoCloseable {
     record Change(boolean put, String key, long createRevision, long revision, long leaseId) {
     }
 
-    /** A key's time as the holder of its lock, over revisions [from, to); {@code key} null when two keys tie for it. */
+    /** What a period knows of its holder key. */
+    private enum Holder {
+        /** {@code <name>/<hex of the lease it carries>}: the key is not kept, it follows from the name and the lease. */
+        NAMED,
+        /** Another key under the name, kept in {@link Period#key}. */
+        OTHER,
+        /** Two keys tie for the lowest create revision, or the holder's key is only known by its digest: not answered. */
+        UNKNOWN
+    }
+
+    /** A key's time as the holder of its lock, over revisions [from, to). */
     private static final class Period {
+        final Holder holder;
+        /** With {@link Holder#OTHER}, the key (its bytes one char each); else null. */
         final String key;
         final long leaseId;
         final long created;
         final long from;
         long to = Long.MAX_VALUE;
 
-        Period(String key, long leaseId, long created, long from) {
+        Period(Holder holder, String key, long leaseId, long created, long from) {
+            this.holder = holder;
             this.key = key;
             this.leaseId = leaseId;
             this.created = created;
@@ -68,13 +93,16 @@ public final class LockTenures implements AutoCloseable {
         }
     }
 
+    /** A key alive under a lock: by its whole key, or by the SHA-256 of a key whose part after the name is long. */
     private static final class Live {
-        final String key;
+        final String id;
+        final boolean digested;
         final long created;
         long leaseId;
 
-        Live(String key, long created, long leaseId) {
-            this.key = key;
+        Live(String id, boolean digested, long created, long leaseId) {
+            this.id = id;
+            this.digested = digested;
             this.created = created;
             this.leaseId = leaseId;
         }
@@ -129,9 +157,13 @@ public final class LockTenures implements AutoCloseable {
     private long upTo;
     private int periods;
     private long rebuilds;
+    private long clusterId;
+    /** The revision the last failed watch was to resume from, and how many times in a row it failed from there. */
+    private long lastResume;
+    private int failedResumes;
     private int generation;
     private Watch.Watcher watcher;
-    private boolean started;
+    private volatile boolean started;
     private boolean closed;
 
     /**
@@ -156,6 +188,9 @@ public final class LockTenures implements AutoCloseable {
      * snapshot and the watch start in the background, and are retried with backoff while etcd does not answer.
      */
     public void startAt(long revision) {
+        if (started) {
+            return;
+        }
         synchronized (this) {
             if (started || closed) {
                 return;
@@ -181,19 +216,23 @@ public final class LockTenures implements AutoCloseable {
             return null;
         }
         String name = prefix + LockKeys.encode(resource);
-        Lock lock = locks.get(name);
-        Period holder = lock == null ? null : lock.at(token);
-        if (holder == null) {
-            return new LockHistory.Verdict(LockHistory.Outcome.NOT_HELD, null, 0, upTo, 0);
-        }
-        if (holder.key == null) {
+        if (name.length() > NAME_MAX_BYTES) {
             return null;
         }
-        if (holder.leaseId == leaseId && holder.key.equals(name + "/" + Long.toHexString(leaseId))) {
-            return new LockHistory.Verdict(LockHistory.Outcome.HELD, null, 0, upTo, holder.created);
+        Lock lock = locks.get(name);
+        Period period = lock == null ? null : lock.at(token);
+        if (period == null) {
+            return new LockHistory.Verdict(LockHistory.Outcome.NOT_HELD, null, 0, upTo, 0);
         }
+        if (period.holder == Holder.UNKNOWN) {
+            return null;
+        }
+        if (period.holder == Holder.NAMED && period.leaseId == leaseId) {
+            return new LockHistory.Verdict(LockHistory.Outcome.HELD, null, 0, upTo, period.created);
+        }
+        String key = period.holder == Holder.NAMED ? name + "/" + Long.toHexString(period.leaseId) : period.key;
         return new LockHistory.Verdict(LockHistory.Outcome.NOT_HELD,
-                new String(holder.key.getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8), holder.leaseId, upTo, 0);
+                new String(key.getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8), period.leaseId, upTo, 0);
     }
 
     /** The lowest revision answered, 0 while the index is not built. */
@@ -253,21 +292,26 @@ public final class LockTenures implements AutoCloseable {
         if (slash < 0) {
             return; // under no lock's "<name>/"
         }
+        if (slash > NAME_MAX_BYTES) {
+            return; // a lock this index never answers
+        }
         String name = key.substring(0, slash);
+        boolean digested = key.length() - slash - 1 > SUFFIX_MAX_BYTES;
+        String id = digested ? sha256(key) : key;
         Lock lock = locks.get(name);
         if (change.put()) {
             if (lock == null) {
                 lock = new Lock(name);
                 locks.put(name, lock);
             }
-            Live existing = find(lock, key);
+            Live existing = find(lock, id, digested);
             if (existing == null) {
-                lock.live.add(new Live(key, change.createRevision(), change.leaseId()));
+                lock.live.add(new Live(id, digested, change.createRevision(), change.leaseId()));
             } else {
                 existing.leaseId = change.leaseId();
             }
         } else if (lock != null) {
-            lock.live.removeIf(live -> live.key.equals(key));
+            lock.live.removeIf(live -> live.digested == digested && live.id.equals(id));
         } else {
             return;
         }
@@ -277,13 +321,22 @@ public final class LockTenures implements AutoCloseable {
         }
     }
 
-    private static Live find(Lock lock, String key) {
+    private static Live find(Lock lock, String id, boolean digested) {
         for (Live live : lock.live) {
-            if (live.key.equals(key)) {
+            if (live.digested == digested && live.id.equals(id)) {
                 return live;
             }
         }
         return null;
+    }
+
+    private static String sha256(String key) {
+        try {
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.ISO_8859_1)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
     }
 
     /** Ends the open period and opens the next one at {@code revision} when the lock's holder or its lease changed. */
@@ -299,9 +352,12 @@ public final class LockTenures implements AutoCloseable {
             }
         }
         Period open = lock.open();
-        String key = oldest == null || tie ? null : oldest.key;
-        if (open != null && oldest != null && Objects.equals(open.key, key) && open.leaseId == oldest.leaseId
-                && open.created == oldest.created) {
+        Holder holder = oldest == null || tie || oldest.digested
+                ? Holder.UNKNOWN
+                : oldest.id.equals(lock.name + "/" + Long.toHexString(oldest.leaseId)) ? Holder.NAMED : Holder.OTHER;
+        String key = holder == Holder.OTHER ? oldest.id : null;
+        if (open != null && oldest != null && open.holder == holder && Objects.equals(open.key, key)
+                && open.leaseId == oldest.leaseId && open.created == oldest.created) {
             return;
         }
         if (open != null) {
@@ -314,7 +370,7 @@ public final class LockTenures implements AutoCloseable {
             }
         }
         if (oldest != null) {
-            lock.periods.add(new Period(key, oldest.leaseId, oldest.created, revision));
+            lock.periods.add(new Period(holder, key, oldest.leaseId, oldest.created, revision));
             periods++;
         }
     }
@@ -341,10 +397,11 @@ public final class LockTenures implements AutoCloseable {
         kv.get(prefixBytes, count).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .thenCompose(now -> {
                     long current = now.getHeader().getRevision();
+                    long cluster = now.getHeader().getClusterId();
                     long revision = Math.min(current, Math.max(wanted, current - MAX_REPLAY_REVISIONS));
-                    return snapshot(revision, prefixBytes, new ArrayList<>())
+                    return snapshot(revision, prefixBytes, SNAPSHOT_PAGE, new ArrayList<>())
                             .thenApply(changes -> {
-                                install(revision, changes);
+                                install(revision, cluster, changes);
                                 return revision;
                             });
                 }).whenComplete((revision, error) -> {
@@ -353,21 +410,28 @@ public final class LockTenures implements AutoCloseable {
                         return;
                     }
                     boolean compacted = compacted(error);
-                    long next = compacted ? RETRY_FIRST_MILLIS : Math.min(RETRY_MAX_MILLIS, retryMillis * 2);
+                    long wait = compacted ? 0 : retryMillis;
                     LOG.warn("cannot build the lock tenure index at revision {} yet ({}); retrying in {} ms", wanted,
-                            error.getCause() == null ? error : error.getCause(), compacted ? 0 : retryMillis);
-                    if (!isClosed()) {
-                        // A compacted start revision: start from etcd's current one (the wanted revision is below it).
-                        CompletableFuture.delayedExecutor(compacted ? 0 : retryMillis, TimeUnit.MILLISECONDS)
-                                .execute(() -> build(compacted ? Long.MAX_VALUE : wanted, next));
-                    }
+                            error.getCause() == null ? error : error.getCause(), wait);
+                    // A compacted start revision: start from etcd's current one (the wanted revision is below it).
+                    later(wait, () -> build(compacted ? Long.MAX_VALUE : wanted, Math.min(RETRY_MAX_MILLIS, retryMillis * 2)));
                 });
     }
 
-    private CompletableFuture<List<Change>> snapshot(long revision, ByteSequence start, List<Change> changes) {
-        GetOption page = GetOption.builder().withRange(OptionsUtil.prefixEndOf(prefixBytes)).withRevision(revision)
-                .withLimit(SNAPSHOT_PAGE).build();
-        return kv.get(start, page).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).thenCompose(response -> {
+    /**
+     * The keys under the prefix at {@code revision} from {@code start}, {@code page} at a time (keys only); a page etcd cannot
+     * send within the client's message limit is asked again at half the size.
+     */
+    private CompletableFuture<List<Change>> snapshot(long revision, ByteSequence start, int page, List<Change> changes) {
+        GetOption option = GetOption.builder().withRange(OptionsUtil.prefixEndOf(prefixBytes)).withRevision(revision)
+                .withLimit(page).withKeysOnly(true).build();
+        return kv.get(start, option).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).handle((response, error) -> {
+            if (error != null) {
+                if (page > 1 && String.valueOf(error).contains("RESOURCE_EXHAUSTED")) {
+                    return snapshot(revision, start, page / 2, changes);
+                }
+                return CompletableFuture.<List<Change>>failedFuture(error);
+            }
             ByteSequence last = null;
             for (KeyValue kv : response.getKvs()) {
                 changes.add(new Change(true, iso(kv.getKey().getBytes()), kv.getCreateRevision(), kv.getModRevision(),
@@ -378,24 +442,48 @@ public final class LockTenures implements AutoCloseable {
                 return CompletableFuture.completedFuture(changes);
             }
             byte[] after = Arrays.copyOf(last.getBytes(), last.size() + 1);
-            return snapshot(revision, ByteSequence.from(after), changes);
-        });
+            return snapshot(revision, ByteSequence.from(after), page, changes);
+        }).thenCompose(next -> next);
     }
 
-    private synchronized void install(long revision, List<Change> snapshot) {
-        if (closed) {
+    private void install(long revision, long cluster, List<Change> snapshot) {
+        int mine;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            reset(revision, snapshot);
+            clusterId = cluster;
+            failedResumes = 0;
+            mine = ++generation;
+        }
+        watchFrom(mine, revision + 1);
+    }
+
+    /**
+     * Watches the prefix from {@code revision} for generation {@code mine}. Never called holding this monitor: jetcd calls
+     * the listener under its own lock, which the listener follows with this monitor.
+     */
+    private void watchFrom(int mine, long revision) {
+        WatchOption option = WatchOption.builder().isPrefix(true).withRevision(revision).build();
+        Watch.Watcher started;
+        try {
+            started = watch.watch(prefixBytes, option, Watch.listener(response -> onEvents(mine, response),
+                    error -> onWatchError(mine, error), () -> onWatchError(mine, new IllegalStateException("watch ended"))));
+        } catch (RuntimeException e) {
+            onWatchError(mine, e);
             return;
         }
-        reset(revision, snapshot);
-        watchFrom(revision + 1);
-    }
-
-    /** Watches the prefix from {@code revision}; called holding the monitor. */
-    private void watchFrom(long revision) {
-        int mine = ++generation;
-        WatchOption option = WatchOption.builder().isPrefix(true).withRevision(revision).build();
-        watcher = watch.watch(prefixBytes, option, Watch.listener(response -> onEvents(mine, response),
-                error -> onWatchError(mine, error), () -> onWatchError(mine, new IllegalStateException("watch ended"))));
+        boolean current;
+        synchronized (this) {
+            current = mine == generation && !closed;
+            if (current) {
+                watcher = started;
+            }
+        }
+        if (!current) {
+            started.close();
+        }
     }
 
     private void onEvents(int mine, WatchResponse response) {
@@ -415,36 +503,96 @@ public final class LockTenures implements AutoCloseable {
         }
     }
 
+    /**
+     * A watch failed or ended: stops it, and watches again from the revision after the last event applied once etcd
+     * answers as the same cluster at or above it ({@link #resume}). A compacted revision, or a resume that failed
+     * {@value #RESUMES_BEFORE_REBUILD} times without an event in between, builds the index again at etcd's current
+     * revision.
+     */
     private void onWatchError(int mine, Throwable error) {
         Watch.Watcher old;
-        long resume;
+        long from;
+        int next;
+        boolean rebuild;
         synchronized (this) {
             if (mine != generation || closed) {
                 return;
             }
-            generation++;
+            next = ++generation;
             old = watcher;
             watcher = null;
-            resume = upTo + 1;
-            if (compacted(error)) {
-                // The history after upTo is gone: nothing can be answered until a new snapshot.
-                from = 0;
-                upTo = 0;
-                rebuilds++;
+            from = upTo + 1;
+            failedResumes = from == lastResume ? failedResumes + 1 : 1;
+            lastResume = from;
+            rebuild = compacted(error) || failedResumes > RESUMES_BEFORE_REBUILD;
+            if (rebuild) {
+                invalidate();
             }
         }
-        CompletableFuture.runAsync(old::close);
-        if (compacted(error)) {
-            LOG.warn("the lock tenure index's watch from revision {} was compacted away; building it again at etcd's current "
-                    + "revision (older tokens are read from etcd)", resume);
-            build(Long.MAX_VALUE, RETRY_FIRST_MILLIS);
+        if (old != null) {
+            CompletableFuture.runAsync(old::close);
+        }
+        if (rebuild) {
+            LOG.warn("the lock tenure index's watch from revision {} failed ({}); building the index again at etcd's current "
+                    + "revision (older tokens are read from etcd)", from, error.toString());
+            later(RETRY_FIRST_MILLIS, () -> build(Long.MAX_VALUE, RETRY_FIRST_MILLIS));
         } else {
-            LOG.info("the lock tenure index's watch failed ({}); watching again from revision {}", error.toString(), resume);
-            CompletableFuture.delayedExecutor(RETRY_FIRST_MILLIS, TimeUnit.MILLISECONDS).execute(() -> {
-                synchronized (this) {
-                    if (!closed && watcher == null && upTo + 1 == resume) {
-                        watchFrom(resume);
-                    }
+            long wait = Math.min(RETRY_MAX_MILLIS, RETRY_FIRST_MILLIS << (failedResumes - 1));
+            LOG.info("the lock tenure index's watch failed ({}); watching again from revision {} in {} ms", error.toString(),
+                    from, wait);
+            later(wait, () -> resume(next, from, wait));
+        }
+    }
+
+    /** Nothing is answered until a new snapshot; called holding this monitor. */
+    private void invalidate() {
+        from = 0;
+        upTo = 0;
+        rebuilds++;
+    }
+
+    /**
+     * Watches again from {@code revision} when etcd answers as the cluster the index was built from, at a revision at least
+     * the index's; otherwise (a restored or another cluster: its history is not the one indexed) builds the index again.
+     * While etcd does not answer, asks again with backoff from {@code waited} ms, keeping the index: its history up to its
+     * last event stays what it is.
+     */
+    private void resume(int mine, long revision, long waited) {
+        GetOption count = GetOption.builder().isPrefix(true).withCountOnly(true).build();
+        kv.get(prefixBytes, count).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).whenComplete((now, error) -> {
+            boolean same;
+            synchronized (this) {
+                if (mine != generation || closed) {
+                    return;
+                }
+                same = error == null && now.getHeader().getClusterId() == clusterId
+                        && now.getHeader().getRevision() >= revision - 1;
+                if (error == null && !same) {
+                    generation++;
+                    invalidate();
+                }
+            }
+            if (error != null) {
+                long wait = Math.min(RETRY_MAX_MILLIS, Math.max(RETRY_FIRST_MILLIS, waited * 2));
+                LOG.info("the lock tenure index cannot watch again from revision {} yet ({}); trying again in {} ms", revision,
+                        error.getCause() == null ? error : error.getCause(), wait);
+                later(wait, () -> resume(mine, revision, wait));
+            } else if (same) {
+                watchFrom(mine, revision);
+            } else {
+                LOG.warn("etcd answers as cluster {} at revision {}, not the history the lock tenure index holds (cluster {}, "
+                        + "revision {}); building the index again", Long.toHexString(now.getHeader().getClusterId()),
+                        now.getHeader().getRevision(), Long.toHexString(clusterId), revision - 1);
+                build(Long.MAX_VALUE, RETRY_FIRST_MILLIS);
+            }
+        });
+    }
+
+    private void later(long millis, Runnable action) {
+        if (!isClosed()) {
+            CompletableFuture.delayedExecutor(millis, TimeUnit.MILLISECONDS).execute(() -> {
+                if (!isClosed()) {
+                    action.run();
                 }
             });
         }

@@ -101,8 +101,10 @@ class LockTenuresModelTest {
                 tie = true;
             }
         }
-        if (tie) {
-            return null;
+        if (tie || under.length() - 1 > LockTenures.NAME_MAX_BYTES
+                || oldest != null && oldest.key().getBytes(StandardCharsets.UTF_8).length - under.getBytes(
+                        StandardCharsets.UTF_8).length > LockTenures.SUFFIX_MAX_BYTES) {
+            return null; // not answered: a tie, a lock name too long to index, a holder key known by its digest only
         }
         if (oldest == null) {
             return new LockHistory.Verdict(LockHistory.Outcome.NOT_HELD, null, 0, current, 0);
@@ -160,14 +162,14 @@ class LockTenuresModelTest {
                 String resource = RESOURCES.get(random.nextInt(RESOURCES.size()));
                 long lease = 1 + random.nextInt(5);
                 int kind = random.nextInt(20);
-                String key = kind == 0
-                        ? PREFIX + LockKeys.encode(resource.getBytes(StandardCharsets.UTF_8)) // under no lock
-                        : kind == 1
-                                ? LockKeys.key(PREFIX, resource.getBytes(StandardCharsets.UTF_8), lease) + "/deeper"
-                                : kind == 2
-                                        ? "elsewhere/" + resource
-                                        : LockKeys.key(PREFIX, resource.getBytes(StandardCharsets.UTF_8),
-                                                lease);
+                byte[] bytes = resource.getBytes(StandardCharsets.UTF_8);
+                String key = switch (kind) {
+                    case 0 -> PREFIX + LockKeys.encode(bytes); // under no lock
+                    case 1 -> LockKeys.key(PREFIX, bytes, lease) + "/deeper";
+                    case 2 -> "elsewhere/" + resource;
+                    case 3 -> LockKeys.key(PREFIX, bytes, lease) + "-" + "y".repeat(LockTenures.SUFFIX_MAX_BYTES);
+                    default -> LockKeys.key(PREFIX, bytes, lease);
+                };
                 String held = iso(key);
                 if (changes.stream().anyMatch(change -> change.key().equals(held))) {
                     continue; // etcd refuses a transaction that changes a key twice

@@ -175,11 +175,12 @@ final class FenceEnforcerConfigDefinition {
                                 + "then waits for one read at a time. The verdicts are the same either way.",
                         GROUP_VERIFICATION, 15, ConfigDef.Width.SHORT, "Read-ahead reads")
                 .define(TOKEN_VERIFICATION_INDEX_MAX, Type.INT, 100_000, ConfigDef.Range.atLeast(0), Importance.LOW,
-                        "Most ended lock tenures kept in the local index of lock holders. The index starts at the first "
-                                + "token the enforcer sees (from a snapshot of etcd.lock.prefix at that revision and a watch "
-                                + "from it) and answers a token between its first revision and the last event it has seen "
-                                + "without reading etcd; other tokens are read. The oldest ended tenures are dropped beyond "
-                                + "this bound (a few hundred bytes each), raising the first revision answered; the keys "
+                        "Most ended lock tenures kept in the local index of lock holders. The index starts with the "
+                                + "enforcer, at etcd's current revision (a snapshot of etcd.lock.prefix, then a watch from "
+                                + "it), and answers a token between its first revision and the last event it has seen "
+                                + "without reading etcd; other tokens (a backlog from before the start) are read. The oldest "
+                                + "ended tenures are dropped beyond this bound (a few hundred bytes each), raising the first "
+                                + "revision answered; the keys "
                                 + "alive under the prefix are always kept. 0 turns the index off. The verdicts are etcd's "
                                 + "either way.",
                         GROUP_VERIFICATION, 16, ConfigDef.Width.SHORT, "Lock tenure index size");

@@ -242,50 +242,60 @@ class TokenReadAheadIT {
     }
 
     /**
-     * The index of lock holders, started by the first poll just below its lowest token, answers every question about a
-     * revision its watch has seen as a verifier without it does, and sends etcd no read for them; a revision above the
-     * last event it has seen is read.
+     * The index of lock holders, started with the verifier at etcd's current revision, answers every question about an
+     * acquisition made since as a verifier without it does, and sends etcd no read for them; a token from before its start
+     * and a revision above the last event it has seen are read.
      */
     @Test
-    void questionsAboutRevisionsTheIndexHasSeenAreAnsweredWithoutReadingEtcdAsAReadAnswersThem() throws Exception {
-        long future = put(etcd, "unrelated", 0) + 1_000;
-        List<Asked> past = List.of(
-                new Asked("acct", holderToken, holder),
-                new Asked("acct", holderToken, waiter),
-                new Asked("acct", queuedAt, waiter),
-                new Asked("acct", otherToken, holder),
-                new Asked("other", holderToken, waiter),
-                new Asked("other", otherToken, waiter),
-                new Asked("other", otherToken, holder),
-                new Asked("other", queuedAt, waiter));
+    void questionsAboutAcquisitionsSinceTheIndexStartedAreAnsweredWithoutReadingEtcdAsAReadAnswersThem() throws Exception {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         SimpleMeterRegistry plainMeters = new SimpleMeterRegistry();
         try (EtcdTokenVerifier indexed = verifier(0, 10_000, 100, meters); EtcdTokenVerifier alone = verifier(0, plainMeters)) {
-            indexed.readAhead(List.of(question(past.get(0))));
-            await("the index built and its watch past revision " + otherToken).atMost(Duration.ofSeconds(30))
-                    .until(() -> meters.get("fence.enforcer.token.verification.index.revision").tag("bound", "last").gauge()
-                            .value() >= otherToken);
-            assertThat(meters.get("fence.enforcer.token.verification.index.revision").tag("bound", "first").gauge().value())
-                    .as("the first poll's lowest token less one").isEqualTo(holderToken - 1);
+            await("the index built").atMost(Duration.ofSeconds(30)).until(() -> indexRevision(meters, "first") > 0);
+            long first = (long) indexRevision(meters, "first");
+            assertThat(first).as("etcd's revision when the verifier started").isGreaterThanOrEqualTo(otherToken);
+            long later = grant(etcd);
+            long queued = grant(etcd);
+            long laterToken = put(etcd, LockKeys.key(PREFIX, key("idx-acct"), later), later);
+            long queuedAt = put(etcd, LockKeys.key(PREFIX, key("idx-acct"), queued), queued);
+            long otherAt = put(etcd, LockKeys.key(PREFIX, key("idx-other"), queued), queued);
+            long future = put(etcd, "unrelated", 0) + 1_000;
+            List<Asked> since = List.of(
+                    new Asked("idx-acct", laterToken, later),
+                    new Asked("idx-acct", laterToken, queued),
+                    new Asked("idx-acct", queuedAt, queued),
+                    new Asked("idx-acct", otherAt, later),
+                    new Asked("idx-other", laterToken, queued),
+                    new Asked("idx-other", otherAt, queued),
+                    new Asked("idx-other", otherAt, later),
+                    new Asked("acct", laterToken, holder));
+            await("the index's watch past revision " + otherAt).atMost(Duration.ofSeconds(30))
+                    .until(() -> indexRevision(meters, "last") >= otherAt);
             List<TokenVerifier.Verdict> read = new ArrayList<>();
-            for (Asked asked : past) {
+            for (Asked asked : since) {
                 read.add(answeredAtAnyRevision(alone.verify(key(asked.resource()), asked.token(), asked.lease())));
             }
             Map<String, Double> before = etcdRequests();
-            for (int i = 0; i < past.size(); i++) {
-                Asked asked = past.get(i);
+            for (int i = 0; i < since.size(); i++) {
+                Asked asked = since.get(i);
                 // The same verdict but for the revision each answered at: the index's last event, etcd's revision now.
                 assertThat(answeredAtAnyRevision(indexed.verify(key(asked.resource()), asked.token(), asked.lease())))
                         .as("%s", asked).isEqualTo(read.get(i));
             }
             assertThat(difference(etcdRequests(), before)).as("etcd requests for the questions the index answered")
                     .isEqualTo(Map.of());
-            assertThat(count(meters, "index.lookups", "answered", "result")).isEqualTo(past.size());
+            assertThat(count(meters, "index.lookups", "answered", "result")).isEqualTo(since.size());
+            assertThat(indexed.verify(key("acct"), holderToken, holder).rejection()).as("from before the index started")
+                    .isNull();
             assertThat(indexed.verify(key("acct"), future, holder).rejection()).isEqualTo(RejectionReason.FUTURE_TOKEN);
-            assertThat(count(meters, "index.lookups", "outside", "result")).isEqualTo(1.0);
+            assertThat(count(meters, "index.lookups", "outside", "result")).isEqualTo(2.0);
             assertThat(meters.get("fence.enforcer.token.verification.etcd.reads").counter().count())
-                    .as("the future revision's read only").isEqualTo(1.0);
+                    .as("the reads of the token from before the start and of the future revision").isEqualTo(2.0);
         }
+    }
+
+    private static double indexRevision(SimpleMeterRegistry meters, String bound) {
+        return meters.get("fence.enforcer.token.verification.index.revision").tag("bound", bound).gauge().value();
     }
 
     private static TokenVerifier.Verdict answeredAtAnyRevision(TokenVerifier.Verdict verdict) {

@@ -1,0 +1,161 @@
+package dev.fencedwrites.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.protobuf.ByteString;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.api.Event;
+import io.etcd.jetcd.api.KeyValue;
+import io.etcd.jetcd.api.RangeResponse;
+import io.etcd.jetcd.api.ResponseHeader;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchResponse;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The index's watch upkeep, against a scripted etcd (jetcd's KV and Watch answered by hand): a failed watch is started
+ * again from the revision after the last event applied while etcd answers as the same cluster at or above that revision,
+ * keeping every answer; a different cluster, a revision below the index's (a restored etcd) or a watch that keeps failing
+ * from one revision builds the index again at etcd's current revision, answering nothing older. The history logic itself
+ * is LockTenuresModelTest's and LockHistoryPropertyIT's.
+ */
+class LockTenuresWatchTest {
+    private static final String PREFIX = "w/locks/";
+    private static final byte[] RESOURCE = "acct".getBytes(StandardCharsets.UTF_8);
+
+    /** One watch the index started: where from, and its listener. */
+    record Started(long revision, Watch.Listener listener, boolean[] closed) {
+    }
+
+    private volatile long clusterId = 1;
+    private volatile long currentRevision = 5;
+    private final List<Started> watches = new CopyOnWriteArrayList<>();
+    private LockTenures index;
+
+    @BeforeEach
+    void start() {
+        KV kv = (KV) Proxy.newProxyInstance(KV.class.getClassLoader(), new Class<?>[]{KV.class}, (proxy, method, args) -> {
+            if (!method.getName().equals("get")) {
+                throw new UnsupportedOperationException(method.getName());
+            }
+            // Count-only and snapshot pages alike: no keys under the prefix, etcd's header.
+            return CompletableFuture.completedFuture(new GetResponse(RangeResponse.newBuilder()
+                    .setHeader(ResponseHeader.newBuilder().setClusterId(clusterId).setRevision(currentRevision)).build(),
+                    ByteSequence.EMPTY));
+        });
+        Watch watch = (Watch) Proxy.newProxyInstance(Watch.class.getClassLoader(), new Class<?>[]{Watch.class},
+                (proxy, method, args) -> {
+                    if (!method.getName().equals("watch") || args.length != 3) {
+                        throw new UnsupportedOperationException(method.getName());
+                    }
+                    boolean[] closed = {false};
+                    watches.add(new Started(((WatchOption) args[1]).getRevision(), (Watch.Listener) args[2], closed));
+                    return (Watch.Watcher) Proxy.newProxyInstance(Watch.Watcher.class.getClassLoader(),
+                            new Class<?>[]{Watch.Watcher.class}, (w, m, a) -> {
+                                if (m.getName().equals("close")) {
+                                    closed[0] = true;
+                                }
+                                return null;
+                            });
+                });
+        index = new LockTenures(kv, watch, PREFIX, Duration.ofSeconds(1), 100);
+        index.startAt(3);
+        await("the first watch").atMost(Duration.ofSeconds(10)).until(() -> watches.size() == 1);
+        assertThat(watches.get(0).revision()).as("a snapshot at revision 3, then a watch from 4").isEqualTo(4);
+        // Lease 0x1f takes the lock at revision 7.
+        currentRevision = 7;
+        watches.get(0).listener().onNext(put(7, 0x1f));
+        assertThat(held(7)).isEqualTo(LockHistory.Outcome.HELD);
+    }
+
+    @AfterEach
+    void close() {
+        index.close();
+    }
+
+    @Test
+    void aFailedWatchIsStartedAgainAfterTheLastEventAndTheIndexKeepsAnswering() {
+        watches.get(0).listener().onError(new IllegalStateException("stream reset"));
+        assertThat(held(7)).as("answered meanwhile").isEqualTo(LockHistory.Outcome.HELD);
+        await("a second watch").atMost(Duration.ofSeconds(10)).until(() -> watches.size() == 2);
+        assertThat(watches.get(1).revision()).isEqualTo(8);
+        assertThat(watches.get(0).closed()[0]).as("the failed watcher is closed").isTrue();
+        // The first watcher's late events are not applied; the second's are.
+        watches.get(0).listener().onNext(delete(9));
+        assertThat(held(9)).as("the first watcher's late event is not applied: revision 9 is above the index").isNull();
+        watches.get(1).listener().onNext(delete(9));
+        assertThat(held(9)).isEqualTo(LockHistory.Outcome.NOT_HELD);
+        assertThat(held(7)).isEqualTo(LockHistory.Outcome.HELD);
+        assertThat(index.rebuilds()).isZero();
+    }
+
+    @Test
+    void anotherClusterAfterAFailedWatchRebuildsTheIndexAtItsCurrentRevision() {
+        clusterId = 2;
+        currentRevision = 20;
+        rebuiltAfterError(20);
+    }
+
+    @Test
+    void aRevisionBelowTheIndexAfterAFailedWatchRebuildsTheIndex() {
+        currentRevision = 4; // etcd restored from an older snapshot, without --bump-revision
+        rebuiltAfterError(4);
+    }
+
+    @Test
+    void aWatchThatKeepsFailingFromOneRevisionRebuildsTheIndex() {
+        for (int failure = 1; failure <= 3; failure++) {
+            watches.get(watches.size() - 1).listener().onError(new IllegalStateException("RESOURCE_EXHAUSTED " + failure));
+            int expected = failure + 1;
+            await("watch " + expected).atMost(Duration.ofSeconds(15)).until(() -> watches.size() == expected);
+            assertThat(watches.get(expected - 1).revision()).isEqualTo(8);
+            assertThat(held(7)).isEqualTo(LockHistory.Outcome.HELD);
+        }
+        currentRevision = 12;
+        rebuiltAfterError(12);
+    }
+
+    private void rebuiltAfterError(long current) {
+        int before = watches.size();
+        watches.get(before - 1).listener().onError(new IllegalStateException("stream reset"));
+        await("a watch of the rebuilt index").atMost(Duration.ofSeconds(15)).until(() -> watches.size() == before + 1);
+        assertThat(watches.get(before).revision()).isEqualTo(current + 1);
+        assertThat(index.from()).isEqualTo(current);
+        assertThat(index.answer(RESOURCE, 7, 0x1f)).as("revision 7 is below the rebuilt index").isNull();
+        assertThat(index.rebuilds()).isEqualTo(1);
+    }
+
+    private LockHistory.Outcome held(long revision) {
+        LockHistory.Verdict verdict = index.answer(RESOURCE, revision, 0x1f);
+        return verdict == null ? null : verdict.outcome();
+    }
+
+    private static WatchResponse put(long revision, long leaseId) {
+        return response(Event.newBuilder().setType(Event.EventType.PUT).setKv(KeyValue.newBuilder()
+                .setKey(ByteString.copyFromUtf8(PREFIX + "acct/" + Long.toHexString(leaseId))).setCreateRevision(revision)
+                .setModRevision(revision).setLease(leaseId).setVersion(1)));
+    }
+
+    private static WatchResponse delete(long revision) {
+        return response(Event.newBuilder().setType(Event.EventType.DELETE)
+                .setKv(KeyValue.newBuilder().setKey(ByteString.copyFromUtf8(PREFIX + "acct/1f")).setModRevision(revision)));
+    }
+
+    private static WatchResponse response(Event.Builder event) {
+        // CHECKSTYLE:OFF: FullyQualifiedName jetcd's WatchResponse is imported, its protobuf message is not
+        return new WatchResponse(io.etcd.jetcd.api.WatchResponse.newBuilder().addEvents(event).build());
+        // CHECKSTYLE:ON: FullyQualifiedName
+    }
+}
