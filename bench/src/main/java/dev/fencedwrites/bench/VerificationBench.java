@@ -241,6 +241,17 @@ final class VerificationBench {
             }
             return median(shares);
         }
+
+        /** Fails unless each verifier verified each of the {@code keys} keys' one real token once. */
+        void verifiedOnce(int keys) {
+            for (SimpleMeterRegistry registry : meters) {
+                double verified = registry.get("fence.enforcer.token.verifications").tag("outcome", "verified").counter().count();
+                if (verified != keys) {
+                    throw new IllegalStateException(String.format(Locale.ROOT, "a running verifier verified %,.0f tokens over "
+                            + "%,d keys; each key's one real token should be verified once", verified, keys));
+                }
+            }
+        }
     }
 
     /**
@@ -258,6 +269,7 @@ final class VerificationBench {
                         + "running while the writers acquired (the index of lock holders answers each acquisition) vs without "
                         + "verification, " + name + ", " + GUARANTEE + ", medians of 3", 0, off, "records/s",
                         goal, true)));
+        running.verifiedOnce(locks.size());
         figures.add(new Figure("acquisitions verified from the index of lock holders (share), its verifier running while the "
                 + "writers acquired, " + name, running.indexShare(locks.size()), Double.NaN, "", "", false));
         if (writesPerKey == 1) {

@@ -43,13 +43,27 @@ public final class LockKeys {
         return name(prefix, resource) + "/" + Long.toHexString(leaseId);
     }
 
+    /** The length of {@link #encode}'s result, without building it: one char per byte kept or space, three otherwise. */
+    public static long encodedLength(byte[] resource) {
+        long length = 0;
+        for (byte b : resource) {
+            int c = b & 0xff;
+            length += kept(c) || c == ' ' ? 1 : 3;
+        }
+        return length;
+    }
+
+    private static boolean kept(int c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '*'
+                || c == '_';
+    }
+
     /** Encodes a resource id's UTF-8 bytes as described in the class comment. */
     public static String encode(byte[] resource) {
         StringBuilder out = new StringBuilder(resource.length + 8);
         for (byte b : resource) {
             int c = b & 0xff;
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '*'
-                    || c == '_') {
+            if (kept(c)) {
                 out.append((char) c);
             } else if (c == ' ') {
                 out.append('+');

@@ -39,9 +39,11 @@ import org.slf4j.LoggerFactory;
  * event applied (every event at or below it is applied; a response header's revision is not used, as etcd sets it above
  * the events of a catch-up batch) and {@code from} is S, raised as the oldest ended periods are dropped to keep at most
  * {@code maxEnded}. Outside it, or when two keys of one lock share the lowest create revision (etcd's order between them
- * is not defined), it answers {@code null} and the caller reads etcd. A watch error restarts the watch from
- * {@code upTo + 1} (the jetcd watcher's own resumption, from a header revision, could skip events); a compacted start
- * revision rebuilds the index at etcd's current revision. Thread-safe.
+ * is not defined), for a lock name over {@link #NAME_MAX_BYTES} and for a holder key known by its digest, it answers
+ * {@code null} and the caller reads etcd. A watch error restarts the watch from {@code upTo + 1} (the jetcd watcher's
+ * own resumption, from a header revision, could skip events) once etcd shows the index's last event ({@link #resume});
+ * otherwise, and on a compacted revision, the index is built again at etcd's current revision. Thread-safe; jetcd is
+ * never called holding this monitor (jetcd calls the listener under its own lock).
  */
 public final class LockTenures implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LockTenures.class);
@@ -55,7 +57,10 @@ public final class LockTenures implements AutoCloseable {
     /** The longest part after {@code <name>/} kept as it is; a longer one is kept by its SHA-256. */
     static final int SUFFIX_MAX_BYTES = 64;
     private static final int SNAPSHOT_PAGE = 1_000;
-    /** Failed watches from one revision before the index is built again at etcd's current revision instead. */
+    /**
+     * Watches failing with RESOURCE_EXHAUSTED (a response above the client's message limit) from one revision before the
+     * index is built again at etcd's current revision instead.
+     */
     private static final int RESUMES_BEFORE_REBUILD = 3;
     private static final long RETRY_FIRST_MILLIS = 500;
     private static final long RETRY_MAX_MILLIS = 30_000;
@@ -161,6 +166,12 @@ public final class LockTenures implements AutoCloseable {
     /** The revision the last failed watch was to resume from, and how many times in a row it failed from there. */
     private long lastResume;
     private int failedResumes;
+    /** Builds in a row with no event applied in between: each waits twice as long as the one before, up to 30 s. */
+    private int rebuildsInARow;
+    /** The last event applied (its key and whether it was a put), or none since the snapshot of {@link #snapshotKeys} keys. */
+    private String lastKey;
+    private boolean lastPut;
+    private long snapshotKeys;
     private int generation;
     private Watch.Watcher watcher;
     private volatile boolean started;
@@ -200,9 +211,17 @@ public final class LockTenures implements AutoCloseable {
         build(Math.max(1, revision), RETRY_FIRST_MILLIS);
     }
 
-    /** Whether {@link #answer} answers revision {@code token} now, two keys tying for a holder aside. */
-    public synchronized boolean covers(long token) {
-        return from > 0 && from <= token && token <= upTo;
+    /**
+     * Whether {@link #answer} answers {@code resource} at revision {@code token} now, but for two keys tying for its holder
+     * or a holder key kept by its digest (rare: both are keys no Mutex writes).
+     */
+    public synchronized boolean covers(byte[] resource, long token) {
+        return from > 0 && from <= token && token <= upTo && indexes(resource);
+    }
+
+    /** Whether {@code resource}'s lock name is at most {@link #NAME_MAX_BYTES}, so its lock is indexed. */
+    private boolean indexes(byte[] resource) {
+        return resource.length <= NAME_MAX_BYTES && prefix.length() + LockKeys.encodedLength(resource) <= NAME_MAX_BYTES;
     }
 
     /**
@@ -215,10 +234,10 @@ public final class LockTenures implements AutoCloseable {
         if (!(from > 0 && from <= token && token <= upTo)) {
             return null;
         }
-        String name = prefix + LockKeys.encode(resource);
-        if (name.length() > NAME_MAX_BYTES) {
+        if (!indexes(resource)) {
             return null;
         }
+        String name = prefix + LockKeys.encode(resource);
         Lock lock = locks.get(name);
         Period period = lock == null ? null : lock.at(token);
         if (period == null) {
@@ -250,13 +269,18 @@ public final class LockTenures implements AutoCloseable {
         return periods;
     }
 
-    /** Times the index was built again from a snapshot (its start revision compacted away), the first build excluded. */
+    /**
+     * Times the index was built again at etcd's current revision: its watch's revision compacted away, etcd showing another
+     * history than the one indexed, or a watch failing with RESOURCE_EXHAUSTED from one revision.
+     */
     public synchronized long rebuilds() {
         return rebuilds;
     }
 
     /** Replaces the index by the keys alive at {@code revision} ({@code snapshot}: puts), answering that revision only. */
     synchronized void reset(long revision, List<Change> snapshot) {
+        snapshotKeys = snapshot.size();
+        lastKey = null;
         locks.clear();
         ended.clear();
         periods = 0;
@@ -276,7 +300,16 @@ public final class LockTenures implements AutoCloseable {
             }
         }
         for (Change change : changes) {
-            upTo = Math.max(upTo, change.revision());
+            if (change.revision() > upTo) {
+                upTo = change.revision();
+            }
+            if (change.revision() == upTo) {
+                lastKey = change.key();
+                lastPut = change.put();
+            }
+        }
+        if (!changes.isEmpty()) {
+            rebuildsInARow = 0;
         }
         while (ended.size() > maxEnded) {
             dropOldest();
@@ -504,10 +537,9 @@ public final class LockTenures implements AutoCloseable {
     }
 
     /**
-     * A watch failed or ended: stops it, and watches again from the revision after the last event applied once etcd
-     * answers as the same cluster at or above it ({@link #resume}). A compacted revision, or a resume that failed
-     * {@value #RESUMES_BEFORE_REBUILD} times without an event in between, builds the index again at etcd's current
-     * revision.
+     * A watch failed or ended: stops it, and watches again from the revision after the last event applied once etcd shows
+     * the history the index holds ({@link #resume}). A compacted revision, or {@value #RESUMES_BEFORE_REBUILD} failures
+     * with RESOURCE_EXHAUSTED from one revision, builds the index again at etcd's current revision.
      */
     private void onWatchError(int mine, Throwable error) {
         Watch.Watcher old;
@@ -524,7 +556,11 @@ public final class LockTenures implements AutoCloseable {
             from = upTo + 1;
             failedResumes = from == lastResume ? failedResumes + 1 : 1;
             lastResume = from;
-            rebuild = compacted(error) || failedResumes > RESUMES_BEFORE_REBUILD;
+            // Compacted: the events after upTo are gone. Too large a response, again and again from one revision: the
+            // watch cannot pass it (the client's message limit). Anything else: etcd restarting, unreachable, a leader
+            // change; the history up to upTo stays true, so the index keeps answering it and watches again.
+            rebuild = compacted(error)
+                    || String.valueOf(error).contains("RESOURCE_EXHAUSTED") && failedResumes >= RESUMES_BEFORE_REBUILD;
             if (rebuild) {
                 invalidate();
             }
@@ -533,9 +569,7 @@ public final class LockTenures implements AutoCloseable {
             CompletableFuture.runAsync(old::close);
         }
         if (rebuild) {
-            LOG.warn("the lock tenure index's watch from revision {} failed ({}); building the index again at etcd's current "
-                    + "revision (older tokens are read from etcd)", from, error.toString());
-            later(RETRY_FIRST_MILLIS, () -> build(Long.MAX_VALUE, RETRY_FIRST_MILLIS));
+            rebuildLater("the lock tenure index's watch from revision " + from + " failed (" + error + ")");
         } else {
             long wait = Math.min(RETRY_MAX_MILLIS, RETRY_FIRST_MILLIS << (failedResumes - 1));
             LOG.info("the lock tenure index's watch failed ({}); watching again from revision {} in {} ms", error.toString(),
@@ -551,28 +585,55 @@ public final class LockTenures implements AutoCloseable {
         rebuilds++;
     }
 
+    /** Builds the index again at etcd's current revision, waiting longer for each build in a row with no event between. */
+    private void rebuildLater(String why) {
+        long wait;
+        synchronized (this) {
+            wait = Math.min(RETRY_MAX_MILLIS, RETRY_FIRST_MILLIS << Math.min(10, rebuildsInARow));
+            rebuildsInARow++;
+        }
+        LOG.warn("{}; building the lock tenure index again at etcd's current revision in {} ms (older tokens are read from "
+                + "etcd)", why, wait);
+        later(wait, () -> build(Long.MAX_VALUE, RETRY_FIRST_MILLIS));
+    }
+
     /**
-     * Watches again from {@code revision} when etcd answers as the cluster the index was built from, at a revision at least
-     * the index's; otherwise (a restored or another cluster: its history is not the one indexed) builds the index again.
+     * Watches again from {@code revision} once etcd shows the history the index holds: the same cluster, and at revision
+     * {@code revision - 1} the index's last event (its key put at that revision, or absent after its delete; with no
+     * event since the snapshot, as many keys under the prefix as the snapshot had). A history that differs there (etcd
+     * restored from a snapshot, another cluster), a revision etcd has not reached or has compacted builds the index again.
      * While etcd does not answer, asks again with backoff from {@code waited} ms, keeping the index: its history up to its
      * last event stays what it is.
      */
     private void resume(int mine, long revision, long waited) {
-        GetOption count = GetOption.builder().isPrefix(true).withCountOnly(true).build();
-        kv.get(prefixBytes, count).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).whenComplete((now, error) -> {
-            boolean same;
+        long at = revision - 1;
+        String key;
+        boolean put;
+        long keys;
+        synchronized (this) {
+            key = lastKey;
+            put = lastPut;
+            keys = snapshotKeys;
+        }
+        GetOption check = key == null
+                ? GetOption.builder().isPrefix(true).withCountOnly(true).withRevision(at).build()
+                : GetOption.builder().withRevision(at).build();
+        ByteSequence read = key == null ? prefixBytes : ByteSequence.from(key.getBytes(StandardCharsets.ISO_8859_1));
+        kv.get(read, check).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).whenComplete((now, error) -> {
+            boolean unanswered = error != null && !compacted(error) && !future(error);
+            boolean same = error == null && now.getHeader().getClusterId() == clusterId && (key == null
+                    ? now.getCount() == keys
+                    : put ? now.getKvs().size() == 1 && now.getKvs().get(0).getModRevision() == at : now.getKvs().isEmpty());
             synchronized (this) {
                 if (mine != generation || closed) {
                     return;
                 }
-                same = error == null && now.getHeader().getClusterId() == clusterId
-                        && now.getHeader().getRevision() >= revision - 1;
-                if (error == null && !same) {
+                if (!unanswered && !same) {
                     generation++;
                     invalidate();
                 }
             }
-            if (error != null) {
+            if (unanswered) {
                 long wait = Math.min(RETRY_MAX_MILLIS, Math.max(RETRY_FIRST_MILLIS, waited * 2));
                 LOG.info("the lock tenure index cannot watch again from revision {} yet ({}); trying again in {} ms", revision,
                         error.getCause() == null ? error : error.getCause(), wait);
@@ -580,12 +641,23 @@ public final class LockTenures implements AutoCloseable {
             } else if (same) {
                 watchFrom(mine, revision);
             } else {
-                LOG.warn("etcd answers as cluster {} at revision {}, not the history the lock tenure index holds (cluster {}, "
-                        + "revision {}); building the index again", Long.toHexString(now.getHeader().getClusterId()),
-                        now.getHeader().getRevision(), Long.toHexString(clusterId), revision - 1);
-                build(Long.MAX_VALUE, RETRY_FIRST_MILLIS);
+                rebuildLater("etcd does not show the history the lock tenure index holds at revision " + at + " ("
+                        + (error != null
+                                ? error.toString()
+                                : "cluster " + Long.toHexString(now.getHeader().getClusterId())
+                                        + ", the index's cluster " + Long.toHexString(clusterId))
+                        + ")");
             }
         });
+    }
+
+    private static boolean future(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (String.valueOf(t.getMessage()).contains("required revision is a future revision")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void later(long millis, Runnable action) {

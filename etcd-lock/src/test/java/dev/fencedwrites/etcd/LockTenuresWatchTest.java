@@ -12,12 +12,15 @@ import io.etcd.jetcd.api.KeyValue;
 import io.etcd.jetcd.api.RangeResponse;
 import io.etcd.jetcd.api.ResponseHeader;
 import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
@@ -25,10 +28,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The index's watch upkeep, against a scripted etcd (jetcd's KV and Watch answered by hand): a failed watch is started
- * again from the revision after the last event applied while etcd answers as the same cluster at or above that revision,
- * keeping every answer; a different cluster, a revision below the index's (a restored etcd) or a watch that keeps failing
- * from one revision builds the index again at etcd's current revision, answering nothing older. The history logic itself
+ * The index's watch upkeep, against a scripted etcd (jetcd's KV and Watch answered by hand from a list of changes): a
+ * failed watch is started again from the revision after the last event applied while etcd shows that event, keeping
+ * every answer; a different cluster, a history without that event (a restored etcd, below or past the index's
+ * revision), a compacted revision or a watch that keeps failing with RESOURCE_EXHAUSTED builds the index again at
+ * etcd's current revision, answering nothing older. The history logic itself
  * is LockTenuresModelTest's and LockHistoryPropertyIT's.
  */
 class LockTenuresWatchTest {
@@ -39,8 +43,13 @@ class LockTenuresWatchTest {
     record Started(long revision, Watch.Listener listener, boolean[] closed) {
     }
 
+    /** A change in the scripted etcd's history. */
+    record Change(String key, long revision, boolean put) {
+    }
+
     private volatile long clusterId = 1;
     private volatile long currentRevision = 5;
+    private final List<Change> history = new CopyOnWriteArrayList<>();
     private final List<Started> watches = new CopyOnWriteArrayList<>();
     private LockTenures index;
 
@@ -50,10 +59,7 @@ class LockTenuresWatchTest {
             if (!method.getName().equals("get")) {
                 throw new UnsupportedOperationException(method.getName());
             }
-            // Count-only and snapshot pages alike: no keys under the prefix, etcd's header.
-            return CompletableFuture.completedFuture(new GetResponse(RangeResponse.newBuilder()
-                    .setHeader(ResponseHeader.newBuilder().setClusterId(clusterId).setRevision(currentRevision)).build(),
-                    ByteSequence.EMPTY));
+            return get((ByteSequence) args[0], (GetOption) args[1]);
         });
         Watch watch = (Watch) Proxy.newProxyInstance(Watch.class.getClassLoader(), new Class<?>[]{Watch.class},
                 (proxy, method, args) -> {
@@ -78,6 +84,39 @@ class LockTenuresWatchTest {
         currentRevision = 7;
         watches.get(0).listener().onNext(put(7, 0x1f));
         assertThat(held(7)).isEqualTo(LockHistory.Outcome.HELD);
+    }
+
+    /** The scripted etcd's answer: the keys alive at the option's revision (or now), under the prefix or the one key. */
+    private CompletableFuture<GetResponse> get(ByteSequence key, GetOption option) {
+        long at = option.getRevision() == 0 ? currentRevision : option.getRevision();
+        if (at > currentRevision) {
+            return CompletableFuture.failedFuture(new IllegalStateException("etcdserver: mvcc: required revision is a future "
+                    + "revision"));
+        }
+        Map<String, Long> alive = new TreeMap<>();
+        for (Change change : history) {
+            if (change.revision() <= at) {
+                if (change.put()) {
+                    alive.put(change.key(), change.revision());
+                } else {
+                    alive.remove(change.key());
+                }
+            }
+        }
+        boolean range = option.isPrefix() || option.getEndKey().isPresent();
+        String wanted = key.toString(StandardCharsets.UTF_8);
+        RangeResponse.Builder response = RangeResponse.newBuilder()
+                .setHeader(ResponseHeader.newBuilder().setClusterId(clusterId).setRevision(currentRevision));
+        alive.forEach((name, revision) -> {
+            if (range ? name.startsWith(PREFIX) : name.equals(wanted)) {
+                response.setCount(response.getCount() + 1);
+                if (!option.isCountOnly()) {
+                    response.addKvs(KeyValue.newBuilder().setKey(ByteString.copyFromUtf8(name)).setCreateRevision(revision)
+                            .setModRevision(revision).setLease(0x1f).setVersion(1));
+                }
+            }
+        });
+        return CompletableFuture.completedFuture(new GetResponse(response.build(), ByteSequence.EMPTY));
     }
 
     @AfterEach
@@ -111,12 +150,45 @@ class LockTenuresWatchTest {
     @Test
     void aRevisionBelowTheIndexAfterAFailedWatchRebuildsTheIndex() {
         currentRevision = 4; // etcd restored from an older snapshot, without --bump-revision
+        history.clear();
         rebuiltAfterError(4);
     }
 
     @Test
-    void aWatchThatKeepsFailingFromOneRevisionRebuildsTheIndex() {
-        for (int failure = 1; failure <= 3; failure++) {
+    void aRestoredHistoryPastTheIndexsRevisionRebuildsTheIndex() {
+        // Restored from a snapshot at revision 5 (same cluster id), then written past the index's revision 7 by others.
+        history.clear();
+        history.add(new Change(PREFIX + "acct/2b", 6, true));
+        currentRevision = 12;
+        rebuiltAfterError(12);
+    }
+
+    @Test
+    void aCompactedWatchRebuildsTheIndex() {
+        currentRevision = 30;
+        int before = watches.size();
+        watches.get(before - 1).listener()
+                .onError(new IllegalStateException("etcdserver: mvcc: required revision has been compacted"));
+        await("a watch of the rebuilt index").atMost(Duration.ofSeconds(15)).until(() -> watches.size() == before + 1);
+        assertThat(index.from()).isEqualTo(30);
+        assertThat(index.rebuilds()).isEqualTo(1);
+    }
+
+    @Test
+    void otherWatchFailuresNeverRebuildTheIndex() {
+        for (int failure = 1; failure <= 4; failure++) {
+            watches.get(watches.size() - 1).listener().onError(new IllegalStateException("UNAVAILABLE " + failure));
+            int expected = failure + 1;
+            await("watch " + expected).atMost(Duration.ofSeconds(30)).until(() -> watches.size() == expected);
+            assertThat(watches.get(expected - 1).revision()).isEqualTo(8);
+        }
+        assertThat(held(7)).isEqualTo(LockHistory.Outcome.HELD);
+        assertThat(index.rebuilds()).isZero();
+    }
+
+    @Test
+    void aWatchThatKeepsFailingWithResourceExhaustedFromOneRevisionRebuildsTheIndex() {
+        for (int failure = 1; failure <= 2; failure++) {
             watches.get(watches.size() - 1).listener().onError(new IllegalStateException("RESOURCE_EXHAUSTED " + failure));
             int expected = failure + 1;
             await("watch " + expected).atMost(Duration.ofSeconds(15)).until(() -> watches.size() == expected);
@@ -124,12 +196,16 @@ class LockTenuresWatchTest {
             assertThat(held(7)).isEqualTo(LockHistory.Outcome.HELD);
         }
         currentRevision = 12;
-        rebuiltAfterError(12);
+        rebuiltAfterError(12, "RESOURCE_EXHAUSTED 3");
     }
 
     private void rebuiltAfterError(long current) {
+        rebuiltAfterError(current, "stream reset");
+    }
+
+    private void rebuiltAfterError(long current, String error) {
         int before = watches.size();
-        watches.get(before - 1).listener().onError(new IllegalStateException("stream reset"));
+        watches.get(before - 1).listener().onError(new IllegalStateException(error));
         await("a watch of the rebuilt index").atMost(Duration.ofSeconds(15)).until(() -> watches.size() == before + 1);
         assertThat(watches.get(before).revision()).isEqualTo(current + 1);
         assertThat(index.from()).isEqualTo(current);
@@ -142,13 +218,15 @@ class LockTenuresWatchTest {
         return verdict == null ? null : verdict.outcome();
     }
 
-    private static WatchResponse put(long revision, long leaseId) {
+    private WatchResponse put(long revision, long leaseId) {
+        history.add(new Change(PREFIX + "acct/" + Long.toHexString(leaseId), revision, true));
         return response(Event.newBuilder().setType(Event.EventType.PUT).setKv(KeyValue.newBuilder()
                 .setKey(ByteString.copyFromUtf8(PREFIX + "acct/" + Long.toHexString(leaseId))).setCreateRevision(revision)
                 .setModRevision(revision).setLease(leaseId).setVersion(1)));
     }
 
-    private static WatchResponse delete(long revision) {
+    private WatchResponse delete(long revision) {
+        history.add(new Change(PREFIX + "acct/1f", revision, false));
         return response(Event.newBuilder().setType(Event.EventType.DELETE)
                 .setKv(KeyValue.newBuilder().setKey(ByteString.copyFromUtf8(PREFIX + "acct/1f")).setModRevision(revision)));
     }

@@ -180,9 +180,9 @@ final class FenceEnforcerConfigDefinition {
                                 + "it), and answers a token between its first revision and the last event it has seen "
                                 + "without reading etcd; other tokens (a backlog from before the start) are read. The oldest "
                                 + "ended tenures are dropped beyond this bound (a few hundred bytes each), raising the first "
-                                + "revision answered; the keys "
-                                + "alive under the prefix are always kept. 0 turns the index off. The verdicts are etcd's "
-                                + "either way.",
+                                + "revision answered; the keys alive under the lock names it indexes (up to 256 bytes) are "
+                                + "always kept. 0 turns the index off. Verdicts are etcd's either way (see "
+                                + "docs/concepts/verified-tokens.md).",
                         GROUP_VERIFICATION, 16, ConfigDef.Width.SHORT, "Lock tenure index size");
     }
 

@@ -250,7 +250,8 @@ class TokenReadAheadIT {
     void questionsAboutAcquisitionsSinceTheIndexStartedAreAnsweredWithoutReadingEtcdAsAReadAnswersThem() throws Exception {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         SimpleMeterRegistry plainMeters = new SimpleMeterRegistry();
-        try (EtcdTokenVerifier indexed = verifier(0, 10_000, 100, meters); EtcdTokenVerifier alone = verifier(0, plainMeters)) {
+        try (EtcdTokenVerifier indexed = verifier(1_000, 10_000, 100, meters);
+                EtcdTokenVerifier alone = verifier(0, plainMeters)) {
             await("the index built").atMost(Duration.ofSeconds(30)).until(() -> indexRevision(meters, "first") > 0);
             long first = (long) indexRevision(meters, "first");
             assertThat(first).as("etcd's revision when the verifier started").isGreaterThanOrEqualTo(otherToken);
@@ -276,6 +277,8 @@ class TokenReadAheadIT {
                 read.add(answeredAtAnyRevision(alone.verify(key(asked.resource()), asked.token(), asked.lease())));
             }
             Map<String, Double> before = etcdRequests();
+            indexed.readAhead(since.stream().map(TokenReadAheadIT::question).toList());
+            assertThat(count(meters, "read.ahead", "sent")).as("nothing read ahead that the index answers").isZero();
             for (int i = 0; i < since.size(); i++) {
                 Asked asked = since.get(i);
                 // The same verdict but for the revision each answered at: the index's last event, etcd's revision now.

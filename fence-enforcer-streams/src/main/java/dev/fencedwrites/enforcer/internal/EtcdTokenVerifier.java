@@ -241,15 +241,17 @@ public final class EtcdTokenVerifier implements TokenVerifier {
                         + "while it is being built")
                 .register(registry);
         FunctionCounter.builder("fence.enforcer.token.verification.index.rebuilds", tenures, LockTenures::rebuilds)
-                .description("Times the local index of lock holders was built again after etcd compacted its watch's "
-                        + "revision away")
+                .description("Times the local index of lock holders was built again at etcd's current revision: its "
+                        + "watch's revision compacted away, etcd showing another history than the one indexed (a restore), or "
+                        + "a watch that kept failing from one revision")
                 .register(registry);
     }
 
     private static Counter indexCounter(MeterRegistry registry, String result) {
         return Counter.builder("fence.enforcer.token.verification.index.lookups").tag("result", result)
                 .description("Token verifications looked up in the local index of lock holders, by result: answered "
-                        + "without etcd, or outside the revisions it answers (then read from etcd)")
+                        + "without etcd, or outside what it answers (then read from etcd): a revision outside its range, a "
+                        + "lock name over 256 bytes, two keys tying for the holder, a holder key kept by its digest")
                 .register(registry);
     }
 
@@ -352,7 +354,7 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         List<CompletableFuture<LockHistory.Verdict>> pending = new ArrayList<>();
         for (Question question : questions) {
             if (question.token() <= 0 || question.leaseId() <= 0 || question.key().length > READ_AHEAD_KEY_MAX_BYTES
-                    || tenures != null && tenures.covers(question.token())
+                    || tenures != null && tenures.covers(question.key(), question.token())
                     || recentlyAsked(question.key(), question.token(), question.leaseId())) {
                 continue;
             }
