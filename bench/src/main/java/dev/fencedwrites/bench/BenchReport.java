@@ -109,8 +109,8 @@ final class BenchReport {
 
     private static final String VERIFICATION_NOTE = "- Token verification: the enforcer with token verification "
             + "on (etcd.endpoints set, the enforcer's defaults: the index of lock holders and reading ahead) and off over "
-            + "the same input, exactly_once_v2, after one warm-up run; three rounds in rotating order (off-on, on-off, "
-            + "off-on), each figure the median of three. Every token is real: before the timed part each key's lock is "
+            + "the same input, exactly_once_v2, after one warm-up run; three rounds of off, started after and running in "
+            + "rotating order, each figure the median of three. Every token is real: before the timed part each key's lock is "
             + "taken in etcd with one transaction (put the lock key under a lease, read the oldest key under the lock; the "
             + "revision is the token), all keys under one long lease. Writes under long leases: each key's token is "
             + "verified once, the later writes at its fence are compared with the lease the fence store keeps. One "

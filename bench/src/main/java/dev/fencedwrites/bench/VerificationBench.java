@@ -131,30 +131,34 @@ final class VerificationBench {
         double lockCpu = etcdCpuSeconds() - cpuBefore;
         int records = keys * writesPerKey;
         String input = inputWarmedUp(admin, keyPrefix, locks, writesPerKey);
-        // Three rounds whose order rotates (off-on, on-off, off-on), so that drift on a busy machine favours neither side.
+        // Three rounds of off, started after and running, whose order rotates, so that drift on a busy machine favours none.
         Map<Boolean, List<Double>> rates = new HashMap<>();
         List<Double> readRates = new ArrayList<>();
         List<Double> readsPerKey = new ArrayList<>();
         List<Double> indexShare = new ArrayList<>();
         Map<Boolean, List<Double>> etcdCpu = new HashMap<>();
-        for (boolean verify : new boolean[]{false, true, true, false, false, true}) {
+        List<Double> runningRates = new ArrayList<>();
+        Iterator<TokenVerifier> nextRunning = running.verifiers().iterator();
+        for (int arm : new int[]{0, 1, 2, 2, 0, 1, 1, 2, 0}) {
+            if (arm == 2) {
+                runningRates.add(runningRun(admin, input, records, nextRunning));
+                continue;
+            }
+            boolean verify = arm == 1;
             double cpuStart = etcdCpuSeconds();
             Throughput run = enforcer.runToEnd(admin, Kind.ENFORCER, input, records, true, 0, GUARANTEE, verify);
             double cpu = etcdCpuSeconds() - cpuStart;
             rates.computeIfAbsent(verify, v -> new ArrayList<>()).add(run.recordsPerSecond());
             etcdCpu.computeIfAbsent(verify, v -> new ArrayList<>()).add(cpu);
             if (verify) {
-                verifiedOnce(run, keys, input);
-                readRates.add(run.etcdReadsPerSecond());
-                readsPerKey.add(run.etcdReads() / keys);
-                indexShare.add(run.indexAnswered() / keys);
+                startedAfter(run, keys, input, readRates, readsPerKey, indexShare);
             }
-            progress.accept(String.format(Locale.ROOT,
-                    "verification:   enforcer, verification %s, %s: %,.0f records/s%s, etcd CPU %.2f s",
-                    verify ? "on" : "off", GUARANTEE, run.recordsPerSecond(),
+            progress.accept(String.format(Locale.ROOT, "verification:   enforcer, verification %s, %s: %,.0f records/s%s, etcd "
+                    + "CPU %.2f s", verify ? "on, started after" : "off", GUARANTEE, run.recordsPerSecond(),
                     verify ? String.format(Locale.ROOT, ", %,.0f etcd reads/s", run.etcdReadsPerSecond()) : "", cpu));
         }
-        List<Figure> others = alternatives(admin, name, input, locks, writesPerKey, median(rates.get(false)), running, goal);
+        List<Figure> others = alternatives(admin, name, input, locks, writesPerKey, median(rates.get(false)), running, goal,
+                runningRates);
         admin.deleteTopics(List.of(input)).all().get(60, TimeUnit.SECONDS);
         double on = median(rates.get(true));
         double off = median(rates.get(false));
@@ -194,6 +198,15 @@ final class VerificationBench {
         progress.accept(String.format(Locale.ROOT, "verification:   warm-up, verification off: %,.0f records/s (not counted)",
                 warmUp.recordsPerSecond()));
         return input;
+    }
+
+    /** Checks a started-after run ({@link #verifiedOnce}) and adds its etcd reads/s, reads per key and index share. */
+    private static void startedAfter(Throughput run, int keys, String input, List<Double> readRates, List<Double> readsPerKey,
+            List<Double> indexShare) {
+        verifiedOnce(run, keys, input);
+        readRates.add(run.etcdReadsPerSecond());
+        readsPerKey.add(run.etcdReads() / keys);
+        indexShare.add(run.indexAnswered() / keys);
     }
 
     /** Fails unless the run verified each key's one real token once. */
@@ -261,14 +274,13 @@ final class VerificationBench {
      * verifier's.
      */
     private List<Figure> alternatives(Admin admin, String name, String input, List<Lock> locks, int writesPerKey, double off,
-            Running running, String goal) throws Exception {
-        Iterator<TokenVerifier> next = running.verifiers().iterator();
+            Running running, String goal, List<Double> runningRates) throws Exception {
         List<Figure> figures = new ArrayList<>();
-        figures.add(alternative(admin, input, locks.size() * writesPerKey, next::next,
-                "verifier running while the locks were taken", new Figure("enforcer with token verification, its verifier "
-                        + "running while the writers acquired (the index of lock holders answers each acquisition) vs without "
-                        + "verification, " + name + ", " + GUARANTEE + ", medians of 3", 0, off, "records/s",
-                        goal, true)));
+        progress.accept(String.format(Locale.ROOT, "verification:   %s: running %,.0f (spread %s) records/s", name,
+                median(runningRates), spread(runningRates)));
+        figures.add(new Figure("enforcer with token verification, its verifier running while the writers acquired (the index "
+                + "of lock holders answers each acquisition) vs without verification, " + name + ", " + GUARANTEE
+                + ", medians of 3", median(runningRates), off, "records/s", goal, true));
         running.verifiedOnce(locks.size());
         figures.add(new Figure("acquisitions verified from the index of lock holders (share), its verifier running while the "
                 + "writers acquired, " + name, running.indexShare(locks.size()), Double.NaN, "", "", false));
@@ -301,6 +313,19 @@ final class VerificationBench {
         }, "verifier answering from memory", new Figure("enforcer with a verifier answering from memory (the ceiling of a "
                 + "local index) vs without verification, " + name + ", " + GUARANTEE + ", medians of 3", 0, off, "records/s",
                 "", true));
+    }
+
+    /** One timed run whose verifier is the next of {@code running} (started before the locks); its records/s. */
+    private double runningRun(Admin admin, String input, int records, Iterator<TokenVerifier> running) throws Exception {
+        enforcer.useVerifiers(running::next);
+        try {
+            double rate = enforcer.runToEnd(admin, Kind.ENFORCER, input, records, true, 0, GUARANTEE, true).recordsPerSecond();
+            progress.accept(String.format(Locale.ROOT, "verification:   enforcer, verification on, running while the locks "
+                    + "were taken, %s: %,.0f records/s", GUARANTEE, rate));
+            return rate;
+        } finally {
+            enforcer.useVerifiers(null);
+        }
     }
 
     /** Three runs with verifiers from {@code verifiers}; {@code figure} with their median as its value. */
