@@ -229,7 +229,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
      */
     private static void handleProductionErrors(FenceEnforcerConfig config, Properties streamsProperties,
             PrometheusMeterRegistry registry) {
-        streamsProperties.putIfAbsent(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
+        streamsProperties.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
                 FenceProductionExceptionHandler.class.getName());
         streamsProperties.put(FenceProductionExceptionHandler.REJECTED_TOPIC_CONFIG, config.rejectedTopic());
         streamsProperties.put(FenceProductionExceptionHandler.METER_REGISTRY_CONFIG, registry);

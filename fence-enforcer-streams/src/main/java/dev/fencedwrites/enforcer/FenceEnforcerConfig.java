@@ -15,9 +15,13 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
@@ -59,6 +63,17 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String STREAMS_PREFIX = "streams.";
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerConfig.class);
     private static final String ETCD_PREFIX = "etcd.";
+    private static final String PRODUCER_PREFIX = "producer.";
+    private static final Set<String> EXCEPTION_HANDLERS = Set.of(
+            StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, "default.deserialization.exception.handler",
+            StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, "default.production.exception.handler",
+            StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG);
+    private static final Set<String> CHANGELOG_TOPIC_CONFIGS = Set.of(
+            StreamsConfig.topicPrefix(TopicConfig.CLEANUP_POLICY_CONFIG),
+            StreamsConfig.topicPrefix(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
+            StreamsConfig.topicPrefix(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG),
+            StreamsConfig.topicPrefix(TopicConfig.RETENTION_MS_CONFIG),
+            StreamsConfig.topicPrefix(TopicConfig.RETENTION_BYTES_CONFIG));
 
     /** Prefix of the environment variables read. */
     public static final String ENV_PREFIX = "FENCE_ENFORCER_";
@@ -184,6 +199,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                     "must differ from input.topic, accepted.topic and rejected.topic "
                             + "(a marker's null value would read as a delete there)");
         }
+        refuseUnsafePassThrough(originalsWithPrefix(STREAMS_PREFIX));
         quietStreamsConfig(streamsProperties());
         httpCredentials();
         tokenVerification();
@@ -191,6 +207,53 @@ public final class FenceEnforcerConfig extends AbstractConfig {
             throw new ConfigException(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS),
                     "must be at least " + TOKEN_VERIFICATION_RETRY_BACKOFF_MS + " ("
                             + getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS) + ")");
+        }
+    }
+
+    /**
+     * Refuses a {@value #STREAMS_PREFIX} setting that would silently win over the enforcer's own, or weaken what the fence
+     * rests on: the fence store's changelog must keep every raise, in order (a lost or reordered changelog record restores a
+     * lower fence, under which a stale write is accepted), and every input record must reach an output topic (a custom
+     * exception handler may drop one). Kafka Streams reads {@code acks} and {@code enable.idempotence} with and without the
+     * {@code producer.} prefix; its {@code topic.} prefix configures the changelog.
+     *
+     * @param passThrough the {@value #STREAMS_PREFIX} settings, without the prefix
+     * @throws ConfigException naming the setting and what to set instead
+     */
+    static void refuseUnsafePassThrough(Map<String, Object> passThrough) {
+        Map<String, String> owned = Map.of(StreamsConfig.APPLICATION_ID_CONFIG, APPLICATION_ID,
+                StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP_SERVERS,
+                StreamsConfig.PROCESSING_GUARANTEE_CONFIG, PROCESSING_GUARANTEE,
+                StreamsConfig.STATE_DIR_CONFIG, STATE_DIR,
+                StreamsConfig.APPLICATION_SERVER_CONFIG, HTTP_ADVERTISED_HOST + " and " + HTTP_PORT);
+        for (Map.Entry<String, Object> setting : new TreeMap<>(passThrough).entrySet()) {
+            String key = setting.getKey();
+            String value = String.valueOf(setting.getValue()).strip();
+            String name = STREAMS_PREFIX + key;
+            if (owned.containsKey(key)) {
+                throw new ConfigException(name + " would override the enforcer's own setting, which the enforcer reads "
+                        + "too (topic checks, changelog configs, the replay history): set " + owned.get(key) + " instead");
+            }
+            if (EXCEPTION_HANDLERS.contains(key)) {
+                throw new ConfigException(name + " would replace the enforcer's handler, which sends every input record to "
+                        + "the accepted or the rejected topic or stops the stream thread: another handler may drop a "
+                        + "record. Remove it");
+            }
+            String unprefixed = key.startsWith(PRODUCER_PREFIX) ? key.substring(PRODUCER_PREFIX.length()) : key;
+            if (unprefixed.equals(ProducerConfig.ACKS_CONFIG) && !List.of("all", "-1").contains(value)) {
+                throw new ConfigException(name, value, "the fence store's changelog needs acks=all: a changelog record "
+                        + "acknowledged by fewer replicas can be lost when the partition's leader changes, and a restore "
+                        + "then gives a lower fence, under which a stale write is accepted");
+            }
+            if (unprefixed.equals(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG) && !"true".equalsIgnoreCase(value)) {
+                throw new ConfigException(name, value, "the fence store's changelog needs an idempotent producer: without "
+                        + "it a retried send can land after a later one, compaction keeps the older fence, and a restore "
+                        + "then gives a lower fence, under which a stale write is accepted");
+            }
+            if (CHANGELOG_TOPIC_CONFIGS.contains(key)) {
+                throw new ConfigException(name + " would change the fence store's changelog, which must stay compacted "
+                        + "with the configs processing.guarantee sets (docs/operate/guarantees.md): remove it");
+            }
         }
     }
 

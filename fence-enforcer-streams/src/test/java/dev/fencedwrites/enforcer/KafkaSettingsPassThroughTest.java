@@ -34,6 +34,20 @@ class KafkaSettingsPassThroughTest {
                 .hasMessageContaining("set streams." + key + " instead");
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"FENCE_ENFORCER_STREAMS_PROCESSING_GUARANTEE=at_least_once",
+            "FENCE_ENFORCER_STREAMS_PRODUCER_ACKS=1", "FENCE_ENFORCER_STREAMS_ENABLE_IDEMPOTENCE=false",
+            "FENCE_ENFORCER_STREAMS_PRODUCTION_EXCEPTION_HANDLER=my.Handler",
+            "FENCE_ENFORCER_STREAMS_TOPIC_CLEANUP_POLICY=delete"})
+    void aPassThroughFromTheEnvironmentThatWouldWeakenTheFenceIsRefusedAsFromTheFile(String variable) {
+        String name = variable.substring(0, variable.indexOf('='));
+        Map<String, String> env = Map.of("FENCE_ENFORCER_BOOTSTRAP_SERVERS", "k:9092", "FENCE_ENFORCER_APPLICATION_ID", "e",
+                "FENCE_ENFORCER_TOKEN_VERIFICATION_ENABLE", "false", name, variable.substring(name.length() + 1));
+
+        assertThatThrownBy(() -> FenceEnforcerConfig.load(null, env)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(FenceEnforcerConfig.propertyName(name.substring("FENCE_ENFORCER_".length())));
+    }
+
     @Test
     void aKafkaSettingWithoutTheStreamsPrefixInTheEnvironmentIsRefusedNamingThePrefixedVariable() {
         assertThatThrownBy(() -> FenceEnforcerConfig.load(null,
@@ -80,12 +94,12 @@ class KafkaSettingsPassThroughTest {
                 "application.id=billing-enforcer", "token.verification.enable=false", "streams.security.protocol=SASL_SSL",
                 "streams.sasl.mechanism=SCRAM-SHA-256", "streams.admin.sasl.mechanism=SCRAM-SHA-512",
                 "streams.sasl.jaas.config=jaas-of-every-client", "streams.ssl.truststore.location=/tls/truststore.p12",
-                "streams.producer.acks=1", ""));
+                "streams.producer.linger.ms=20", ""));
 
         Map<String, Object> admin = TopicAdmin.adminProperties(FenceEnforcerConfig.load(file, Map.of()).streamsProperties());
 
         assertThat(admin).containsEntry("bootstrap.servers", "k:9093").containsEntry("security.protocol", "SASL_SSL")
                 .containsEntry("sasl.mechanism", "SCRAM-SHA-512").containsEntry("sasl.jaas.config", "jaas-of-every-client")
-                .containsEntry("ssl.truststore.location", "/tls/truststore.p12").doesNotContainKey("acks");
+                .containsEntry("ssl.truststore.location", "/tls/truststore.p12").doesNotContainKey("linger.ms");
     }
 }

@@ -53,6 +53,36 @@ class RefusedAtStartTest {
         assertThat(start(settings)).startsWith("exit 2:").contains(key).contains(other);
     }
 
+    @ParameterizedTest
+    @CsvSource({"streams.processing.guarantee, at_least_once, processing.guarantee",
+            "streams.application.id, other, application.id", "streams.bootstrap.servers, 127.0.0.1:2, bootstrap.servers",
+            "streams.state.dir, /tmp/elsewhere, state.dir", "streams.application.server, h:1, http.advertised.host",
+            "streams.production.exception.handler, my.Handler, may drop a record",
+            "streams.default.production.exception.handler, my.Handler, may drop a record",
+            "streams.processing.exception.handler, my.Handler, may drop a record",
+            "streams.deserialization.exception.handler, my.Handler, may drop a record",
+            "streams.acks, 1, acks=all", "streams.producer.acks, 0, acks=all",
+            "streams.enable.idempotence, false, idempotent producer",
+            "streams.producer.enable.idempotence, false, idempotent producer",
+            "streams.topic.cleanup.policy, delete, must stay compacted",
+            "streams.topic.min.compaction.lag.ms, 0, must stay compacted",
+            "streams.topic.message.timestamp.type, CreateTime, must stay compacted",
+            "streams.topic.retention.ms, 1000, must stay compacted"})
+    void aPassThroughThatWouldWeakenTheFenceIsRefusedNamingIt(String key, String value, String reason) throws Exception {
+        Map<String, String> settings = runnable();
+        settings.put(key, value);
+
+        assertThat(start(settings)).startsWith("exit 2:").contains(key).contains(reason);
+    }
+
+    @Test
+    void theSafeValuesOfThoseSettingsAreAccepted() {
+        Map<String, Object> safe = Map.of("acks", "all", "producer.acks", "-1", "enable.idempotence", "true",
+                "producer.enable.idempotence", "TRUE", "topic.max.message.bytes", "2097152", "commit.interval.ms", "50");
+
+        FenceEnforcerConfig.refuseUnsafePassThrough(safe);
+    }
+
     /** A configuration the enforcer accepts (it would then try to reach a broker that is not there). */
     private static Map<String, String> runnable() {
         Map<String, String> settings = new LinkedHashMap<>();
