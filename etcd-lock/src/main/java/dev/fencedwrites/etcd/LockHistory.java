@@ -128,8 +128,7 @@ public final class LockHistory {
      * asks etcd.
      */
     public boolean fits(byte[] resource, long leaseId) {
-        // The encoded resource is ASCII: one byte per char.
-        return (long) prefix.getBytes(StandardCharsets.UTF_8).length + LockKeys.encode(resource).length() + 1
+        return prefix.getBytes(StandardCharsets.UTF_8).length + LockKeys.encodedLength(resource) + 1
                 + Long.toHexString(leaseId).length() <= MAX_LOCK_KEY_BYTES;
     }
 
@@ -310,7 +309,7 @@ public final class LockHistory {
     /**
      * etcd's "mvcc: required revision is a future revision" and "... has been compacted" (gRPC OUT_OF_RANGE), else {@code null}.
      */
-    private static Outcome outOfRange(Throwable error) {
+    static Outcome outOfRange(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
             String message = String.valueOf(t.getMessage());
             if (message.contains("required revision is a future revision")) {

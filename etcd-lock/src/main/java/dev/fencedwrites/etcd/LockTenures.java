@@ -5,11 +5,14 @@ import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.common.exception.CompactedException;
+import io.etcd.jetcd.common.exception.ErrorCode;
+import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.OptionsUtil;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -17,11 +20,13 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -113,9 +118,15 @@ public final class LockTenures implements AutoCloseable {
         }
     }
 
+    /** Live keys by create revision (etcd's Mutex order), then by key: the first is the holder unless the second ties. */
+    private static final Comparator<Live> OLDEST_FIRST = Comparator.comparingLong((Live live) -> live.created)
+            .thenComparing(live -> live.digested).thenComparing(live -> live.id);
+
     private static final class Lock {
         final String name;
-        final List<Live> live = new ArrayList<>(1);
+        /** Live keys by {@link Live#id} (a digest prefixed with {@code "#"}), and the same keys oldest first. */
+        final Map<String, Live> live = new HashMap<>(2);
+        final TreeSet<Live> oldestFirst = new TreeSet<>(OLDEST_FIRST);
         final ArrayList<Period> periods = new ArrayList<>(1);
         /** Periods at the head of {@link #periods} dropped already (null). */
         int dropped;
@@ -158,8 +169,9 @@ public final class LockTenures implements AutoCloseable {
     private final Map<String, Lock> locks = new HashMap<>();
     /** One entry per ended period, in the order they ended (and so by their end revision). */
     private final ArrayDeque<Lock> ended = new ArrayDeque<>();
-    private long from;
-    private long upTo;
+    /** Written holding this monitor; volatile so that {@link #covers} reads them without it. */
+    private volatile long from;
+    private volatile long upTo;
     private int periods;
     private long rebuilds;
     private long clusterId;
@@ -171,6 +183,8 @@ public final class LockTenures implements AutoCloseable {
     /** The last event applied (its key and whether it was a put), or none since the snapshot of {@link #snapshotKeys} keys. */
     private String lastKey;
     private boolean lastPut;
+    /** After a delete as the last event: the deleted key's create revision when the index kept it, else 0. */
+    private long lastCreated;
     private long snapshotKeys;
     private int generation;
     private Watch.Watcher watcher;
@@ -213,10 +227,12 @@ public final class LockTenures implements AutoCloseable {
 
     /**
      * Whether {@link #answer} answers {@code resource} at revision {@code token} now, but for two keys tying for its holder
-     * or a holder key kept by its digest (rare: both are keys no Mutex writes).
+     * or a holder key kept by its digest (rare: both are keys no Mutex writes). A hint, read without this monitor: during
+     * a rebuild it may say yes once for a revision {@link #answer} then leaves to a read.
      */
-    public synchronized boolean covers(byte[] resource, long token) {
-        return from > 0 && from <= token && token <= upTo && indexes(resource);
+    public boolean covers(byte[] resource, long token) {
+        long first = from;
+        return first > 0 && first <= token && token <= upTo && indexes(resource);
     }
 
     /** Whether {@code resource}'s lock name is at most {@link #NAME_MAX_BYTES}, so its lock is indexed. */
@@ -287,26 +303,25 @@ public final class LockTenures implements AutoCloseable {
         for (Change change : snapshot) {
             apply(change, revision);
         }
-        ended.clear();
         from = revision;
         upTo = revision;
     }
 
     /** Applies the events of one watch response, in order; each revision's events all arrive in one response. */
     synchronized void apply(List<Change> changes) {
+        long last = upTo;
         for (Change change : changes) {
-            if (change.revision() > upTo) {
-                apply(change, change.revision());
+            if (change.revision() > last) {
+                long removed = apply(change, change.revision());
+                if (change.revision() >= changes.get(changes.size() - 1).revision()) {
+                    lastKey = change.key();
+                    lastPut = change.put();
+                    lastCreated = removed;
+                }
             }
         }
         for (Change change : changes) {
-            if (change.revision() > upTo) {
-                upTo = change.revision();
-            }
-            if (change.revision() == upTo) {
-                lastKey = change.key();
-                lastPut = change.put();
-            }
+            upTo = Math.max(upTo, change.revision());
         }
         if (!changes.isEmpty()) {
             rebuildsInARow = 0;
@@ -316,51 +331,55 @@ public final class LockTenures implements AutoCloseable {
         }
     }
 
-    private void apply(Change change, long revision) {
+    /**
+     * Applies one key's change at {@code revision}; returns the create revision of the key a delete removed, 0 if it
+     * removed no key the index keeps.
+     */
+    private long apply(Change change, long revision) {
         String key = change.key();
         if (!key.startsWith(prefix)) {
-            return;
+            return 0;
         }
         int slash = key.indexOf('/', prefix.length());
         if (slash < 0) {
-            return; // under no lock's "<name>/"
+            return 0; // under no lock's "<name>/"
         }
         if (slash > NAME_MAX_BYTES) {
-            return; // a lock this index never answers
+            return 0; // a lock this index never answers
         }
         String name = key.substring(0, slash);
         boolean digested = key.length() - slash - 1 > SUFFIX_MAX_BYTES;
-        String id = digested ? sha256(key) : key;
+        String id = digested ? "#" + sha256(key) : key;
+        long created = 0;
         Lock lock = locks.get(name);
         if (change.put()) {
             if (lock == null) {
                 lock = new Lock(name);
                 locks.put(name, lock);
             }
-            Live existing = find(lock, id, digested);
+            Live existing = lock.live.get(id);
             if (existing == null) {
-                lock.live.add(new Live(id, digested, change.createRevision(), change.leaseId()));
+                Live added = new Live(id, digested, change.createRevision(), change.leaseId());
+                lock.live.put(id, added);
+                lock.oldestFirst.add(added);
             } else {
                 existing.leaseId = change.leaseId();
             }
         } else if (lock != null) {
-            lock.live.removeIf(live -> live.digested == digested && live.id.equals(id));
+            Live removed = lock.live.remove(id);
+            if (removed == null) {
+                return 0;
+            }
+            lock.oldestFirst.remove(removed);
+            created = removed.created;
         } else {
-            return;
+            return 0;
         }
         rehead(lock, revision);
         if (lock.live.isEmpty() && lock.periods.size() == lock.dropped) {
             locks.remove(name);
         }
-    }
-
-    private static Live find(Lock lock, String id, boolean digested) {
-        for (Live live : lock.live) {
-            if (live.digested == digested && live.id.equals(id)) {
-                return live;
-            }
-        }
-        return null;
+        return created;
     }
 
     private static String sha256(String key) {
@@ -374,16 +393,9 @@ public final class LockTenures implements AutoCloseable {
 
     /** Ends the open period and opens the next one at {@code revision} when the lock's holder or its lease changed. */
     private void rehead(Lock lock, long revision) {
-        Live oldest = null;
-        boolean tie = false;
-        for (Live live : lock.live) {
-            if (oldest == null || live.created < oldest.created) {
-                oldest = live;
-                tie = false;
-            } else if (live.created == oldest.created) {
-                tie = true;
-            }
-        }
+        Live oldest = lock.oldestFirst.isEmpty() ? null : lock.oldestFirst.first();
+        Live second = oldest == null ? null : lock.oldestFirst.higher(oldest);
+        boolean tie = second != null && second.created == oldest.created;
         Period open = lock.open();
         Holder holder = oldest == null || tie || oldest.digested
                 ? Holder.UNKNOWN
@@ -420,7 +432,7 @@ public final class LockTenures implements AutoCloseable {
             lock.periods.subList(0, lock.dropped).clear();
             lock.dropped = 0;
         }
-        if (lock.live.isEmpty() && lock.periods.size() == lock.dropped && locks.get(lock.name) == lock) {
+        if (lock.live.isEmpty() && lock.periods.size() == lock.dropped) {
             locks.remove(lock.name);
         }
     }
@@ -460,7 +472,7 @@ public final class LockTenures implements AutoCloseable {
                 .withLimit(page).withKeysOnly(true).build();
         return kv.get(start, option).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).handle((response, error) -> {
             if (error != null) {
-                if (page > 1 && String.valueOf(error).contains("RESOURCE_EXHAUSTED")) {
+                if (page > 1 && resourceExhausted(error)) {
                     return snapshot(revision, start, page / 2, changes);
                 }
                 return CompletableFuture.<List<Change>>failedFuture(error);
@@ -560,7 +572,7 @@ public final class LockTenures implements AutoCloseable {
             // watch cannot pass it (the client's message limit). Anything else: etcd restarting, unreachable, a leader
             // change; the history up to upTo stays true, so the index keeps answering it and watches again.
             rebuild = compacted(error)
-                    || String.valueOf(error).contains("RESOURCE_EXHAUSTED") && failedResumes >= RESUMES_BEFORE_REBUILD;
+                    || resourceExhausted(error) && failedResumes >= RESUMES_BEFORE_REBUILD;
             if (rebuild) {
                 invalidate();
             }
@@ -571,7 +583,7 @@ public final class LockTenures implements AutoCloseable {
         if (rebuild) {
             rebuildLater("the lock tenure index's watch from revision " + from + " failed (" + error + ")");
         } else {
-            long wait = Math.min(RETRY_MAX_MILLIS, RETRY_FIRST_MILLIS << (failedResumes - 1));
+            long wait = Math.min(RETRY_MAX_MILLIS, RETRY_FIRST_MILLIS << Math.min(10, failedResumes - 1));
             LOG.info("the lock tenure index's watch failed ({}); watching again from revision {} in {} ms", error.toString(),
                     from, wait);
             later(wait, () -> resume(next, from, wait));
@@ -599,8 +611,9 @@ public final class LockTenures implements AutoCloseable {
 
     /**
      * Watches again from {@code revision} once etcd shows the history the index holds: the same cluster, and at revision
-     * {@code revision - 1} the index's last event (its key put at that revision, or absent after its delete; with no
-     * event since the snapshot, as many keys under the prefix as the snapshot had). A history that differs there (etcd
+     * {@code revision - 1} the index's last event (its key put at that revision; after its delete, the key alive one
+     * revision before with the create revision the index kept, or absent when the index did not keep it; with no event
+     * since the snapshot, as many keys under the prefix as the snapshot had). A history that differs there (etcd
      * restored from a snapshot, another cluster), a revision etcd has not reached or has compacted builds the index again.
      * While etcd does not answer, asks again with backoff from {@code waited} ms, keeping the index: its history up to its
      * last event stays what it is.
@@ -609,21 +622,29 @@ public final class LockTenures implements AutoCloseable {
         long at = revision - 1;
         String key;
         boolean put;
+        long created;
         long keys;
         synchronized (this) {
             key = lastKey;
             put = lastPut;
+            created = lastCreated;
             keys = snapshotKeys;
         }
+        // A deleted key is read just before its delete, where it must have the create revision the index kept.
+        boolean before = key != null && !put && created > 0;
         GetOption check = key == null
                 ? GetOption.builder().isPrefix(true).withCountOnly(true).withRevision(at).build()
-                : GetOption.builder().withRevision(at).build();
+                : GetOption.builder().withRevision(before ? at - 1 : at).build();
         ByteSequence read = key == null ? prefixBytes : ByteSequence.from(key.getBytes(StandardCharsets.ISO_8859_1));
         kv.get(read, check).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).whenComplete((now, error) -> {
             boolean unanswered = error != null && !compacted(error) && !future(error);
             boolean same = error == null && now.getHeader().getClusterId() == clusterId && (key == null
                     ? now.getCount() == keys
-                    : put ? now.getKvs().size() == 1 && now.getKvs().get(0).getModRevision() == at : now.getKvs().isEmpty());
+                    : put
+                            ? now.getKvs().size() == 1 && now.getKvs().get(0).getModRevision() == at
+                            : before
+                                    ? now.getKvs().size() == 1 && now.getKvs().get(0).getCreateRevision() == created
+                                    : now.getKvs().isEmpty());
             synchronized (this) {
                 if (mine != generation || closed) {
                     return;
@@ -651,13 +672,20 @@ public final class LockTenures implements AutoCloseable {
         });
     }
 
-    private static boolean future(Throwable error) {
+    /** Whether etcd or gRPC refused a response over the client's message limit (gRPC's RESOURCE_EXHAUSTED status). */
+    static boolean resourceExhausted(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (String.valueOf(t.getMessage()).contains("required revision is a future revision")) {
+            if (t instanceof EtcdException etcd
+                    ? etcd.getErrorCode() == ErrorCode.RESOURCE_EXHAUSTED
+                    : Status.fromThrowable(t).getCode() == Status.Code.RESOURCE_EXHAUSTED) {
                 return true;
             }
         }
         return false;
+    }
+
+    private static boolean future(Throwable error) {
+        return LockHistory.outOfRange(error) == LockHistory.Outcome.FUTURE;
     }
 
     private void later(long millis, Runnable action) {
@@ -672,12 +700,11 @@ public final class LockTenures implements AutoCloseable {
 
     private static boolean compacted(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof CompactedException
-                    || String.valueOf(t.getMessage()).contains("required revision has been compacted")) {
+            if (t instanceof CompactedException) {
                 return true;
             }
         }
-        return false;
+        return LockHistory.outOfRange(error) == LockHistory.Outcome.COMPACTED;
     }
 
     private synchronized boolean isClosed() {

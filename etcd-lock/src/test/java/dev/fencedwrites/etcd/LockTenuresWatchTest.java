@@ -11,10 +11,12 @@ import io.etcd.jetcd.api.Event;
 import io.etcd.jetcd.api.KeyValue;
 import io.etcd.jetcd.api.RangeResponse;
 import io.etcd.jetcd.api.ResponseHeader;
+import io.etcd.jetcd.common.exception.EtcdExceptionFactory;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchResponse;
+import io.grpc.Status;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -22,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -164,6 +167,26 @@ class LockTenuresWatchTest {
     }
 
     @Test
+    void afterADeleteAFailedWatchIsStartedAgainWhenTheDeletedKeyWasAliveJustBefore() {
+        currentRevision = 9;
+        watches.get(0).listener().onNext(delete(9));
+        watches.get(0).listener().onError(new IllegalStateException("stream reset"));
+        await("a second watch").atMost(Duration.ofSeconds(10)).until(() -> watches.size() == 2);
+        assertThat(watches.get(1).revision()).isEqualTo(10);
+        assertThat(index.rebuilds()).isZero();
+    }
+
+    @Test
+    void afterADeleteARestoredHistoryWithoutTheDeletedKeyRebuildsTheIndex() {
+        // The key is absent at revision 9 in the restored history too: only its create revision, read at 8, tells.
+        watches.get(0).listener().onNext(delete(9));
+        history.clear();
+        history.add(new Change(PREFIX + "acct/2b", 6, true));
+        currentRevision = 12;
+        rebuiltAfterError(12);
+    }
+
+    @Test
     void aCompactedWatchRebuildsTheIndex() {
         currentRevision = 30;
         int before = watches.size();
@@ -188,24 +211,38 @@ class LockTenuresWatchTest {
 
     @Test
     void aWatchThatKeepsFailingWithResourceExhaustedFromOneRevisionRebuildsTheIndex() {
+        // As jetcd reports it (an EtcdException from the gRPC status), and as gRPC does.
+        List<Throwable> errors = List.of(
+                EtcdExceptionFactory.toEtcdException(Status.RESOURCE_EXHAUSTED.withDescription("message too large")),
+                new CompletionException(Status.RESOURCE_EXHAUSTED.asRuntimeException()));
         for (int failure = 1; failure <= 2; failure++) {
-            watches.get(watches.size() - 1).listener().onError(new IllegalStateException("RESOURCE_EXHAUSTED " + failure));
+            watches.get(watches.size() - 1).listener().onError(errors.get(failure - 1));
             int expected = failure + 1;
             await("watch " + expected).atMost(Duration.ofSeconds(15)).until(() -> watches.size() == expected);
             assertThat(watches.get(expected - 1).revision()).isEqualTo(8);
             assertThat(held(7)).isEqualTo(LockHistory.Outcome.HELD);
         }
         currentRevision = 12;
-        rebuiltAfterError(12, "RESOURCE_EXHAUSTED 3");
+        rebuiltAfterError(12, Status.RESOURCE_EXHAUSTED.asRuntimeException());
+    }
+
+    @Test
+    void aWatchFailingWithResourceExhaustedInItsMessageOnlyIsNotRebuilt() {
+        for (int failure = 1; failure <= 3; failure++) {
+            watches.get(watches.size() - 1).listener().onError(new IllegalStateException("RESOURCE_EXHAUSTED " + failure));
+            int expected = failure + 1;
+            await("watch " + expected).atMost(Duration.ofSeconds(30)).until(() -> watches.size() == expected);
+        }
+        assertThat(index.rebuilds()).isZero();
     }
 
     private void rebuiltAfterError(long current) {
-        rebuiltAfterError(current, "stream reset");
+        rebuiltAfterError(current, new IllegalStateException("stream reset"));
     }
 
-    private void rebuiltAfterError(long current, String error) {
+    private void rebuiltAfterError(long current, Throwable error) {
         int before = watches.size();
-        watches.get(before - 1).listener().onError(new IllegalStateException(error));
+        watches.get(before - 1).listener().onError(error);
         await("a watch of the rebuilt index").atMost(Duration.ofSeconds(15)).until(() -> watches.size() == before + 1);
         assertThat(watches.get(before).revision()).isEqualTo(current + 1);
         assertThat(index.from()).isEqualTo(current);

@@ -353,9 +353,10 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         List<LockHistory.Question> send = new ArrayList<>();
         List<CompletableFuture<LockHistory.Verdict>> pending = new ArrayList<>();
         for (Question question : questions) {
+            // The fingerprint first: most records are at a fence their key's token already raised (one table read).
             if (question.token() <= 0 || question.leaseId() <= 0 || question.key().length > READ_AHEAD_KEY_MAX_BYTES
-                    || tenures != null && tenures.covers(question.key(), question.token())
-                    || recentlyAsked(question.key(), question.token(), question.leaseId())) {
+                    || recentlyAsked(question.key(), question.token(), question.leaseId())
+                    || tenures != null && tenures.covers(question.key(), question.token())) {
                 continue;
             }
             Asked asked = Asked.of(question.key(), question.token(), question.leaseId());
