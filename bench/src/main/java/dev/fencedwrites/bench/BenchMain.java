@@ -181,7 +181,7 @@ public final class BenchMain implements Callable<Integer> {
                     VerificationBench verification = new VerificationBench(enforcer, client, etcd.address(), progress);
                     figures.addAll(quick
                             ? verification.measure(1_000, 20, 5_000, 500, Duration.ofSeconds(4))
-                            : verification.measure(10_000, 100, 50_000, 1_000, Duration.ofSeconds(20)));
+                            : verification.measure(30_000, 100, 50_000, 1_000, Duration.ofSeconds(20)));
                 }
             }
             if (only.contains(Part.rule)) {
