@@ -46,7 +46,8 @@ import picocli.CommandLine.Option;
                 "Keeps the highest accepted fencing token per key and routes every input record to the accepted or the "
                         + "rejected topic.",
                 "Settings come from the properties file, then FENCE_ENFORCER_* environment variables (e.g. "
-                        + "FENCE_ENFORCER_BOOTSTRAP_SERVERS)."},
+                        + "FENCE_ENFORCER_BOOTSTRAP_SERVERS), the etcd.* ones from FENCE_ETCD_* as producer-lib reads them "
+                        + "(e.g. FENCE_ETCD_ENDPOINTS)."},
         footer = {
                 "", "Example:", "  fence-enforcer --config enforcer.properties",
                 "  with enforcer.properties holding:",

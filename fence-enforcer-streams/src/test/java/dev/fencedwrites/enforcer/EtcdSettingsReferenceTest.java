@@ -43,7 +43,7 @@ class EtcdSettingsReferenceTest {
             String enforcerDefault = enforcer == null
                     ? "none"
                     : enforcer instanceof List<?> list
-                            ? (list.isEmpty() ? "none (verification off)" : "`" + list + "`")
+                            ? (list.isEmpty() ? "none (required unless token.verification.enable=false)" : "`" + list + "`")
                             : "`" + enforcer + "`";
             page.append("| `%s` | `%s` | %s | %s | %s |%n".formatted(setting.key(), EtcdSettings.environmentName(setting.key()),
                     defaultValue, enforcerDefault.equals(defaultValue) ? "the same" : enforcerDefault,
