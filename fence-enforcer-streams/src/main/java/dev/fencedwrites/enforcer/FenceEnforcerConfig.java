@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -63,17 +64,29 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String STREAMS_PREFIX = "streams.";
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerConfig.class);
     private static final String ETCD_PREFIX = "etcd.";
-    private static final String PRODUCER_PREFIX = "producer.";
+    /** Kafka Streams settings the enforcer sets from its own, by the enforcer's setting to use instead. */
+    private static final Map<String, String> OWNED = Map.of(StreamsConfig.APPLICATION_ID_CONFIG, APPLICATION_ID,
+            StreamsConfig.PROCESSING_GUARANTEE_CONFIG, PROCESSING_GUARANTEE, StreamsConfig.STATE_DIR_CONFIG, STATE_DIR,
+            StreamsConfig.APPLICATION_SERVER_CONFIG, HTTP_ADVERTISED_HOST + " and " + HTTP_PORT);
+    /** Kafka Streams' client prefixes, longest first where one starts another. */
+    private static final List<String> CLIENT_PREFIXES = List.of(StreamsConfig.MAIN_CONSUMER_PREFIX,
+            StreamsConfig.RESTORE_CONSUMER_PREFIX, StreamsConfig.GLOBAL_CONSUMER_PREFIX, StreamsConfig.CONSUMER_PREFIX,
+            StreamsConfig.PRODUCER_PREFIX, StreamsConfig.ADMIN_CLIENT_PREFIX);
     private static final Set<String> EXCEPTION_HANDLERS = Set.of(
             StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, "default.deserialization.exception.handler",
             StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, "default.production.exception.handler",
             StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG);
-    private static final Set<String> CHANGELOG_TOPIC_CONFIGS = Set.of(
+    /**
+     * Internal topic configs that could drop a fence or a re-routed record: compaction and timestamps the changelog checks
+     * depend on, retention (the repartition topic keeps records until Kafka Streams purges them), unclean elections.
+     */
+    private static final Set<String> UNSAFE_TOPIC_CONFIGS = Set.of(
             StreamsConfig.topicPrefix(TopicConfig.CLEANUP_POLICY_CONFIG),
             StreamsConfig.topicPrefix(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
             StreamsConfig.topicPrefix(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG),
             StreamsConfig.topicPrefix(TopicConfig.RETENTION_MS_CONFIG),
-            StreamsConfig.topicPrefix(TopicConfig.RETENTION_BYTES_CONFIG));
+            StreamsConfig.topicPrefix(TopicConfig.RETENTION_BYTES_CONFIG),
+            StreamsConfig.topicPrefix(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG));
 
     /** Prefix of the environment variables read. */
     public static final String ENV_PREFIX = "FENCE_ENFORCER_";
@@ -199,7 +212,8 @@ public final class FenceEnforcerConfig extends AbstractConfig {
                     "must differ from input.topic, accepted.topic and rejected.topic "
                             + "(a marker's null value would read as a delete there)");
         }
-        refuseUnsafePassThrough(originalsWithPrefix(STREAMS_PREFIX));
+        refuseUnsafePassThrough(originalsWithPrefix(STREAMS_PREFIX),
+                StreamsConfig.EXACTLY_ONCE_V2.equals(getString(PROCESSING_GUARANTEE)));
         quietStreamsConfig(streamsProperties());
         httpCredentials();
         tokenVerification();
@@ -213,48 +227,73 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     /**
      * Refuses a {@value #STREAMS_PREFIX} setting that would silently win over the enforcer's own, or weaken what the fence
      * rests on: the fence store's changelog must keep every raise, in order (a lost or reordered changelog record restores a
-     * lower fence, under which a stale write is accepted), and every input record must reach an output topic (a custom
-     * exception handler may drop one). Kafka Streams reads {@code acks} and {@code enable.idempotence} with and without the
-     * {@code producer.} prefix; its {@code topic.} prefix configures the changelog.
+     * lower fence, under which a stale write is accepted), every input record must reach an output topic (a custom
+     * exception handler may drop one; a consumer that starts at the latest offset skips re-routed records), and under
+     * {@code exactly_once_v2} every consumer reads committed records only. Kafka Streams applies a client setting with or
+     * without a client prefix ({@code producer.}, {@code main.consumer.}, {@code restore.consumer.}, {@code admin.}, ...),
+     * and its {@code topic.} prefix to the changelog and the repartition topic.
      *
-     * @param passThrough the {@value #STREAMS_PREFIX} settings, without the prefix
+     * @param passThrough  the {@value #STREAMS_PREFIX} settings, without the prefix
+     * @param exactlyOnce  whether {@value #PROCESSING_GUARANTEE} is {@code exactly_once_v2}
      * @throws ConfigException naming the setting and what to set instead
      */
-    static void refuseUnsafePassThrough(Map<String, Object> passThrough) {
-        Map<String, String> owned = Map.of(StreamsConfig.APPLICATION_ID_CONFIG, APPLICATION_ID,
-                StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP_SERVERS,
-                StreamsConfig.PROCESSING_GUARANTEE_CONFIG, PROCESSING_GUARANTEE,
-                StreamsConfig.STATE_DIR_CONFIG, STATE_DIR,
-                StreamsConfig.APPLICATION_SERVER_CONFIG, HTTP_ADVERTISED_HOST + " and " + HTTP_PORT);
+    static void refuseUnsafePassThrough(Map<String, Object> passThrough, boolean exactlyOnce) {
         for (Map.Entry<String, Object> setting : new TreeMap<>(passThrough).entrySet()) {
-            String key = setting.getKey();
-            String value = String.valueOf(setting.getValue()).strip();
-            String name = STREAMS_PREFIX + key;
-            if (owned.containsKey(key)) {
-                throw new ConfigException(name + " would override the enforcer's own setting, which the enforcer reads "
-                        + "too (topic checks, changelog configs, the replay history): set " + owned.get(key) + " instead");
-            }
-            if (EXCEPTION_HANDLERS.contains(key)) {
-                throw new ConfigException(name + " would replace the enforcer's handler, which sends every input record to "
-                        + "the accepted or the rejected topic or stops the stream thread: another handler may drop a "
-                        + "record. Remove it");
-            }
-            String unprefixed = key.startsWith(PRODUCER_PREFIX) ? key.substring(PRODUCER_PREFIX.length()) : key;
-            if (unprefixed.equals(ProducerConfig.ACKS_CONFIG) && !List.of("all", "-1").contains(value)) {
-                throw new ConfigException(name, value, "the fence store's changelog needs acks=all: a changelog record "
-                        + "acknowledged by fewer replicas can be lost when the partition's leader changes, and a restore "
-                        + "then gives a lower fence, under which a stale write is accepted");
-            }
-            if (unprefixed.equals(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG) && !"true".equalsIgnoreCase(value)) {
-                throw new ConfigException(name, value, "the fence store's changelog needs an idempotent producer: without "
-                        + "it a retried send can land after a later one, compaction keeps the older fence, and a restore "
-                        + "then gives a lower fence, under which a stale write is accepted");
-            }
-            if (CHANGELOG_TOPIC_CONFIGS.contains(key)) {
-                throw new ConfigException(name + " would change the fence store's changelog, which must stay compacted "
-                        + "with the configs processing.guarantee sets (docs/operate/guarantees.md): remove it");
+            String refusal = unsafePassThrough(setting.getKey(), String.valueOf(setting.getValue()).strip(), exactlyOnce);
+            if (refusal != null) {
+                throw new ConfigException(STREAMS_PREFIX + setting.getKey() + "=" + setting.getValue() + " is refused: "
+                        + refusal);
             }
         }
+    }
+
+    /** Why {@code key=value} (without {@value #STREAMS_PREFIX}) is refused, or null when it is not. */
+    private static String unsafePassThrough(String key, String value, boolean exactlyOnce) {
+        String setting = clientSetting(key);
+        if (OWNED.containsKey(key) || setting.equals(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG)) {
+            return "it would override the enforcer's own setting, which the enforcer reads too (topic checks, changelog "
+                    + "configs, the replay history): set " + OWNED.getOrDefault(key, BOOTSTRAP_SERVERS) + " instead";
+        }
+        if (EXCEPTION_HANDLERS.contains(key)) {
+            return "it would replace the enforcer's handler, which sends every input record to the accepted or the "
+                    + "rejected topic or stops the stream thread; another handler may drop a record. Remove it";
+        }
+        if (setting.equals(ProducerConfig.ACKS_CONFIG) && !List.of("all", "-1").contains(value)) {
+            return "the fence store's changelog needs acks=all: a changelog record acknowledged by fewer replicas can be "
+                    + "lost when the partition's leader changes, and a restore then gives a lower fence, under which a stale "
+                    + "write is accepted";
+        }
+        if (setting.equals(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG) && !"true".equalsIgnoreCase(value)) {
+            return "the fence store's changelog needs an idempotent producer: without it a retried send can land after a "
+                    + "later one, compaction keeps the older fence, and a restore then gives a lower fence, under which a "
+                    + "stale write is accepted";
+        }
+        if (setting.equals(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG) && !"earliest".equalsIgnoreCase(value)) {
+            return "the enforcer reads its topics from the earliest offset: a consumer that starts elsewhere skips records "
+                    + "already re-routed to the repartition topic, which then reach neither output. Remove it";
+        }
+        if (exactlyOnce && setting.equals(ConsumerConfig.ISOLATION_LEVEL_CONFIG) && !"read_committed".equalsIgnoreCase(value)) {
+            return "under processing.guarantee=exactly_once_v2 every consumer must read committed records only: "
+                    + "read_uncommitted decides re-routed records and restores fences of aborted transactions. Remove it";
+        }
+        if (UNSAFE_TOPIC_CONFIGS.contains(key)
+                && !(key.equals(StreamsConfig.topicPrefix(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG))
+                        && "false".equalsIgnoreCase(value))) {
+            return "it would change the enforcer's internal topics: the fence store's changelog must keep every raise "
+                    + "with the configs processing.guarantee sets, and the re-route repartition topic every record until "
+                    + "it is decided (docs/operate/guarantees.md). Remove it";
+        }
+        return null;
+    }
+
+    /** The client setting {@code key} names: {@code key} without a Kafka Streams client prefix. */
+    private static String clientSetting(String key) {
+        for (String prefix : CLIENT_PREFIXES) {
+            if (key.startsWith(prefix)) {
+                return key.substring(prefix.length());
+            }
+        }
+        return key;
     }
 
     /**

@@ -64,10 +64,17 @@ class RefusedAtStartTest {
             "streams.acks, 1, acks=all", "streams.producer.acks, 0, acks=all",
             "streams.enable.idempotence, false, idempotent producer",
             "streams.producer.enable.idempotence, false, idempotent producer",
-            "streams.topic.cleanup.policy, delete, must stay compacted",
-            "streams.topic.min.compaction.lag.ms, 0, must stay compacted",
-            "streams.topic.message.timestamp.type, CreateTime, must stay compacted",
-            "streams.topic.retention.ms, 1000, must stay compacted"})
+            "streams.topic.cleanup.policy, delete, internal topics",
+            "streams.topic.min.compaction.lag.ms, 0, internal topics",
+            "streams.topic.message.timestamp.type, CreateTime, internal topics",
+            "streams.topic.retention.ms, 1000, internal topics",
+            "streams.topic.unclean.leader.election.enable, true, internal topics",
+            "streams.main.consumer.isolation.level, read_uncommitted, committed records only",
+            "streams.restore.consumer.isolation.level, read_uncommitted, committed records only",
+            "streams.restore.consumer.bootstrap.servers, 127.0.0.1:2, set bootstrap.servers",
+            "streams.admin.bootstrap.servers, 127.0.0.1:2, set bootstrap.servers",
+            "streams.main.consumer.auto.offset.reset, latest, earliest offset",
+            "streams.auto.offset.reset, none, earliest offset"})
     void aPassThroughThatWouldWeakenTheFenceIsRefusedNamingIt(String key, String value, String reason) throws Exception {
         Map<String, String> settings = runnable();
         settings.put(key, value);
@@ -78,9 +85,13 @@ class RefusedAtStartTest {
     @Test
     void theSafeValuesOfThoseSettingsAreAccepted() {
         Map<String, Object> safe = Map.of("acks", "all", "producer.acks", "-1", "enable.idempotence", "true",
-                "producer.enable.idempotence", "TRUE", "topic.max.message.bytes", "2097152", "commit.interval.ms", "50");
+                "producer.enable.idempotence", "TRUE", "topic.max.message.bytes", "2097152", "commit.interval.ms", "50",
+                "topic.unclean.leader.election.enable", "false", "main.consumer.isolation.level", "read_committed",
+                "auto.offset.reset", "earliest");
 
-        FenceEnforcerConfig.refuseUnsafePassThrough(safe);
+        FenceEnforcerConfig.refuseUnsafePassThrough(safe, true);
+        // at_least_once reads uncommitted records by default: nothing is written in transactions to be aborted.
+        FenceEnforcerConfig.refuseUnsafePassThrough(Map.of("main.consumer.isolation.level", "read_uncommitted"), false);
     }
 
     /** A configuration the enforcer accepts (it would then try to reach a broker that is not there). */
