@@ -7,6 +7,7 @@ import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.common.exception.CompactedException;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
+import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.OptionsUtil;
 import io.etcd.jetcd.options.WatchOption;
@@ -237,7 +238,9 @@ public final class LockTenures implements AutoCloseable {
 
     /** Whether {@code resource}'s lock name is at most {@link #NAME_MAX_BYTES}, so its lock is indexed. */
     private boolean indexes(byte[] resource) {
-        return resource.length <= NAME_MAX_BYTES && prefix.length() + LockKeys.encodedLength(resource) <= NAME_MAX_BYTES;
+        // Each byte encodes to at most 3: most keys fit without being scanned.
+        return prefix.length() + 3L * resource.length <= NAME_MAX_BYTES || resource.length <= NAME_MAX_BYTES
+                && prefix.length() + LockKeys.encodedLength(resource) <= NAME_MAX_BYTES;
     }
 
     /**
@@ -611,9 +614,9 @@ public final class LockTenures implements AutoCloseable {
 
     /**
      * Watches again from {@code revision} once etcd shows the history the index holds: the same cluster, and at revision
-     * {@code revision - 1} the index's last event (its key put at that revision; after its delete, the key alive one
-     * revision before with the create revision the index kept, or absent when the index did not keep it; with no event
-     * since the snapshot, as many keys under the prefix as the snapshot had). A history that differs there (etcd
+     * {@code revision - 1} the index's last event (its key put at that revision; after its delete, the key absent there
+     * and, when the index kept it, alive one revision before with the create revision it kept; with no event since the
+     * snapshot, as many keys under the prefix as the snapshot had). A history that differs there (etcd
      * restored from a snapshot, another cluster), a revision etcd has not reached or has compacted builds the index again.
      * While etcd does not answer, asks again with backoff from {@code waited} ms, keeping the index: its history up to its
      * last event stays what it is.
@@ -624,27 +627,38 @@ public final class LockTenures implements AutoCloseable {
         boolean put;
         long created;
         long keys;
+        long cluster;
         synchronized (this) {
             key = lastKey;
             put = lastPut;
             created = lastCreated;
             keys = snapshotKeys;
+            cluster = clusterId;
         }
-        // A deleted key is read just before its delete, where it must have the create revision the index kept.
-        boolean before = key != null && !put && created > 0;
         GetOption check = key == null
                 ? GetOption.builder().isPrefix(true).withCountOnly(true).withRevision(at).build()
-                : GetOption.builder().withRevision(before ? at - 1 : at).build();
+                : GetOption.builder().withRevision(at).build();
         ByteSequence read = key == null ? prefixBytes : ByteSequence.from(key.getBytes(StandardCharsets.ISO_8859_1));
-        kv.get(read, check).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS).whenComplete((now, error) -> {
-            boolean unanswered = error != null && !compacted(error) && !future(error);
-            boolean same = error == null && now.getHeader().getClusterId() == clusterId && (key == null
+        // Null when etcd shows the index's last event, else what differs.
+        CompletableFuture<String> differs = get(read, check).thenCompose(now -> {
+            if (now.getHeader().getClusterId() != cluster) {
+                return CompletableFuture.completedFuture("cluster " + Long.toHexString(now.getHeader().getClusterId())
+                        + ", the index's cluster " + Long.toHexString(cluster));
+            }
+            boolean same = key == null
                     ? now.getCount() == keys
-                    : put
-                            ? now.getKvs().size() == 1 && now.getKvs().get(0).getModRevision() == at
-                            : before
-                                    ? now.getKvs().size() == 1 && now.getKvs().get(0).getCreateRevision() == created
-                                    : now.getKvs().isEmpty());
+                    : put ? now.getKvs().size() == 1 && now.getKvs().get(0).getModRevision() == at : now.getKvs().isEmpty();
+            if (!same || key == null || put || created == 0) {
+                return CompletableFuture.completedFuture(same ? null : "another last event");
+            }
+            // Absent after its delete, as in any history without the key: it must also be alive just before, created
+            // where the index kept it.
+            return get(read, GetOption.builder().withRevision(at - 1).build()).thenApply(before -> before.getKvs().size() == 1
+                    && before.getKvs().get(0).getCreateRevision() == created ? null : "another key deleted last");
+        });
+        differs.whenComplete((difference, error) -> {
+            boolean unanswered = error != null && !compacted(error) && !future(error);
+            boolean same = error == null && difference == null;
             synchronized (this) {
                 if (mine != generation || closed) {
                     return;
@@ -663,13 +677,13 @@ public final class LockTenures implements AutoCloseable {
                 watchFrom(mine, revision);
             } else {
                 rebuildLater("etcd does not show the history the lock tenure index holds at revision " + at + " ("
-                        + (error != null
-                                ? error.toString()
-                                : "cluster " + Long.toHexString(now.getHeader().getClusterId())
-                                        + ", the index's cluster " + Long.toHexString(clusterId))
-                        + ")");
+                        + (error != null ? error.toString() : difference) + ")");
             }
         });
+    }
+
+    private CompletableFuture<GetResponse> get(ByteSequence key, GetOption option) {
+        return kv.get(key, option).orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** Whether etcd or gRPC refused a response over the client's message limit (gRPC's RESOURCE_EXHAUSTED status). */

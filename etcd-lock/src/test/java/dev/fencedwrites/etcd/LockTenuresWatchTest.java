@@ -187,6 +187,18 @@ class LockTenuresWatchTest {
     }
 
     @Test
+    void afterADeleteARestoredHistoryWhereTheKeyStillLivesRebuildsTheIndex() {
+        // Restored from a backup taken before the delete: the key is alive just before revision 9, as the index kept it,
+        // and alive at 9 too.
+        watches.get(0).listener().onNext(delete(9));
+        history.clear();
+        history.add(new Change(PREFIX + "acct/1f", 7, true));
+        history.add(new Change(PREFIX + "acct/2b", 10, true));
+        currentRevision = 12;
+        rebuiltAfterError(12);
+    }
+
+    @Test
     void aCompactedWatchRebuildsTheIndex() {
         currentRevision = 30;
         int before = watches.size();
