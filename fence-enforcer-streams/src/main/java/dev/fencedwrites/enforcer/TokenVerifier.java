@@ -77,6 +77,15 @@ public interface TokenVerifier extends AutoCloseable {
     }
 
     /**
+     * Whether {@link #verify} answers {@code key} at {@code token} now without asking the lock service, for any lease, so
+     * that reading it ahead would be wasted work. A hint: a wrong answer costs a read ahead or leaves the read to the
+     * decision, never a verdict. The default says no.
+     */
+    default boolean answersLocally(byte[] key, long token) {
+        return false;
+    }
+
+    /**
      * Has the main consumer of the Kafka Streams application configured by {@code streamsProperties} call
      * {@link #readAhead} for every record it polls, through {@code main.consumer.interceptor.classes} (KIP-42), after the
      * interceptors the properties already give the main consumer.

@@ -390,6 +390,12 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         }
     }
 
+    /** Whether the index of lock holders answers {@code key} at {@code token} now ({@link LockTenures#covers}). */
+    @Override
+    public boolean answersLocally(byte[] key, long token) {
+        return tenures != null && tenures.covers(key, token);
+    }
+
     /**
      * The index's answer for (key, token, lease); {@code null} when the index is off, the token is outside its revisions or
      * the lock key would not fit a read.

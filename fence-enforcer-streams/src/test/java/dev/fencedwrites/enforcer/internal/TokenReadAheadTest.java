@@ -27,7 +27,7 @@ class TokenReadAheadTest {
     private static final TopicPartition INPUT = new TopicPartition("fence.input", 0);
 
     /** A verifier that records what it was asked to read ahead. */
-    private static final class Recording implements TokenVerifier {
+    private static class Recording implements TokenVerifier {
         final List<String> asked = new ArrayList<>();
 
         @Override
@@ -65,6 +65,24 @@ class TokenReadAheadTest {
 
         assertThat(interceptor.onConsume(records)).isSameAs(records);
         assertThat(verifier.asked).containsExactly("a@7/11", "h@12/13");
+    }
+
+    @Test
+    void aTokenTheVerifierAnswersLocallyIsNotReadAhead() {
+        Recording verifier = new Recording() {
+            @Override
+            public boolean answersLocally(byte[] key, long token) {
+                return token >= 10; // an index from revision 10 on
+            }
+        };
+        TokenReadAhead interceptor = new TokenReadAhead();
+        interceptor.configure(Map.of(TokenReadAhead.VERIFIER_CONFIG, verifier));
+        List<ConsumerRecord<byte[], byte[]>> polled = List.of(record("a", "7", "11"), record("b", "10", "11"),
+                record("c", "12", null), record("d", "9", "11"));
+
+        interceptor.onConsume(new ConsumerRecords<>(Map.of(INPUT, polled), Map.of()));
+
+        assertThat(verifier.asked).containsExactly("a@7/11", "d@9/11");
     }
 
     @Test
