@@ -46,6 +46,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
@@ -54,8 +55,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Needs real services: open and committed transactions, commits and a consumer group that removes a paused member exist only
  * between a real broker and enforcer processes (two, sharing one application id), so {@code GET /fences/{key}} is proven
- * there to answer committed fences only and never from a paused instance that may have lost its tasks.
+ * there to answer committed fences only and never from a paused instance that may have lost its tasks. In the slow lane
+ * (about 95 s; {@code ./mvnw verify -Pslow -pl system-tests -am -Dtest=none}): it proves the HTTP query of fences, not a
+ * decision.
  */
+@Tag("slow")
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CommittedFencesIT {
