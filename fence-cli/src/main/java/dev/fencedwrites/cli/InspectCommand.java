@@ -78,8 +78,14 @@ public final class InspectCommand implements Callable<Integer> {
     @ParentCommand
     FenceMain fence;
 
-    /** The enforcer's answer: its fence for the key ({@code null}: none) and the instance that served it. */
-    record EnforcerView(Fence fence, String servedBy) {
+    /**
+     * The enforcer's answer: its fence for the key ({@code null}: none), the instance that served it, and under fence expiry
+     * the floor of the key's partition ({@code null}: none; a key without a higher fence is fenced at it).
+     */
+    record EnforcerView(Fence fence, String servedBy, Long floor) {
+        EnforcerView(Fence fence, String servedBy) {
+            this(fence, servedBy, null);
+        }
     }
 
     /** The key's row: its fence ({@code null}: no row), whether it is a delete, and the whole row as JSON. */
@@ -98,13 +104,14 @@ public final class InspectCommand implements Callable<Integer> {
             String postgres = fence.stack().setting("POSTGRES_URL", "--postgres", postgresUrl, false, err);
             EnforcerView enforced = askEnforcer(enforcer, key);
             RowView stored = readRow(postgres, table, key);
-            String verdict = verdict(enforced.fence(), stored.fence());
+            String verdict = verdict(enforced.fence(), stored.fence(), enforced.floor());
             if (json) {
                 ObjectNode object = JSON.createObjectNode();
                 object.put("key", key);
                 ObjectNode e = object.putObject("enforcer");
                 e.put("fence", enforced.fence() == null ? null : enforced.fence().toString());
                 e.put("served_by", enforced.servedBy());
+                e.put("floor", enforced.floor());
                 ObjectNode d = object.putObject("database");
                 d.put("table", table);
                 d.put("fence", stored.fence() == null ? null : stored.fence().toString());
@@ -115,8 +122,14 @@ public final class InspectCommand implements Callable<Integer> {
             } else {
                 out.printf("key              %s%n", key);
                 out.printf("enforcer fence   %s%n", enforced.fence() == null
-                        ? "none (no write or marker accepted for this key)"
+                        ? enforced.floor() == null
+                                ? "none (no write or marker accepted for this key)"
+                                : "none (no write or marker accepted for this key, or its fence expired)"
                         : enforced.fence() + "   (state store, served by " + enforced.servedBy() + ")");
+                if (enforced.floor() != null) {
+                    out.printf("enforcer floor   %d   (fence expiry: tokens at or below it are rejected for this key unless its"
+                            + " fence is higher)%n", enforced.floor());
+                }
                 out.printf("database fence   %s%n", stored.fence() == null
                         ? "none (no row in " + table + ")"
                         : stored.fence() + (stored.deleted() ? "   (deleted)" : "") + "   (table " + table + ")");
@@ -136,6 +149,19 @@ public final class InspectCommand implements Callable<Integer> {
 
     /** What the enforcer's fence and the row's fence say together; the rule is the enforcer's (token, then seq). */
     static String verdict(Fence enforced, Fence stored) {
+        return verdict(enforced, stored, null);
+    }
+
+    /**
+     * The same, under fence expiry: a key without a fence whose row's token is at or below the partition's {@code floor}
+     * had its fence expired (docs/concepts/fence-expiry.md).
+     */
+    static String verdict(Fence enforced, Fence stored, Long floor) {
+        if (enforced == null && stored != null && floor != null && stored.token() <= floor) {
+            return "fence expired: the row's token is at or below the enforcer's floor " + floor + ", so its lock tenure has "
+                    + "ended and the enforcer dropped the key's fence; writes at or below the floor are rejected, and the row "
+                    + "keeps its own fence";
+        }
         if (enforced == null && stored == null) {
             return "unknown key: no fence in the enforcer and no row";
         }
@@ -211,7 +237,7 @@ public final class InspectCommand implements Callable<Integer> {
                 throw new IllegalStateException(base + " answered HTTP 404 without the enforcer's answer for " + key
                         + "; is it an enforcer's address (ENFORCER_URL, --enforcer)?");
             }
-            return new EnforcerView(null, servedBy);
+            return new EnforcerView(null, servedBy, floor(body));
         }
         if (response.statusCode() != 200) {
             throw new IllegalStateException(
@@ -222,7 +248,13 @@ public final class InspectCommand implements Callable<Integer> {
         Fence fence = seq.isNull() || seq.isMissingNode()
                 ? Fence.of(body.path("token").asLong())
                 : new Fence(body.path("token").asLong(), seq.asLong());
-        return new EnforcerView(fence, servedBy);
+        return new EnforcerView(fence, servedBy, floor(body));
+    }
+
+    /** The {@code floor} of an enforcer's answer, or {@code null} when it has none (fence expiry off). */
+    private static Long floor(JsonNode body) {
+        JsonNode floor = body.path("floor");
+        return floor.isNumber() ? floor.asLong() : null;
     }
 
     private static RowView readRow(String jdbcUrl, String table, String key) throws SQLException {

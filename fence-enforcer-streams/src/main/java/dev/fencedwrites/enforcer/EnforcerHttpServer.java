@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.enforcer.internal.CommittedFences;
+import dev.fencedwrites.enforcer.internal.FenceExpiry;
 import dev.fencedwrites.enforcer.internal.PendingFences;
 import dev.fencedwrites.enforcer.internal.StoredFence;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -39,7 +40,8 @@ import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 /**
  * The enforcer's HTTP endpoints: {@code GET /metrics} (Prometheus text), the probes for
  * Kubernetes and {@code GET /fences/{key}} (the key's fence as JSON; 404 when the key
- * has none). {@code GET /health/live} answers 200 while the Kafka Streams client is alive
+ * has none; with fence expiry on, {@code floor} and {@code floor_partition} name the partition's expiry floor, the fence
+ * of a key without a higher one). {@code GET /health/live} answers 200 while the Kafka Streams client is alive
  * ({@link #isLive}: CREATED, REBALANCING, which includes restoring state stores from their
  * changelogs, or RUNNING) and 503 once it is shutting down or failed; {@code GET /health/ready}
  * (and {@code GET /health}, its older name) answers 200 only while it is RUNNING. Each answers
@@ -190,8 +192,10 @@ final class EnforcerHttpServer implements AutoCloseable {
             return;
         }
         Fence fence;
+        Fence floor;
         try {
             fence = readCommitted(running, owner.partition(), storeKey);
+            floor = readCommitted(running, owner.partition(), FenceExpiry.FLOOR_KEY);
         } catch (RuntimeException e) {
             respond(exchange, 503, "application/json",
                     JSON.writeValueAsString(Map.of("key", key, "error", "state store not queryable: " + e.getMessage())));
@@ -204,17 +208,27 @@ final class EnforcerHttpServer implements AutoCloseable {
                     JSON.writeValueAsString(Map.of("key", key, "error", paused.get(), "served_by", address(self))));
             return;
         }
-        if (fence == null) {
-            respond(exchange, 404, "application/json",
-                    JSON.writeValueAsString(Map.of("key", key, "error", "no fence for this key", "served_by", address(self))));
-            return;
-        }
+        respond(exchange, fence == null ? 404 : 200, "application/json",
+                JSON.writeValueAsString(fenceBody(key, fence, floor, owner.partition())));
+    }
+
+    /** The answer for {@code key}: its fence (or why there is none), and under fence expiry its partition's floor. */
+    private Map<String, Object> fenceBody(String key, Fence fence, Fence floor, int partition) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("key", key);
-        body.put("token", fence.token());
-        body.put("seq", fence.hasSeq() ? fence.seq() : null);
+        if (fence == null) {
+            body.put("error", floor == null ? "no fence for this key" : "no fence for this key: never written, or expired");
+        } else {
+            body.put("token", fence.token());
+            body.put("seq", fence.hasSeq() ? fence.seq() : null);
+        }
+        if (floor != null) {
+            // Fence expiry: a key without a higher fence is fenced at its partition's floor.
+            body.put("floor", floor.token());
+            body.put("floor_partition", partition);
+        }
         body.put("served_by", address(self));
-        respond(exchange, 200, "application/json", JSON.writeValueAsString(body));
+        return body;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.fencedwrites.enforcer;
 import dev.fencedwrites.buildinfo.ModuleVersion;
 import dev.fencedwrites.enforcer.internal.CommittedFences;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
+import dev.fencedwrites.enforcer.internal.FenceExpiry;
 import dev.fencedwrites.enforcer.internal.FenceProductionExceptionHandler;
 import dev.fencedwrites.enforcer.internal.RejectedTopicMetadata;
 import dev.fencedwrites.etcd.EtcdSettings;
@@ -27,6 +28,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.CloseOptions;
@@ -117,7 +119,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                 config.getInt(FenceEnforcerConfig.HTTP_PORT), registry, config.httpCredentials().orElse(null));
         HostInfo self = config.advertisedServer(http.port());
         streamsProperties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
-        TokenVerifier tokens;
+        EtcdTokenVerifier tokens;
         try {
             tokens = verifier(config, streamsProperties, registry);
         } catch (IllegalArgumentException e) {
@@ -127,12 +129,11 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             return 2;
         }
         CommittedFences committed = new CommittedFences();
-        Topology topology = FenceEnforcerTopology.build(settings(config, limits, tokens, committed), registry);
+        FenceExpiry expiry = expiry(config, tokens, streamsProperties, registry);
+        Topology topology = FenceEnforcerTopology.build(settings(config, limits, tokens, committed, expiry), registry);
         KafkaStreams streams = new KafkaStreams(topology, streamsProperties, clients(config, streamsProperties));
         StreamsProgress progress = new StreamsProgress(registry);
-        streams.setGlobalStateRestoreListener(progress);
-        CountDownLatch stopped = watch(streams, progress);
-        streams.setUncaughtExceptionHandler(StreamThreadFailures.standard(registry, streams));
+        CountDownLatch stopped = watch(streams, progress, registry);
         ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(daemon("kafka-metrics-refresh"));
         // Kafka's metrics appear as clients are made and partitions assigned; Micrometer binds new ones at each refresh.
         KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams, List.of(), refresher, STREAMS_METRICS_REFRESH);
@@ -147,13 +148,20 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         LOG.info("fence enforcer: {} -> {} / {} (winning markers -> {}), HTTP on port {}, advertised as {}", config.inputTopic(),
                 config.acceptedTopic(), config.rejectedTopic(), config.markersTopic().orElse("nowhere"), http.port(), self);
         streams.start();
+        Optional.ofNullable(expiry).ifPresent(FenceExpiry::start);
         stopped.await();
-        streamsMetrics.close();
-        pauses.close();
-        committed.close();
+        closeAll(expiry, streamsMetrics, pauses, committed, gc);
         refresher.shutdownNow();
-        gc.close();
         return streams.state() == KafkaStreams.State.ERROR ? 1 : 0;
+    }
+
+    /** Closes each part that is not {@code null}, in order. */
+    private static void closeAll(AutoCloseable... parts) throws Exception {
+        for (AutoCloseable part : parts) {
+            if (part != null) {
+                part.close();
+            }
+        }
     }
 
     /** Says first, before anything can wait on Kafka, that tokens go unverified when they do. */
@@ -170,11 +178,12 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                 List.of(config.rejectedTopic()));
     }
 
-    /** The topology's settings as {@code config} names them, with the verifier when there is one. */
+    /** The topology's settings as {@code config} names them, with the verifier and fence expiry when they are on. */
     private static FenceEnforcerTopology.Settings settings(FenceEnforcerConfig config, FenceEnforcerTopology.Limits limits,
-            TokenVerifier tokens, CommittedFences committed) {
+            TokenVerifier tokens, CommittedFences committed, FenceExpiry expiry) {
         FenceEnforcerTopology.Settings settings = FenceEnforcerTopology.Settings.from(config, limits)
                 .withCommittedFences(committed);
+        settings = expiry == null ? settings : settings.withExpiry(expiry);
         return tokens == null ? settings : settings.withVerifier(tokens);
     }
 
@@ -242,7 +251,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
      *
      * @throws IllegalArgumentException when the etcd settings cannot make a client
      */
-    private static TokenVerifier verifier(FenceEnforcerConfig config, Properties streamsProperties,
+    private static EtcdTokenVerifier verifier(FenceEnforcerConfig config, Properties streamsProperties,
             PrometheusMeterRegistry registry) {
         Optional<EtcdSettings> etcd = config.tokenVerification();
         if (etcd.isEmpty()) {
@@ -257,8 +266,34 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         return verifier;
     }
 
-    /** Logs state changes and tells {@code progress}; the latch opens when the instance stops (NOT_RUNNING or ERROR). */
-    private static CountDownLatch watch(KafkaStreams streams, StreamsProgress progress) {
+    /**
+     * Fence expiry as {@code config} sets it, not started yet; {@code null} when off. The floor waits for the input's
+     * committed offsets, and under {@code reroute} for the repartition topic's too ({@link FenceExpiry}).
+     */
+    private static FenceExpiry expiry(FenceEnforcerConfig config, EtcdTokenVerifier tokens, Properties streamsProperties,
+            PrometheusMeterRegistry registry) {
+        if (config.expiry().isEmpty()) {
+            return null;
+        }
+        FenceEnforcerConfig.Expiry settings = config.expiry().get();
+        String applicationId = config.getString(FenceEnforcerConfig.APPLICATION_ID);
+        List<String> topics = config.partitionMismatch() == PartitionMismatch.REROUTE
+                ? List.of(config.inputTopic(), FenceEnforcerTopology.rerouteTopic(applicationId))
+                : List.of(config.inputTopic());
+        LOG.info("fence expiry is on: every {} the oldest live lock under the lock prefix is read, and fences below it are "
+                + "dropped once {} are committed past that read", settings.interval(), topics);
+        Admin admin = Admin.create(TopicAdmin.adminProperties(streamsProperties));
+        return new FenceExpiry(tokens::oldestLiveLock, FenceExpiry.offsets(admin, applicationId, Duration.ofSeconds(30)),
+                topics, settings.interval(), settings.batch(), registry, System::currentTimeMillis);
+    }
+
+    /**
+     * Logs state changes and tells {@code progress} (restores too), and counts stream thread failures; the latch opens when
+     * the instance stops (NOT_RUNNING or ERROR).
+     */
+    private static CountDownLatch watch(KafkaStreams streams, StreamsProgress progress, MeterRegistry registry) {
+        streams.setGlobalStateRestoreListener(progress);
+        streams.setUncaughtExceptionHandler(StreamThreadFailures.standard(registry, streams));
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((newState, oldState) -> {
             LOG.info("Kafka Streams state {} -> {}", oldState, newState);

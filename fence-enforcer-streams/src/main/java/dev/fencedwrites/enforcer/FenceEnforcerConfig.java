@@ -60,6 +60,9 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     public static final String TOKEN_VERIFICATION_CACHE_SIZE = "token.verification.cache.size";
     public static final String TOKEN_VERIFICATION_READ_AHEAD_MAX = "token.verification.read.ahead.max";
     public static final String TOKEN_VERIFICATION_INDEX_MAX = "token.verification.index.max";
+    public static final String FENCE_EXPIRY_ENABLE = "fence.expiry.enable";
+    public static final String FENCE_EXPIRY_INTERVAL_MS = "fence.expiry.interval.ms";
+    public static final String FENCE_EXPIRY_BATCH_SIZE = "fence.expiry.batch.size";
     /** Prefix of Kafka Streams settings passed through unchanged. */
     public static final String STREAMS_PREFIX = "streams.";
     private static final Logger LOG = LoggerFactory.getLogger(FenceEnforcerConfig.class);
@@ -217,11 +220,53 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         quietStreamsConfig(streamsProperties());
         httpCredentials();
         tokenVerification();
+        refuseUnsafeExpiry();
         if (getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS) < getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS)) {
             throw new ConfigException(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS),
                     "must be at least " + TOKEN_VERIFICATION_RETRY_BACKOFF_MS + " ("
                             + getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS) + ")");
         }
+    }
+
+    /**
+     * Refuses fence expiry where its proof does not hold (docs/concepts/fence-expiry.md): without token verification a
+     * token need not be an etcd revision of a lock at all, so the oldest live lock bounds nothing; under
+     * {@code at_least_once} a crash between raising the floor and the next commit replays records decided against the
+     * floor, and a floor lost with that crash could accept on replay a write rejected the first time (both topics).
+     *
+     * @throws ConfigException naming the settings
+     */
+    private void refuseUnsafeExpiry() {
+        if (!getBoolean(FENCE_EXPIRY_ENABLE)) {
+            return;
+        }
+        if (tokenVerification().isEmpty()) {
+            throw new ConfigException(FENCE_EXPIRY_ENABLE + "=true needs " + TOKEN_VERIFICATION_ENABLE + "=true: a fence "
+                    + "expires when its token is below the oldest live lock in etcd, which bounds only tokens etcd issued; "
+                    + "with verification off any positive token is believed");
+        }
+        if (!StreamsConfig.EXACTLY_ONCE_V2.equals(getString(PROCESSING_GUARANTEE))) {
+            throw new ConfigException(FENCE_EXPIRY_ENABLE + "=true needs " + PROCESSING_GUARANTEE + "="
+                    + StreamsConfig.EXACTLY_ONCE_V2 + ", got " + getString(PROCESSING_GUARANTEE) + ": under at_least_once "
+                    + "a crash can lose a raised floor while records decided against it are replayed, and a write rejected "
+                    + "at the floor could then be accepted the second time");
+        }
+    }
+
+    /** Fence expiry's settings, or empty when {@value #FENCE_EXPIRY_ENABLE} is false. */
+    public Optional<Expiry> expiry() {
+        return getBoolean(FENCE_EXPIRY_ENABLE)
+                ? Optional.of(new Expiry(Duration.ofMillis(getLong(FENCE_EXPIRY_INTERVAL_MS)), getInt(FENCE_EXPIRY_BATCH_SIZE)))
+                : Optional.empty();
+    }
+
+    /**
+     * Fence expiry's settings.
+     *
+     * @param interval how often the oldest live lock is read
+     * @param batch    keys a task examines per scan step
+     */
+    public record Expiry(Duration interval, int batch) {
     }
 
     /**

@@ -21,12 +21,13 @@ final class FenceEnforcerConfigDefinition {
     private static final String GROUP_HTTP = "HTTP";
     private static final String GROUP_TOPICS = "Topics";
     private static final String GROUP_VERIFICATION = "Token verification";
+    private static final String GROUP_EXPIRY = "Fence expiry";
 
     private FenceEnforcerConfigDefinition() {
     }
 
     static ConfigDef definition() {
-        return tokenVerification(http(topics(kafka(new ConfigDef()))));
+        return expiry(tokenVerification(http(topics(kafka(new ConfigDef())))));
     }
 
     /** Cluster, application id, topics and processing guarantee. */
@@ -184,6 +185,31 @@ final class FenceEnforcerConfigDefinition {
                                 + "always kept. 0 turns the index off. Verdicts are etcd's either way (see "
                                 + "docs/concepts/verified-tokens.md).",
                         GROUP_VERIFICATION, 16, ConfigDef.Width.SHORT, "Lock tenure index size");
+    }
+
+    /** Fence expiry: dropping the fences of ended lock tenures. */
+    private static ConfigDef expiry(ConfigDef definition) {
+        return definition
+                .define(FENCE_EXPIRY_ENABLE, Type.BOOLEAN, false, Importance.MEDIUM,
+                        "Drop the fences of keys whose lock tenures have all ended, so that the fence store and its "
+                                + "changelog hold about one fence per live lock instead of one per key ever written. Every "
+                                + "fence.expiry.interval.ms the enforcer reads M, the create revision of the oldest live key "
+                                + "under etcd.lock.prefix; once every input record written before that read is decided and "
+                                + "committed, each partition raises its floor to M - 1 and drops the fences at or below it. "
+                                + "A write whose token is at or below the floor, on a key without a higher fence, is rejected "
+                                + "STALE_TOKEN with the floor as the fence it met. Needs token verification and "
+                                + "processing.guarantee=exactly_once_v2; refused at start otherwise. Off by default: see "
+                                + "docs/concepts/fence-expiry.md for the proof, its assumptions and why.",
+                        GROUP_EXPIRY, 1, ConfigDef.Width.SHORT, "Expire fences")
+                .define(FENCE_EXPIRY_INTERVAL_MS, Type.LONG, 60_000L, ConfigDef.Range.atLeast(1_000), Importance.LOW,
+                        "How often the oldest live lock is read from etcd, in milliseconds; a floor is raised at most "
+                                + "this often, after the committed offsets catch up. Each task looks for a new floor every "
+                                + "tenth of it (at least every second), which commits an idle task that often.",
+                        GROUP_EXPIRY, 2, ConfigDef.Width.SHORT, "Expiry interval")
+                .define(FENCE_EXPIRY_BATCH_SIZE, Type.INT, 10_000, ConfigDef.Range.atLeast(1), Importance.LOW,
+                        "Keys a task examines per step of its scan for fences at or below a new floor; a step runs every "
+                                + "100 ms on the stream thread, between records, until the store has been scanned.",
+                        GROUP_EXPIRY, 3, ConfigDef.Width.SHORT, "Expiry batch size");
     }
 
     /** What the enforcer adds to etcd-lock's description of a setting. */

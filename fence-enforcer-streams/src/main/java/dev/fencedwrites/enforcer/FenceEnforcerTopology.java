@@ -3,6 +3,7 @@ package dev.fencedwrites.enforcer;
 import dev.fencedwrites.enforcer.internal.CommitSignal;
 import dev.fencedwrites.enforcer.internal.CommittedFences;
 import dev.fencedwrites.enforcer.internal.EnforcerMetrics;
+import dev.fencedwrites.enforcer.internal.FenceExpiry;
 import dev.fencedwrites.enforcer.internal.FenceProcessor;
 import dev.fencedwrites.enforcer.internal.FenceSerde;
 import dev.fencedwrites.enforcer.internal.HighestFenceStore;
@@ -165,9 +166,16 @@ public final class FenceEnforcerTopology {
         private final PartitionMismatch mismatch;
         private final CommittedFences committed;
         private final Map<String, String> changelogConfig;
+        private final FenceExpiry expiry;
 
         private Settings(String input, String accepted, String rejected, Limits limits, String markers, TokenVerifier verifier,
                 PartitionMismatch mismatch, CommittedFences committed, Map<String, String> changelogConfig) {
+            this(input, accepted, rejected, limits, markers, verifier, mismatch, committed, changelogConfig, null);
+        }
+
+        private Settings(String input, String accepted, String rejected, Limits limits, String markers, TokenVerifier verifier,
+                PartitionMismatch mismatch, CommittedFences committed, Map<String, String> changelogConfig,
+                FenceExpiry expiry) {
             this.input = Objects.requireNonNull(input, "input");
             this.accepted = Objects.requireNonNull(accepted, "accepted");
             this.rejected = Objects.requireNonNull(rejected, "rejected");
@@ -177,6 +185,7 @@ public final class FenceEnforcerTopology {
             this.mismatch = Objects.requireNonNull(mismatch, "mismatch");
             this.committed = committed;
             this.changelogConfig = Map.copyOf(changelogConfig);
+            this.expiry = expiry;
         }
 
         /** A topology from {@code input} to {@code accepted} and {@code rejected}, with nothing optional. */
@@ -195,29 +204,42 @@ public final class FenceEnforcerTopology {
         /** Winning FENCE markers are published to {@code topic}. */
         public Settings withMarkers(String topic) {
             return new Settings(input, accepted, rejected, limits, Objects.requireNonNull(topic, "markers"), verifier, mismatch,
-                    committed, changelogConfig);
+                    committed, changelogConfig, expiry);
         }
 
         /** {@code tokens} checks the token of every record the rule would accept; shared by all tasks, so thread-safe. */
         public Settings withVerifier(TokenVerifier tokens) {
             return new Settings(input, accepted, rejected, limits, markers, Objects.requireNonNull(tokens, "verifier"), mismatch,
-                    committed, changelogConfig);
+                    committed, changelogConfig, expiry);
         }
 
         /** What a record on another partition than murmur2 assigns its key becomes. */
         public Settings withPartitionMismatch(PartitionMismatch policy) {
-            return new Settings(input, accepted, rejected, limits, markers, verifier, policy, committed, changelogConfig);
+            return new Settings(input, accepted, rejected, limits, markers, verifier, policy, committed, changelogConfig, expiry);
         }
 
         /** Every task tells {@code fences} which stored fences may not be committed yet ({@code GET /fences/{key}}). */
         public Settings withCommittedFences(CommittedFences fences) {
             return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch,
-                    Objects.requireNonNull(fences, "committed"), changelogConfig);
+                    Objects.requireNonNull(fences, "committed"), changelogConfig, expiry);
         }
 
         /** Topic configs for the fence store's changelog when Kafka Streams creates it ({@link #changelogConfig}). */
         public Settings withChangelogConfig(Map<String, String> topicConfig) {
-            return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch, committed, topicConfig);
+            return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch, committed, topicConfig, expiry);
+        }
+
+        /**
+         * Every task keeps a floor and drops the fences at or below it as {@code expiry} allows (fence expiry); the caller
+         * starts and closes {@code expiry}.
+         */
+        public Settings withExpiry(FenceExpiry expiry) {
+            return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch, committed, changelogConfig,
+                    Objects.requireNonNull(expiry, "expiry"));
+        }
+
+        public Optional<FenceExpiry> expiry() {
+            return Optional.ofNullable(expiry);
         }
 
         public String input() {

@@ -53,6 +53,26 @@ class RefusedAtStartTest {
         assertThat(start(settings)).startsWith("exit 2:").contains(key).contains(other);
     }
 
+    /** Fence expiry's proof needs verified tokens and transactions: without either, turning it on is refused. */
+    @Test
+    void fenceExpiryIsRefusedWithoutTokenVerificationOrUnderAtLeastOnce() throws Exception {
+        Map<String, String> unverified = runnable();
+        unverified.put("fence.expiry.enable", "true");
+        Map<String, String> atLeastOnce = runnable();
+        atLeastOnce.put("fence.expiry.enable", "true");
+        atLeastOnce.put("token.verification.enable", "true");
+        atLeastOnce.put("etcd.endpoints", "http://127.0.0.1:1");
+        atLeastOnce.put("processing.guarantee", "at_least_once");
+        Map<String, String> accepted = new LinkedHashMap<>(atLeastOnce);
+        accepted.remove("processing.guarantee");
+
+        assertThat(start(unverified)).startsWith("exit 2:").contains("fence.expiry.enable=true")
+                .contains("token.verification.enable=true");
+        assertThat(start(atLeastOnce)).startsWith("exit 2:").contains("fence.expiry.enable=true")
+                .contains("processing.guarantee=exactly_once_v2, got at_least_once");
+        assertThat(FenceEnforcerConfig.load(write(accepted), Map.of()).expiry()).isPresent();
+    }
+
     @ParameterizedTest
     @CsvSource({"streams.processing.guarantee, at_least_once, processing.guarantee",
             "streams.application.id, other, application.id", "streams.bootstrap.servers, 127.0.0.1:2, bootstrap.servers",
@@ -103,10 +123,14 @@ class RefusedAtStartTest {
         return settings;
     }
 
+    private Path write(Map<String, String> settings) throws Exception {
+        return Files.writeString(dir.resolve("enforcer.properties"), settings.entrySet().stream()
+                .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining("\n", "", "\n")));
+    }
+
     /** Runs the enforcer's command line on {@code settings}; returns "exit N: " and what it wrote to standard error. */
     private String start(Map<String, String> settings) throws Exception {
-        Path file = Files.writeString(dir.resolve("enforcer.properties"), settings.entrySet().stream()
-                .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining("\n", "", "\n")));
+        Path file = write(settings);
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         PrintStream saved = System.err;
         int exit;

@@ -288,6 +288,27 @@ public final class EtcdTokenVerifier implements TokenVerifier {
         }
     }
 
+    /**
+     * The oldest live key under the lock prefix, from one linearizable range read (sorted by create revision, limit 1, keys
+     * only): what {@link FenceExpiry} bounds the floor with.
+     *
+     * @throws ExecutionException   when etcd refuses the read
+     * @throws TimeoutException     after {@code etcd.request.timeout.ms}
+     * @throws InterruptedException when interrupted while waiting
+     */
+    public FenceExpiry.OldestLock oldestLiveLock() throws ExecutionException, TimeoutException, InterruptedException {
+        var response = client.getKVClient().get(ByteSequence.from(history.prefix(), StandardCharsets.UTF_8),
+                GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
+                        .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).withKeysOnly(true).build())
+                .get(requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        long revision = response.getHeader().getRevision();
+        if (response.getKvs().isEmpty()) {
+            return new FenceExpiry.OldestLock(revision, null, revision + 1);
+        }
+        var oldest = response.getKvs().get(0);
+        return new FenceExpiry.OldestLock(revision, oldest.getKey().toString(StandardCharsets.UTF_8), oldest.getCreateRevision());
+    }
+
     @Override
     public Verdict verify(byte[] key, long token, long leaseId) {
         Asked asked = Asked.of(key, token, leaseId);

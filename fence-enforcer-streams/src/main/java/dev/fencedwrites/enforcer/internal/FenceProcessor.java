@@ -54,7 +54,10 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private final String inputTopic;
     private final PartitionMismatch mismatch;
     private final CommittedFences committedFences;
+    private final FenceExpiry expiry;
     private PendingFences pending;
+    /** The partition's expiry floor and scan; {@code null} when fence expiry is off. */
+    private ExpiryPass expiryPass;
     private ProcessorContext<byte[], byte[]> context;
     private KeyValueStore<Bytes, StoredFence> fences;
     private CommitSignal commits;
@@ -110,6 +113,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         this.mismatch = settings.partitionMismatch();
         this.inputTopic = mismatch == PartitionMismatch.REROUTE ? settings.input() : null;
         this.committedFences = settings.committedFences().orElse(null);
+        this.expiry = settings.expiry().orElse(null);
         this.metrics = metrics;
     }
 
@@ -135,10 +139,16 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (committedFences != null) {
             pending = committedFences.open(context.taskId().partition(), context);
         }
+        if (expiry != null) {
+            expiryPass = new ExpiryPass(expiry, context, fences, pending);
+        }
     }
 
     @Override
     public void close() {
+        if (expiryPass != null) {
+            expiryPass.close();
+        }
         if (pending != null) {
             pending.close();
         }
@@ -196,6 +206,9 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
                     + " when first processed, and decided the same way again (at_least_once replay)");
             return;
         }
+        if (belowFloor(record, stamp, stored)) {
+            return;
+        }
         Position at = new Position(from, offset);
         if (acceptable(record, key, stamp, stored)) {
             accept(record, storeKey, state, at, stamp, stored);
@@ -221,6 +234,27 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (next != state) {
             fences.put(storeKey, next);
         }
+    }
+
+    /**
+     * Rejects, STALE_TOKEN against the floor, a record whose token is at or below the partition's expiry floor when its key
+     * has no higher stored fence (a key whose fence was dropped, or that never had one): every such token belongs to a lock
+     * tenure that has ended (docs/concepts/fence-expiry.md). A key with a higher fence is decided by the rule as without
+     * expiry; a replay (at_least_once history) is decided against its history.
+     */
+    private boolean belowFloor(Record<byte[], byte[]> record, FenceStamp stamp, Fence stored) {
+        if (expiryPass == null || replay.replaying()) {
+            return false;
+        }
+        long floor = expiryPass.floor();
+        if (stamp.fence().token() > floor || stored != null && stored.token() > floor) {
+            return false;
+        }
+        outputs.reject(record, RejectionReason.STALE_TOKEN, expiryPass.floorFence(), "incoming " + stamp.fence()
+                + " is at or below the expiry floor " + floor + " of partition " + context.taskId().partition()
+                + ": every token at or below it belongs to a lock tenure that has ended (fences below etcd's oldest live lock "
+                + "are expired)");
+        return true;
     }
 
     /** Rejects a record that no stored fence could admit: no key, the wrong partition, or a rejected copy sent back. */

@@ -1,0 +1,165 @@
+package dev.fencedwrites.enforcer.internal;
+
+import dev.fencedwrites.contract.Fence;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.Cancellable;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One task's fence expiry: its partition's floor, and the scan that drops the fences at or below it. The floor is kept in
+ * the fence store itself under {@link FenceExpiry#FLOOR_KEY} (not valid UTF-8, so no record key can be it: the processor rejects
+ * such keys before the store), so it reaches the changelog in the same transaction as the tombstones of the fences it
+ * replaces, and a restore brings it back before or with them. A key without a stored fence is treated as fenced at the
+ * floor ({@link FenceProcessor}). The floor is raised on the stream thread, in a punctuation, to {@link FenceExpiry#ready()};
+ * the scan then runs in steps of {@link FenceExpiry#batch()} keys every {@link #STEP}, so decisions never wait long for it.
+ * A restart scans again, since a scan's progress is not stored. Source: docs/concepts/fence-expiry.md.
+ *
+ * <p>Stored form of the floor: a {@link StoredFence} whose fence is {@code (floor, no seq)} and whose lease slot holds the
+ * wall-clock milliseconds at which it was raised. Not thread-safe: one instance per fence processor.
+ */
+final class ExpiryPass {
+    private static final Logger LOG = LoggerFactory.getLogger(ExpiryPass.class);
+    /** Time between two steps of a scan. */
+    static final Duration STEP = Duration.ofMillis(100);
+
+    private final FenceExpiry expiry;
+    private final ProcessorContext<?, ?> context;
+    private final KeyValueStore<Bytes, StoredFence> fences;
+    private final PendingFences pending;
+    private final int partition;
+    private long floor;
+    private long raisedAtMillis;
+    private Bytes cursor;
+    private Cancellable stepper;
+    private long scanStartNanos;
+    private long examined;
+    private long expiredInScan;
+
+    /**
+     * Reads the partition's floor from the store (a restore brought it back) and schedules the look for a new one; a floor
+     * found starts a scan, as one raised before a restart may not have finished its scan.
+     *
+     * @param pending the task's committed-fence bookkeeping ({@code GET /fences/{key}}), or {@code null}
+     */
+    ExpiryPass(FenceExpiry expiry, ProcessorContext<?, ?> context, KeyValueStore<Bytes, StoredFence> fences,
+            PendingFences pending) {
+        this.expiry = expiry;
+        this.context = context;
+        this.fences = fences;
+        this.pending = pending;
+        this.partition = context.taskId().partition();
+        StoredFence stored = fences.get(FenceExpiry.FLOOR_KEY);
+        if (stored != null && stored.fence() != null) {
+            floor = stored.fence().token();
+            raisedAtMillis = stored.lease();
+            startScan();
+        }
+        expiry.floor(partition, floor);
+        context.schedule(expiry.pickUpInterval(), PunctuationType.WALL_CLOCK_TIME, this::pickUp);
+    }
+
+    /** The partition's floor: tokens at or below it are rejected for keys without a higher stored fence; 0 when none. */
+    long floor() {
+        return floor;
+    }
+
+    /** The fence a key without a higher stored fence meets: the floor with no seq; {@code null} when there is no floor. */
+    Fence floorFence() {
+        return floor > 0 ? Fence.of(floor) : null;
+    }
+
+    /** The task closes: its floor is no longer this instance's to report. */
+    void close() {
+        expiry.floor(partition, -1);
+    }
+
+    private void pickUp(long nowMillis) {
+        FenceExpiry.Floor ready = expiry.ready();
+        if (ready == null || ready.floor() <= floor) {
+            return;
+        }
+        Fence raised = Fence.of(ready.floor());
+        if (pending != null) {
+            pending.written(FenceExpiry.FLOOR_KEY, floorFence(), raised);
+        }
+        fences.put(FenceExpiry.FLOOR_KEY, StoredFence.of(raised, nowMillis));
+        LOG.info("fence expiry, partition {}: floor raised from {} to {} (the oldest live lock, {}, was created at revision "
+                + "{}); dropping the fences at or below it", partition, floor, ready.floor(),
+                ready.oldestLock() == null ? "none" : ready.oldestLock(), ready.createRevision());
+        floor = ready.floor();
+        raisedAtMillis = nowMillis;
+        expiry.floor(partition, floor);
+        startScan();
+    }
+
+    private void startScan() {
+        cursor = null;
+        examined = 0;
+        expiredInScan = 0;
+        scanStartNanos = System.nanoTime();
+        if (stepper == null) {
+            stepper = context.schedule(STEP, PunctuationType.WALL_CLOCK_TIME, at -> step());
+        }
+    }
+
+    /**
+     * Examines up to a batch of keys after the cursor and drops those whose fence is at or below the floor. A value that
+     * keeps replay history (written under at_least_once before a switch of guarantee) is left alone: a replay may need it.
+     */
+    private void step() {
+        List<KeyValue<Bytes, StoredFence>> expired = new ArrayList<>();
+        int batch = expiry.batch();
+        int seen = 0;
+        boolean more;
+        try (KeyValueIterator<Bytes, StoredFence> keys = fences.range(cursor, null)) {
+            while (seen < batch && keys.hasNext()) {
+                KeyValue<Bytes, StoredFence> entry = keys.next();
+                if (entry.key.equals(cursor)) {
+                    continue;
+                }
+                seen++;
+                cursor = entry.key;
+                if (expirable(entry.key, entry.value)) {
+                    expired.add(entry);
+                }
+            }
+            more = keys.hasNext();
+        }
+        for (KeyValue<Bytes, StoredFence> entry : expired) {
+            if (pending != null) {
+                pending.written(entry.key, entry.value.fence(), null);
+            }
+            fences.delete(entry.key);
+        }
+        examined += seen;
+        expiredInScan += expired.size();
+        expiry.expired(expired.size());
+        if (!more) {
+            long nanos = System.nanoTime() - scanStartNanos;
+            expiry.passed(nanos);
+            LOG.info("fence expiry, partition {}: dropped {} of {} fences at or below floor {} in {} ms", partition,
+                    expiredInScan, examined, floor, nanos / 1_000_000);
+            stepper.cancel();
+            stepper = null;
+        }
+    }
+
+    private boolean expirable(Bytes key, StoredFence value) {
+        return value != null && !key.equals(FenceExpiry.FLOOR_KEY) && value.fence() != null && value.fence().token() <= floor
+                && value.acceptCount() == 0 && value.rejectionCount() == 0;
+    }
+
+    /** When the floor was raised, in wall-clock milliseconds (0: no floor). */
+    long raisedAtMillis() {
+        return raisedAtMillis;
+    }
+}
