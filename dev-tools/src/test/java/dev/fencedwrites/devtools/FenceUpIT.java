@@ -24,14 +24,17 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Needs real services: {@code ./fence up} is only useful if every address it prints answers, {@code ./fence chaos --stack}
- * runs against it with the fault commands it writes, and nothing outlives {@code ./fence down} (SIGTERM).
+ * runs against it with the fault commands it writes, and nothing outlives {@code ./fence down} (SIGTERM). In the slow
+ * lane (about 100 s; docs/dev/testing.md).
  */
+@Tag("slow")
 @Timeout(value = 9, unit = TimeUnit.MINUTES)
 class FenceUpIT {
 

@@ -75,7 +75,7 @@ class FenceExpiryModelTest {
                 .ofMaxSize(120);
     }
 
-    @Property(tries = 150)
+    @Property(tries = 100)
     void expiryNeverRejectsALiveHolderAndNeverAcceptsWhatTheRuleRejects(@ForAll("histories") List<Op> history)
             throws Exception {
         try (Model model = new Model(false)) {
