@@ -127,7 +127,7 @@ public final class InspectCommand implements Callable<Integer> {
                                 : "none (no write or marker accepted for this key, or its fence expired)"
                         : enforced.fence() + "   (state store, served by " + enforced.servedBy() + ")");
                 if (enforced.floor() != null) {
-                    out.printf("enforcer floor   %d   (fence expiry: tokens at or below it are rejected for this key unless its"
+                    out.printf("enforcer floor   %d   (fence expiry: tokens below it are rejected for this key unless its"
                             + " fence is higher)%n", enforced.floor());
                 }
                 out.printf("database fence   %s%n", stored.fence() == null
@@ -153,13 +153,13 @@ public final class InspectCommand implements Callable<Integer> {
     }
 
     /**
-     * The same, under fence expiry: a key without a fence whose row's token is at or below the partition's {@code floor}
+     * The same, under fence expiry: a key without a fence whose row's token is below the partition's {@code floor}
      * had its fence expired (docs/concepts/fence-expiry.md).
      */
     static String verdict(Fence enforced, Fence stored, Long floor) {
-        if (enforced == null && stored != null && floor != null && stored.token() <= floor) {
-            return "fence expired: the row's token is at or below the enforcer's floor " + floor + ", so its lock tenure has "
-                    + "ended and the enforcer dropped the key's fence; writes at or below the floor are rejected, and the row "
+        if (enforced == null && stored != null && floor != null && stored.token() < floor) {
+            return "fence expired: the row's token is below the enforcer's floor " + floor + ", so its lock tenure has "
+                    + "ended and the enforcer dropped the key's fence; writes below the floor are rejected, and the row "
                     + "keeps its own fence";
         }
         if (enforced == null && stored == null) {
@@ -251,7 +251,7 @@ public final class InspectCommand implements Callable<Integer> {
         return new EnforcerView(fence, servedBy, floor(body));
     }
 
-    /** The {@code floor} of an enforcer's answer, or {@code null} when it has none (fence expiry off). */
+    /** The {@code floor} of an enforcer's answer, or {@code null} when it has none (fence expiry off, or no floor yet). */
     private static Long floor(JsonNode body) {
         JsonNode floor = body.path("floor");
         return floor.isNumber() ? floor.asLong() : null;

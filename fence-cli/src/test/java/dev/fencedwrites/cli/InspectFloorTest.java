@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code ./fence inspect} against an enforcer with fence expiry on: its answer names the floor of the key's partition, and
- * a row whose token is at or below it reads as an expired fence, not as a write around the enforcer.
+ * a row whose token is below it reads as an expired fence, not as a write around the enforcer.
  */
 class InspectFloorTest {
     private HttpServer enforcer;
@@ -52,8 +52,8 @@ class InspectFloorTest {
         assertThat(view.floor()).isEqualTo(41L);
         assertThat(InspectCommand.verdict(view.fence(), new Fence(40, 7), view.floor())).startsWith("fence expired")
                 .contains("floor 41");
-        assertThat(InspectCommand.verdict(view.fence(), new Fence(42, 1), view.floor()))
-                .as("a row above the floor without a fence is not explained by expiry").startsWith("the row has a fence");
+        assertThat(InspectCommand.verdict(view.fence(), new Fence(41, 1), view.floor()))
+                .as("a row at the floor without a fence is not explained by expiry").startsWith("the row has a fence");
     }
 
     @Test

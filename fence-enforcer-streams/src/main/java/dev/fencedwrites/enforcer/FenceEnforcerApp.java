@@ -21,6 +21,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
@@ -29,8 +30,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -283,8 +287,16 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         LOG.info("fence expiry is on: every {} the oldest live lock under the lock prefix is read, and fences below it are "
                 + "dropped once {} are committed past that read", settings.interval(), topics);
         Admin admin = Admin.create(TopicAdmin.adminProperties(streamsProperties));
-        return new FenceExpiry(tokens::oldestLiveLock, FenceExpiry.offsets(admin, applicationId, Duration.ofSeconds(30)),
-                topics, settings.interval(), settings.batch(), registry, System::currentTimeMillis);
+        Map<String, Object> reader = FenceEnforcerConfig.quietStreamsConfig(streamsProperties)
+                .getRestoreConsumerConfigs(applicationId + "-fence-expiry");
+        reader.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        reader.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        reader.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        reader.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        reader.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1);
+        return new FenceExpiry(tokens::oldestLiveLock, FenceExpiry.offsets(admin, new KafkaConsumer<>(reader,
+                new ByteArrayDeserializer(), new ByteArrayDeserializer()), applicationId, Duration.ofSeconds(10)),
+                topics, settings.interval(), settings.batch(), registry, () -> System.nanoTime() / 1_000_000);
     }
 
     /**

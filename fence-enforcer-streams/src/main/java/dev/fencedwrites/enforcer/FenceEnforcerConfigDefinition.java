@@ -195,9 +195,9 @@ final class FenceEnforcerConfigDefinition {
                                 + "changelog hold about one fence per live lock instead of one per key ever written. Every "
                                 + "fence.expiry.interval.ms the enforcer reads M, the create revision of the oldest live key "
                                 + "under etcd.lock.prefix; once every input record written before that read is decided and "
-                                + "committed, each partition raises its floor to M - 1 and drops the fences at or below it. "
-                                + "A write whose token is at or below the floor, on a key without a higher fence, is rejected "
-                                + "STALE_TOKEN with the floor as the fence it met. Needs token verification and "
+                                + "committed, each partition raises its floor to M and drops the fences below it. A key "
+                                + "without a fence at or above the floor is fenced at the floor: a write whose token is below "
+                                + "it is rejected STALE_TOKEN, with the floor as the fence it met. Needs token verification and "
                                 + "processing.guarantee=exactly_once_v2; refused at start otherwise. Off by default: see "
                                 + "docs/concepts/fence-expiry.md for the proof, its assumptions and why.",
                         GROUP_EXPIRY, 1, ConfigDef.Width.SHORT, "Expire fences")
@@ -207,7 +207,7 @@ final class FenceEnforcerConfigDefinition {
                                 + "tenth of it (at least every second), which commits an idle task that often.",
                         GROUP_EXPIRY, 2, ConfigDef.Width.SHORT, "Expiry interval")
                 .define(FENCE_EXPIRY_BATCH_SIZE, Type.INT, 10_000, ConfigDef.Range.atLeast(1), Importance.LOW,
-                        "Keys a task examines per step of its scan for fences at or below a new floor; a step runs every "
+                        "Keys a task examines per step of its scan for fences below a new floor; a step runs every "
                                 + "100 ms on the stream thread, between records, until the store has been scanned.",
                         GROUP_EXPIRY, 3, ConfigDef.Width.SHORT, "Expiry batch size");
     }

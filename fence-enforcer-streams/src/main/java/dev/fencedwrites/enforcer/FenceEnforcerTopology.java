@@ -230,7 +230,7 @@ public final class FenceEnforcerTopology {
         }
 
         /**
-         * Every task keeps a floor and drops the fences at or below it as {@code expiry} allows (fence expiry); the caller
+         * Every task keeps a floor and drops the fences below it as {@code expiry} allows (fence expiry); the caller
          * starts and closes {@code expiry}.
          */
         public Settings withExpiry(FenceExpiry expiry) {
@@ -341,9 +341,9 @@ public final class FenceEnforcerTopology {
     }
 
     /**
-     * Builds the topology exactly as the enforcer does from {@code config} (its topics, partition mismatch policy and
-     * committed-fence bookkeeping, started with the commit interval of {@code config}'s Kafka Streams settings), for a
-     * {@code KafkaStreams} run outside the enforcer's main, such as {@code ./fence bench}'s.
+     * Builds the topology as the enforcer does from {@code config} (its topics, partition mismatch policy and
+     * committed-fence bookkeeping, started with the commit interval of {@code config}'s Kafka Streams settings; without
+     * fence expiry), for a {@code KafkaStreams} run outside the enforcer's main, such as {@code ./fence bench}'s.
      */
     public static Built buildAsTheEnforcer(FenceEnforcerConfig config, Limits limits, MeterRegistry meters,
             TokenVerifier verifier) {

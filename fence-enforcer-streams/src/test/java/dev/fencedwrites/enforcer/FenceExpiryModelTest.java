@@ -2,7 +2,9 @@ package dev.fencedwrites.enforcer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencedwrites.contract.Fence;
 import dev.fencedwrites.contract.FenceHeaders;
+import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.RejectionReason;
 import dev.fencedwrites.enforcer.internal.FenceExpiry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -40,12 +42,15 @@ import org.apache.kafka.streams.test.TestRecord;
 /**
  * Fence expiry's two claims (docs/concepts/fence-expiry.md), over random histories of an etcd lock service: acquisitions
  * (a waiter queues behind the holder, as etcd's Mutex does), releases and lease expiries (of holders and of waiters), writes
- * and markers by live holders, writes by holders whose tenure ended (zombies), expiry passes (M read from the live keys)
- * and scan steps interleaved with the writes. Two enforcers see the same records: one with expiry, one without. Claims:
+ * and markers by live holders, writes by holders whose tenure ended (zombies), writes at a later revision of a tenure (a
+ * writer that knows the lease), expiry passes (M read from the live keys) and scan steps interleaved with the writes. Two
+ * enforcers see the same records: one with expiry, one without. Claims:
  * <ol>
  *   <li>a live holder's write gets the same verdict from both (expiry never rejects a write a live holder makes);</li>
  *   <li>every write the enforcer without expiry rejects, the one with expiry rejects too.</li>
  * </ol>
+ * And each rejection by the rule is what the rule gives against the fence it reports ({@code fence.rejected.highest}), as
+ * {@code fence verify} checks: a key without a fence is fenced at {@code (floor, no seq)}.
  * The control history ({@link #controlAFloorFromTheCurrentRevisionRejectsALiveHolder}) reads M as etcd's current revision
  * + 1, as if the oldest live lock were not checked: claim 1 then fails, so the check can fail.
  */
@@ -57,7 +62,7 @@ class FenceExpiryModelTest {
     }
 
     enum Kind {
-        ACQUIRE, RELEASE, EXPIRE_WAITER, WRITE, MARKER, ZOMBIE_WRITE, PASS, STEP
+        ACQUIRE, RELEASE, EXPIRE_WAITER, WRITE, MARKER, ZOMBIE_WRITE, LATER_TOKEN, PASS, STEP
     }
 
     @Provide
@@ -69,6 +74,7 @@ class FenceExpiryModelTest {
                 Tuple.of(5, Arbitraries.just(Kind.WRITE)),
                 Tuple.of(1, Arbitraries.just(Kind.MARKER)),
                 Tuple.of(4, Arbitraries.just(Kind.ZOMBIE_WRITE)),
+                Tuple.of(2, Arbitraries.just(Kind.LATER_TOKEN)),
                 Tuple.of(2, Arbitraries.just(Kind.PASS)),
                 Tuple.of(3, Arbitraries.just(Kind.STEP)));
         return Combinators.combine(kinds, Arbitraries.integers().between(0, 1_000)).as(Op::new).list().ofMinSize(10)
@@ -203,13 +209,25 @@ class FenceExpiryModelTest {
                 }
                 case WRITE, MARKER -> {
                     if (!queue.isEmpty()) {
-                        write(queue.get(0), op.kind() == Kind.MARKER, true);
+                        write(queue.get(0), queue.get(0).start, op.kind() == Kind.MARKER, true);
                     }
                 }
                 case ZOMBIE_WRITE -> {
                     List<Tenure> ended = tenures.stream().filter(t -> t.end != Long.MAX_VALUE).toList();
                     if (!ended.isEmpty()) {
-                        write(ended.get(op.pick() % ended.size()), false, false);
+                        Tenure zombie = ended.get(op.pick() % ended.size());
+                        write(zombie, zombie.start, false, false);
+                    }
+                }
+                case LATER_TOKEN -> {
+                    // A writer that knows a lease sends another revision of the lease's tenure (every revision of it reads
+                    // as held): the enforcer refuses a raise inside the tenure of the key's fence.
+                    List<Tenure> held = tenures.stream().filter(t -> t.start >= 0).toList();
+                    if (!held.isEmpty()) {
+                        Tenure tenure = held.get(op.pick() % held.size());
+                        long last = Math.min(tenure.end - 1, revision);
+                        write(tenure, tenure.start + op.pick() % (last - tenure.start + 1), false,
+                                tenure.end == Long.MAX_VALUE);
                     }
                 }
                 case PASS -> {
@@ -236,10 +254,10 @@ class FenceExpiryModelTest {
             }
         }
 
-        private void write(Tenure writer, boolean marker, boolean live) {
+        private void write(Tenure writer, long token, boolean marker, boolean live) {
             long seq = marker ? 0 : ++writer.seq;
             RecordHeaders headers = new RecordHeaders();
-            headers.add(FenceHeaders.TOKEN, utf8(Long.toString(writer.start)));
+            headers.add(FenceHeaders.TOKEN, utf8(Long.toString(token)));
             headers.add(FenceHeaders.SEQ, utf8(Long.toString(seq)));
             headers.add(FenceHeaders.LEASE, utf8(Long.toString(writer.lease)));
             if (marker) {
@@ -247,9 +265,16 @@ class FenceExpiryModelTest {
             }
             String key = "resource-" + writer.resource;
             String expired = withExpiry.decide(key, marker, headers);
+            if (withExpiry.highest != null && List.of("STALE_TOKEN", "DUPLICATE", "OUT_OF_ORDER").contains(expired)) {
+                RejectionReason rule = FenceRule.decide(Fence.parse(withExpiry.highest),
+                        new Fence(token, seq)).reason();
+                if (rule == null || !rule.name().equals(expired)) {
+                    violations.add("rejected " + expired + " against " + withExpiry.highest + ", but the rule says " + rule);
+                }
+            }
             String plain = without.decide(key, marker, headers);
             verdicts.add(expired);
-            String what = (live ? "live holder" : "ended tenure") + " of " + key + " (token " + writer.start + ", seq " + seq
+            String what = (live ? "live holder" : "ended tenure") + " of " + key + " (token " + token + ", seq " + seq
                     + ", lease " + writer.lease + ", at revision " + revision + ")";
             if (live && !expired.equals(plain)) {
                 violations.add("claim 1: " + what + ": " + expired + " with expiry, " + plain + " without");
@@ -299,6 +324,8 @@ class FenceExpiryModelTest {
             final TestOutputTopic<byte[], byte[]> accepted;
             final TestOutputTopic<byte[], byte[]> rejected;
             final TestOutputTopic<byte[], byte[]> markers;
+            /** The last rejection's {@code fence.rejected.highest}, or {@code null}. */
+            String highest;
 
             Enforcer(FenceExpiry expiry) throws IOException {
                 TokenVerifier verifier = new TokenVerifier() {
@@ -333,9 +360,14 @@ class FenceExpiryModelTest {
                 List<TestRecord<byte[], byte[]>> rejections = rejected.readRecordsToList();
                 accepted.readRecordsToList();
                 markers.readRecordsToList();
+                highest = null;
                 if (rejections.isEmpty()) {
                     return "accepted";
                 }
+                Header reported = rejections.get(0).headers().lastHeader(FenceHeaders.REJECTED_HIGHEST);
+                highest = reported == null || reported.value().length == 0
+                        ? null
+                        : new String(reported.value(), StandardCharsets.UTF_8);
                 Header reason = rejections.get(0).headers().lastHeader(FenceHeaders.REJECTED_REASON);
                 return new String(reason.value(), StandardCharsets.UTF_8);
             }

@@ -20,6 +20,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
@@ -27,7 +29,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Decides how far the fences of every task may be expired: the floor, one below M, the smallest create revision among the
+ * Decides how far the fences of every task may be expired: the floor, M, the smallest create revision among the
  * live keys under the lock prefix (etcd's current revision + 1 when there are none), once every input record written before
  * M was read has been decided and committed. One instance per enforcer, on a thread of its own; the fence processors read
  * {@link #ready()} from their stream threads and expire their own stores ({@link ExpiryPass}). The proof and its
@@ -79,16 +81,25 @@ public final class FenceExpiry implements AutoCloseable {
         /** The application's committed offset of each partition it has committed. */
         Map<TopicPartition, Long> committed() throws Exception;
 
+        /**
+         * Whether {@code partition} holds a record a read_committed consumer reads at an offset in [{@code from}, {@code end});
+         * true when that cannot be told in time.
+         */
+        default boolean anyRecord(TopicPartition partition, long from, long end) throws Exception {
+            return true;
+        }
+
         @Override
         default void close() {
         }
     }
 
     /**
-     * The offsets of consumer group {@code group} (the application id) and of its topics, read with {@code admin} (closed
-     * with them); each call waits up to {@code timeout}.
+     * The offsets of consumer group {@code group} (the application id) and of its topics, read with {@code admin}, and
+     * records read with {@code reader} (a read_committed consumer with no group; both closed with them); each call waits up
+     * to {@code timeout}.
      */
-    public static Offsets offsets(Admin admin, String group, Duration timeout) {
+    public static Offsets offsets(Admin admin, Consumer<byte[], byte[]> reader, String group, Duration timeout) {
         long millis = timeout.toMillis();
         return new Offsets() {
             @Override
@@ -116,20 +127,36 @@ public final class FenceExpiry implements AutoCloseable {
             }
 
             @Override
+            public boolean anyRecord(TopicPartition partition, long from, long end) {
+                reader.assign(List.of(partition));
+                reader.seek(partition, from);
+                long deadline = System.nanoTime() + timeout.toNanos();
+                while (System.nanoTime() < deadline) {
+                    for (ConsumerRecord<byte[], byte[]> record : reader.poll(Duration.ofMillis(200)).records(partition)) {
+                        return record.offset() < end;
+                    }
+                    if (reader.position(partition) >= end) {
+                        return false;
+                    }
+                }
+                return true;
+            }
+
+            @Override
             public void close() {
                 admin.close(Duration.ofSeconds(5));
+                reader.close(Duration.ofSeconds(5));
             }
         };
     }
 
     /**
-     * A floor every task may apply.
+     * A floor every task may apply: a key without a higher fence is fenced at {@code (floor, no seq)}.
      *
-     * @param floor          M - 1: every token at or below it belongs to a lock tenure that has ended
-     * @param createRevision M
-     * @param oldestLock     the live lock key that held M down, or {@code null} when there was none
+     * @param floor      M: every token below it belongs to a lock tenure that has ended
+     * @param oldestLock the live lock key that held M down, or {@code null} when there was none
      */
-    public record Floor(long floor, long createRevision, String oldestLock) {
+    public record Floor(long floor, String oldestLock) {
     }
 
     /** A floor read from etcd, waiting for the committed offsets of {@code topics.get(stage)} to reach {@code ends}. */
@@ -152,10 +179,12 @@ public final class FenceExpiry implements AutoCloseable {
     private final Object floorRows = new Object();
     private volatile Floor ready;
     private volatile long oldestRevision = -1;
+    /** When the pending floor began waiting for the committed offsets, in the clock's milliseconds; -1: none waits. */
+    private volatile long waitingSince = -1;
     private Pending pending;
     private long nextRead;
     private String oldestKey;
-    private long oldestSinceMillis;
+    private volatile long oldestSinceMillis;
     private boolean failing;
 
     /**
@@ -165,7 +194,7 @@ public final class FenceExpiry implements AutoCloseable {
      *                 topic under {@code reroute}
      * @param interval how often M is read
      * @param batch    keys a task examines per expiry step
-     * @param clock    wall-clock milliseconds (the oldest lock's age)
+     * @param clock    milliseconds from a clock that does not jump (intervals and ages), e.g. {@code System.nanoTime() / 1e6}
      */
     public FenceExpiry(LockSource locks, Offsets offsets, List<String> topics, Duration interval, int batch,
             MeterRegistry registry, LongSupplier clock) {
@@ -184,18 +213,23 @@ public final class FenceExpiry implements AutoCloseable {
                 .description("Reads of etcd's oldest live lock that failed or timed out (no floor is raised on them)")
                 .register(registry);
         expired = Counter.builder("fence.enforcer.expiry.fences.expired")
-                .description("Fences dropped from the fence store because their token is at or below the partition's floor")
+                .description("Fences dropped from the fence store because their token is below the partition's floor")
                 .register(registry);
         passTime = Timer.builder("fence.enforcer.expiry.pass.duration")
                 .description("Time from raising a partition's floor to the end of its scan for fences below it")
                 .register(registry);
         floors = MultiGauge.builder("fence.enforcer.expiry.floor")
-                .description(
-                        "Per partition: the expiry floor (tokens at or below it are rejected for keys without a higher fence)")
+                .description("Per partition: the expiry floor, M when it was raised (tokens below it are rejected for keys "
+                        + "without a higher fence)")
                 .register(registry);
         oldestAge = MultiGauge.builder("fence.enforcer.expiry.oldest.lock.age").baseUnit("seconds")
                 .description("How long the oldest live lock key (tag lock) has been the oldest, as this enforcer has seen it: "
                         + "it holds every floor down")
+                .register(registry);
+        Gauge.builder("fence.enforcer.expiry.waiting", () -> waitingSince < 0 ? 0 : (clock.getAsLong() - waitingSince) / 1000.0)
+                .baseUnit("seconds")
+                .description("How long the next floor has waited for the application's committed offsets to pass the input's "
+                        + "end offsets read after M (0: none waits); it grows while the enforcer lags")
                 .register(registry);
         Gauge.builder("fence.enforcer.expiry.oldest.lock.revision", () -> oldestRevision)
                 .description("M: the create revision of the oldest live lock key (etcd's revision + 1 when there is none)")
@@ -237,12 +271,12 @@ public final class FenceExpiry implements AutoCloseable {
         }
     }
 
-    /** A task dropped {@code count} fences at or below its floor. */
+    /** A task dropped {@code count} fences below its floor. */
     void expired(long count) {
         expired.increment(count);
     }
 
-    /** A task finished scanning its store for fences at or below a floor it raised {@code nanos} ago. */
+    /** A task finished scanning its store for fences below a floor it raised {@code nanos} ago. */
     void passed(long nanos) {
         passTime.record(nanos, TimeUnit.NANOSECONDS);
     }
@@ -266,26 +300,28 @@ public final class FenceExpiry implements AutoCloseable {
      */
     public void tick() throws Exception {
         long now = clock.getAsLong();
-        if (pending == null) {
-            if (now < nextRead) {
-                return;
-            }
+        if (now >= nextRead) {
             nextRead = now + interval.toMillis();
+            // Also while a floor waits: the oldest lock's metrics stay current (the waiting floor keeps its older M, which
+            // is never too high).
             OldestLock oldest = readOldest(now);
-            if (oldest == null) {
-                return;
-            }
-            Floor floor = new Floor(oldest.createRevision() - 1, oldest.createRevision(), oldest.key());
+            Floor floor = oldest == null ? null : new Floor(oldest.createRevision(), oldest.key());
             Floor current = ready;
-            if (floor.floor() < 1 || current != null && floor.floor() <= current.floor()) {
-                return;
+            if (pending == null && floor != null && floor.floor() > 1 && (current == null || floor.floor() > current.floor())) {
+                // After M was read: every write acknowledged (acks=all) before M was read is below these end offsets.
+                pending = new Pending(floor, 0, offsets.ends(topics.get(0)));
+                waitingSince = now;
             }
-            // After M was read: every write acknowledged before M is below these end offsets.
-            pending = new Pending(floor, 0, offsets.ends(topics.get(0)));
+        }
+        if (pending == null) {
+            return;
         }
         Map<TopicPartition, Long> committed = offsets.committed();
         for (Map.Entry<TopicPartition, Long> end : pending.ends().entrySet()) {
-            if (committed.getOrDefault(end.getKey(), 0L) < end.getValue()) {
+            long from = committed.getOrDefault(end.getKey(), 0L);
+            // Below the end but nothing left to decide: records removed by retention, or only transaction markers and
+            // aborted records (Kafka Streams commits past those only when it processes a record after them).
+            if (from < end.getValue() && offsets.anyRecord(end.getKey(), from, end.getValue())) {
                 return;
             }
         }
@@ -297,10 +333,10 @@ public final class FenceExpiry implements AutoCloseable {
         }
         Floor floor = pending.floor();
         pending = null;
+        waitingSince = -1;
         ready = floor;
-        LOG.info("fence expiry: floor {} is ready for every partition (oldest live lock {} created at revision {}); tasks drop "
-                + "the fences at or below it", floor.floor(), floor.oldestLock() == null ? "none" : floor.oldestLock(),
-                floor.createRevision());
+        LOG.info("fence expiry: floor {} is ready for every partition (the oldest live lock, {}, was created at that revision); "
+                + "tasks drop the fences below it", floor.floor(), floor.oldestLock() == null ? "none" : floor.oldestLock());
     }
 
     private OldestLock readOldest(long now) {

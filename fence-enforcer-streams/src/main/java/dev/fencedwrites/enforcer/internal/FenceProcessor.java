@@ -237,22 +237,23 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     }
 
     /**
-     * Rejects, STALE_TOKEN against the floor, a record whose token is at or below the partition's expiry floor when its key
-     * has no higher stored fence (a key whose fence was dropped, or that never had one): every such token belongs to a lock
-     * tenure that has ended (docs/concepts/fence-expiry.md). A key with a higher fence is decided by the rule as without
-     * expiry; a replay (at_least_once history) is decided against its history.
+     * Rejects, STALE_TOKEN against the floor, a record whose token is below the partition's expiry floor when its key has no
+     * stored fence at or above it (a key whose fence was dropped, or that never had one): the key is fenced at
+     * {@code (floor, no seq)}, which is what the rule decides against, and every token below it belongs to a lock tenure that
+     * has ended (docs/concepts/fence-expiry.md). Any other record is decided by the rule as without expiry; a replay
+     * (at_least_once history) is decided against its history.
      */
     private boolean belowFloor(Record<byte[], byte[]> record, FenceStamp stamp, Fence stored) {
         if (expiryPass == null || replay.replaying()) {
             return false;
         }
         long floor = expiryPass.floor();
-        if (stamp.fence().token() > floor || stored != null && stored.token() > floor) {
+        if (stamp.fence().token() >= floor || stored != null && stored.token() >= floor) {
             return false;
         }
         outputs.reject(record, RejectionReason.STALE_TOKEN, expiryPass.floorFence(), "incoming " + stamp.fence()
-                + " is at or below the expiry floor " + floor + " of partition " + context.taskId().partition()
-                + ": every token at or below it belongs to a lock tenure that has ended (fences below etcd's oldest live lock "
+                + " is below the expiry floor " + floor + " of partition " + context.taskId().partition()
+                + ": every token below it belongs to a lock tenure that has ended (fences below etcd's oldest live lock "
                 + "are expired)");
         return true;
     }
@@ -372,7 +373,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             // unique across locks (waiters woken by one change get the same revision), so a token
             // equal to the fence may be another lock's. Only one lease holds a lock at a revision.
             lease = leases.verifiedLease(record, storeKey.get(), stamp, before, state);
-            if (lease <= 0) {
+            if (lease <= 0 || expiryPass != null && leases.endedBelowFloor(record, stamp, before, expiryPass.floor())) {
                 return;
             }
         }

@@ -81,6 +81,27 @@ final class LeaseCheck {
     }
 
     /**
+     * Under fence expiry: rejects, LOCK_NOT_HELD, a verified token whose tenure began below the partition's {@code floor}, on
+     * a key without a fence at or above the floor. The floor is the create revision of the oldest lock key alive when it was
+     * raised, so that tenure's lock key was gone by then; and the fence that refused raises inside it
+     * ({@link #sameTenureRaise}) may have been dropped. A live holder's tenure began at or above the floor. Call after
+     * {@link #verifiedLease} accepted the record.
+     *
+     * @return whether the record was rejected
+     */
+    boolean endedBelowFloor(Record<byte[], byte[]> record, FenceStamp stamp, Fence before, long floor) {
+        long tenureStart = lastVerdict.tenureStart();
+        if (floor <= 0 || tenureStart == 0 || tenureStart >= floor || before != null && before.token() >= floor) {
+            return false;
+        }
+        outputs.reject(record, RejectionReason.LOCK_NOT_HELD, before,
+                "token " + stamp.fence().token() + " is inside a tenure that began at revision " + tenureStart
+                        + ", below the expiry floor " + floor + ": its lock key was gone when the floor was raised (the "
+                        + "floor is the create revision of the oldest lock key alive then)");
+        return true;
+    }
+
+    /**
      * Checks the token with the {@link TokenVerifier}; rejects the record when its lease is missing or
      * malformed, or the verifier refuses the token.
      *
