@@ -39,6 +39,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
@@ -51,6 +52,7 @@ import org.junit.jupiter.api.io.TempDir;
  * stack is this class's own: verify reads whole topics, and the shared stack's carry HostileValuesIT's records, which it
  * writes straight to the accepted topic (verify reports each of them as written around the enforcer).
  */
+@Tag("slow")
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class VerifyIT {

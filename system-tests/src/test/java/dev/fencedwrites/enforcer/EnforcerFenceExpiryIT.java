@@ -118,20 +118,20 @@ class EnforcerFenceExpiryIT {
         await().atMost(WITHIN).pollInterval(Duration.ofSeconds(1))
                 .until(() -> metric("fence_enforcer_expiry_fences_expired_total") >= KEYS);
         assertThat(metric("fence_enforcer_expiry_fences_expired_total")).isEqualTo(KEYS);
-        assertThat(floors()).as("each partition's floor: one below the live lock's create revision")
-                .containsOnly((double) liveToken - 1);
+        assertThat(floors()).as("each partition's floor: the live lock's create revision")
+                .containsOnly((double) liveToken);
         assertThat(lastRecordIsATombstone()).as("keys whose last changelog record is a tombstone").isEqualTo(KEYS);
         System.out.printf("fence store: %d fences dropped (metric); changelog %d bytes before expiry, %d after its tombstones"
                 + " (compaction reclaims both)%n", KEYS, sizeBefore, changelogBytes());
 
-        assertThat(decide(key(7), tokens[7], 2, lease)).isEqualTo("STALE_TOKEN at " + (liveToken - 1));
+        assertThat(decide(key(7), tokens[7], 2, lease)).isEqualTo("STALE_TOKEN at " + liveToken);
         assertThat(decide("live-key", liveToken, 1, live)).isEqualTo("accepted");
-        assertThat(Http.get(enforcer.address() + "/fences/" + key(8)).body()).contains("\"floor\":" + (liveToken - 1));
+        assertThat(Http.get(enforcer.address() + "/fences/" + key(8)).body()).contains("\"floor\":" + liveToken);
 
         // A restart from an empty state directory restores the store from the changelog: the floor comes back with it.
         enforcer.close();
         enforcer = startEnforcer("restarted");
-        assertThat(decide(key(9), tokens[9], 2, lease)).isEqualTo("STALE_TOKEN at " + (liveToken - 1));
+        assertThat(decide(key(9), tokens[9], 2, lease)).isEqualTo("STALE_TOKEN at " + liveToken);
         assertThat(decide("live-key", liveToken, 2, live)).isEqualTo("accepted");
     }
 

@@ -36,6 +36,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -47,6 +48,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * Needs real services: the example worker, built from outside this repository against the deployed libraries, must take
  * a real etcd lease and lock, write through a real broker and schema registry, and hear the real enforcer's decisions.
  */
+@Tag("slow")
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class WorkerExampleIT {
     private static final Duration TTL = Duration.ofSeconds(5);
