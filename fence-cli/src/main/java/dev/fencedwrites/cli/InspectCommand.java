@@ -162,6 +162,10 @@ public final class InspectCommand implements Callable<Integer> {
                     + "ended and the enforcer dropped the key's fence; writes below the floor are rejected, and the row "
                     + "keeps its own fence";
         }
+        if (enforced == null && stored == null && floor != null) {
+            return "no fence and no row: never written, or its fence expired below the enforcer's floor " + floor
+                    + " (tokens below it are rejected for this key)";
+        }
         if (enforced == null && stored == null) {
             return "unknown key: no fence in the enforcer and no row";
         }

@@ -52,6 +52,8 @@ class InspectFloorTest {
         assertThat(view.floor()).isEqualTo(41L);
         assertThat(InspectCommand.verdict(view.fence(), new Fence(40, 7), view.floor())).startsWith("fence expired")
                 .contains("floor 41");
+        assertThat(InspectCommand.verdict(view.fence(), null, view.floor())).startsWith("no fence and no row")
+                .contains("expired below the enforcer's floor 41");
         assertThat(InspectCommand.verdict(view.fence(), new Fence(41, 1), view.floor()))
                 .as("a row at the floor without a fence is not explained by expiry").startsWith("the row has a fence");
     }

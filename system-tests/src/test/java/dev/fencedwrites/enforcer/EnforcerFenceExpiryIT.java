@@ -53,8 +53,8 @@ import org.junit.jupiter.api.io.TempDir;
  * a live holder of another key; the lease revoked, so every tenure but the live one ends. The enforcer then drops every
  * expired fence (the changelog gets a tombstone for each), rejects a stale write to an expired key STALE_TOKEN at the floor,
  * accepts the live holder's first write, and after a restart from an empty state directory (a restore from the changelog)
- * still rejects the stale write. Needs real etcd (the oldest live lock) and a real broker (committed offsets, the
- * changelog).
+ * with expiry turned off still rejects the stale write: a floor once raised stays in force. Needs real etcd (the oldest
+ * live lock) and a real broker (committed offsets, the changelog).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 @ExtendWith(SharedKafkaBroker.class)
@@ -80,7 +80,7 @@ class EnforcerFenceExpiryIT {
         log4j2 = broker.log4j2();
         kafka = broker.service();
         etcd = Client.builder().endpoints(etcdNode.endpoint()).build();
-        enforcer = startEnforcer("first");
+        enforcer = startEnforcer("first", true);
     }
 
     @AfterAll
@@ -128,18 +128,19 @@ class EnforcerFenceExpiryIT {
         assertThat(decide("live-key", liveToken, 1, live)).isEqualTo("accepted");
         assertThat(Http.get(enforcer.address() + "/fences/" + key(8)).body()).contains("\"floor\":" + liveToken);
 
-        // A restart from an empty state directory restores the store from the changelog: the floor comes back with it.
+        // A restart from an empty state directory restores the store from the changelog: the floor comes back with it. With
+        // expiry turned off, the floor still applies (the fences below it are gone); it is only never raised again.
         enforcer.close();
-        enforcer = startEnforcer("restarted");
+        enforcer = startEnforcer("restarted", false);
         assertThat(decide(key(9), tokens[9], 2, lease)).isEqualTo("STALE_TOKEN at " + liveToken);
         assertThat(decide("live-key", liveToken, 2, live)).isEqualTo("accepted");
     }
 
-    private static Service startEnforcer(String name) throws Exception {
+    private static Service startEnforcer(String name, boolean expiry) throws Exception {
         Map<String, String> settings = new HashMap<>(Map.of("input.topic", "ex-in", "accepted.topic", "ex-ok",
                 "rejected.topic", "ex-dlq", "application.id", APPLICATION, "topics.create.enable", "true",
                 "topics.create.partitions", "2", EtcdSettings.ENDPOINTS, etcdNode.endpoint(), EtcdSettings.LOCK_PREFIX, PREFIX,
-                "fence.expiry.enable", "true", "fence.expiry.interval.ms", "1000"));
+                "fence.expiry.enable", Boolean.toString(expiry), "fence.expiry.interval.ms", "1000"));
         return EnforcerProcess.start(dir.resolve(name), log4j2, kafka.address(), settings);
     }
 

@@ -112,7 +112,7 @@ final class ExpiryPass {
         fences.put(FenceExpiry.FLOOR_KEY, StoredFence.of(raised, nowMillis));
         LOG.info("fence expiry, partition {}: floor raised from {} to {} (the create revision of the oldest live lock, {}); "
                 + "dropping the fences below it", partition, floor, ready.floor(),
-                ready.oldestLock() == null ? "none" : ready.oldestLock());
+                ready.oldestLock() == null ? "none live: etcd's revision + 1" : ready.oldestLock());
         floor = ready.floor();
         raisedAtMillis = nowMillis;
         expiry.floor(partition, floor);

@@ -336,7 +336,8 @@ public final class FenceExpiry implements AutoCloseable {
         waitingSince = -1;
         ready = floor;
         LOG.info("fence expiry: floor {} is ready for every partition (the oldest live lock, {}, was created at that revision); "
-                + "tasks drop the fences below it", floor.floor(), floor.oldestLock() == null ? "none" : floor.oldestLock());
+                + "tasks drop the fences below it", floor.floor(),
+                floor.oldestLock() == null ? "none live: etcd's revision + 1" : floor.oldestLock());
     }
 
     private OldestLock readOldest(long now) {

@@ -58,6 +58,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private PendingFences pending;
     /** The partition's expiry floor and scan; {@code null} when fence expiry is off. */
     private ExpiryPass expiryPass;
+    /**
+     * With fence expiry off: the floor a run with it on left in the store (0: none). It still applies: the fences below it
+     * are gone, and without it a zombie's write to such a key would pass; it is only never raised.
+     */
+    private long keptFloor;
     private ProcessorContext<byte[], byte[]> context;
     private KeyValueStore<Bytes, StoredFence> fences;
     private CommitSignal commits;
@@ -141,7 +146,15 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         if (expiry != null) {
             expiryPass = new ExpiryPass(expiry, context, fences, pending);
+        } else {
+            StoredFence kept = fences.get(FenceExpiry.FLOOR_KEY);
+            keptFloor = kept == null || kept.fence() == null ? 0 : kept.fence().token();
         }
+    }
+
+    /** The partition's expiry floor (0: none). */
+    private long floor() {
+        return expiryPass != null ? expiryPass.floor() : keptFloor;
     }
 
     @Override
@@ -244,14 +257,11 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
      * (at_least_once history) is decided against its history.
      */
     private boolean belowFloor(Record<byte[], byte[]> record, FenceStamp stamp, Fence stored) {
-        if (expiryPass == null || replay.replaying()) {
+        long floor = floor();
+        if (floor <= 0 || replay.replaying() || stamp.fence().token() >= floor || stored != null && stored.token() >= floor) {
             return false;
         }
-        long floor = expiryPass.floor();
-        if (stamp.fence().token() >= floor || stored != null && stored.token() >= floor) {
-            return false;
-        }
-        outputs.reject(record, RejectionReason.STALE_TOKEN, expiryPass.floorFence(), "incoming " + stamp.fence()
+        outputs.reject(record, RejectionReason.STALE_TOKEN, Fence.of(floor), "incoming " + stamp.fence()
                 + " is below the expiry floor " + floor + " of partition " + context.taskId().partition()
                 + ": every token below it belongs to a lock tenure that has ended (fences below etcd's oldest live lock "
                 + "are expired)");
@@ -373,7 +383,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             // unique across locks (waiters woken by one change get the same revision), so a token
             // equal to the fence may be another lock's. Only one lease holds a lock at a revision.
             lease = leases.verifiedLease(record, storeKey.get(), stamp, before, state);
-            if (lease <= 0 || expiryPass != null && leases.endedBelowFloor(record, stamp, before, expiryPass.floor())) {
+            if (lease <= 0 || leases.endedBelowFloor(record, stamp, before, floor())) {
                 return;
             }
         }
