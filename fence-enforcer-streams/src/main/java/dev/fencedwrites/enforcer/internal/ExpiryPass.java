@@ -38,7 +38,6 @@ final class ExpiryPass {
     private final PendingFences pending;
     private final int partition;
     private long floor;
-    private long raisedAtMillis;
     /** The last key examined ({@code null}: none yet in this pass over the key space). */
     private Bytes cursor;
     /**
@@ -66,10 +65,8 @@ final class ExpiryPass {
         this.fences = fences;
         this.pending = pending;
         this.partition = context.taskId().partition();
-        StoredFence stored = fences.get(FenceExpiry.FLOOR_KEY);
-        if (stored != null && stored.fence() != null) {
-            floor = stored.fence().token();
-            raisedAtMillis = stored.lease();
+        floor = storedFloor(fences);
+        if (floor > 0) {
             startScan();
         }
         expiry.floor(partition, floor);
@@ -81,9 +78,10 @@ final class ExpiryPass {
         return floor;
     }
 
-    /** The fence a key without a higher stored fence has: the floor with no seq; {@code null} when there is no floor. */
-    Fence floorFence() {
-        return floor > 0 ? Fence.of(floor) : null;
+    /** The floor kept in {@code fences} (a restore brings it back), or 0 when there is none. */
+    static long storedFloor(KeyValueStore<Bytes, StoredFence> fences) {
+        StoredFence stored = fences.get(FenceExpiry.FLOOR_KEY);
+        return stored == null || stored.fence() == null ? 0 : stored.fence().token();
     }
 
     /**
@@ -107,14 +105,13 @@ final class ExpiryPass {
         }
         Fence raised = Fence.of(ready.floor());
         if (pending != null) {
-            pending.written(FenceExpiry.FLOOR_KEY, floorFence(), raised);
+            pending.written(FenceExpiry.FLOOR_KEY, floor > 0 ? Fence.of(floor) : null, raised);
         }
         fences.put(FenceExpiry.FLOOR_KEY, StoredFence.of(raised, nowMillis));
         LOG.info("fence expiry, partition {}: floor raised from {} to {} (the create revision of the oldest live lock, {}); "
                 + "dropping the fences below it", partition, floor, ready.floor(),
                 ready.oldestLock() == null ? "none live: etcd's revision + 1" : ready.oldestLock());
         floor = ready.floor();
-        raisedAtMillis = nowMillis;
         expiry.floor(partition, floor);
         startScan();
     }
@@ -192,10 +189,5 @@ final class ExpiryPass {
     private boolean expirable(StoredFence value) {
         return value != null && value.fence() != null && value.fence().token() < floor && value.acceptCount() == 0
                 && value.rejectionCount() == 0;
-    }
-
-    /** When the floor was raised, in wall-clock milliseconds (0: no floor). */
-    long raisedAtMillis() {
-        return raisedAtMillis;
     }
 }

@@ -147,8 +147,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (expiry != null) {
             expiryPass = new ExpiryPass(expiry, context, fences, pending);
         } else {
-            StoredFence kept = fences.get(FenceExpiry.FLOOR_KEY);
-            keptFloor = kept == null || kept.fence() == null ? 0 : kept.fence().token();
+            keptFloor = ExpiryPass.storedFloor(fences);
         }
     }
 
