@@ -2,14 +2,11 @@ package dev.fencedwrites.bench;
 
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import java.io.IOException;
-import java.io.Writer;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
@@ -63,19 +60,14 @@ final class ThroughputOptions {
                         + "verification only in its own part); choose rows with --keys, --value-bytes, --guarantee and --only");
             }
         }
-        Properties settings = new Properties();
-        settings.putAll(enforcerSettings);
+        Map<String, String> settings = new HashMap<>(enforcerSettings);
         settings.putIfAbsent(FenceEnforcerConfig.BOOTSTRAP_SERVERS, "127.0.0.1:9092");
         settings.putIfAbsent(FenceEnforcerConfig.APPLICATION_ID, "fence-bench");
         settings.putIfAbsent(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "false");
-        Path file = Files.createTempFile("fence-bench-enforcer", ".properties");
-        try (Writer writer = Files.newBufferedWriter(file)) {
-            settings.store(writer, null);
-            FenceEnforcerConfig.load(file, Map.of());
+        try {
+            FenceEnforcerConfig.of(settings);
         } catch (ConfigException e) {
             throw new IllegalArgumentException("--enforcer-setting: " + e.getMessage(), e);
-        } finally {
-            Files.delete(file);
         }
     }
 

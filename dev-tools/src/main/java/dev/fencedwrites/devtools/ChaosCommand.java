@@ -10,6 +10,7 @@ import dev.fencedwrites.devtools.chaos.ChaosReport;
 import dev.fencedwrites.devtools.chaos.ChaosRun;
 import dev.fencedwrites.devtools.chaos.Fault;
 import dev.fencedwrites.devtools.chaos.WriterFleet;
+import dev.fencedwrites.devtools.chaos.WriterLedger;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,12 +19,14 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -111,6 +114,8 @@ public final class ChaosCommand implements Callable<Integer> {
     /** The prefix of the settings that give a fault's command: {@code FENCE_FAULT_ENFORCER_KILL}. */
     static final String FAULT_SETTING = "FENCE_FAULT_";
 
+    @Mixin
+    EnforcerSettingOption enforcerSettings = new EnforcerSettingOption();
     @Option(names = "--stack", description = "Run against a running stack instead of starting one: the one --bootstrap, "
             + "--etcd, --schema-registry and --postgres name, else KAFKA_BOOTSTRAP, ETCD_ENDPOINTS, SCHEMA_REGISTRY_URL and "
             + "POSTGRES_URL from the environment or the env file (.fence/stack.env, which ./fence up writes). The writers' "
@@ -152,10 +157,7 @@ public final class ChaosCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
         checkOptions(chosen, commands);
-        if (!guarantee.equals("exactly_once_v2") && !guarantee.equals("at_least_once")) {
-            throw new ParameterException(spec.commandLine(),
-                    "--processing-guarantee must be exactly_once_v2 or at_least_once, not '" + guarantee + "'");
-        }
+        Map<String, String> enforcer = enforcer();
 
         if ((chosen.contains(Fault.CLOCK_JUMP) || skewed > 0) && !Files.exists(WriterFleet.LIBFAKETIME)) {
             System.err.println("fence chaos: " + WriterFleet.LIBFAKETIME + " not found: install Debian's faketime "
@@ -175,8 +177,9 @@ public final class ChaosCommand implements Callable<Integer> {
             System.err.println("fence chaos: " + e.getMessage());
             return 1;
         }
+        boolean atLeastOnce = guarantee.equals("at_least_once");
         ChaosRun.Settings settings = new ChaosRun.Settings(runDir.toAbsolutePath(), runSeed, load, chosen, skewed, duration,
-                control, cluster, endpoints, commands, guarantee.equals("at_least_once"));
+                control, cluster, endpoints, commands, atLeastOnce, enforcer);
         ChaosRun.Outcome outcome;
         try {
             outcome = ChaosRun.run(settings, line -> System.err.println("[chaos] " + line));
@@ -207,7 +210,32 @@ public final class ChaosCommand implements Callable<Integer> {
                     .println("FAIL: " + staleAccepted + " stale writes (sent after another writer took the key) "
                             + "were not rejected; run the same schedule again with: " + replay);
         }
-        return outcome.verify().violations() == 0 && staleAccepted == 0 ? 0 : VerifyCommand.VIOLATIONS;
+        List<WriterLedger.Ack> heldRejected = ChaosReport.heldRejected(outcome);
+        if (!heldRejected.isEmpty()) {
+            spec.commandLine().getOut().println("FAIL: " + heldRejected.size() + " writes acknowledged while their writer held "
+                    + "the lock were rejected STALE_TOKEN or LOCK_NOT_HELD, e.g. " + heldRejected.get(0) + "; run the same "
+                    + "schedule again with: " + replay);
+        }
+        return outcome.verify().violations() == 0 && staleAccepted == 0 && heldRejected.isEmpty()
+                ? 0
+                : VerifyCommand.VIOLATIONS;
+    }
+
+    /** A started stack's enforcer settings: the guarantee and {@code --enforcer-setting}, checked. */
+    private Map<String, String> enforcer() {
+        if (!guarantee.equals("exactly_once_v2") && !guarantee.equals("at_least_once")) {
+            throw new ParameterException(spec.commandLine(),
+                    "--processing-guarantee must be exactly_once_v2 or at_least_once, not '" + guarantee + "'");
+        }
+        try {
+            if (enforcerSettings.settings.containsKey("processing.guarantee")) {
+                throw new IllegalArgumentException("--enforcer-setting processing.guarantee: use --processing-guarantee, "
+                        + "which verify reads too");
+            }
+            return enforcerSettings.over(ChaosRun.enforcerSettings(guarantee.equals("at_least_once")));
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
     }
 
     /** {@code --fault-command}'s map by fault. */
@@ -269,9 +297,9 @@ public final class ChaosCommand implements Callable<Integer> {
             }
             return;
         }
-        if (cluster || control) {
-            throw new ParameterException(spec.commandLine(), "--stack runs against a stack that is already there: --cluster "
-                    + "and --control start their own");
+        if (cluster || control || !enforcerSettings.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "--stack runs against a stack that is already there: --cluster, "
+                    + "--control and --enforcer-setting start their own");
         }
         for (Fault fault : chosen) {
             if (fault.service() && !commands.containsKey(fault)) {
@@ -295,7 +323,8 @@ public final class ChaosCommand implements Callable<Integer> {
                 + threads + " --keys " + keys + " --ttl " + DurationConverter.format(ttl) + " --stall-chance " + stallChance
                 + " --skewed " + skewed
                 + (faults == null ? "" : " --faults " + faults) + (control ? " --control" : "") + (cluster ? " --cluster" : "")
-                + stackOptions
+                + (guarantee.equals("exactly_once_v2") ? "" : " --processing-guarantee " + guarantee)
+                + enforcerSettings.given() + stackOptions
                 + faultCommands.entrySet().stream().map(c -> option("--fault-command", c.getKey() + "=" + c.getValue()))
                         .collect(Collectors.joining());
     }

@@ -15,8 +15,12 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code fence up}: starts the local stack, prints where each service listens, runs until SIGINT or SIGTERM
@@ -74,8 +78,13 @@ public final class UpCommand implements Callable<Integer> {
             + "distributed Connect workers (see above; about 5 GiB of heap, 50 to 75 s to ready on 2 idle cores).")
     boolean cluster;
 
+    @Mixin
+    EnforcerSettingOption enforcerSettings = new EnforcerSettingOption();
+
     @ParentCommand
     FenceMain fence;
+    @Spec
+    CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
@@ -84,13 +93,19 @@ public final class UpCommand implements Callable<Integer> {
                     + "broker); use one of them");
             return 2;
         }
+        Map<String, String> enforcer;
+        try {
+            enforcer = enforcerSettings.over(ENFORCER_SESSION);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
         Path envFile = fence.stack().envFileOr(DEFAULT_ENV_FILE);
         Path stackDir = dir != null ? dir : Files.createTempDirectory("fenced-writes-stack-");
         System.err.println("[fence up] data and logs in " + stackDir);
         LocalStack stack;
         try {
             LocalStackBuilder builder = LocalStack.builder(stackDir).connectors(BillingConnectors.set(unfencedControl))
-                    .enforcerSettings(ENFORCER_SESSION).progress(line -> System.err.println("[fence up] " + line));
+                    .enforcerSettings(enforcer).progress(line -> System.err.println("[fence up] " + line));
             if (secured) {
                 builder.secured();
             }

@@ -44,6 +44,18 @@ class DevMainTest {
             "chaos --stack --fault-command worker-pause=x | fence chaos: --fault-command worker-pause: only the service faults",
             "chaos --stack --cluster | fence chaos: --stack runs against a stack that is already there",
             "chaos --faults broker-kill | fence chaos: --faults broker-kill needs --cluster",
+            "chaos --processing-guarantee at_least_once --enforcer-setting fence.expiry.enable=true | fence chaos: "
+                    + "--enforcer-setting: fence.expiry.enable=true needs processing.guarantee=exactly_once_v2",
+            "chaos --enforcer-setting fence.expiry.interval.ms=10 | fence chaos: --enforcer-setting: Invalid value 10 for "
+                    + "configuration fence.expiry.interval.ms",
+            "chaos --enforcer-setting processing.guarantee=at_least_once | fence chaos: --enforcer-setting "
+                    + "processing.guarantee: use --processing-guarantee",
+            "chaos --stack --enforcer-setting fence.expiry.enable=true | fence chaos: --stack runs against a stack that is "
+                    + "already there: --cluster, --control and --enforcer-setting start their own",
+            "up --enforcer-setting etcd.endpoints=http://x:1 | fence up: --enforcer-setting etcd.endpoints: the stack sets "
+                    + "this itself",
+            "up --enforcer-setting application.id=x | fence up: --enforcer-setting application.id: the stack sets this itself",
+            "up --enforcer-setting fence.expiry.enabled=true | fence up: --enforcer-setting: ",
             "inspect customer-7 --bootstrap 127.0.0.1:9092 | fence inspect: Unknown options: '--bootstrap'"})
     void everyUsageErrorIsOneLineAndExitsTwo(String args, String message) {
         FenceRun run = fence(args.split(" "));

@@ -136,6 +136,19 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     }
 
     /**
+     * The settings as a properties file names them, checked as {@link #load} checks a file: for a tool that starts the
+     * enforcer with settings of its own (the local stack, the bench) and wants the enforcer's refusal before it starts.
+     *
+     * @throws ConfigException naming an unknown key, an invalid value or a refused combination
+     */
+    public static FenceEnforcerConfig of(Map<String, String> settings) {
+        settings.keySet().forEach(key -> refuseUnknown(key, key, true));
+        FenceEnforcerConfig config = new FenceEnforcerConfig(settings);
+        config.validate();
+        return config;
+    }
+
+    /**
      * The {@code etcd.*} settings of the environment by their one convention, {@code FENCE_ETCD_*} (producer-lib's too,
      * {@link EtcdSettings#fromEnvironment}). The old names, {@code FENCE_ENFORCER_ETCD_*}, still work (with a warning);
      * both names set to different values are refused.

@@ -29,6 +29,7 @@ final class DetailCheck {
     private final Findings findings;
     private final Set<String> keys;
     private final Map<Position, RejectionReason> deferred;
+    private final ExpiryFloors floors;
     private final Function<String, Fence> seeds;
     private final Map<String, List<Made>> made = new HashMap<>();
     private final Map<String, List<ConsumerRecord<byte[], byte[]>>> inputs = new HashMap<>();
@@ -43,13 +44,17 @@ final class DetailCheck {
     private record Made(Position input, String label, String where) {
     }
 
-    /** @param seeds per key, its fence where {@code --since}'s window starts, or {@code null} */
+    /**
+     * @param floors the expiry floors the first pass found
+     * @param seeds  per key, its fence where {@code --since}'s window starts, or {@code null}
+     */
     DetailCheck(Scope scope, Findings findings, Set<String> keys, Map<Position, RejectionReason> deferred,
-            Function<String, Fence> seeds) {
+            ExpiryFloors floors, Function<String, Fence> seeds) {
         this.scope = scope;
         this.findings = findings;
         this.keys = keys;
         this.deferred = deferred;
+        this.floors = floors;
         this.seeds = seeds;
     }
 
@@ -161,8 +166,9 @@ final class DetailCheck {
     }
 
     private Expected expect(ConsumerRecord<byte[], byte[]> record, Fence fence) {
-        return ReplayRule.expectAt(record, scope.inputPartitions(), fence, deferred.get(new Position(record.partition(),
-                record.offset())));
+        Position at = new Position(record.partition(), record.offset());
+        return ReplayRule.expectAt(record, scope.inputPartitions(), fence, deferred.get(at),
+                ReplayRule.misrouted(record, scope.inputPartitions()) ? 0 : floors.at(at));
     }
 
     /** A winning marker, when the markers topic is not there to show it: absorbed without a trace. */

@@ -32,12 +32,14 @@ final class HistoryCheck {
     private final Map<Position, RejectionReason> deferred = new HashMap<>();
     private final Map<Position, List<String>> keyless = new HashMap<>();
     private final Set<Position> sinkRejected = new HashSet<>();
+    private final ExpiryFloors floors;
 
     /** @param keepValues keep each key's winning accepted value, for the table check */
     HistoryCheck(Scope scope, Findings findings, boolean keepValues) {
         this.scope = scope;
         this.findings = findings;
         this.keepValues = keepValues;
+        this.floors = new ExpiryFloors(scope.input());
     }
 
     /** One record of the rejected topic. */
@@ -56,6 +58,7 @@ final class HistoryCheck {
         findings.count("rejected by the enforcer");
         RejectionReason reason = copy.reason();
         checkAgainstHighest(copy, reason);
+        floors.claim(copy);
         if (ReplayRule.DEFERRED.contains(reason)) {
             deferred.put(copy.source(), reason);
         }
@@ -107,7 +110,9 @@ final class HistoryCheck {
             findings.count("input records re-routed");
             return;
         }
-        Expected expected = ReplayRule.expectAt(record, scope.inputPartitions(), state == null ? null : state.fence, late);
+        Fence stored = state == null ? null : state.fence;
+        long floor = misrouted ? 0 : floors.meet(record, at, stored, key, findings);
+        Expected expected = ReplayRule.expectAt(record, scope.inputPartitions(), stored, late, floor);
         if (byPosition != null) {
             compareAtPosition(at, key, expected, byPosition);
         } else if (state == null) {
@@ -216,6 +221,11 @@ final class HistoryCheck {
     /** The rejections whose reasons the replay takes from the enforcer, by input position. */
     Map<Position, RejectionReason> deferred() {
         return deferred;
+    }
+
+    /** The expiry floors the enforcer's rejections showed, per input partition. */
+    ExpiryFloors floors() {
+        return floors;
     }
 
     /** The keys with records re-routed from another partition. */

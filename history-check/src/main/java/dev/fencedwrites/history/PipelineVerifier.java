@@ -135,7 +135,8 @@ public final class PipelineVerifier {
                     ViolationKind.UNLIKE_RULE, key, "the key's decisions differ from the replay (not described: more than "
                             + DETAIL_KEYS + " keys differ)"));
             findings.add("keys checked record by record", keys.size());
-            DetailCheck detail = new DetailCheck(scope, findings, keys, history.deferred(), key -> history.keys().get(key).seed);
+            DetailCheck detail = new DetailCheck(scope, findings, keys, history.deferred(), history.floors(),
+                    key -> history.keys().get(key).seed);
             // The whole input: an accepted copy in --since's window may be the decision of a record before it (re-routed).
             readAll(topics, scope, "pass 2", true, atLeastOnce ? new FirstCopies(new Findings()) : null, detail::rejected,
                     detail::marker, null, detail::input, detail::accepted);

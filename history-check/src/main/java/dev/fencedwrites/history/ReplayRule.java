@@ -17,7 +17,8 @@ import org.apache.kafka.common.utils.Utils;
 
 /**
  * The enforcer's decision for one input record, replayed from the record and its key's fence: the checks in the enforcer's
- * order (no key, a rejected copy sent back, the fencing headers, the decision rule {@link FenceRule}, a marker with a value),
+ * order (no key, a rejected copy sent back, the fencing headers, the partition's expiry floor, the decision rule
+ * {@link FenceRule}, a marker with a value),
  * then the ones the input alone cannot decide, taken from the enforcer's own rejection ({@link #DEFERRED}).
  */
 final class ReplayRule {
@@ -55,8 +56,10 @@ final class ReplayRule {
     /**
      * @param stored   the key's fence before the record, or {@code null}
      * @param deferred the enforcer's rejection of this record when its reason is one of {@link #DEFERRED}, else {@code null}
+     * @param floor    the expiry floor of the record's partition ({@link ExpiryFloors}), 0 for none: a token below it on a
+     *                 key whose fence is below it too is {@code STALE_TOKEN}, before the rule
      */
-    static Expected expect(ConsumerRecord<byte[], byte[]> record, Fence stored, RejectionReason deferred) {
+    static Expected expect(ConsumerRecord<byte[], byte[]> record, Fence stored, RejectionReason deferred, long floor) {
         if (record.key() == null || record.key().length == 0) {
             return rejected(RejectionReason.MISSING_KEY, null, stored);
         }
@@ -71,6 +74,9 @@ final class ReplayRule {
             return rejected(parsed.rejection(), null, stored);
         }
         FenceStamp stamp = parsed.stamp();
+        if (stamp.fence().token() < floor && (stored == null || stored.token() < floor)) {
+            return rejected(RejectionReason.STALE_TOKEN, stamp.fence(), stored);
+        }
         Decision decision = FenceRule.decide(stored, stamp.fence());
         if (!decision.accepted()) {
             return rejected(decision.reason(), stamp.fence(), stored);
@@ -99,16 +105,17 @@ final class ReplayRule {
     }
 
     /**
-     * {@link #expect(ConsumerRecord, Fence, RejectionReason)} for a record decided on the input partition it was read from: a
-     * misrouted one is rejected there, with the enforcer's deferred reason ({@code TOO_LARGE} for the re-route) or else
-     * {@code WRONG_PARTITION}, and the fence does not move.
+     * {@link #expect(ConsumerRecord, Fence, RejectionReason, long)} for a record decided on the input partition it was read
+     * from: a misrouted one is rejected there, with the enforcer's deferred reason ({@code TOO_LARGE} for the re-route) or
+     * else {@code WRONG_PARTITION}, and the fence does not move.
      */
-    static Expected expectAt(ConsumerRecord<byte[], byte[]> record, int partitions, Fence stored, RejectionReason deferred) {
+    static Expected expectAt(ConsumerRecord<byte[], byte[]> record, int partitions, Fence stored, RejectionReason deferred,
+            long floor) {
         if (misrouted(record, partitions)) {
             return new Expected(Kind.REJECTED, deferred != null ? deferred : RejectionReason.WRONG_PARTITION, null, stored,
                     stored);
         }
-        return expect(record, stored, deferred);
+        return expect(record, stored, deferred, floor);
     }
 
     /** The record's own fence from its headers, or {@code null} when they carry none that parses. */

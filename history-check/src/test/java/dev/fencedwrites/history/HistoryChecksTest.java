@@ -109,6 +109,52 @@ class HistoryChecksTest {
     }
 
     @Test
+    void aRejectionAtAnExpiryFloorIsReplayedAsTheFloorFromThereOn() {
+        String expired = history.keyOn(0);
+        String fresh = history.keyOn(0);
+        String elsewhere = history.keyOn(1);
+        history.acceptedWrite(expired, 5, 1);
+        history.acceptedWrite(fresh, 12, 1);
+        history.rejectedWrite(expired, 5, 2, RejectionReason.STALE_TOKEN, "9"); // its fence expired below the floor 9
+        history.rejectedWrite(fresh, 12, 1, RejectionReason.DUPLICATE, "12.1"); // a fence above the floor: the rule
+        history.acceptedWrite(history.keyOn(0), 9, 1); // at the floor: accepted
+        history.acceptedWrite(elsewhere, 7, 1); // another partition's floor
+
+        Findings findings = history.check();
+
+        assertThat(findings.byKind()).isEmpty();
+        assertThat(findings.counts()).containsEntry("rejected below an expiry floor", 1L);
+    }
+
+    @Test
+    void anAcceptBelowAFloorThePartitionShowedIsUnlikeTheRule() {
+        String expired = history.keyOn(0);
+        history.acceptedWrite(expired, 5, 1);
+        history.rejectedWrite(expired, 5, 2, RejectionReason.STALE_TOKEN, "9");
+        history.acceptedWrite(history.keyOn(0), 7, 1); // a fresh key below the floor: fenced at (9, no seq)
+
+        Findings findings = history.check();
+
+        assertThat(findings.byKind()).containsOnlyKeys(ViolationKind.UNLIKE_RULE);
+        assertThat(findings.described()).singleElement().satisfies(v -> assertThat(v.detail()).contains("-> ACCEPTED")
+                .contains("the rule says STALE_TOKEN"));
+    }
+
+    @Test
+    void aFloorThatFallsIsUnlikeTheRule() {
+        String first = history.keyOn(0);
+        history.rejectedWrite(first, 5, 1, RejectionReason.STALE_TOKEN, "9");
+        history.rejectedWrite(history.keyOn(0), 4, 1, RejectionReason.STALE_TOKEN, "8");
+        history.rejectedWrite(history.keyOn(1), 4, 1, RejectionReason.STALE_TOKEN, "8"); // another partition's floor
+
+        Findings findings = history.check();
+
+        assertThat(findings.byKind()).containsOnlyKeys(ViolationKind.UNLIKE_RULE);
+        assertThat(findings.described()).singleElement().satisfies(v -> assertThat(v.detail()).contains("in-0@1")
+                .contains("floor of 8, below the floor 9").contains("a floor never falls"));
+    }
+
+    @Test
     void aReroutedRecordIsLinkedToItsDecisionAndAnUndecidedOneIsNamed() {
         String key = history.keyOn(0);
         history.acceptedWrite(key, 5, 1);

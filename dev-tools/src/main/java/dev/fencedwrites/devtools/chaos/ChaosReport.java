@@ -64,8 +64,18 @@ public final class ChaosReport {
         Map<String, Long> byFate = stale.stream().collect(Collectors.groupingBy(
                 ack -> fates.getOrDefault(ack.partition() + "@" + ack.offset(), "ACCEPTED"), Collectors.counting()));
         byFate.forEach((fate, n) -> row(out, "  decided " + fate, n));
-        row(out, "stalled writes sent while still the key's newest holder (not stale)",
-                ledger.stalledWrites().size() - stale.size());
+        Set<String> stalePositions = new HashSet<>();
+        stale.forEach(a -> stalePositions.add(a.partition() + "@" + a.offset()));
+        List<WriterLedger.Ack> notStale = ledger.stalledWrites().stream()
+                .filter(a -> !stalePositions.contains(a.partition() + "@" + a.offset())).toList();
+        row(out, "stalled writes sent while still the key's newest holder (not stale)", notStale.size());
+        notStale.stream().collect(Collectors.groupingBy(ack -> fates.getOrDefault(ack.partition() + "@" + ack.offset(),
+                "ACCEPTED"), Collectors.counting())).forEach((fate, n) -> row(out, "  decided " + fate
+                        + (fate.equals("ACCEPTED") ? "" : " (the lease had ended: below an expiry floor)"), n));
+        List<WriterLedger.Ack> held = ledger.heldWrites();
+        row(out, "writes acknowledged while their writer held the lock (not stalled, lease never lost)", held.size());
+        held.stream().collect(Collectors.groupingBy(ack -> fates.getOrDefault(ack.partition() + "@" + ack.offset(),
+                "ACCEPTED"), Collectors.counting())).forEach((fate, n) -> row(out, "  decided " + fate, n));
         row(out, "leases lost (reported by producer-lib)", ledger.lost().size());
         row(out, "sends refused under a lost lease", ledger.refused());
         row(out, "acquisitions or sends that failed (etcd or Kafka unavailable)", ledger.failures().size());
@@ -121,6 +131,18 @@ public final class ChaosReport {
      */
     public static long staleAccepted(ChaosRun.Outcome outcome) {
         return staleWrites(outcome).stream().filter(a -> !outcome.fates().containsKey(a.partition() + "@" + a.offset())).count();
+    }
+
+    /**
+     * The writes acknowledged while their writer held the lock that the enforcer rejected as stale or as not holding it: no
+     * later holder's fence and no expiry floor can be above such a write (docs/concepts/fence-expiry.md), so each one is a
+     * liveness failure of the fencing, and the run fails on them.
+     */
+    public static List<WriterLedger.Ack> heldRejected(ChaosRun.Outcome outcome) {
+        return outcome.ledger().heldWrites().stream().filter(a -> {
+            String fate = outcome.fates().get(a.partition() + "@" + a.offset());
+            return "STALE_TOKEN".equals(fate) || "LOCK_NOT_HELD".equals(fate);
+        }).toList();
     }
 
     /** The faults that the run chose but that never happened (too short a run). */

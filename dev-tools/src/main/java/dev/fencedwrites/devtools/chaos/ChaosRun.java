@@ -70,9 +70,12 @@ public final class ChaosRun {
      * @param commands with {@code stack}: the shell command of each service fault ({@link CommandFaults})
      * @param atLeastOnce the enforcers run {@code processing.guarantee=at_least_once} (a started stack's are set so; a
      *                 running stack's are said to), and verify checks the first copy of each decision
+     * @param enforcer  a started stack's enforcer settings ({@link #enforcerSettings}): {@link #FAST_REJOIN} and the
+     *                 guarantee, and what the command line adds
      */
     public record Settings(Path dir, long seed, WriterFleet.Load load, Set<Fault> faults, int skewed, Duration duration,
-            boolean control, boolean cluster, Endpoints stack, Map<Fault, String> commands, boolean atLeastOnce) {
+            boolean control, boolean cluster, Endpoints stack, Map<Fault, String> commands, boolean atLeastOnce,
+            Map<String, String> enforcer) {
     }
 
     /**
@@ -95,8 +98,8 @@ public final class ChaosRun {
      * @param ledger  what the writers did
      * @param verify  what {@code fence verify} found afterwards
      * @param resumed the writers' stalls past the lease, resumed
-     * @param fates    per stale write's input position ({@code partition@offset}), the enforcer's rejection reason (absent:
-     *                 accepted)
+     * @param fates    per acknowledged write's input position ({@code partition@offset}), the enforcer's rejection reason
+     *                 (absent: accepted)
      * @param injected records sent with kcat by the nemesis
      */
     public record Outcome(Settings settings, List<Nemesis.Event> events, WriterLedger ledger, List<WriterFleet.Resumed> resumed,
@@ -129,7 +132,7 @@ public final class ChaosRun {
         }
         LocalStackBuilder builder = LocalStack.builder(settings.dir().resolve("stack"))
                 .connectors(BillingConnectors.set(settings.control()))
-                .enforcerSettings(enforcerSettings(settings)).progress(line -> progress.accept("stack: " + line));
+                .enforcerSettings(settings.enforcer()).progress(line -> progress.accept("stack: " + line));
         if (settings.cluster()) {
             builder.cluster();
         }
@@ -223,10 +226,10 @@ public final class ChaosRun {
         }
     }
 
-    /** The enforcer's rejection of each stale write, from the rejected topic's {@code fence.source.*} and reason. */
+    /** The enforcer's rejection of each acknowledged write, from the rejected topic's {@code fence.source.*} and reason. */
     private static Map<String, String> fates(String bootstrap, WriterLedger ledger) {
-        Set<String> stale = new HashSet<>();
-        ledger.stalledWrites().forEach(ack -> stale.add(ack.partition() + "@" + ack.offset()));
+        Set<String> acked = new HashSet<>();
+        ledger.acks().forEach(ack -> acked.add(ack.partition() + "@" + ack.offset()));
         Map<String, String> fates = new HashMap<>();
         Map<String, Object> client = Map.of("bootstrap.servers", bootstrap, "isolation.level", "read_committed");
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(client, new ByteArrayDeserializer(),
@@ -239,7 +242,7 @@ public final class ChaosRun {
             while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
                     String at = header(record, FenceHeaders.SOURCE_PARTITION) + "@" + header(record, FenceHeaders.SOURCE_OFFSET);
-                    if (FenceTopics.INPUT.equals(header(record, FenceHeaders.SOURCE_TOPIC)) && stale.contains(at)) {
+                    if (FenceTopics.INPUT.equals(header(record, FenceHeaders.SOURCE_TOPIC)) && acked.contains(at)) {
                         fates.put(at, header(record, FenceHeaders.REJECTED_REASON));
                     }
                 }
@@ -253,12 +256,10 @@ public final class ChaosRun {
         return header == null || header.value() == null ? null : FenceHeaders.decode(header.value());
     }
 
-    /** The enforcers' settings: {@link #FAST_REJOIN}, and at_least_once when asked for. */
-    private static Map<String, String> enforcerSettings(Settings settings) {
+    /** A started stack's enforcer settings before the command line's: {@link #FAST_REJOIN}, and the guarantee. */
+    public static Map<String, String> enforcerSettings(boolean atLeastOnce) {
         Map<String, String> enforcer = new HashMap<>(FAST_REJOIN);
-        if (settings.atLeastOnce()) {
-            enforcer.put("processing.guarantee", "at_least_once");
-        }
+        enforcer.put("processing.guarantee", atLeastOnce ? "at_least_once" : "exactly_once_v2");
         return enforcer;
     }
 

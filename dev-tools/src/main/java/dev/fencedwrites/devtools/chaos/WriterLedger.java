@@ -6,7 +6,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * What the writer processes did, read back from their ledger files: every lock acquisition, every
@@ -83,5 +85,16 @@ public record WriterLedger(List<Acquired> acquired, List<Ack> acks, List<Stall> 
     /** The writes whose process stalled past its lease before sending them. */
     public List<Ack> stalledWrites() {
         return acks.stream().filter(Ack::stalled).toList();
+    }
+
+    /**
+     * The writes acknowledged while their writer held the lock: not stalled, under a lease no loss listener reported lost.
+     * Each reached the broker before its lock was released, so no later holder's and no expiry floor's fence can be above it
+     * when it is decided.
+     */
+    public List<Ack> heldWrites() {
+        Set<Long> lostLeases = new HashSet<>();
+        lost.forEach(l -> lostLeases.add(l.lease()));
+        return acks.stream().filter(a -> !a.stalled() && !lostLeases.contains(a.lease())).toList();
     }
 }
