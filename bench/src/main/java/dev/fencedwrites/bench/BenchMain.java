@@ -21,6 +21,7 @@ import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -74,10 +75,11 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--quick", description = "A reduced run: fewer operations and shorter JMH iterations, same figures.")
     boolean quick;
     @Option(names = "--only", split = ",", paramLabel = "PART", description = "Run only these parts, comma-separated: "
-            + "${COMPLETION-CANDIDATES} (default: all; enforcer is the throughput rows, scale the 1 and 2 threads and "
-            + "instances on 6 partitions, stale the 20 %% stale mix). The Markdown then holds only their figures, written as a "
-            + "-partial run.")
-    EnumSet<Part> only = EnumSet.allOf(Part.class);
+            + "${COMPLETION-CANDIDATES} (default: all but churn; enforcer is the throughput rows, scale the 1 and 2 threads "
+            + "and instances on 6 partitions, stale the 20 %% stale mix, churn 10M keys written once each under short leases "
+            + "with fence expiry off and on, its samples also written as a CSV). The Markdown then holds only their figures, "
+            + "written as a -partial run.")
+    EnumSet<Part> only = EnumSet.copyOf(DEFAULT_PARTS);
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", description = "Where the Markdown goes "
             + "(default: ${DEFAULT-VALUE}).")
     Path out;
@@ -140,8 +142,11 @@ public final class BenchMain implements Callable<Integer> {
 
     /** The parts of the suite, in the order they run. */
     enum Part {
-        acquisition, sink, enforcer, scale, stale, latency, rerouting, verification, rule
+        acquisition, sink, enforcer, scale, stale, latency, rerouting, verification, rule, churn
     }
+
+    /** What a run without {@code --only} measures: every part but churn, which takes about 30 minutes of its own. */
+    static final Set<Part> DEFAULT_PARTS = Collections.unmodifiableSet(EnumSet.complementOf(EnumSet.of(Part.churn)));
 
     /** Measures the parts in {@link #only} into {@code figures}, which keeps what was measured when a later part fails. */
     void measureAll(List<Figure> figures, Consumer<String> progress) throws Exception {
@@ -183,6 +188,9 @@ public final class BenchMain implements Callable<Integer> {
                             ? verification.measure(1_000, 20, 5_000, 500, Duration.ofSeconds(4))
                             : verification.measure(30_000, 100, 50_000, 1_000, Duration.ofSeconds(20)));
                 }
+            }
+            if (only.contains(Part.churn)) {
+                figures.addAll(churn(dir, progress));
             }
             if (only.contains(Part.rule)) {
                 Path jmhLog = Files.createTempFile("fence-bench-jmh", ".log");
@@ -231,6 +239,22 @@ public final class BenchMain implements Callable<Integer> {
         return figures;
     }
 
+    /** Key churn with fence expiry off and on ({@link ChurnBench}), on its own etcd and broker; the samples go to a CSV. */
+    private List<Figure> churn(Path dir, Consumer<String> progress) throws Exception {
+        progress.accept("churn: starting etcd and a local Kafka broker");
+        Path log4j2 = Log4j2Config.write(dir.resolve("log4j2-churn.properties"), "WARN");
+        Path csv = out.resolve(ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm"))
+                + (quick ? "-quick" : "") + "-churn.csv");
+        try (Service etcd = EtcdNode.start(dir.resolve("etcd-churn"));
+                Service kafka = KafkaBroker.start(dir.resolve("kafka-churn"), log4j2);
+                Client client = Client.builder().endpoints(etcd.address()).build()) {
+            ChurnBench churn = new ChurnBench(kafka.address(), etcd.address(), client, dir, log4j2, progress);
+            return churn.measure(quick
+                    ? new ChurnBench.Shape(200_000, Duration.ofSeconds(5), Duration.ofSeconds(2), 10_000)
+                    : new ChurnBench.Shape(10_000_000, Duration.ofSeconds(20), Duration.ofSeconds(5), 20_000), csv);
+        }
+    }
+
     /** The sink's guarded upsert against the plain one, 0 % and 20 % stale, on embedded PostgreSQL. */
     private List<Figure> sink(Consumer<String> progress) throws Exception {
         List<Figure> figures = new ArrayList<>();
@@ -252,7 +276,7 @@ public final class BenchMain implements Callable<Integer> {
         if (quick) {
             arguments.add("--quick");
         }
-        if (!only.equals(EnumSet.allOf(Part.class))) {
+        if (!only.equals(DEFAULT_PARTS)) {
             arguments.add("--only " + String.join(",", only.stream().map(Part::name).toList()));
         }
         arguments.addAll(rows.arguments());
@@ -317,7 +341,7 @@ public final class BenchMain implements Callable<Integer> {
         Files.createDirectories(out);
         ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
         // Only the full run of every part is latest.md; a chosen part, row or setting is kept under its own name.
-        boolean partial = rows.custom() || !only.equals(EnumSet.allOf(Part.class));
+        boolean partial = rows.custom() || !only.equals(DEFAULT_PARTS);
         Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "")
                 + (partial ? "-partial" : "") + (failure != null ? "-incomplete" : "") + ".md");
         String markdown = BenchReport.markdown(now, table, log, failure, reproduce(), notes(), quick);

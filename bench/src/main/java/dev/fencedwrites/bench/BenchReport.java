@@ -32,11 +32,7 @@ final class BenchReport {
             lines.add(enforcerNote(runs, quick));
         }
         if (parts.contains(BenchMain.Part.enforcer) && eos) {
-            lines.add("- Fence state: after the enforcer's exactly_once_v2 run at "
-                    + "the most keys, the changelog's log segments on the broker (not compacted yet), then a new instance "
-                    + "restores the whole changelog into an empty state directory (timed from the first partition's restore "
-                    + "start to the last one's end) and its store's RocksDB files are measured after close; sizes divided by "
-                    + "the key count.");
+            lines.add(FENCE_STATE_NOTE);
         }
         if (parts.contains(BenchMain.Part.scale)) {
             lines.add("- Scale: the enforcer over " + writes + " in-order writes on an input of 6 partitions ("
@@ -76,12 +72,31 @@ final class BenchReport {
             lines.add("- Sink: the same batches written with the guarded upsert and with a plain upsert, in the order plain, "
                     + "guarded, guarded, plain.");
         }
+        if (parts.contains(BenchMain.Part.churn)) {
+            lines.add(churnNote(quick));
+        }
         if (parts.contains(BenchMain.Part.rule)) {
             lines.add("- Decision rule (JMH): per record, FenceStamp.parse over the four headers FencedProducer writes, "
                     + "FenceRule.decide against a map-held fence and FenceRule.raise into the map, against reading the token "
                     + "header and storing a constant fence; ns per record.");
         }
         return String.join("\n", lines) + "\n";
+    }
+
+    private static String churnNote(boolean quick) {
+        return "- Churn: the enforcer process as shipped (token verification on, exactly_once_v2, its default 3 "
+                + "partitions) runs while one writer takes each key's lock in etcd, 128 locks per transaction under the "
+                + "current lease (a new lease every second, each revoked " + (quick ? "5" : "20") + " s after it was "
+                + "granted), and writes each key once with the transaction's revision as its token; the writer stays "
+                + "at most " + (quick ? "10,000" : "20,000") + " records ahead of the enforcer's committed offsets, so each run "
+                + "goes at what its enforcer sustains, and etcd's history is compacted a minute behind. The same "
+                + (quick ? "200,000" : "10,000,000") + " writes go through an enforcer with fence expiry off, then one "
+                + "with it on (fence.expiry.interval.ms " + (quick ? "2000" : "5000") + "). Every 5 s: RocksDB's "
+                + "estimate of the fence store's keys and its SST and memtable bytes (Kafka Streams' state metrics on "
+                + "the enforcer's /metrics), etcd's count of live locks, fences expired, and the enforcer process's "
+                + "CPU time; every sample is in the run's -churn.csv beside this file. A live lock's footprint is the "
+                + "run without expiry's store bytes per key at its end; the ratios leave out the first lease hold and "
+                + "two intervals, before which nothing can expire. The run fails unless every write was accepted.";
     }
 
     private static String enforcerNote(int runs, boolean quick) {
@@ -106,6 +121,12 @@ final class BenchReport {
                 + "producer (acks=all, linger.ms 20, batch.size 256 KB) and read by a plain consumer (read_committed, "
                 + "no group), records/s, as kafka-producer-perf-test and kafka-consumer-perf-test measure them.";
     }
+
+    private static final String FENCE_STATE_NOTE = "- Fence state: after the enforcer's exactly_once_v2 run at "
+            + "the most keys, the changelog's log segments on the broker (not compacted yet), then a new instance "
+            + "restores the whole changelog into an empty state directory (timed from the first partition's restore "
+            + "start to the last one's end) and its store's RocksDB files are measured after close; sizes divided by "
+            + "the key count.";
 
     private static final String VERIFICATION_NOTE = "- Token verification: the enforcer with token verification "
             + "on (etcd.endpoints set, the enforcer's defaults: the index of lock holders and reading ahead) and off over "

@@ -402,6 +402,11 @@ final class VerificationBench {
 
     /** etcd's own CPU time so far, in seconds: {@code process_cpu_seconds_total} from its {@code /metrics}. */
     private double etcdCpuSeconds() throws Exception {
+        return etcdCpuSeconds(etcdEndpoint);
+    }
+
+    /** etcd's CPU time so far, in seconds, from the {@code /metrics} of the member at {@code etcdEndpoint}. */
+    static double etcdCpuSeconds(String etcdEndpoint) throws Exception {
         HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(etcdEndpoint + "/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString());
         Matcher cpu = CPU_SECONDS.matcher(response.body());

@@ -27,26 +27,8 @@ class BenchQuickIT {
     @Test
     void quickRunPrintsACompleteTableAndWritesIt() throws Exception {
         StringWriter table = new StringWriter();
-        CommandLine line = new CommandLine(new BenchMain());
-        line.setOut(new PrintWriter(table));
-        // The progress and any error still reach the build log, and the failure message quotes them.
         StringWriter errors = new StringWriter();
-        line.setErr(new PrintWriter(new Writer() {
-            @Override
-            public void write(char[] chars, int offset, int length) {
-                errors.write(chars, offset, length);
-                System.err.print(new String(chars, offset, length));
-            }
-
-            @Override
-            public void flush() {
-                System.err.flush();
-            }
-
-            @Override
-            public void close() {
-            }
-        }, true));
+        CommandLine line = bench(table, errors);
 
         int exit = line.execute("--quick", "--out", out.toString());
 
@@ -122,6 +104,63 @@ class BenchQuickIT {
         assertThat(out.resolve("latest-quick.md")).exists();
         assertThat(Files.readString(out.resolve("latest-quick.md"))).contains(table.toString().lines().findFirst().orElseThrow())
                 .contains("cores").contains("Java ").contains("Kafka ").contains("How the figures are taken");
+    }
+
+    @Test
+    void quickChurnRunMeasuresTheStoreWithAndWithoutExpiryAndWritesItsSamples() throws Exception {
+        StringWriter table = new StringWriter();
+        StringWriter errors = new StringWriter();
+
+        int exit = bench(table, errors).execute("--quick", "--only", "churn", "--out", out.toString());
+
+        assertThat(exit).as("exit code; the bench's error output:%n%s", errors).isZero();
+        List<String> rows = table.toString().lines().filter(l -> l.startsWith("| ") && !l.startsWith("| measure")).toList();
+        assertThat(rows).extracting(row -> row.split("\\|")[1].trim().replaceAll(", 200k keys.*$", "")).containsExactly(
+                "fence store keys at the end, with vs without fence expiry",
+                "fence store bytes (RocksDB SST + memtables) at the end, with vs without fence expiry",
+                "fence store keys per live lock, with fence expiry, the most of any sample after the first hold + 2 intervals",
+                "fence store bytes per live lock's footprint (live locks x the run without expiry's bytes per key), with fence "
+                        + "expiry, the most of any sample after the first hold + 2 intervals",
+                "enforcer throughput (writer paced by the enforcer's decisions) with vs without fence expiry",
+                "enforcer process CPU per record, with vs without fence expiry",
+                "etcd CPU per record (the writer's lock transactions and revokes, the enforcer's verification and its "
+                        + "oldest-lock reads), with vs without fence expiry");
+        String[] keys = rows.get(0).split("\\|");
+        assertThat(Double.parseDouble(keys[3].trim().replace(",", ""))).as("store keys without expiry: every key written")
+                .isGreaterThanOrEqualTo(200_000);
+        assertThat(Double.parseDouble(keys[2].trim().replace(",", ""))).as("store keys with expiry").isLessThan(200_000);
+        List<Path> csv;
+        try (var files = Files.list(out)) {
+            csv = files.filter(f -> f.getFileName().toString().endsWith("-quick-churn.csv")).toList();
+        }
+        assertThat(csv).hasSize(1);
+        List<String> samples = Files.readAllLines(csv.get(0));
+        assertThat(samples.get(0)).isEqualTo(ChurnBench.CSV_HEADER);
+        assertThat(samples).anyMatch(l -> l.startsWith("off,")).anyMatch(l -> l.startsWith("on,"));
+    }
+
+    /** {@code fence bench} writing its table to {@code table}; its progress and errors to {@code errors} and the build log. */
+    private static CommandLine bench(StringWriter table, StringWriter errors) {
+        CommandLine line = new CommandLine(new BenchMain());
+        line.setOut(new PrintWriter(table));
+        // The progress and any error still reach the build log, and the failure message quotes them.
+        line.setErr(new PrintWriter(new Writer() {
+            @Override
+            public void write(char[] chars, int offset, int length) {
+                errors.write(chars, offset, length);
+                System.err.print(new String(chars, offset, length));
+            }
+
+            @Override
+            public void flush() {
+                System.err.flush();
+            }
+
+            @Override
+            public void close() {
+            }
+        }, true));
+        return line;
     }
 
     /** The token verification rows of one shape, in the bench's order. */
