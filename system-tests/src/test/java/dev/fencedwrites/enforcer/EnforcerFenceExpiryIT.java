@@ -50,11 +50,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Fence expiry on real services (docs/concepts/fence-expiry.md): 100,000 keys written once, each under a lock of one lease;
- * a live holder of another key; the lease revoked, so every tenure but the live one ends. The enforcer is killed in the middle
- * of the scan and restarted; it then has dropped every expired fence (the changelog gets a tombstone for each), rejects a stale write to an expired key STALE_TOKEN at the floor,
- * accepts the live holder's first write, and after a restart from an empty state directory (a restore from the changelog)
- * with expiry turned off still rejects the stale write: a floor once raised stays in force. Needs real etcd (the oldest
- * live lock) and a real broker (committed offsets, the changelog).
+ * a live holder of another key; the lease revoked, so every tenure but the live one ends. The enforcer is killed in the
+ * middle of the scan and restarted; it then has dropped every expired fence (the changelog gets a tombstone for each),
+ * rejects a stale write to an expired key STALE_TOKEN at the floor, accepts the live holder's first write, and after a
+ * restart from an empty state directory (a restore from the changelog) with expiry turned off still rejects the stale
+ * write: a floor once raised stays in force. Needs real etcd (the oldest live lock) and a real broker (committed offsets,
+ * the changelog).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 @ExtendWith(SharedKafkaBroker.class)
