@@ -30,6 +30,11 @@ public final class FenceHeaders {
     /** Added to rejected records: the stored fence that won, as {@code token} or {@code token.seq}; empty when none. */
     public static final String REJECTED_HIGHEST = "fence.rejected.highest";
     /**
+     * Added to a record the enforcer rejects {@code STALE_TOKEN} below its partition's expiry floor: the floor (decimal),
+     * which is also the fence in {@link #REJECTED_HIGHEST} (docs/concepts/fence-expiry.md). Absent on every other rejection.
+     */
+    public static final String REJECTED_FLOOR = "fence.rejected.floor";
+    /**
      * Added to records the enforcer rejects: when it rejected them, epoch milliseconds (decimal). The record's own
      * timestamp stays the input record's, when it was written.
      */

@@ -9,10 +9,10 @@ import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
- * The enforcer's expiry floors as its decisions show them, per input partition (docs/concepts/fence-expiry.md). A
- * {@code STALE_TOKEN} rejection whose reported fence has no seq and is above the key's replayed fence can only be a floor: the
- * rule alone reports the key's own fence. Such a claim is taken when it explains the rejection (the record's token and the
- * key's replayed fence both below it), and from there on the partition is replayed against it: a floor only rises, so a
+ * The enforcer's expiry floors as its decisions show them, per input partition (docs/concepts/fence-expiry.md): a
+ * {@code STALE_TOKEN} rejection below a floor names it in {@code fence.rejected.floor}. Such a claim is taken when it
+ * explains the rejection (the record's token and the key's replayed fence both below it; one that does not is left to the
+ * rule, whose decision then differs), and from there on the partition is replayed against it: a floor only rises, so a
  * later claim below it, or a later accept of a token below it on a key without a fence at or above it, is unlike the rule.
  * The floor's value itself (at most etcd's oldest live lock) is not visible in the topics; {@code fence chaos} checks it
  * against its writers' ledgers.
@@ -30,9 +30,8 @@ final class ExpiryFloors {
 
     /** Notes a rejected copy of an input record that may be a floor rejection. */
     void claim(OutputRecord copy) {
-        if (copy.reason() == RejectionReason.STALE_TOKEN && copy.highest() != null && !copy.highest().hasSeq()
-                && copy.source() != null) {
-            claims.put(copy.source(), copy.highest().token());
+        if (copy.reason() == RejectionReason.STALE_TOKEN && copy.floor() > 0 && copy.source() != null) {
+            claims.put(copy.source(), copy.floor());
         }
     }
 

@@ -19,9 +19,10 @@ import org.apache.kafka.common.header.Header;
  * @param fence       the record's own fence, or {@code null} when its headers have none that parses
  * @param highest     the fence in {@code fence.rejected.highest}, or {@code null} (none, or the key had none)
  * @param reduced     a rejected copy reduced to fit its topic that lost headers or its key: its own fence may be incomplete
+ * @param floor       the expiry floor in {@code fence.rejected.floor} of a rejection below it, or -1
  */
 record OutputRecord(String key, String sourceTopic, Position source, RejectionReason reason, Fence fence, Fence highest,
-        boolean sinkStage, boolean reduced) {
+        boolean sinkStage, boolean reduced, long floor) {
 
     static OutputRecord of(ConsumerRecord<byte[], byte[]> record) {
         long partition = FenceStamp.parseDecimal(text(record, FenceHeaders.SOURCE_PARTITION));
@@ -50,7 +51,8 @@ record OutputRecord(String key, String sourceTopic, Position source, RejectionRe
         return new OutputRecord(key(record.key()), text(record, FenceHeaders.SOURCE_TOPIC), source, reason,
                 ReplayRule.fenceOf(record), highest, FenceHeaders.STAGE_SINK.equals(text(record, FenceHeaders.REJECTED_STAGE)),
                 record.headers().lastHeader(FenceHeaders.REJECTED_HEADERS_OMITTED) != null
-                        || record.headers().lastHeader(FenceHeaders.REJECTED_KEY_OMITTED) != null);
+                        || record.headers().lastHeader(FenceHeaders.REJECTED_KEY_OMITTED) != null,
+                FenceStamp.parseDecimal(text(record, FenceHeaders.REJECTED_FLOOR)));
     }
 
     /**

@@ -115,7 +115,7 @@ class HistoryChecksTest {
         String elsewhere = history.keyOn(1);
         history.acceptedWrite(expired, 5, 1);
         history.acceptedWrite(fresh, 12, 1);
-        history.rejectedWrite(expired, 5, 2, RejectionReason.STALE_TOKEN, "9"); // its fence expired below the floor 9
+        history.belowFloor(expired, 5, 2, 9); // its fence expired below the floor 9
         history.rejectedWrite(fresh, 12, 1, RejectionReason.DUPLICATE, "12.1"); // a fence above the floor: the rule
         history.acceptedWrite(history.keyOn(0), 9, 1); // at the floor: accepted
         history.acceptedWrite(elsewhere, 7, 1); // another partition's floor
@@ -130,7 +130,7 @@ class HistoryChecksTest {
     void anAcceptBelowAFloorThePartitionShowedIsUnlikeTheRule() {
         String expired = history.keyOn(0);
         history.acceptedWrite(expired, 5, 1);
-        history.rejectedWrite(expired, 5, 2, RejectionReason.STALE_TOKEN, "9");
+        history.belowFloor(expired, 5, 2, 9);
         history.acceptedWrite(history.keyOn(0), 7, 1); // a fresh key below the floor: fenced at (9, no seq)
 
         Findings findings = history.check();
@@ -141,11 +141,24 @@ class HistoryChecksTest {
     }
 
     @Test
+    void aRuleRejectionReportingAFenceWithoutSeqIsNoFloor() {
+        String key = history.keyOn(0);
+        history.accepted(history.input(history.recordWithoutSeq(key, 9)));
+        history.rejectedWrite(key, 5, 1, RejectionReason.STALE_TOKEN, "9"); // the rule's, against (9, no seq)
+        history.acceptedWrite(history.keyOn(0), 7, 1); // another key below 9: no floor, accepted
+
+        Findings findings = history.check();
+
+        assertThat(findings.byKind()).isEmpty();
+        assertThat(findings.counts()).doesNotContainKey("rejected below an expiry floor");
+    }
+
+    @Test
     void aFloorThatFallsIsUnlikeTheRule() {
         String first = history.keyOn(0);
-        history.rejectedWrite(first, 5, 1, RejectionReason.STALE_TOKEN, "9");
-        history.rejectedWrite(history.keyOn(0), 4, 1, RejectionReason.STALE_TOKEN, "8");
-        history.rejectedWrite(history.keyOn(1), 4, 1, RejectionReason.STALE_TOKEN, "8"); // another partition's floor
+        history.belowFloor(first, 5, 1, 9);
+        history.belowFloor(history.keyOn(0), 4, 1, 8);
+        history.belowFloor(history.keyOn(1), 4, 1, 8); // another partition's floor
 
         Findings findings = history.check();
 
@@ -324,6 +337,14 @@ class HistoryChecksTest {
                     value == null ? null : value.getBytes(StandardCharsets.UTF_8), headers, Optional.empty());
         }
 
+        /** A write whose writer sends no {@code fence.seq}. */
+        ConsumerRecord<byte[], byte[]> recordWithoutSeq(String key, long token) {
+            RecordHeaders headers = new RecordHeaders();
+            headers.add(FenceHeaders.TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8));
+            return new ConsumerRecord<>("", 0, 0, 0L, TimestampType.CREATE_TIME, 0, 0, key.getBytes(StandardCharsets.UTF_8),
+                    ("n" + token).getBytes(StandardCharsets.UTF_8), headers, Optional.empty());
+        }
+
         ConsumerRecord<byte[], byte[]> input(ConsumerRecord<byte[], byte[]> record) {
             return inputOn(Utils.toPositive(Utils.murmur2(record.key())) % PARTITIONS, record);
         }
@@ -346,8 +367,21 @@ class HistoryChecksTest {
             rejectedCopy(input(record(key, token, seq, "r" + token + "." + seq)), reason, highest);
         }
 
+        /** A write rejected STALE_TOKEN below the expiry floor {@code floor}, as the enforcer writes it. */
+        void belowFloor(String key, long token, long seq, long floor) {
+            ConsumerRecord<byte[], byte[]> input = input(record(key, token, seq, "f" + token + "." + seq));
+            rejectedCopy(input, RejectionReason.STALE_TOKEN, Long.toString(floor), floor);
+        }
+
         void rejectedCopy(ConsumerRecord<byte[], byte[]> input, RejectionReason reason, String highest) {
+            rejectedCopy(input, reason, highest, -1);
+        }
+
+        void rejectedCopy(ConsumerRecord<byte[], byte[]> input, RejectionReason reason, String highest, long floor) {
             RecordHeaders headers = new RecordHeaders(input.headers().toArray());
+            if (floor > 0) {
+                headers.add(FenceHeaders.REJECTED_FLOOR, Long.toString(floor).getBytes(StandardCharsets.UTF_8));
+            }
             headers.add(FenceHeaders.REJECTED_REASON, reason.name().getBytes(StandardCharsets.UTF_8));
             headers.add(FenceHeaders.REJECTED_STAGE, FenceHeaders.STAGE_ENFORCER.getBytes(StandardCharsets.UTF_8));
             headers.add(FenceHeaders.REJECTED_HIGHEST, highest.getBytes(StandardCharsets.UTF_8));

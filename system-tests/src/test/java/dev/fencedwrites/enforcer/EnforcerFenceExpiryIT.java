@@ -135,7 +135,7 @@ class EnforcerFenceExpiryIT {
                 + "%d bytes before expiry, %d after its tombstones (compaction reclaims both)%n", beforeCrash, afterRestart,
                 sizeBefore, changelogBytes());
 
-        assertThat(decide(key(7), tokens[7], 2, lease)).isEqualTo("STALE_TOKEN at " + liveToken);
+        assertThat(decide(key(7), tokens[7], 2, lease)).isEqualTo("STALE_TOKEN at " + liveToken + ", floor " + liveToken);
         assertThat(decide("live-key", liveToken, 1, live)).isEqualTo("accepted");
         assertThat(Http.get(enforcer.address() + "/fences/" + key(8)).body()).contains("\"floor\":" + liveToken);
 
@@ -143,7 +143,7 @@ class EnforcerFenceExpiryIT {
         // expiry turned off, the floor still applies (the fences below it are gone); it is only never raised again.
         enforcer.close();
         enforcer = startEnforcer("restarted", false);
-        assertThat(decide(key(9), tokens[9], 2, lease)).isEqualTo("STALE_TOKEN at " + liveToken);
+        assertThat(decide(key(9), tokens[9], 2, lease)).isEqualTo("STALE_TOKEN at " + liveToken + ", floor " + liveToken);
         assertThat(decide("live-key", liveToken, 2, live)).isEqualTo("accepted");
     }
 
@@ -184,7 +184,10 @@ class EnforcerFenceExpiryIT {
                 .get(30, TimeUnit.SECONDS).getHeader().getRevision();
     }
 
-    /** Sends one write and waits for its outcome: "accepted", or the rejection's reason and the fence it met. */
+    /**
+     * Sends one write and waits for its outcome: "accepted", or the rejection's reason and the fence it met, and the floor
+     * it was below when it names one.
+     */
     private static String decide(String key, long token, long seq, long lease) throws Exception {
         long offset;
         int partition;
@@ -202,7 +205,9 @@ class EnforcerFenceExpiryIT {
                 if (Long.toString(offset).equals(text(record, FenceHeaders.SOURCE_OFFSET))
                         && Integer.toString(partition).equals(text(record, FenceHeaders.SOURCE_PARTITION))) {
                     outcome[0] = text(record, FenceHeaders.REJECTED_REASON) + " at "
-                            + text(record, FenceHeaders.REJECTED_HIGHEST);
+                            + text(record, FenceHeaders.REJECTED_HIGHEST) + (text(record, FenceHeaders.REJECTED_FLOOR) == null
+                                    ? ""
+                                    : ", floor " + text(record, FenceHeaders.REJECTED_FLOOR));
                     return true;
                 }
             }

@@ -82,6 +82,19 @@ final class FenceOutputs {
      * detail} logged.
      */
     void reject(Record<byte[], byte[]> record, RejectionReason reason, Fence highest, String detail) {
+        reject(record, reason, highest, detail, null);
+    }
+
+    /**
+     * Rejects {@code STALE_TOKEN} a record below the partition's expiry floor: the fence it met is {@code (floor, no seq)},
+     * and {@link FenceHeaders#REJECTED_FLOOR} names the floor, so that a reader tells it from the rule's own rejections.
+     */
+    void rejectBelowFloor(Record<byte[], byte[]> record, long floor, String detail) {
+        reject(record, RejectionReason.STALE_TOKEN, Fence.of(floor), detail,
+                new RecordHeader(FenceHeaders.REJECTED_FLOOR, FenceHeaders.encode(floor)));
+    }
+
+    private void reject(Record<byte[], byte[]> record, RejectionReason reason, Fence highest, String detail, Header extra) {
         rejectedFor = reason;
         if (replay.replaying()) {
             replay.replayed("rejected");
@@ -93,6 +106,9 @@ final class FenceOutputs {
         rejection.add(
                 new RecordHeader(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(highest == null ? "" : highest.toString())));
         rejection.add(new RecordHeader(FenceHeaders.REJECTED_TIME, FenceHeaders.encode(System.currentTimeMillis())));
+        if (extra != null) {
+            rejection.add(extra);
+        }
         Optional<Origin> source = origin;
         source.ifPresent((Origin from) -> {
             rejection.add(new RecordHeader(FenceHeaders.SOURCE_TOPIC, FenceHeaders.encode(from.topic())));
