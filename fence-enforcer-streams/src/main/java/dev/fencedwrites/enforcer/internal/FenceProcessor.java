@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -56,6 +57,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     private final CommittedFences committedFences;
     private final FenceExpiry expiry;
     private PendingFences pending;
+    /** The changelog watch's idle check; {@code null} without a watch. */
+    private Cancellable idleCheck;
     /** The partition's expiry floor and scan; {@code null} when fence expiry is off. */
     private ExpiryPass expiryPass;
     /**
@@ -138,7 +141,8 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
             changelogWatch = ChangelogWatch.start(fences, changelog, context.appConfigs(), context.taskId(), metrics)
                     .orElse(null);
             if (changelogWatch != null) {
-                context.schedule(ChangelogWatch.IDLE_CHECK, PunctuationType.WALL_CLOCK_TIME, at -> changelogWatch.checkIdle());
+                idleCheck = context.schedule(ChangelogWatch.IDLE_CHECK, PunctuationType.WALL_CLOCK_TIME,
+                        at -> changelogWatch.checkIdle());
             }
         }
         if (committedFences != null) {
@@ -169,6 +173,12 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         }
         if (replay != null) {
             replay.close();
+        }
+        if (idleCheck != null) {
+            // Kafka Streams keeps a task's punctuation queue when it revives the task after a corruption: left scheduled,
+            // the check would run against the watch closed here.
+            idleCheck.cancel();
+            idleCheck = null;
         }
         if (changelogWatch != null) {
             changelogWatch.close();
@@ -260,7 +270,7 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
         if (floor <= 0 || replay.replaying() || stamp.fence().token() >= floor || stored != null && stored.token() >= floor) {
             return false;
         }
-        outputs.reject(record, RejectionReason.STALE_TOKEN, Fence.of(floor), "incoming " + stamp.fence()
+        outputs.rejectBelowFloor(record, floor, "incoming " + stamp.fence()
                 + " is below the expiry floor " + floor + " of partition " + context.taskId().partition()
                 + ": every token below it belongs to a lock tenure that has ended (fences below etcd's oldest live lock "
                 + "are expired)");
