@@ -4,6 +4,7 @@ import dev.fencedwrites.cli.EnvFile;
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -22,11 +23,14 @@ final class EnforcerSettingOption {
             FenceEnforcerConfig.STATE_DIR, FenceEnforcerConfig.HTTP_PORT, FenceEnforcerConfig.INPUT_TOPIC,
             FenceEnforcerConfig.ACCEPTED_TOPIC, FenceEnforcerConfig.REJECTED_TOPIC, FenceEnforcerConfig.MARKERS_TOPIC);
 
+    /** Prefixes of the settings the stack gives its enforcers itself: etcd, and the Kafka security of a secured stack. */
+    static final List<String> STACK_OWNED_PREFIXES = List.of("etcd.", "streams.security.", "streams.sasl.", "streams.ssl.");
+
     @Option(names = "--enforcer-setting", paramLabel = "NAME=VALUE", description = "A setting of the enforcers this command "
             + "starts, by its name in the enforcer's properties file (docs/reference/configuration.md), e.g. "
             + "fence.expiry.enable=true or streams.commit.interval.ms=50; repeatable. Refused before anything starts: what the "
             + "enforcer would refuse, and what the stack sets itself (bootstrap.servers, application.id, state.dir, "
-            + "http.port, the topics, etcd.*).")
+            + "http.port, the topics, etcd.*, the Kafka security settings) and processing.guarantee.")
     Map<String, String> settings = new LinkedHashMap<>();
 
     /**
@@ -37,9 +41,15 @@ final class EnforcerSettingOption {
      */
     Map<String, String> over(Map<String, String> own) {
         for (String name : settings.keySet()) {
-            if (STACK_OWNED.contains(name) || name.startsWith("etcd.")) {
+            if (STACK_OWNED.contains(name) || STACK_OWNED_PREFIXES.stream().anyMatch(name::startsWith)) {
                 throw new IllegalArgumentException("--enforcer-setting " + name + ": the stack sets this itself ("
-                        + STACK_OWNED.stream().sorted().collect(Collectors.joining(", ")) + ", etcd.*)");
+                        + STACK_OWNED.stream().sorted().collect(Collectors.joining(", ")) + ", "
+                        + String.join("*, ", STACK_OWNED_PREFIXES) + "*)");
+            }
+            if (name.equals(FenceEnforcerConfig.PROCESSING_GUARANTEE)) {
+                throw new IllegalArgumentException("--enforcer-setting " + name + ": ./fence up runs exactly_once_v2, which "
+                        + "fence chaos --stack and verify assume; fence chaos --processing-guarantee at_least_once starts an "
+                        + "at_least_once stack of its own");
             }
         }
         Map<String, String> merged = new LinkedHashMap<>(own);

@@ -55,6 +55,10 @@ class DevMainTest {
             "up --enforcer-setting etcd.endpoints=http://x:1 | fence up: --enforcer-setting etcd.endpoints: the stack sets "
                     + "this itself",
             "up --enforcer-setting application.id=x | fence up: --enforcer-setting application.id: the stack sets this itself",
+            "up --enforcer-setting streams.sasl.mechanism=PLAIN | fence up: --enforcer-setting streams.sasl.mechanism: the stack "
+                    + "sets this itself",
+            "up --enforcer-setting processing.guarantee=at_least_once | fence up: --enforcer-setting processing.guarantee: "
+                    + "./fence up runs exactly_once_v2",
             "up --enforcer-setting fence.expiry.enabled=true | fence up: --enforcer-setting: ",
             "inspect customer-7 --bootstrap 127.0.0.1:9092 | fence inspect: Unknown options: '--bootstrap'"})
     void everyUsageErrorIsOneLineAndExitsTwo(String args, String message) {

@@ -71,7 +71,7 @@ public final class ChaosReport {
         row(out, "stalled writes sent while still the key's newest holder (not stale)", notStale.size());
         notStale.stream().collect(Collectors.groupingBy(ack -> fates.getOrDefault(ack.partition() + "@" + ack.offset(),
                 "ACCEPTED"), Collectors.counting())).forEach((fate, n) -> row(out, "  decided " + fate
-                        + (fate.equals("ACCEPTED") ? "" : " (the lease had ended: below an expiry floor)"), n));
+                        + (fate.equals("STALE_TOKEN") ? " (its lease had ended: below an expiry floor)" : ""), n));
         List<WriterLedger.Ack> held = ledger.heldWrites();
         row(out, "writes acknowledged while their writer held the lock (not stalled, lease never lost)", held.size());
         held.stream().collect(Collectors.groupingBy(ack -> fates.getOrDefault(ack.partition() + "@" + ack.offset(),
@@ -89,12 +89,7 @@ public final class ChaosReport {
         out.println("Pipeline afterwards (fence verify)");
         VerifyReport.text(outcome.verify(), out);
         out.println();
-        out.println(outcome.verify().violations() == 0 && outcome.ledger().acks().isEmpty()
-                ? "0 violations, but no writer wrote anything"
-                : outcome.verify().violations() == 0
-                        ? "PASS: 0 violations"
-                        : "FAIL: " + outcome.verify().violations()
-                                + " violations; run the same schedule again with: " + replay);
+        out.println(verdict(outcome, replay));
         out.flush();
         return text.toString();
     }
@@ -133,12 +128,27 @@ public final class ChaosReport {
         return staleWrites(outcome).stream().filter(a -> !outcome.fates().containsKey(a.partition() + "@" + a.offset())).count();
     }
 
+    /** The run's last line: PASS, or FAIL with what failed and how to draw the same schedule again. */
+    private static String verdict(ChaosRun.Outcome outcome, String replay) {
+        long failures = outcome.verify().violations() + staleAccepted(outcome) + heldRejected(outcome).size();
+        if (failures == 0) {
+            return outcome.ledger().acks().isEmpty() ? "0 violations, but no writer wrote anything" : "PASS: 0 violations";
+        }
+        return "FAIL: " + outcome.verify().violations() + " violations, " + staleAccepted(outcome) + " stale writes accepted, "
+                + heldRejected(outcome).size() + " writes under a held lock rejected; run the same schedule again with: "
+                + replay;
+    }
+
     /**
      * The writes acknowledged while their writer held the lock that the enforcer rejected as stale or as not holding it: no
      * later holder's fence and no expiry floor can be above such a write (docs/concepts/fence-expiry.md), so each one is a
-     * liveness failure of the fencing, and the run fails on them.
+     * liveness failure of the fencing, and the run fails on them. Not with token verification off: then any positive
+     * token is believed, and a forged one ({@code inject}) may raise a key's fence above its live holder, as documented.
      */
     public static List<WriterLedger.Ack> heldRejected(ChaosRun.Outcome outcome) {
+        if ("false".equalsIgnoreCase(outcome.settings().enforcer().getOrDefault("token.verification.enable", "true").strip())) {
+            return List.of();
+        }
         return outcome.ledger().heldWrites().stream().filter(a -> {
             String fate = outcome.fates().get(a.partition() + "@" + a.offset());
             return "STALE_TOKEN".equals(fate) || "LOCK_NOT_HELD".equals(fate);

@@ -173,7 +173,7 @@ public final class ChaosRun {
         }
         long stopped = System.currentTimeMillis();
         catchUp(stack.bootstrap(), settings.control(), progress);
-        PipelineVerifier.Result verify = verify(stack, settings.control(), settings.atLeastOnce());
+        PipelineVerifier.Result verify = verify(stack, settings.control(), settings.atLeastOnce(), reroute(settings));
         return new Outcome(settings, events, ledger, resumed, verify, started, loadEnded, stopped,
                 fates(stack.bootstrap(), ledger),
                 injected);
@@ -263,12 +263,18 @@ public final class ChaosRun {
         return enforcer;
     }
 
-    private static PipelineVerifier.Result verify(Endpoints stack, boolean control, boolean atLeastOnce) throws Exception {
+    /** Whether the enforcers re-route records on another partition than murmur2's (the default policy) or reject them. */
+    private static boolean reroute(Settings settings) {
+        return !"reject".equalsIgnoreCase(settings.enforcer().getOrDefault("partition.mismatch.policy", "reroute").strip());
+    }
+
+    private static PipelineVerifier.Result verify(Endpoints stack, boolean control, boolean atLeastOnce, boolean reroute)
+            throws Exception {
         PipelineVerifier.Options options = control
                 ? new PipelineVerifier.Options(FenceTopics.INPUT, FenceTopics.INPUT, FenceTopics.REJECTED, FenceTopics.MARKERS,
-                        "fence-enforcer", true, UNFENCED_GROUP, BillingConnectors.UNFENCED_TABLE)
+                        "fence-enforcer", reroute, UNFENCED_GROUP, BillingConnectors.UNFENCED_TABLE)
                 : new PipelineVerifier.Options(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS,
-                        "fence-enforcer", true, SINK_GROUP, BillingConnectors.TABLE).atLeastOnce(atLeastOnce);
+                        "fence-enforcer", reroute, SINK_GROUP, BillingConnectors.TABLE).atLeastOnce(atLeastOnce);
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl())) {
             return PipelineVerifier.run(Map.of("bootstrap.servers", stack.bootstrap()), options,
                     PipelineVerifier.Database.withRegistry(connection, stack.registry()),

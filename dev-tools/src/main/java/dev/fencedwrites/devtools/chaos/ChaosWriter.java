@@ -172,8 +172,10 @@ public final class ChaosWriter {
                 .setCurrency("EUR").setLineItems(1).setComputedAt(Instant.now()).setComputedBy(name).build();
         try {
             RecordMetadata at = producer.sendAndWait(lease, value);
+            // Still valid once acknowledged: the record was appended while the lease, and so the lock key, lived.
+            boolean held = lease.isValid();
             log("ACK " + name + " " + id + " " + key + " " + lease.token() + " " + SEQ.get() + " " + lease.leaseId() + " "
-                    + at.partition() + " " + at.offset() + " " + (STALLED.get() ? 1 : 0));
+                    + at.partition() + " " + at.offset() + " " + (STALLED.get() ? 1 : 0) + " " + (held ? 1 : 0));
             return true;
         } catch (LeaseLostException e) {
             log("REFUSED " + name + " " + id + " " + key + " " + lease.token());

@@ -22,10 +22,12 @@ public record WriterLedger(List<Acquired> acquired, List<Ack> acks, List<Stall> 
     public record Acquired(long millis, String writer, String key, long token, long lease) {
     }
 
-    /** A write the broker acknowledged; {@code stalled}: the process was stopped between the lease check and the send. */
+    /**
+     * A write the broker acknowledged; {@code stalled}: the process was stopped between the lease check and the send;
+     * {@code held}: producer-lib still held the lease once the broker had acknowledged it.
+     */
     public record Ack(long millis, String writer, long id, String key, long token, long seq, long lease, int partition,
-            long offset,
-            boolean stalled) {
+            long offset, boolean stalled, boolean held) {
     }
 
     /** A process stopped itself before sending a write of {@code key} under {@code token}. */
@@ -66,7 +68,8 @@ public record WriterLedger(List<Acquired> acquired, List<Ack> acks, List<Stall> 
         switch (f[1]) {
             case "ACQUIRED" -> acquired.add(new Acquired(millis, f[2], f[3], Long.parseLong(f[4]), Long.parseLong(f[5])));
             case "ACK" -> acks.add(new Ack(millis, f[2], Long.parseLong(f[3]), f[4], Long.parseLong(f[5]), Long.parseLong(f[6]),
-                    Long.parseLong(f[7]), Integer.parseInt(f[8]), Long.parseLong(f[9]), "1".equals(f[10])));
+                    Long.parseLong(f[7]), Integer.parseInt(f[8]), Long.parseLong(f[9]), "1".equals(f[10]),
+                    f.length > 11 && "1".equals(f[11])));
             case "STALL" -> stalls.add(new Stall(millis, f[2], Long.parseLong(f[3]), Long.parseLong(f[4])));
             case "LOST" -> lost.add(new Lost(millis, f[2], f[3], Long.parseLong(f[4]), Long.parseLong(f[5]),
                     String.join(" ", Arrays.copyOfRange(f, 6, f.length))));
@@ -88,13 +91,14 @@ public record WriterLedger(List<Acquired> acquired, List<Ack> acks, List<Stall> 
     }
 
     /**
-     * The writes acknowledged while their writer held the lock: not stalled, under a lease no loss listener reported lost.
-     * Each reached the broker before its lock was released, so no later holder's and no expiry floor's fence can be above it
+     * The writes acknowledged while their writer held the lock: not stalled, the lease still valid in producer-lib (whose
+     * local deadline passes before etcd's expiry) once the broker had acknowledged the write, and never reported lost.
+     * Each reached the broker while its lock key lived, so no later holder's and no expiry floor's fence can be above it
      * when it is decided.
      */
     public List<Ack> heldWrites() {
         Set<Long> lostLeases = new HashSet<>();
         lost.forEach(l -> lostLeases.add(l.lease()));
-        return acks.stream().filter(a -> !a.stalled() && !lostLeases.contains(a.lease())).toList();
+        return acks.stream().filter(a -> !a.stalled() && a.held() && !lostLeases.contains(a.lease())).toList();
     }
 }
