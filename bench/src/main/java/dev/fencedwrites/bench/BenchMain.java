@@ -87,6 +87,8 @@ public final class BenchMain implements Callable<Integer> {
     ThroughputOptions rows = new ThroughputOptions();
     @Spec
     CommandSpec spec;
+    /** The churn part's samples as CSV lines, written beside the Markdown; empty when it did not run. */
+    private List<String> churnSamples = List.of();
 
     public static void main(String[] args) {
         CommandLine line = new CommandLine(new BenchMain());
@@ -239,19 +241,19 @@ public final class BenchMain implements Callable<Integer> {
         return figures;
     }
 
-    /** Key churn with fence expiry off and on ({@link ChurnBench}), on its own etcd and broker; the samples go to a CSV. */
+    /** Key churn with fence expiry off and on ({@link ChurnBench}), on its own etcd and broker; keeps the samples. */
     private List<Figure> churn(Path dir, Consumer<String> progress) throws Exception {
         progress.accept("churn: starting etcd and a local Kafka broker");
         Path log4j2 = Log4j2Config.write(dir.resolve("log4j2-churn.properties"), "WARN");
-        Path csv = out.resolve(ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm"))
-                + (quick ? "-quick" : "") + "-churn.csv");
         try (Service etcd = EtcdNode.start(dir.resolve("etcd-churn"));
                 Service kafka = KafkaBroker.start(dir.resolve("kafka-churn"), log4j2);
                 Client client = Client.builder().endpoints(etcd.address()).build()) {
             ChurnBench churn = new ChurnBench(kafka.address(), etcd.address(), client, dir, log4j2, progress);
-            return churn.measure(quick
+            ChurnBench.Result result = churn.measure(quick
                     ? new ChurnBench.Shape(200_000, Duration.ofSeconds(5), Duration.ofSeconds(2), 10_000)
-                    : new ChurnBench.Shape(10_000_000, Duration.ofSeconds(20), Duration.ofSeconds(5), 20_000), csv);
+                    : new ChurnBench.Shape(10_000_000, Duration.ofSeconds(20), Duration.ofSeconds(5), 20_000));
+            churnSamples = result.csv();
+            return result.figures();
         }
     }
 
@@ -346,6 +348,9 @@ public final class BenchMain implements Callable<Integer> {
                 + (partial ? "-partial" : "") + (failure != null ? "-incomplete" : "") + ".md");
         String markdown = BenchReport.markdown(now, table, log, failure, reproduce(), notes(), quick);
         Files.writeString(file, markdown);
+        if (!churnSamples.isEmpty()) {
+            Files.write(out.resolve(file.getFileName().toString().replaceAll("\\.md$", "-churn.csv")), churnSamples);
+        }
         if (failure == null && !partial) {
             Files.writeString(out.resolve("latest" + (quick ? "-quick" : "") + ".md"), markdown);
         }

@@ -94,7 +94,7 @@ final class BenchReport {
                 + "with it on (fence.expiry.interval.ms " + (quick ? "2000" : "5000") + "). Every 5 s: RocksDB's "
                 + "estimate of the fence store's keys and its SST and memtable bytes (Kafka Streams' state metrics on "
                 + "the enforcer's /metrics), etcd's count of live locks, fences expired, and the enforcer process's "
-                + "CPU time; every sample is in the run's -churn.csv beside this file. A live lock's footprint is the "
+                + "CPU time; every sample is in the CSV of this file's name ending -churn.csv. A live lock's footprint is the "
                 + "run without expiry's store bytes per key at its end; the ratios leave out the first lease hold and "
                 + "two intervals, before which nothing can expire. The run fails unless every write was accepted.";
     }

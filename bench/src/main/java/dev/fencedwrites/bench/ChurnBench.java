@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
@@ -88,17 +89,22 @@ final class ChurnBench {
         }
     }
 
-    /** One sample of a run: seconds since its first write, and the counts then. */
-    record Sample(boolean expiry, double seconds, long written, long decided, long liveLocks, long storeKeys, long storeBytes,
-            long expired, double cpuSeconds) {
+    /**
+     * One sample of a run: seconds since its first write, and the counts then. {@code fences}: the fences in the store,
+     * exactly (each key is accepted once, so the accepted records less the fences expired); {@code estimatedKeys}: RocksDB's
+     * {@code estimate-num-keys}, which deletes make useless (it subtracts each delete twice, and reads a handful of keys
+     * for a store of 200,000 fences).
+     */
+    record Sample(boolean expiry, double seconds, long written, long decided, long liveLocks, long fences, long estimatedKeys,
+            long storeBytes, long expired, double cpuSeconds) {
         String csv() {
-            return String.format(Locale.ROOT, "%s,%.1f,%d,%d,%d,%d,%d,%d,%.2f", expiry ? "on" : "off", seconds, written, decided,
-                    liveLocks, storeKeys, storeBytes, expired, cpuSeconds);
+            return String.format(Locale.ROOT, "%s,%.1f,%d,%d,%d,%d,%d,%d,%d,%.2f", expiry ? "on" : "off", seconds, written,
+                    decided, liveLocks, fences, estimatedKeys, storeBytes, expired, cpuSeconds);
         }
     }
 
-    static final String CSV_HEADER = "expiry,seconds,written,decided,live_locks,store_keys,store_bytes,fences_expired,"
-            + "enforcer_cpu_seconds";
+    static final String CSV_HEADER = "expiry,seconds,written,decided,live_locks,fences,rocksdb_estimate_num_keys,store_bytes,"
+            + "fences_expired,enforcer_cpu_seconds";
 
     /** One run's samples and rate. */
     record Run(List<Sample> samples, double recordsPerSecond, double cpuMicrosPerRecord, double etcdCpuMicrosPerRecord) {
@@ -107,48 +113,52 @@ final class ChurnBench {
         }
     }
 
+    /** The figures, and every sample of both runs as CSV lines ({@link #CSV_HEADER} first). */
+    record Result(List<Figure> figures, List<String> csv) {
+    }
+
     /**
-     * Runs without and then with expiry, writes every sample to {@code csv}, and returns the figures.
+     * Runs without and then with expiry, and returns the figures and the samples.
      *
      * @throws IllegalStateException when a run's enforcer does not accept every write
      */
-    List<Figure> measure(Shape shape, Path csv) throws Exception {
+    Result measure(Shape shape) throws Exception {
         progress.accept("churn: " + shape.describe() + "; without fence expiry, then with it");
         Run off = run(shape, false);
         Run on = run(shape, true);
         List<String> lines = new ArrayList<>(List.of(CSV_HEADER));
         Stream.concat(off.samples().stream(), on.samples().stream()).map(Sample::csv).forEach(lines::add);
-        Files.createDirectories(csv.getParent());
-        Files.write(csv, lines, StandardCharsets.UTF_8);
-        progress.accept("churn: samples in " + csv);
         String name = shape.describe();
-        double bytesPerKey = (double) off.last().storeBytes() / Math.max(1, off.last().storeKeys());
+        double bytesPerKey = (double) off.last().storeBytes() / Math.max(1, off.last().fences());
         double settled = shape.hold().toSeconds() + 2.0 * shape.interval().toSeconds();
-        double worstKeys = worst(on, settled, s -> (double) s.storeKeys() / Math.max(1, s.liveLocks()));
-        double worstBytes = worst(on, settled, s -> s.storeBytes() / (bytesPerKey * Math.max(1, s.liveLocks())));
-        return List.of(
-                new Figure("fence store keys at the end, with vs without fence expiry, " + name, on.last().storeKeys(),
-                        off.last().storeKeys(), "keys", "", false),
+        Sample mostFences = worst(on, settled, s -> (double) s.fences() / s.liveLocks());
+        Sample mostBytes = worst(on, settled, s -> s.storeBytes() / (bytesPerKey * s.liveLocks()));
+        return new Result(List.of(
+                new Figure("fences in the fence store at the end, with vs without fence expiry, " + name, on.last().fences(),
+                        off.last().fences(), "fences", "", false),
                 new Figure("fence store bytes (RocksDB SST + memtables) at the end, with vs without fence expiry, " + name,
                         on.last().storeBytes(), off.last().storeBytes(), "B", "", false),
-                new Figure("fence store keys per live lock, with fence expiry, the most of any sample after the first "
-                        + "hold + 2 intervals, " + name, worstKeys, Double.NaN, "", "<= 2", false),
-                new Figure("fence store bytes per live lock's footprint (live locks x the run without expiry's bytes per key), "
-                        + "with fence expiry, the most of any sample after the first hold + 2 intervals, " + name, worstBytes,
-                        Double.NaN, "", "<= 2", false),
+                new Figure("fences in the store vs live locks in etcd, with fence expiry, the sample where their ratio is "
+                        + "highest after the first hold + 2 intervals, " + name, mostFences.fences(), mostFences.liveLocks(),
+                        "fences", "<= 2", false),
+                new Figure("fence store bytes vs live locks x bytes per fence of the run without expiry, with fence expiry, "
+                        + "the sample where their ratio is highest after the first hold + 2 intervals, " + name,
+                        mostBytes.storeBytes(), bytesPerKey * mostBytes.liveLocks(), "B", "", false),
                 new Figure("enforcer throughput (writer paced by the enforcer's decisions) with vs without fence expiry, "
                         + name, on.recordsPerSecond(), off.recordsPerSecond(), "records/s", "", true),
                 new Figure("enforcer process CPU per record, with vs without fence expiry, " + name, on.cpuMicrosPerRecord(),
                         off.cpuMicrosPerRecord(), "us", "", false),
                 new Figure("etcd CPU per record (the writer's lock transactions and revokes, the enforcer's verification and "
                         + "its oldest-lock reads), with vs without fence expiry, " + name, on.etcdCpuMicrosPerRecord(),
-                        off.etcdCpuMicrosPerRecord(), "us", "", false));
+                        off.etcdCpuMicrosPerRecord(), "us", "", false)),
+                lines);
     }
 
-    /** The largest ratio over the samples of {@code run} after its first hold + 2 intervals (before that, nothing expired). */
-    private static double worst(Run run, double settled, ToDoubleFunction<Sample> ratio) {
+    /** The sample of {@code run} after its first hold + 2 intervals (before that, nothing expired) with the largest ratio. */
+    private static Sample worst(Run run, double settled, ToDoubleFunction<Sample> ratio) {
         return run.samples().stream().filter(s -> s.seconds() > settled && s.liveLocks() > 0)
-                .mapToDouble(ratio).max().orElse(Double.NaN);
+                .max(Comparator.comparingDouble(ratio)).orElseThrow(() -> new IllegalStateException(
+                        "churn: no sample after the first hold and two intervals with a live lock"));
     }
 
     private Run run(Shape shape, boolean expiry) throws Exception {
@@ -198,9 +208,9 @@ final class ChurnBench {
             Run run = new Run(List.copyOf(samples), shape.writes() / seconds, cpu * 1e6 / shape.writes(),
                     (etcdCpuSeconds() - etcdCpuStart) * 1e6 / shape.writes());
             progress.accept(String.format(Locale.ROOT, "churn:   expiry %s: %,.0f records/s, %.1f us enforcer and %.1f us etcd "
-                    + "CPU per record; at the end %,d store keys, %,d store bytes, %,d live locks, %,d fences expired",
+                    + "CPU per record; at the end %,d fences in the store, %,d store bytes, %,d live locks, %,d fences expired",
                     expiry ? "on" : "off", run.recordsPerSecond(), run.cpuMicrosPerRecord(), run.etcdCpuMicrosPerRecord(),
-                    run.last().storeKeys(), run.last().storeBytes(),
+                    run.last().fences(), run.last().storeBytes(),
                     run.last().liveLocks(), run.last().expired()));
             return run;
         }
@@ -222,24 +232,26 @@ final class ChurnBench {
         String metrics = Http.get(enforcer.address() + "/metrics").body();
         long live = etcd.getKVClient().get(ByteSequence.from(prefix, StandardCharsets.UTF_8),
                 GetOption.builder().isPrefix(true).withCountOnly(true).build()).get(30, TimeUnit.SECONDS).getCount();
+        long accepted = (long) sum(metrics, "fence_enforcer_records_accepted_total");
+        long expired = (long) sum(metrics, "fence_enforcer_expiry_fences_expired_total");
         Sample sample = new Sample(expiry, (System.nanoTime() - started) / 1e9, writer.written.get(),
-                (long) (sum(metrics, "fence_enforcer_records_accepted_total") + sum(metrics,
-                        "fence_enforcer_records_rejected_total")),
-                live, (long) sum(metrics, "kafka_stream_state_estimate_num_keys"),
+                accepted + (long) sum(metrics, "fence_enforcer_records_fenced_total"), live, accepted - expired,
+                (long) sum(metrics, "kafka_stream_state_estimate_num_keys"),
                 (long) (sum(metrics, "kafka_stream_state_total_sst_files_size")
                         + sum(metrics, "kafka_stream_state_size_all_mem_tables")),
-                (long) sum(metrics, "fence_enforcer_expiry_fences_expired_total"), cpuSeconds(enforcer) - cpuStart);
+                expired, cpuSeconds(enforcer) - cpuStart);
         if (sample.seconds() > 0 && (long) sample.seconds() % 30 < SAMPLE_EVERY.toSeconds()) {
             progress.accept(String.format(Locale.ROOT, "churn:   expiry %s, %3.0f s: %,d written, %,d decided, %,d live locks, "
-                    + "%,d store keys", expiry ? "on" : "off", sample.seconds(), sample.written(), sample.decided(), live,
-                    sample.storeKeys()));
+                    + "%,d fences in the store", expiry ? "on" : "off", sample.seconds(), sample.written(), sample.decided(),
+                    live,
+                    sample.fences()));
         }
         return sample;
     }
 
     private static double decided(Service enforcer) throws Exception {
         String metrics = Http.get(enforcer.address() + "/metrics").body();
-        return sum(metrics, "fence_enforcer_records_accepted_total") + sum(metrics, "fence_enforcer_records_rejected_total");
+        return sum(metrics, "fence_enforcer_records_accepted_total") + sum(metrics, "fence_enforcer_records_fenced_total");
     }
 
     private static double metric(Service enforcer, String name) throws Exception {

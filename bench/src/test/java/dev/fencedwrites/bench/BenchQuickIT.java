@@ -116,22 +116,23 @@ class BenchQuickIT {
         assertThat(exit).as("exit code; the bench's error output:%n%s", errors).isZero();
         List<String> rows = table.toString().lines().filter(l -> l.startsWith("| ") && !l.startsWith("| measure")).toList();
         assertThat(rows).extracting(row -> row.split("\\|")[1].trim().replaceAll(", 200k keys.*$", "")).containsExactly(
-                "fence store keys at the end, with vs without fence expiry",
+                "fences in the fence store at the end, with vs without fence expiry",
                 "fence store bytes (RocksDB SST + memtables) at the end, with vs without fence expiry",
-                "fence store keys per live lock, with fence expiry, the most of any sample after the first hold + 2 intervals",
-                "fence store bytes per live lock's footprint (live locks x the run without expiry's bytes per key), with fence "
-                        + "expiry, the most of any sample after the first hold + 2 intervals",
+                "fences in the store vs live locks in etcd, with fence expiry, the sample where their ratio is highest after the "
+                        + "first hold + 2 intervals",
+                "fence store bytes vs live locks x bytes per fence of the run without expiry, with fence expiry, the sample "
+                        + "where their ratio is highest after the first hold + 2 intervals",
                 "enforcer throughput (writer paced by the enforcer's decisions) with vs without fence expiry",
                 "enforcer process CPU per record, with vs without fence expiry",
                 "etcd CPU per record (the writer's lock transactions and revokes, the enforcer's verification and its "
                         + "oldest-lock reads), with vs without fence expiry");
         String[] keys = rows.get(0).split("\\|");
-        assertThat(Double.parseDouble(keys[3].trim().replace(",", ""))).as("store keys without expiry: every key written")
+        assertThat(Double.parseDouble(keys[3].trim().replace(",", ""))).as("fences without expiry: every key written")
                 .isGreaterThanOrEqualTo(200_000);
-        assertThat(Double.parseDouble(keys[2].trim().replace(",", ""))).as("store keys with expiry").isLessThan(200_000);
+        assertThat(Double.parseDouble(keys[2].trim().replace(",", ""))).as("fences with expiry").isLessThan(200_000);
         List<Path> csv;
         try (var files = Files.list(out)) {
-            csv = files.filter(f -> f.getFileName().toString().endsWith("-quick-churn.csv")).toList();
+            csv = files.filter(f -> f.getFileName().toString().endsWith("-quick-partial-churn.csv")).toList();
         }
         assertThat(csv).hasSize(1);
         List<String> samples = Files.readAllLines(csv.get(0));
