@@ -70,7 +70,7 @@ public final class RejectedCommand implements Callable<Integer> {
 
     /**
      * {@code 2026-11-29T14:00:01.123Z  customer-42  token=2.1  highest=4.1  STALE_TOKEN  stage=enforcer  writer=worker-A
-     * source=fenced-writes-0@3};
+     * source=fenced-writes-0@3}, then {@code floor=N} for a rejection below an expiry floor;
      * a record without a {@code fence.rejected.reason} or with {@code MALFORMED_VALUE} ends with {@code error=} and Connect's
      * exception
      * message on one line, at most {@value #ERROR_WIDTH} characters.
@@ -82,6 +82,9 @@ public final class RejectedCommand implements Callable<Integer> {
                 orDash(f.get("reason")), "stage=" + orDash(f.get("stage")), "writer=" + orDash(f.get("writer")),
                 "source=" + orDash(f.get("source_topic")) + "-" + orDash(f.get("source_partition")) + "@"
                         + orDash(f.get("source_offset")));
+        if (f.get("floor") != null) {
+            line += "  floor=" + f.get("floor");
+        }
         if (f.get("rejected_time") != null) {
             line += "  rejected=" + f.get("rejected_time");
         }
@@ -153,6 +156,7 @@ public final class RejectedCommand implements Callable<Integer> {
         f.put("token", header(record, FenceHeaders.TOKEN));
         f.put("seq", header(record, FenceHeaders.SEQ));
         f.put("highest", blankToNull(header(record, FenceHeaders.REJECTED_HIGHEST)));
+        f.put("floor", header(record, FenceHeaders.REJECTED_FLOOR));
         f.put("reason", header(record, FenceHeaders.REJECTED_REASON));
         f.put("stage", header(record, FenceHeaders.REJECTED_STAGE));
         f.put("writer", header(record, FenceHeaders.WRITER));

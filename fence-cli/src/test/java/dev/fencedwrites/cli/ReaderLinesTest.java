@@ -127,6 +127,24 @@ class ReaderLinesTest {
     }
 
     @Test
+    void rejectedShowsTheExpiryFloorARecordWasBelowAndNoneOtherwise() throws Exception {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("STALE_TOKEN"));
+        headers.add(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode("784"));
+        headers.add(FenceHeaders.REJECTED_FLOOR, FenceHeaders.encode(784L));
+        ConsumerRecord<String, byte[]> below = record("k8", new byte[]{1}, headers);
+        RecordHeaders ruleHeaders = new RecordHeaders();
+        ruleHeaders.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("STALE_TOKEN"));
+        ruleHeaders.add(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode("784"));
+        ConsumerRecord<String, byte[]> rule = record("k9", new byte[]{1}, ruleHeaders);
+
+        assertThat(RejectedCommand.text(below)).contains("  highest=784  STALE_TOKEN").contains("  floor=784");
+        assertThat(JSON.readTree(RejectedCommand.json(below)).path("floor").asText()).isEqualTo("784");
+        assertThat(RejectedCommand.text(rule)).doesNotContain("floor=");
+        assertThat(JSON.readTree(RejectedCommand.json(rule)).path("floor").isNull()).isTrue();
+    }
+
+    @Test
     void rejectedShowsTheSinksErrorForAMalformedValue() {
         RecordHeaders headers = new RecordHeaders();
         headers.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("MALFORMED_VALUE"));

@@ -34,7 +34,7 @@ class GrantOrderTest {
     /** The break-it reviewer's case: a double grant whose lease wrote and was lost only at a later leader kill. */
     @Test
     void aLowerTokenLoggedLateWhoseLeaseWroteFailsThoughItWasLostLater() {
-        Ack write = new Ack(1_150, "w0-0", 1, "k", 1120, 1, 1, 0, 0, false);
+        Ack write = new Ack(1_150, "w0-0", 1, "k", 1120, 1, 1, 0, 0, false, true);
         assertThat(check(List.of(B_HIGHER, A_LOWER_LATER), List.of(write), List.of(lost(1))).problems()).hasSize(1);
     }
 

@@ -84,7 +84,7 @@ class ShippedSchemasTest {
     @Test
     void assertsFormats() {
         String line = """
-                {"time":"yesterday","rejected_time":null,"token":"5","seq":null,"highest":"7","reason":"STALE_TOKEN",
+                {"time":"yesterday","rejected_time":null,"token":"5","seq":null,"highest":"7","floor":null,"reason":"STALE_TOKEN",
                  "stage":"enforcer","writer":null,"source_topic":"fenced-writes","source_partition":"0","source_offset":"3",
                  "error":null,"key":"k","value_bytes":4,"omitted":null,"source_key_bytes":null,"source_value_bytes":null,
                  "source_headers_bytes":null}""";
