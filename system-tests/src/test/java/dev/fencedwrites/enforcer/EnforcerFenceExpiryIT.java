@@ -42,6 +42,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -57,6 +58,7 @@ import org.junit.jupiter.api.io.TempDir;
  * write: a floor once raised stays in force. Needs real etcd (the oldest live lock) and a real broker (committed offsets,
  * the changelog).
  */
+@Tag("slow") // about 90 s for an opt-in feature: in the slow lane, to keep ./fence test under 30 minutes
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 @ExtendWith(SharedKafkaBroker.class)
 class EnforcerFenceExpiryIT {
