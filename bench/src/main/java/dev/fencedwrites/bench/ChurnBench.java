@@ -198,8 +198,9 @@ final class ChurnBench {
             }
             double seconds = (System.nanoTime() - started) / 1e9;
             double cpu = cpuSeconds(enforcer) - cpuStart;
-            samples.add(sample(expiry, started, writer, enforcer, prefix, cpuStart));
-            long accepted = (long) metric(enforcer, "fence_enforcer_records_accepted_total");
+            Sample end = sample(expiry, started, writer, enforcer, prefix, cpuStart);
+            samples.add(end);
+            long accepted = end.fences() + end.expired(); // the accepted records: fences = accepted - expired
             if (accepted != shape.writes()) {
                 throw new IllegalStateException(String.format(Locale.ROOT, "churn: the enforcer accepted %,d of %,d writes "
                         + "(each key's one write is its live holder's); its log: %s", accepted, shape.writes(),
@@ -252,10 +253,6 @@ final class ChurnBench {
     private static double decided(Service enforcer) throws Exception {
         String metrics = Http.get(enforcer.address() + "/metrics").body();
         return sum(metrics, "fence_enforcer_records_accepted_total") + sum(metrics, "fence_enforcer_records_fenced_total");
-    }
-
-    private static double metric(Service enforcer, String name) throws Exception {
-        return sum(Http.get(enforcer.address() + "/metrics").body(), name);
     }
 
     /** The sum of every series of {@code name} in a Prometheus text page; 0 when there is none. */

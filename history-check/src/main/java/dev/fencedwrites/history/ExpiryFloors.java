@@ -69,15 +69,4 @@ final class ExpiryFloors {
         Map.Entry<Long, Long> entry = partition == null ? null : partition.floorEntry(at.offset());
         return entry == null ? 0 : entry.getValue();
     }
-
-    /** The highest floor each partition showed. */
-    Map<Integer, Long> highest() {
-        Map<Integer, Long> out = new TreeMap<>();
-        shown.forEach((p, floors) -> {
-            if (!floors.isEmpty()) {
-                out.put(p, floors.lastEntry().getValue());
-            }
-        });
-        return out;
-    }
 }
