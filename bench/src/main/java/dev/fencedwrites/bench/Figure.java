@@ -17,11 +17,10 @@ public record Figure(String measure, double fenced, double baseline, String unit
     }
 
     /**
-     * Whether the ratio, rounded to two decimals as printed, meets the goal; {@code null} when there is none, or no ratio (a
-     * figure without a baseline). Goals are {@code >= x} or {@code <= x}.
+     * Whether the ratio, rounded to two decimals as printed, meets the goal; {@code null} when there is none, or no baseline. Goals are {@code >= x} or {@code <= x}.
      */
     public Boolean met() {
-        if (goal.isEmpty() || !Double.isFinite(ratio())) {
+        if (goal.isEmpty() || Double.isNaN(baseline)) {
             return null;
         }
         double limit = Double.parseDouble(goal.substring(2).trim());

@@ -282,6 +282,13 @@ class FenceExpiryModelTest {
             if (!"accepted".equals(plain) && "accepted".equals(expired)) {
                 violations.add("claim 2: " + what + ": accepted with expiry, " + plain + " without");
             }
+            // A rejection only expiry gives is one below the floor, and only those name it (fence verify reads them so).
+            boolean onlyExpiry = "STALE_TOKEN".equals(expired) && !expired.equals(plain);
+            if (onlyExpiry && withExpiry.floor == null || withExpiry.floor != null
+                    && (!"STALE_TOKEN".equals(expired) || !withExpiry.floor.equals(withExpiry.highest))) {
+                violations.add("fence.rejected.floor: " + what + ": " + expired + " with expiry (floor header "
+                        + withExpiry.floor + ", highest " + withExpiry.highest + "), " + plain + " without");
+            }
         }
 
         /** The lock of {@code resource} was held by {@code lease} at revision {@code token}, as etcd's history says. */
@@ -326,6 +333,8 @@ class FenceExpiryModelTest {
             final TestOutputTopic<byte[], byte[]> markers;
             /** The last rejection's {@code fence.rejected.highest}, or {@code null}. */
             String highest;
+            /** The last rejection's {@code fence.rejected.floor}, or {@code null}. */
+            String floor;
 
             Enforcer(FenceExpiry expiry) throws IOException {
                 TokenVerifier verifier = new TokenVerifier() {
@@ -361,6 +370,7 @@ class FenceExpiryModelTest {
                 accepted.readRecordsToList();
                 markers.readRecordsToList();
                 highest = null;
+                floor = null;
                 if (rejections.isEmpty()) {
                     return "accepted";
                 }
@@ -368,6 +378,8 @@ class FenceExpiryModelTest {
                 highest = reported == null || reported.value().length == 0
                         ? null
                         : new String(reported.value(), StandardCharsets.UTF_8);
+                Header below = rejections.get(0).headers().lastHeader(FenceHeaders.REJECTED_FLOOR);
+                floor = below == null ? null : new String(below.value(), StandardCharsets.UTF_8);
                 Header reason = rejections.get(0).headers().lastHeader(FenceHeaders.REJECTED_REASON);
                 return new String(reason.value(), StandardCharsets.UTF_8);
             }
