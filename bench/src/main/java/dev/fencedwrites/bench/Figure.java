@@ -17,7 +17,8 @@ public record Figure(String measure, double fenced, double baseline, String unit
     }
 
     /**
-     * Whether the ratio, rounded to two decimals as printed, meets the goal; {@code null} when there is none, or no baseline. Goals are {@code >= x} or {@code <= x}.
+     * Whether the ratio, rounded to two decimals as printed, meets the goal; {@code null} when there is none, or no
+     * baseline. Goals are {@code >= x} or {@code <= x}.
      */
     public Boolean met() {
         if (goal.isEmpty() || Double.isNaN(baseline)) {
