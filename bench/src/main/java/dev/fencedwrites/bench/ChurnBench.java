@@ -143,7 +143,7 @@ final class ChurnBench {
                         "fences", "<= 2", false),
                 new Figure("fence store bytes vs live locks x bytes per fence of the run without expiry, with fence expiry, "
                         + "the sample where their ratio is highest after the first hold + 2 intervals, " + name,
-                        mostBytes.storeBytes(), bytesPerKey * mostBytes.liveLocks(), "B", "", false),
+                        mostBytes.storeBytes(), bytesPerKey * mostBytes.liveLocks(), "B", "<= 2", false),
                 new Figure("enforcer throughput (writer paced by the enforcer's decisions) with vs without fence expiry, "
                         + name, on.recordsPerSecond(), off.recordsPerSecond(), "records/s", "", true),
                 new Figure("enforcer process CPU per record, with vs without fence expiry, " + name, on.cpuMicrosPerRecord(),

@@ -5,6 +5,7 @@ import dev.fencedwrites.enforcer.internal.CommittedFences;
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
 import dev.fencedwrites.enforcer.internal.FenceExpiry;
 import dev.fencedwrites.enforcer.internal.FenceProductionExceptionHandler;
+import dev.fencedwrites.enforcer.internal.FenceStoreRocksDBConfig;
 import dev.fencedwrites.enforcer.internal.RejectedTopicMetadata;
 import dev.fencedwrites.etcd.EtcdSettings;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -286,6 +287,7 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                 : List.of(config.inputTopic());
         LOG.info("fence expiry is on: every {} the oldest live lock under the lock prefix is read, and fences below it are "
                 + "dropped once {} are committed past that read", settings.interval(), topics);
+        storeOptionsForExpiry(streamsProperties);
         Admin admin = Admin.create(TopicAdmin.adminProperties(streamsProperties));
         Map<String, Object> reader = FenceEnforcerConfig.quietStreamsConfig(streamsProperties)
                 .getRestoreConsumerConfigs(applicationId + "-fence-expiry");
@@ -343,6 +345,21 @@ public final class FenceEnforcerApp implements Callable<Integer> {
      * The watch behind {@code /fences/{key}}'s 503s: pauses, stalled stream threads and, under the classic group protocol,
      * a coordinator that stopped answering heartbeats (classic or {@code streams} group protocol).
      */
+    /**
+     * Sets the fence store's RocksDB options for expiry ({@link FenceStoreRocksDBConfig}), unless {@code
+     * streams.rocksdb.config.setter} names the user's own setter, which then decides them alone.
+     */
+    static void storeOptionsForExpiry(Properties streamsProperties) {
+        streamsProperties.put(FenceStoreRocksDBConfig.EXPIRY_CONFIG, Boolean.TRUE);
+        Object own = streamsProperties.putIfAbsent(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG,
+                FenceStoreRocksDBConfig.class);
+        if (own != null) {
+            LOG.warn("{}{}={} replaces the fence store's RocksDB options for expiry ({}): expired fences' bytes may stay on "
+                    + "disk until RocksDB's default compaction reaches them", FenceEnforcerConfig.STREAMS_PREFIX,
+                    StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, own, FenceStoreRocksDBConfig.class.getSimpleName());
+        }
+    }
+
     private static PauseWatch pauseWatch(Properties streamsProperties, KafkaStreams streams) {
         PauseWatch.Settings settings = PauseWatch.Settings.of(streamsProperties);
         return new PauseWatch(classicGroupProtocol(streamsProperties) ? settings : settings.underStreamsProtocol(),

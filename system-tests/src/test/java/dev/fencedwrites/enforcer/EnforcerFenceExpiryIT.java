@@ -14,7 +14,9 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.PutOption;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +27,7 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.LogDirDescription;
@@ -42,7 +45,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -58,7 +60,6 @@ import org.junit.jupiter.api.io.TempDir;
  * write: a floor once raised stays in force. Needs real etcd (the oldest live lock) and a real broker (committed offsets,
  * the changelog).
  */
-@Tag("slow") // about 90 s for an opt-in feature: in the slow lane, to keep ./fence test under 30 minutes
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 @ExtendWith(SharedKafkaBroker.class)
 class EnforcerFenceExpiryIT {
@@ -112,6 +113,11 @@ class EnforcerFenceExpiryIT {
         System.out.printf("%d keys accepted %d ms after the first write%n", KEYS,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - written));
         assertThat(metric("fence_enforcer_expiry_fences_expired_total")).as("every tenure is live: nothing expires").isZero();
+        assertThat(fenceStoreOptions("first")).as("each task's fence store under expiry: 1 MiB memtables, full compactions "
+                + "once newer runs reach 25 % of the oldest").isNotEmpty().allSatisfy(options -> assertThat(options)
+                        .contains("write_buffer_size=1048576").contains("level0_file_num_compaction_trigger=2")
+                        .contains("max_size_amplification_percent=25"));
+        long storeBefore = storeBytes();
 
         long live = etcd.getLeaseClient().grant(600).get(30, TimeUnit.SECONDS).getID();
         long liveToken = put(LockKeys.key(PREFIX, utf8("live-key"), live), live);
@@ -133,9 +139,11 @@ class EnforcerFenceExpiryIT {
         assertThat(afterRestart).as("fences the restarted instance dropped (the rest of the scan)").isPositive();
         assertThat(floors()).as("each partition's floor after the restore: the live lock's create revision")
                 .containsOnly((double) liveToken);
+        // RocksDB reclaims the dropped fences' bytes (with Kafka Streams' defaults they stay in a 16 MiB memtable).
+        await().atMost(WITHIN).pollInterval(Duration.ofSeconds(1)).until(() -> storeBytes() < storeBefore / 4);
         System.out.printf("fence expiry: %.0f fences dropped before the SIGKILL, %.0f by the restarted instance; changelog "
-                + "%d bytes before expiry, %d after its tombstones (compaction reclaims both)%n", beforeCrash, afterRestart,
-                sizeBefore, changelogBytes());
+                + "%d bytes before expiry, %d after its tombstones (compaction reclaims both); fence store %d bytes before "
+                + "expiry, %d after%n", beforeCrash, afterRestart, sizeBefore, changelogBytes(), storeBefore, storeBytes());
 
         assertThat(decide(key(7), tokens[7], 2, lease)).isEqualTo("STALE_TOKEN at " + liveToken + ", floor " + liveToken);
         assertThat(decide("live-key", liveToken, 1, live)).isEqualTo("accepted");
@@ -145,6 +153,8 @@ class EnforcerFenceExpiryIT {
         // expiry turned off, the floor still applies (the fences below it are gone); it is only never raised again.
         enforcer.close();
         enforcer = startEnforcer("restarted", false);
+        assertThat(fenceStoreOptions("restarted")).as("each task's fence store without expiry: Kafka Streams' defaults")
+                .isNotEmpty().allSatisfy(options -> assertThat(options).contains("write_buffer_size=16777216"));
         assertThat(decide(key(9), tokens[9], 2, lease)).isEqualTo("STALE_TOKEN at " + liveToken + ", floor " + liveToken);
         assertThat(decide("live-key", liveToken, 2, live)).isEqualTo("accepted");
     }
@@ -260,6 +270,29 @@ class EnforcerFenceExpiryIT {
             sum += Double.parseDouble(found.group(2));
         }
         return sum;
+    }
+
+    /** The fence store's bytes in RocksDB: its SST files and memtables, summed over the instance's tasks. */
+    private static long storeBytes() throws Exception {
+        String metrics = Http.get(enforcer.address() + "/metrics").body();
+        assertThat(metrics).as("the enforcer's RocksDB metrics").contains("kafka_stream_state_total_sst_files_size{")
+                .contains("kafka_stream_state_size_all_mem_tables{");
+        return (long) (metric("kafka_stream_state_total_sst_files_size") + metric("kafka_stream_state_size_all_mem_tables"));
+    }
+
+    /** The newest RocksDB OPTIONS file of each task's fence store under the instance {@code name}'s directory. */
+    private static List<String> fenceStoreOptions(String name) throws IOException {
+        Map<Path, Path> newest = new HashMap<>();
+        try (Stream<Path> files = Files.walk(dir.resolve(name))) {
+            files.filter(f -> f.getFileName().toString().startsWith("OPTIONS-")
+                    && f.getParent().getFileName().toString().equals(FenceEnforcerTopology.STORE))
+                    .forEach(f -> newest.merge(f.getParent(), f, (a, b) -> a.toString().compareTo(b.toString()) > 0 ? a : b));
+        }
+        List<String> options = new ArrayList<>();
+        for (Path file : newest.values()) {
+            options.add(Files.readString(file));
+        }
+        return options;
     }
 
     private static List<Double> floors() throws Exception {
