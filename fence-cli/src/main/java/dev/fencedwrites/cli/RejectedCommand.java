@@ -156,8 +156,10 @@ public final class RejectedCommand implements Callable<Integer> {
         f.put("token", header(record, FenceHeaders.TOKEN));
         f.put("seq", header(record, FenceHeaders.SEQ));
         f.put("highest", blankToNull(header(record, FenceHeaders.REJECTED_HIGHEST)));
-        f.put("floor", header(record, FenceHeaders.REJECTED_FLOOR));
-        f.put("reason", header(record, FenceHeaders.REJECTED_REASON));
+        String reason = header(record, FenceHeaders.REJECTED_REASON);
+        // Only a STALE_TOKEN rejection is below a floor; an ALREADY_REJECTED copy keeps the floor of its earlier rejection.
+        f.put("floor", RejectionReason.STALE_TOKEN.name().equals(reason) ? header(record, FenceHeaders.REJECTED_FLOOR) : null);
+        f.put("reason", reason);
         f.put("stage", header(record, FenceHeaders.REJECTED_STAGE));
         f.put("writer", header(record, FenceHeaders.WRITER));
         // A record Connect dead-lettered itself (e.g. a value its converter could not decode) may lack some fence.source.*

@@ -142,6 +142,15 @@ class ReaderLinesTest {
         assertThat(JSON.readTree(RejectedCommand.json(below)).path("floor").asText()).isEqualTo("784");
         assertThat(RejectedCommand.text(rule)).doesNotContain("floor=");
         assertThat(JSON.readTree(RejectedCommand.json(rule)).path("floor").isNull()).isTrue();
+
+        // That copy sent back to the input: rejected ALREADY_REJECTED, it keeps the earlier rejection's headers, and the floor
+        // it names belongs to that rejection, not to this one.
+        RecordHeaders sentBack = new RecordHeaders(headers.toArray());
+        sentBack.add(FenceHeaders.REJECTED_REASON, FenceHeaders.encode("ALREADY_REJECTED"));
+        sentBack.add(FenceHeaders.REJECTED_HIGHEST, FenceHeaders.encode(""));
+        ConsumerRecord<String, byte[]> again = record("k8", new byte[]{1}, sentBack);
+        assertThat(RejectedCommand.text(again)).contains("ALREADY_REJECTED").doesNotContain("floor=");
+        assertThat(JSON.readTree(RejectedCommand.json(again)).path("floor").isNull()).isTrue();
     }
 
     @Test
