@@ -65,8 +65,8 @@ import picocli.CommandLine.Spec;
                 "",
                 "The same --seed (and options) draws the same schedule of faults; what the writers do in between depends on",
                 "timing. Exit status: 0 when verify found no violation, every stale write was rejected and no write made",
-                "under a held lock was, 3 otherwise (the report names the seed), 1 with a one-line reason when the run could",
-                "not be made or tested nothing (INCONCLUSIVE)."})
+                "under a held lock was rejected as stale, 3 otherwise (the report names the seed), 1 with a one-line reason",
+                "when the run could not be made or tested nothing (INCONCLUSIVE)."})
 public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "2m", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Load and faults for this long, "

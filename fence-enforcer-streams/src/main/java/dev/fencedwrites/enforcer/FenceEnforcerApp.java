@@ -34,6 +34,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.CloseOptions;
@@ -41,6 +42,7 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.HostInfo;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -111,8 +113,11 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         Properties streamsProperties = config.streamsProperties();
         FenceEnforcerTopology.Limits limits;
         try {
+            if (config.expiry().isPresent()) {
+                storeOptionsForExpiry(streamsProperties);
+            }
             limits = limits(config, streamsProperties);
-        } catch (IllegalStateException e) {
+        } catch (IllegalStateException | ConfigException e) {
             System.err.println("fence-enforcer: " + e.getMessage());
             return 2;
         }
@@ -287,7 +292,6 @@ public final class FenceEnforcerApp implements Callable<Integer> {
                 : List.of(config.inputTopic());
         LOG.info("fence expiry is on: every {} the oldest live lock under the lock prefix is read, and fences below it are "
                 + "dropped once {} are committed past that read", settings.interval(), topics);
-        storeOptionsForExpiry(streamsProperties);
         Admin admin = Admin.create(TopicAdmin.adminProperties(streamsProperties));
         Map<String, Object> reader = FenceEnforcerConfig.quietStreamsConfig(streamsProperties)
                 .getRestoreConsumerConfigs(applicationId + "-fence-expiry");
@@ -342,24 +346,31 @@ public final class FenceEnforcerApp implements Callable<Integer> {
     }
 
     /**
-     * The watch behind {@code /fences/{key}}'s 503s: pauses, stalled stream threads and, under the classic group protocol,
-     * a coordinator that stopped answering heartbeats (classic or {@code streams} group protocol).
-     */
-    /**
-     * Sets the fence store's RocksDB options for expiry ({@link FenceStoreRocksDBConfig}), unless {@code
-     * streams.rocksdb.config.setter} names the user's own setter, which then decides them alone.
+     * Sets the fence store's RocksDB options for expiry ({@link FenceStoreRocksDBConfig}); a {@code
+     * streams.rocksdb.config.setter} of the user's own runs before them.
+     *
+     * @throws ConfigException when the user's setter is not a {@code RocksDBConfigSetter} class on the class path
      */
     static void storeOptionsForExpiry(Properties streamsProperties) {
         streamsProperties.put(FenceStoreRocksDBConfig.EXPIRY_CONFIG, Boolean.TRUE);
-        Object own = streamsProperties.putIfAbsent(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG,
-                FenceStoreRocksDBConfig.class);
-        if (own != null) {
-            LOG.warn("{}{}={} replaces the fence store's RocksDB options for expiry ({}): expired fences' bytes may stay on "
-                    + "disk until RocksDB's default compaction reaches them", FenceEnforcerConfig.STREAMS_PREFIX,
-                    StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, own, FenceStoreRocksDBConfig.class.getSimpleName());
+        Object own = streamsProperties.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, FenceStoreRocksDBConfig.class);
+        if (own == null) {
+            return;
+        }
+        String setting = FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG;
+        Class<?> type = (Class<?>) ConfigDef.parseType(setting, own, ConfigDef.Type.CLASS);
+        if (!RocksDBConfigSetter.class.isAssignableFrom(type)) {
+            throw new ConfigException(setting, own, "not a " + RocksDBConfigSetter.class.getName());
+        }
+        if (type != FenceStoreRocksDBConfig.class) {
+            streamsProperties.put(FenceStoreRocksDBConfig.USER_SETTER_CONFIG, type);
         }
     }
 
+    /**
+     * The watch behind {@code /fences/{key}}'s 503s: pauses, stalled stream threads and, under the classic group protocol,
+     * a coordinator that stopped answering heartbeats (classic or {@code streams} group protocol).
+     */
     private static PauseWatch pauseWatch(Properties streamsProperties, KafkaStreams streams) {
         PauseWatch.Settings settings = PauseWatch.Settings.of(streamsProperties);
         return new PauseWatch(classicGroupProtocol(streamsProperties) ? settings : settings.underStreamsProtocol(),

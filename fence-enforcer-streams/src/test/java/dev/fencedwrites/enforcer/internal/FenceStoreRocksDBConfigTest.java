@@ -8,7 +8,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
@@ -16,35 +18,53 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.Options;
 
 /**
  * The options reach RocksDB itself: each case opens a real RocksDB store through Kafka Streams (its options adapter passes
- * some options on and silently keeps others) and reads the OPTIONS file RocksDB wrote for it.
+ * some options on and silently keeps others) and reads the OPTIONS file RocksDB wrote for it, in the store's default column
+ * family (Kafka Streams' own {@code offsets} column family has options of its own, a 1 MiB memtable among them).
  */
 class FenceStoreRocksDBConfigTest {
+    private static final AtomicInteger OWN_CLOSED = new AtomicInteger();
+
     @TempDir
     Path stateDir;
 
     @Test
     void underExpiryTheFenceStoreOpensWithSmallMemtablesAndEarlyFullCompactions() {
-        assertThat(openedWith(FenceEnforcerTopology.STORE, true)).contains("write_buffer_size=1048576")
+        assertThat(openedWith(FenceEnforcerTopology.STORE, true, null)).contains("write_buffer_size=524288")
                 .contains("max_size_amplification_percent=25").contains("level0_file_num_compaction_trigger=2")
                 .contains("compaction_style=kCompactionStyleUniversal");
     }
 
     @Test
     void withoutExpiryOrForAnotherStoreKafkaStreamsDefaultsStay() {
-        assertThat(openedWith(FenceEnforcerTopology.STORE, false)).contains("write_buffer_size=16777216")
+        assertThat(openedWith(FenceEnforcerTopology.STORE, false, null)).contains("write_buffer_size=16777216")
                 .contains("max_size_amplification_percent=200").contains("level0_file_num_compaction_trigger=4");
-        assertThat(openedWith("another-store", true)).contains("write_buffer_size=16777216")
-                .contains("max_size_amplification_percent=200");
+        assertThat(openedWith("another-store", true, null)).contains("write_buffer_size=16777216")
+                .contains("max_size_amplification_percent=200").contains("level0_file_num_compaction_trigger=4");
     }
 
-    /** Opens and closes {@code store} as the enforcer would, and returns the RocksDB OPTIONS file it left. */
-    private String openedWith(String store, boolean expiry) {
+    @Test
+    void aSetterOfTheUsersOwnRunsFirstForEveryStoreAndIsClosed() {
+        int closed = OWN_CLOSED.get();
+        assertThat(openedWith(FenceEnforcerTopology.STORE, true, OwnSetter.class)).contains("max_write_buffer_number=5")
+                .contains("write_buffer_size=524288").contains("max_size_amplification_percent=25");
+        assertThat(openedWith("another-store", true, OwnSetter.class)).contains("max_write_buffer_number=5")
+                .contains("write_buffer_size=8388608").contains("max_size_amplification_percent=200");
+        assertThat(OWN_CLOSED.get() - closed).as("the user's setter closed with each store").isEqualTo(2);
+    }
+
+    /**
+     * Opens and closes {@code store} as the enforcer would, and returns the options RocksDB wrote for its default column
+     * family.
+     */
+    private String openedWith(String store, boolean expiry, Class<?> own) {
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "options-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9");
@@ -52,7 +72,10 @@ class FenceStoreRocksDBConfigTest {
         if (expiry) {
             props.put(FenceStoreRocksDBConfig.EXPIRY_CONFIG, Boolean.TRUE);
         }
-        Path dir = stateDir.resolve(store + "-" + expiry);
+        if (own != null) {
+            props.put(FenceStoreRocksDBConfig.USER_SETTER_CONFIG, own);
+        }
+        Path dir = stateDir.resolve(store + "-" + expiry + "-" + (own != null));
         MockProcessorContext<byte[], byte[]> context = new MockProcessorContext<>(props, new TaskId(0, 0), dir.toFile());
         KeyValueStore<Bytes, byte[]> opened = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(store),
                 Serdes.Bytes(), Serdes.ByteArray()).withLoggingDisabled().withCachingDisabled().build();
@@ -61,9 +84,31 @@ class FenceStoreRocksDBConfigTest {
         try (Stream<Path> files = Files.walk(dir)) {
             Path newest = files.filter(f -> f.getFileName().toString().startsWith("OPTIONS-"))
                     .max(Comparator.comparing(Path::toString)).orElseThrow();
-            return Files.readString(newest);
+            return defaultColumnFamily(Files.readString(newest));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The {@code [CFOptions "default"]} section of a RocksDB OPTIONS file. */
+    static String defaultColumnFamily(String options) {
+        int from = options.indexOf("[CFOptions \"default\"]");
+        assertThat(from).as("the default column family's section in:%n%s", options).isNotNegative();
+        int to = options.indexOf("\n[", from + 1);
+        return options.substring(from, to < 0 ? options.length() : to);
+    }
+
+    /** A user's setter: more memtables, and 8 MiB each. */
+    public static final class OwnSetter implements RocksDBConfigSetter {
+        @Override
+        public void setConfig(String storeName, Options options, Map<String, Object> configs) {
+            options.setMaxWriteBufferNumber(5);
+            options.setWriteBufferSize(8L * 1024 * 1024);
+        }
+
+        @Override
+        public void close(String storeName, Options options) {
+            OWN_CLOSED.incrementAndGet();
         }
     }
 }
