@@ -34,7 +34,9 @@ public enum RejectionReason {
     /** What the reason means: one or two sentences, Markdown (names of headers and settings in backticks). */
     public String meaning() {
         return switch (this) {
-            case STALE_TOKEN -> "A token lower than the key's fence: the writer lost its lease and another writer took it.";
+            case STALE_TOKEN -> "A token lower than the key's fence: the writer lost its lease and another writer took it. "
+                    + "With [fence expiry](../concepts/fence-expiry.md) on, also a token below the partition's floor "
+                    + "(`fence.rejected.floor` names it): a write of a tenure that had ended when the floor was raised.";
             case DUPLICATE -> "The same token and seq as the key's fence: a redelivery, counted apart from stale writes.";
             case OUT_OF_ORDER -> "The same token as the key's fence with a lower seq: the holder's own writes arrived out of "
                     + "order.";
