@@ -364,6 +364,8 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         }
         if (type != FenceStoreRocksDBConfig.class) {
             streamsProperties.put(FenceStoreRocksDBConfig.USER_SETTER_CONFIG, type);
+            LOG.info("{}={} runs for every store, before the fence store's options for expiry ({})", setting, type.getName(),
+                    FenceStoreRocksDBConfig.class.getSimpleName());
         }
     }
 

@@ -19,13 +19,16 @@ import java.util.Set;
 import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +74,8 @@ public final class FenceEnforcerConfig extends AbstractConfig {
     private static final Map<String, String> OWNED = Map.of(StreamsConfig.APPLICATION_ID_CONFIG, APPLICATION_ID,
             StreamsConfig.PROCESSING_GUARANTEE_CONFIG, PROCESSING_GUARANTEE, StreamsConfig.STATE_DIR_CONFIG, STATE_DIR,
             StreamsConfig.APPLICATION_SERVER_CONFIG, HTTP_ADVERTISED_HOST + " and " + HTTP_PORT);
+    /** The prefix of the Kafka Streams properties the enforcer sets for its own parts (the RocksDB setter's). */
+    private static final String INTERNAL_PREFIX = "fenced-writes.";
     /** Kafka Streams' client prefixes, longest first where one starts another. */
     private static final List<String> CLIENT_PREFIXES = List.of(StreamsConfig.MAIN_CONSUMER_PREFIX,
             StreamsConfig.RESTORE_CONSUMER_PREFIX, StreamsConfig.GLOBAL_CONSUMER_PREFIX, StreamsConfig.CONSUMER_PREFIX,
@@ -230,6 +235,7 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         }
         refuseUnsafePassThrough(originalsWithPrefix(STREAMS_PREFIX),
                 StreamsConfig.EXACTLY_ONCE_V2.equals(getString(PROCESSING_GUARANTEE)));
+        refuseUnusableRocksDBConfigSetter();
         quietStreamsConfig(streamsProperties());
         httpCredentials();
         tokenVerification();
@@ -238,6 +244,30 @@ public final class FenceEnforcerConfig extends AbstractConfig {
             throw new ConfigException(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS, getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MAX_MS),
                     "must be at least " + TOKEN_VERIFICATION_RETRY_BACKOFF_MS + " ("
                             + getLong(TOKEN_VERIFICATION_RETRY_BACKOFF_MS) + ")");
+        }
+    }
+
+    /**
+     * Refuses a {@code streams.rocksdb.config.setter} that Kafka Streams could not use: it makes one with {@code
+     * Utils.newInstance} as each store opens, so a class that is missing, not a {@code RocksDBConfigSetter}, or without a
+     * public constructor without arguments would stop the stream thread then, not the enforcer at start.
+     *
+     * @throws ConfigException naming the setting
+     */
+    private void refuseUnusableRocksDBConfigSetter() {
+        String setting = STREAMS_PREFIX + StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG;
+        Object value = originalsWithPrefix(STREAMS_PREFIX).get(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG);
+        if (value == null) {
+            return;
+        }
+        Class<?> type = (Class<?>) ConfigDef.parseType(setting, value, ConfigDef.Type.CLASS);
+        if (!RocksDBConfigSetter.class.isAssignableFrom(type)) {
+            throw new ConfigException(setting, value, "not a " + RocksDBConfigSetter.class.getName());
+        }
+        try {
+            Utils.newInstance(type);
+        } catch (KafkaException e) {
+            throw new ConfigException(setting, value, "Kafka Streams could not make one: " + e.getMessage());
         }
     }
 
@@ -311,6 +341,9 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         if (OWNED.containsKey(key) || setting.equals(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG)) {
             return "it would override the enforcer's own setting, which the enforcer reads too (topic checks, changelog "
                     + "configs, the replay history): set " + OWNED.getOrDefault(key, BOOTSTRAP_SERVERS) + " instead";
+        }
+        if (key.startsWith(INTERNAL_PREFIX)) {
+            return "it names a setting the enforcer passes to its own parts of Kafka Streams. Remove it";
         }
         if (EXCEPTION_HANDLERS.contains(key)) {
             return "it would replace the enforcer's handler, which sends every input record to the accepted or the "

@@ -198,8 +198,10 @@ final class FenceEnforcerConfigDefinition {
                                 + "committed, each partition raises its floor to M and drops the fences below it. A key "
                                 + "without a fence at or above the floor is fenced at the floor: a write whose token is below "
                                 + "it is rejected STALE_TOKEN, with the floor as the fence it met. Needs token verification and "
-                                + "processing.guarantee=exactly_once_v2; refused at start otherwise. Off by default: see "
-                                + "docs/concepts/fence-expiry.md for the proof, its assumptions and why.",
+                                + "processing.guarantee=exactly_once_v2; refused at start otherwise. The fence store's RocksDB "
+                                + "then runs with small memtables and early full compactions, so that dropped fences free "
+                                + "their bytes. Off by default: see docs/concepts/fence-expiry.md for the proof, its "
+                                + "assumptions and why.",
                         GROUP_EXPIRY, 1, ConfigDef.Width.SHORT, "Expire fences")
                 .define(FENCE_EXPIRY_INTERVAL_MS, Type.LONG, 60_000L, ConfigDef.Range.atLeast(1_000), Importance.LOW,
                         "How often the oldest live lock is read from etcd, in milliseconds; a floor is raised at most "

@@ -10,10 +10,12 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.rocksdb.Options;
 import picocli.CommandLine;
 
 /**
@@ -94,12 +96,46 @@ class RefusedAtStartTest {
             "streams.restore.consumer.bootstrap.servers, 127.0.0.1:2, set bootstrap.servers",
             "streams.admin.bootstrap.servers, 127.0.0.1:2, set bootstrap.servers",
             "streams.main.consumer.auto.offset.reset, latest, earliest offset",
-            "streams.auto.offset.reset, none, earliest offset"})
+            "streams.auto.offset.reset, none, earliest offset",
+            "streams.fenced-writes.rocksdb.config.setter, my.Setter, its own parts of Kafka Streams"})
     void aPassThroughThatWouldWeakenTheFenceIsRefusedNamingIt(String key, String value, String reason) throws Exception {
         Map<String, String> settings = runnable();
         settings.put(key, value);
 
         assertThat(start(settings)).startsWith("exit 2:").contains(key).contains(reason);
+    }
+
+    /**
+     * Kafka Streams makes a RocksDB config setter as each store opens: one it cannot make would stop the stream thread
+     * there, so the enforcer refuses it at start, with expiry on or off.
+     */
+    @ParameterizedTest
+    @CsvSource({"com.example.MissingSetter, false", "java.lang.String, false",
+            "dev.fencedwrites.enforcer.RefusedAtStartTest$SetterWithoutDefaultConstructor, false",
+            "com.example.MissingSetter, true"})
+    void aRocksDBConfigSetterKafkaStreamsCouldNotMakeIsRefusedNamingIt(String setter, boolean expiry) throws Exception {
+        Map<String, String> settings = runnable();
+        settings.put("streams.rocksdb.config.setter", setter);
+        if (expiry) {
+            settings.put("fence.expiry.enable", "true");
+            settings.put("token.verification.enable", "true");
+            settings.put("etcd.endpoints", "http://127.0.0.1:1");
+        }
+        assertThat(start(settings)).startsWith("exit 2:").contains("streams.rocksdb.config.setter").contains(setter);
+    }
+
+    /** A setter Kafka Streams cannot make: no constructor without arguments. */
+    public static final class SetterWithoutDefaultConstructor implements RocksDBConfigSetter {
+        public SetterWithoutDefaultConstructor(int unused) {
+        }
+
+        @Override
+        public void setConfig(String storeName, Options options, Map<String, Object> configs) {
+        }
+
+        @Override
+        public void close(String storeName, Options options) {
+        }
     }
 
     @Test

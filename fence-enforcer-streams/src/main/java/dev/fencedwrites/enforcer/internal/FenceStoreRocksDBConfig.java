@@ -12,7 +12,8 @@ import org.rocksdb.Options;
  * RocksDB options for the fence store under fence expiry, set through Kafka Streams' {@code rocksdb.config.setter}; every
  * other store, and the fence store without expiry, keeps Kafka Streams' defaults (universal compaction, 16 MiB memtables,
  * a compaction considered at 4 sorted runs). A setter of the user's own ({@value #USER_SETTER_CONFIG}, from {@code
- * streams.rocksdb.config.setter}) runs first, for every store.
+ * streams.rocksdb.config.setter}) runs first, for every store; for the fence store under expiry, the write buffer size,
+ * the compaction style, the compaction trigger and the whole universal-compaction block are then set over it.
  *
  * <p>Under expiry the store deletes about as many fences as it adds. RocksDB drops a tombstone only in a compaction that
  * includes the store's oldest sorted run, and with the defaults that waits until the newer runs reach twice the oldest's
@@ -42,6 +43,7 @@ public final class FenceStoreRocksDBConfig implements RocksDBConfigSetter {
     static final int MAX_SIZE_AMPLIFICATION_PERCENT = 25;
 
     private RocksDBConfigSetter user;
+    private CompactionOptionsUniversal universal;
 
     @Override
     public void setConfig(String storeName, Options options, Map<String, Object> configs) {
@@ -55,11 +57,10 @@ public final class FenceStoreRocksDBConfig implements RocksDBConfigSetter {
         options.setWriteBufferSize(WRITE_BUFFER_BYTES);
         options.setCompactionStyle(CompactionStyle.UNIVERSAL);
         options.setLevel0FileNumCompactionTrigger(COMPACTION_TRIGGER_RUNS);
-        // RocksDB copies the struct into the column family's options: it can be released at once.
-        try (CompactionOptionsUniversal universal = new CompactionOptionsUniversal()) {
-            universal.setMaxSizeAmplificationPercent(MAX_SIZE_AMPLIFICATION_PERCENT);
-            options.setCompactionOptionsUniversal(universal);
-        }
+        // RocksDB copies the struct, but the options keep it for their getter: released in close(), after the user's setter.
+        universal = new CompactionOptionsUniversal();
+        universal.setMaxSizeAmplificationPercent(MAX_SIZE_AMPLIFICATION_PERCENT);
+        options.setCompactionOptionsUniversal(universal);
     }
 
     /** Whether the options apply to {@code storeName}: the fence store, with expiry on. */
@@ -71,6 +72,9 @@ public final class FenceStoreRocksDBConfig implements RocksDBConfigSetter {
     public void close(String storeName, Options options) {
         if (user != null) {
             user.close(storeName, options);
+        }
+        if (universal != null) {
+            universal.close();
         }
     }
 }
