@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * only after this holder's lock key is deleted, so a later acquisition of the same lock always
  * carries a larger token (etcd v3 API, "Revisions"; lock algorithm of etcd's concurrency.Mutex).
  *
- * <p>Renewal: the lease client sends one keep-alive every TTL/3 and, after a failed one (or one
+ * <p>Renewal: the lease client sends one keep-alive TTL/3 after the last one was sent and, after a failed one (or one
  * unanswered until the deadline, within the request timeout, at least 1 s), retries every 500 ms. The local deadline is the send
  * time of the last successful keep-alive plus the TTL
  * etcd answered, on {@link System#nanoTime()}: etcd renews on receipt, after the send, so the local

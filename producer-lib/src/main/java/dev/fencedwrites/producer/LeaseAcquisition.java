@@ -27,10 +27,14 @@ import org.slf4j.LoggerFactory;
 final class LeaseAcquisition extends CompletableFuture<FencingLease> {
     private static final Logger LOG = LoggerFactory.getLogger(FencingLeaseClient.class);
 
-    /** What every acquisition of one client shares. */
+    /**
+     * What every acquisition of one client shares. {@code connected} completes (either way) when the client's first
+     * request to etcd has been answered: a grant waits for it, so that the lease's first deadline does not pay for
+     * the channel's setup.
+     */
     record Shared(Client client, EtcdSettings settings, ScheduledExecutorService timer, ExecutorService events,
             LeaseMetrics metrics,
-            Set<FencingLease> live) {
+            Set<FencingLease> live, CompletableFuture<?> connected) {
     }
 
     final long startNanos = System.nanoTime();
@@ -50,24 +54,32 @@ final class LeaseAcquisition extends CompletableFuture<FencingLease> {
                 shared.metrics().failed(Duration.ofNanos(System.nanoTime() - startNanos));
             }
         });
+        shared.connected().whenComplete((connected, error) -> grant(ttlSeconds));
+    }
+
+    /** Sends the grant request; the lease's first deadline counts from just before it, as etcd starts the TTL after. */
+    private void grant(long ttlSeconds) {
+        if (isDone()) {
+            return;
+        }
         EtcdSettings settings = shared.settings();
+        long sentNanos = System.nanoTime();
         shared.client().getLeaseClient().grant(ttlSeconds, settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
                 .whenComplete((grant, grantError) -> {
                     if (grantError != null) {
                         completeOnEvents(null, failure("grant a lease for " + resource, grantError));
                     } else {
-                        granted(grant);
+                        granted(grant, sentNanos);
                     }
                 });
     }
 
-    private void granted(LeaseGrantResponse grant) {
+    private void granted(LeaseGrantResponse grant, long sentNanos) {
         granted = true;
         Duration ttl = Duration.ofSeconds(grant.getTTL());
-        // The first deadline counts from before the grant request: etcd started the TTL after that.
         FencingLease lease = new FencingLease(shared.client(), shared.timer(), shared.events(),
                 shared.settings().requestTimeout(), resource,
-                grant.getID(), ttl, startNanos + ttl.toNanos(), shared.metrics(), shared.live()::remove);
+                grant.getID(), ttl, sentNanos + ttl.toNanos(), shared.metrics(), shared.live()::remove);
         shared.live().add(lease);
         whenComplete((held, error) -> {
             if (held != lease) {

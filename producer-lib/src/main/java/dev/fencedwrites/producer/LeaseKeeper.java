@@ -16,9 +16,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The etcd side of one {@link FencingLease}: the keep-alive loop that moves its local deadline, the
- * timer that notices a passed deadline, and the revoke that ends it. The rules (one keep-alive every
- * TTL/3, retries every 500 ms, the deadline on {@link System#nanoTime()} from the send time of the
- * last successful keep-alive) are documented on {@link FencingLease}. Runs on the lease client's timer.
+ * timer that notices a passed deadline, and the revoke that ends it. The rules (one keep-alive TTL/3
+ * after the last was sent, retries every 500 ms, the deadline on {@link System#nanoTime()} from the
+ * send time of the last successful keep-alive) are documented on {@link FencingLease}. Runs on the lease client's timer.
  */
 final class LeaseKeeper {
     private static final Logger LOG = LoggerFactory.getLogger(FencingLease.class);
@@ -104,6 +104,9 @@ final class LeaseKeeper {
             return;
         }
         long now = System.nanoTime();
+        LOG.debug("keep-alive of lease {} for {} answered in {} ms, {} ms before its deadline", Long.toHexString(lease.leaseId()),
+                lease.resource(), TimeUnit.NANOSECONDS.toMillis(now - sentNanos),
+                TimeUnit.NANOSECONDS.toMillis(deadlineNanos.get() - now));
         if (now - deadlineNanos.get() >= 0) {
             // A renewal handled after a pause past the deadline proves nothing about the time in between.
             lease.markLost("deadline", "no keep-alive renewal within the TTL of " + lease.ttl().toSeconds() + " s");
@@ -112,7 +115,8 @@ final class LeaseKeeper {
         long deadline = sentNanos + TimeUnit.SECONDS.toNanos(response.getTTL());
         deadlineNanos.accumulateAndGet(deadline, Math::max);
         armDeadline(deadlineNanos.get());
-        schedule(this::renew, TimeUnit.SECONDS.toNanos(response.getTTL()) / 3);
+        // TTL/3 after this renewal was *sent*: a slow answer does not eat into the next window.
+        schedule(this::renew, sentNanos + TimeUnit.SECONDS.toNanos(response.getTTL()) / 3 - now);
     }
 
     private void renewFailed(Throwable error) {
