@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -12,9 +13,18 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** A service running as a child process, its stdout and stderr going to a log file. */
 public final class ChildProcess implements AutoCloseable {
+    /**
+     * The first group id given to a child under {@link #ownGroupEach()}: above the ids of /etc/group's users and
+     * systemd's dynamic ranges, one block of 1,000 per JVM.
+     */
+    private static final int FIRST_GROUP = 100_000 + (int) (ProcessHandle.current().pid() % 20_000) * 1_000;
+    private static final AtomicInteger NEXT_GROUP = new AtomicInteger();
+    private static volatile boolean ownGroups;
+
     private final String name;
     private final Process process;
     private final Path log;
@@ -23,6 +33,14 @@ public final class ChildProcess implements AutoCloseable {
         this.name = name;
         this.process = process;
         this.log = log;
+    }
+
+    /**
+     * From now on, every child of this JVM runs with a group id of its own ({@code setpriv --regid}, the user stays),
+     * which {@link NetworkLinks} matches to cut its links. Needs root and setpriv ({@link NetworkLinks#unavailable()}).
+     */
+    public static void ownGroupEach() {
+        ownGroups = true;
     }
 
     /**
@@ -40,7 +58,13 @@ public final class ChildProcess implements AutoCloseable {
      */
     public static ChildProcess start(String name, List<String> command, Path workDir, Path log, Map<String, String> env,
             List<String> dropped) {
-        ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true)
+        List<String> run = command;
+        if (ownGroups) {
+            int group = FIRST_GROUP + NEXT_GROUP.getAndIncrement() % 1_000;
+            run = new ArrayList<>(List.of("setpriv", "--regid=" + group, "--clear-groups", "--"));
+            run.addAll(command);
+        }
+        ProcessBuilder builder = new ProcessBuilder(run).directory(workDir.toFile()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         builder.environment().keySet().removeIf(variable -> dropped.stream().anyMatch(variable::startsWith));
         builder.environment().putAll(env);
