@@ -199,6 +199,12 @@ final class HistoryCheck {
             state.rowDeleted = record.value() == null;
             state.rowFrom = at;
         }
+        if (state.topFence == null || FenceRule.decide(state.topFence, own).accepted()) {
+            state.topFence = FenceRule.raise(state.topFence, own);
+            state.topValue = keepValues ? record.value() : null;
+            state.topDeleted = record.value() == null;
+            state.topFrom = at;
+        }
         return own;
     }
 

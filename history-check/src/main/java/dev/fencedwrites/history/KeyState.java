@@ -34,6 +34,14 @@ final class KeyState {
     byte[] rowValue;
     boolean rowDeleted;
     String rowFrom;
+    /**
+     * The highest accepted write, refused by the sink or not: the sink is at-least-once, so a write it applied may come
+     * again (its task lost the partition before committing the offset) and be refused then. The row may hold it.
+     */
+    Fence topFence;
+    byte[] topValue;
+    boolean topDeleted;
+    String topFrom;
     /** The position of the key's last accepted copy, which the sink must have passed before its row is compared. */
     int lastCopyPartition = -1;
     long lastCopyOffset = -1;

@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -34,8 +35,15 @@ final class TableAudit {
     private final Function<byte[], Struct> decode;
     private final Function<Set<String>, Map<String, Set<Fence>>> later;
     private final Map<String, Ahead> ahead = new HashMap<>();
-    /** Keys whose row is at the right fence, their data to compare once the table's cursor is closed. */
-    private final List<String> toCompare = new ArrayList<>();
+    /**
+     * Keys whose row is at the right fence, with the values it may hold (the winning write's, and the highest one the sink
+     * refused only on redelivery), to compare once the table's cursor is closed.
+     */
+    private final Map<String, List<Candidate>> toCompare = new LinkedHashMap<>();
+
+    /** A value the row may hold, and where it is on the accepted topic. */
+    private record Candidate(byte[] value, Fence fence, String from, boolean redelivered) {
+    }
 
     /** A row above what the topics showed when read: its fence, and the message should it stay unexplained. */
     private record Ahead(Fence fence, String detail) {
@@ -92,8 +100,8 @@ final class TableAudit {
             connection.commit();
             connection.setAutoCommit(true);
         }
-        for (String key : toCompare) {
-            compareData(connection, key, keys.get(key));
+        for (Map.Entry<String, List<Candidate>> key : toCompare.entrySet()) {
+            compareData(connection, key.getKey(), key.getValue());
         }
         reportAhead();
         keys.forEach((key, state) -> {
@@ -119,7 +127,7 @@ final class TableAudit {
         }
         // The winning write's fence is right too when a marker above it found the row behind its previous fence: the sink then
         // leaves the row as it is (GuardedUpsert's MARKER_AFTER).
-        if (!fence.equals(expected) && !fence.equals(state.rowFence)) {
+        if (!fence.equals(expected) && !fence.equals(state.rowFence) && !redeliveryExplains(fence, deleted, state)) {
             String detail = fence + " in " + table + ", the accepted history gives " + expected + " (" + source(state) + ")";
             if (FenceRule.decide(expected, fence).accepted()) {
                 ahead.put(key, new Ahead(fence, detail));
@@ -130,34 +138,71 @@ final class TableAudit {
         }
         findings.count("rows compared");
         boolean expectDeleted = state.rowFence == null || state.rowDeleted;
-        if (deleted != expectDeleted) {
+        boolean redelivery = redeliveryExplains(fence, deleted, state);
+        if (deleted != expectDeleted && !redelivery) {
             findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "row at " + fence + " has deleted=" + deleted + ", "
                     + source(state) + (expectDeleted ? " is a delete" : " is a write"));
-        } else if (!deleted && state.rowValue != null) {
-            toCompare.add(key);
+            return;
+        }
+        List<Candidate> candidates = new ArrayList<>();
+        if (deleted == expectDeleted && state.rowValue != null) {
+            candidates.add(new Candidate(state.rowValue, state.rowFence, source(state), false));
+        }
+        if (redelivery && state.topValue != null) {
+            candidates.add(new Candidate(state.topValue, state.topFence, "the write the sink refused on redelivery "
+                    + state.topFrom, true));
+        }
+        if (!deleted && !candidates.isEmpty()) {
+            toCompare.put(key, candidates);
         }
     }
 
-    private void compareData(Connection connection, String key, KeyState state) throws SQLException {
-        Struct value;
-        try {
-            value = decode.apply(state.rowValue);
-        } catch (DataException e) {
-            findings.count("rows not compared: value not decodable");
-            return;
+    /**
+     * Whether the row is what the sink makes when it applied the key's highest accepted write on its first delivery and
+     * refused only a redelivery of it: Connect sinks are at-least-once (a task that lost its partitions before committing
+     * their offsets gets the records again), and the guard refuses a write the row already holds or has passed.
+     */
+    private static boolean redeliveryExplains(Fence fence, boolean deleted, KeyState state) {
+        if (state.topFence == null || state.topFence.equals(state.rowFence)) {
+            return false;
         }
-        Optional<List<String>> differing;
-        try {
-            differing = SinkRows.differingColumns(connection, table, OutputRecord.display(key), value);
-        } catch (SQLException | DataException e) {
-            findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "the row at " + state.rowFence + " cannot hold "
-                    + source(state) + ": " + e.getMessage());
-            return;
+        return deleted == state.topDeleted && (fence.equals(state.topFence) || fence.equals(expected(state.topFence,
+                state.markerFence)));
+    }
+
+    /** Compares the row's data with each value it may hold; a violation when it holds none of them. */
+    private void compareData(Connection connection, String key, List<Candidate> candidates) throws SQLException {
+        String violation = null;
+        for (Candidate candidate : candidates) {
+            Struct value;
+            try {
+                value = decode.apply(candidate.value());
+            } catch (DataException e) {
+                findings.count("rows not compared: value not decodable");
+                return;
+            }
+            Optional<List<String>> differing;
+            try {
+                differing = SinkRows.differingColumns(connection, table, OutputRecord.display(key), value);
+            } catch (SQLException | DataException e) {
+                violation = violation != null
+                        ? violation
+                        : "the row at " + candidate.fence() + " cannot hold "
+                                + candidate.from() + ": " + e.getMessage();
+                continue;
+            }
+            if (differing.isEmpty() || differing.get().isEmpty()) {
+                if (candidate.redelivered()) {
+                    findings.count("rows holding a write the sink refused only on redelivery");
+                }
+                return;
+            }
+            violation = violation != null
+                    ? violation
+                    : "columns " + differing.get() + " of the row at " + candidate.fence()
+                            + " differ from " + candidate.from();
         }
-        if (differing.isPresent() && !differing.get().isEmpty()) {
-            findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "columns " + differing.get() + " of the row at "
-                    + state.rowFence + " differ from " + source(state));
-        }
+        findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, violation);
     }
 
     /** Reports the rows ahead of the topics as read, but for those holding a fence written to the topics since. */
@@ -177,11 +222,14 @@ final class TableAudit {
 
     /** The row's fence the accepted history gives: the winning write's, or a winning marker's above it; null: none. */
     private static Fence expected(KeyState state) {
-        if (state.markerFence != null && (state.rowFence == null || FenceRule.decide(state.rowFence, state.markerFence)
-                .accepted())) {
-            return FenceRule.raise(state.rowFence, state.markerFence);
+        return expected(state.rowFence, state.markerFence);
+    }
+
+    private static Fence expected(Fence write, Fence marker) {
+        if (marker != null && (write == null || FenceRule.decide(write, marker).accepted())) {
+            return FenceRule.raise(write, marker);
         }
-        return state.rowFence;
+        return write;
     }
 
     private boolean caughtUp(KeyState state) {
