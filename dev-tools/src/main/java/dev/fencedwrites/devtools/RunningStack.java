@@ -24,11 +24,14 @@ final class RunningStack {
     private RunningStack() {
     }
 
-    /** On a running stack by default: the writers' faults, inject, and every service fault that has a command. */
+    /**
+     * On a running stack by default: the writers' faults, inject, and every service fault that has a command; no network
+     * fault (its processes do not run under group ids of their own).
+     */
     static Set<Fault> defaultFaults(Map<Fault, String> commands) {
         Set<Fault> out = EnumSet.noneOf(Fault.class);
         for (Fault fault : Fault.values()) {
-            if (!fault.service() || commands.containsKey(fault)) {
+            if (!fault.network() && (!fault.service() || commands.containsKey(fault))) {
                 out.add(fault);
             }
         }

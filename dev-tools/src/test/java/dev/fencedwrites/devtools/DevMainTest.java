@@ -44,6 +44,9 @@ class DevMainTest {
             "chaos --stack --fault-command worker-pause=x | fence chaos: --fault-command worker-pause: only the service faults",
             "chaos --stack --cluster | fence chaos: --stack runs against a stack that is already there",
             "chaos --faults broker-kill | fence chaos: --faults broker-kill needs --cluster",
+            "chaos --faults etcd-member-cut | fence chaos: --faults etcd-member-cut needs --cluster",
+            "chaos --stack --faults writer-etcd-cut | fence chaos: --faults writer-etcd-cut with --stack: network faults need a "
+                    + "stack chaos starts itself",
             "chaos --processing-guarantee at_least_once --enforcer-setting fence.expiry.enable=true | fence chaos: "
                     + "--enforcer-setting: fence.expiry.enable=true needs processing.guarantee=exactly_once_v2",
             "chaos --enforcer-setting fence.expiry.interval.ms=10 | fence chaos: --enforcer-setting: Invalid value 10 for "

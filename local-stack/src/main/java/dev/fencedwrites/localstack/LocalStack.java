@@ -100,6 +100,11 @@ public final class LocalStack implements AutoCloseable {
         services.kafka.restart(i);
     }
 
+    /** Kafka node {@code i}'s process id, which a restart changes. For tests. */
+    public long brokerPid(int i) {
+        return services.kafka.process(i).pid();
+    }
+
     /** SIGKILLs enforcer instance {@code i} and waits until it has exited. For tests. */
     public void killEnforcer(int i) throws InterruptedException {
         services.enforcers.kill(i);

@@ -81,6 +81,7 @@ public final class ChaosReport {
         row(out, "acquisitions or sends that failed (etcd or Kafka unavailable)", ledger.failures().size());
         row(out, "records injected with kcat (forged, borrowed, stale, duplicate: in verify's decisions below)",
                 outcome.injected());
+        zombies(outcome, out);
         List<String> idle = idleProcesses(outcome);
         if (!idle.isEmpty()) {
             out.println("  writer processes that acquired no lock (their logs are in writers/): " + String.join(", ", idle));
@@ -128,15 +129,34 @@ public final class ChaosReport {
         return staleWrites(outcome).stream().filter(a -> !outcome.fates().containsKey(a.partition() + "@" + a.offset())).count();
     }
 
+    /** The writers cut from etcd: the leases they held at the cut, and how soon producer-lib gave each up. */
+    private static void zombies(ChaosRun.Outcome outcome, PrintWriter out) {
+        if (outcome.events().stream().noneMatch(e -> e.fault() == Fault.WRITER_ETCD_CUT)) {
+            return;
+        }
+        List<ZombieWriters.Lease> leases = ZombieWriters.of(outcome);
+        long[] gaveUp = leases.stream().filter(l -> l.gaveUpAfter().isPresent()).mapToLong(l -> l.gaveUpAfter().getAsLong())
+                .sorted().toArray();
+        row(out, "leases held by a writer when it was cut from etcd (writer-etcd-cut)", leases.size());
+        row(out, "  given up by producer-lib (lost or released)", gaveUp.length);
+        if (gaveUp.length > 0) {
+            row(out, "  ms from the cut to giving it up, median (lease TTL " + outcome.settings().load().ttl().toMillis() + ")",
+                    gaveUp[gaveUp.length / 2]);
+            row(out, "  ms from the cut to giving it up, max", gaveUp[gaveUp.length - 1]);
+        }
+        row(out, "  writes acknowledged under one still held more than the TTL + 1 s after the cut", zombieWrites(outcome));
+    }
+
     /** The run's last line: PASS, or FAIL with what failed and how to draw the same schedule again. */
     private static String verdict(ChaosRun.Outcome outcome, String replay) {
-        long failures = outcome.verify().violations() + staleAccepted(outcome) + heldRejected(outcome).size();
+        long zombies = zombieWrites(outcome);
+        long failures = outcome.verify().violations() + staleAccepted(outcome) + heldRejected(outcome).size() + zombies;
         if (failures == 0) {
             return outcome.ledger().acks().isEmpty() ? "0 violations, but no writer wrote anything" : "PASS: 0 violations";
         }
         return "FAIL: " + outcome.verify().violations() + " violations, " + staleAccepted(outcome) + " stale writes accepted, "
-                + heldRejected(outcome).size() + " writes under a held lock rejected; run the same schedule again with: "
-                + replay;
+                + heldRejected(outcome).size() + " writes under a held lock rejected, " + zombies
+                + " writes of a writer cut from etcd past its lease; run the same schedule again with: " + replay;
     }
 
     /**
@@ -153,6 +173,14 @@ public final class ChaosReport {
             String fate = outcome.fates().get(a.partition() + "@" + a.offset());
             return "STALE_TOKEN".equals(fate) || "LOCK_NOT_HELD".equals(fate);
         }).toList();
+    }
+
+    /**
+     * Writes acknowledged to a writer cut from etcd that still believed it held its lease more than the TTL (+ 1 s) after
+     * the cut: producer-lib's fail-safe failed, so the run fails on them.
+     */
+    public static long zombieWrites(ChaosRun.Outcome outcome) {
+        return ZombieWriters.heldLate(outcome);
     }
 
     /** The faults that the run chose but that never happened (too short a run). */

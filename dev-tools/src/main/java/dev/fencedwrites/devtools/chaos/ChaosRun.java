@@ -7,7 +7,9 @@ import dev.fencedwrites.localstack.BillingConnectors;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.localstack.LocalStackBuilder;
 import dev.fencedwrites.services.Await;
+import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.services.MissingToolException;
+import dev.fencedwrites.services.NetworkLinks;
 import dev.fencedwrites.services.Tools;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
@@ -17,10 +19,12 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
@@ -76,6 +80,13 @@ public final class ChaosRun {
     public record Settings(Path dir, long seed, WriterFleet.Load load, Set<Fault> faults, int skewed, Duration duration,
             boolean control, boolean cluster, Endpoints stack, Map<Fault, String> commands, boolean atLeastOnce,
             Map<String, String> enforcer) {
+        /** These settings with only the faults that are not network faults. */
+        Settings withoutNetworkFaults() {
+            Set<Fault> kept = EnumSet.noneOf(Fault.class);
+            faults.stream().filter(f -> !f.network()).forEach(kept::add);
+            return new Settings(dir, seed, load, kept, skewed, duration, control, cluster, stack, commands, atLeastOnce,
+                    enforcer);
+        }
     }
 
     /**
@@ -128,7 +139,28 @@ public final class ChaosRun {
                     + (settings.commands().isEmpty()
                             ? "none"
                             : settings.commands().keySet().stream().map(Fault::option).toList()));
-            return against(settings, settings.stack(), new CommandFaults(settings.commands(), settings.dir()), progress);
+            return against(settings, settings.stack(), new CommandFaults(settings.commands(), settings.dir()), null, progress);
+        }
+        return started(settings, progress);
+    }
+
+    /**
+     * On a stack this run starts. With network faults chosen, each of its processes (and each writer) runs under a group id
+     * of its own, so that {@link NetworkLinks} can cut it; where that cannot work (not root, no iptables), the network
+     * faults are skipped with one line and the rest runs.
+     */
+    private static Outcome started(Settings chosen, Consumer<String> progress) throws Exception {
+        Settings settings = chosen;
+        NetworkLinks network = null;
+        if (settings.faults().stream().anyMatch(Fault::network)) {
+            Optional<String> unavailable = NetworkLinks.unavailable();
+            if (unavailable.isPresent()) {
+                progress.accept("network faults skipped: " + unavailable.get());
+                settings = settings.withoutNetworkFaults();
+            } else {
+                ChildProcess.ownGroupEach();
+                network = NetworkLinks.open();
+            }
         }
         LocalStackBuilder builder = LocalStack.builder(settings.dir().resolve("stack"))
                 .connectors(BillingConnectors.set(settings.control()))
@@ -137,12 +169,17 @@ public final class ChaosRun {
             builder.cluster();
         }
         try (LocalStack stack = builder.start()) {
-            return against(settings, Endpoints.of(stack), new StackFaults(stack), progress);
+            return against(settings, Endpoints.of(stack), new StackFaults(stack),
+                    network == null ? null : new LinkFaults(stack, network), progress);
+        } finally {
+            if (network != null) {
+                network.close();
+            }
         }
     }
 
-    private static Outcome against(Settings settings, Endpoints stack, ServiceFaults services, Consumer<String> progress)
-            throws Exception {
+    private static Outcome against(Settings settings, Endpoints stack, ServiceFaults services, LinkFaults links,
+            Consumer<String> progress) throws Exception {
         Map<Integer, String> skewed = new HashMap<>();
         for (int p = 0; p < Math.min(settings.skewed(), settings.load().processes()); p++) {
             skewed.put(p, (p % 2 == 0 ? "+" : "-") + (30 + 60 * p) + "s");
@@ -160,7 +197,7 @@ public final class ChaosRun {
                     : "; " + skewed.size()
                             + " on a skewed wall clock (libfaketime)"));
             Injector injector = new Injector(stack.bootstrap(), settings.dir());
-            Nemesis nemesis = new Nemesis(services, fleet, injector,
+            Nemesis nemesis = new Nemesis(services, links, fleet, injector,
                     settings.faults(), settings.seed(), settings.load().ttl(), line -> progress.accept("fault: " + line));
             nemesis.run(settings.duration());
             loadEnded = System.currentTimeMillis();

@@ -23,7 +23,9 @@ final class ChaosTimeline {
         long to = Math.max(outcome.stoppedMillis(), from + 1);
         WriterLedger ledger = outcome.ledger();
         List<String> keys = new ArrayList<>(new TreeSet<>(ledger.acquired().stream().map(WriterLedger.Acquired::key).toList()));
-        int height = LANE * (keys.size() + 2) + 30;
+        // the network faults overlap each other and the rest: a lane for each kind, under the other faults' lane
+        List<Fault> links = outcome.settings().faults().stream().filter(Fault::network).sorted().toList();
+        int height = LANE * (keys.size() + links.size() + 2) + 30;
         StringBuilder svg = new StringBuilder();
         svg.append("<svg xmlns='http://www.w3.org/2000/svg' width='").append(LEFT + WIDTH + 20).append("' height='")
                 .append(height).append("' font-family='sans-serif' font-size='11'>\n");
@@ -34,14 +36,18 @@ final class ChaosTimeline {
                     px, height, px - 8, s));
         }
         lane(svg, 0, "faults");
+        for (int l = 0; l < links.size(); l++) {
+            lane(svg, l + 1, links.get(l).option());
+        }
         for (Nemesis.Event event : outcome.events()) {
-            rect(svg, x, event.startMillis(), Math.max(event.endMillis(), event.startMillis() + 300), 20, LANE - 8,
+            int at = event.fault().network() ? links.indexOf(event.fault()) + 1 : 0;
+            rect(svg, x, event.startMillis(), Math.max(event.endMillis(), event.startMillis() + 300), 20 + LANE * at, LANE - 8,
                     colour(event.fault()), event.fault().option() + ": " + event.detail());
         }
         for (int k = 0; k < keys.size(); k++) {
             String key = keys.get(k);
-            int y = 20 + LANE * (k + 1);
-            lane(svg, k + 1, key);
+            int y = 20 + LANE * (k + 1 + links.size());
+            lane(svg, k + 1 + links.size(), key);
             holdings(svg, x, y, key, ledger, to);
             for (WriterFleet.Resumed stall : outcome.resumed()) {
                 if (stall.key().equals(key)) {
@@ -66,11 +72,16 @@ final class ChaosTimeline {
             }
         }
         svg.append("</svg>\n");
+        return page(outcome, svg, textReport);
+    }
+
+    private static String page(ChaosRun.Outcome outcome, CharSequence svg, String textReport) {
         return "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>fence chaos, seed " + outcome.settings().seed()
                 + "</title></head>\n<body style='font-family:sans-serif'>\n<h1>fence chaos, seed " + outcome.settings().seed()
                 + "</h1>\n<p>Each lane is a key: coloured bars are lease holdings (one colour per writer), black bars a writer "
                 + "process stopped past its lease, red dots stale writes the enforcer stopped, orange dots stalled writes "
-                + "accepted because no one had taken the key over. The top lane is the nemesis. Hover for details.</p>\n"
+                + "accepted because no one had taken the key over. The top lanes are the nemesis: process faults, then one "
+                + "lane per network fault (cut or slow links, which overlap). Hover for details.</p>\n"
                 + legend(outcome) + svg + "<pre>" + escape(textReport) + "</pre>\n</body></html>\n";
     }
 

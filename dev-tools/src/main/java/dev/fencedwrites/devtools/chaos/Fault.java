@@ -25,7 +25,21 @@ public enum Fault {
     /** A jump of a skewed writer's wall clock (libfaketime), forwards or backwards. */
     CLOCK_JUMP("a writer's wall clock jumped (libfaketime)"),
     /** Forged, borrowed, stale and duplicate records from a non-Java client (kcat). */
-    INJECT("forged, borrowed, stale and duplicate records sent with kcat");
+    INJECT("forged, borrowed, stale and duplicate records sent with kcat"),
+    /** A writer process cut from etcd past its lease TTL while it still reaches Kafka: the zombie writer. */
+    WRITER_ETCD_CUT("a writer cut from etcd past its lease TTL, still reaching Kafka"),
+    /** An enforcer instance cut from etcd: its token checks wait. */
+    ENFORCER_ETCD_CUT("an enforcer cut from etcd"),
+    /** An enforcer instance cut from every broker: its tasks may move, and a zombie's transaction is fenced. */
+    ENFORCER_KAFKA_CUT("an enforcer cut from the brokers"),
+    /** A Connect worker cut from every broker while it still reaches PostgreSQL: its tasks may move. */
+    CONNECT_KAFKA_CUT("a Connect worker cut from the brokers, still reaching PostgreSQL"),
+    /** One etcd member cut from the others (half the time the leader); a clustered stack only. */
+    ETCD_MEMBER_CUT("an etcd member cut from the other members, the leader half the time"),
+    /** One broker cut from the other brokers; a clustered stack only. */
+    BROKER_CUT("a broker cut from the other brokers"),
+    /** A link that drops a quarter of its packets: TCP resends them 200 ms or more later. */
+    SLOW_LINK("a writer's, enforcer's or Connect worker's link to Kafka or etcd dropping 25 % of its packets");
 
     private final String description;
 
@@ -39,6 +53,16 @@ public enum Fault {
             case ENFORCER_KILL, ENFORCER_PAUSE, CONNECT_KILL, ETCD_PAUSE, BROKER_KILL -> true;
             default -> false;
         };
+    }
+
+    /** Whether the fault cuts or degrades network links ({@code NetworkLinks}): a stack chaos started itself only. */
+    public boolean network() {
+        return ordinal() >= WRITER_ETCD_CUT.ordinal();
+    }
+
+    /** Whether the fault needs a clustered stack: several brokers or etcd members. */
+    public boolean clusterOnly() {
+        return this == BROKER_KILL || this == ETCD_MEMBER_CUT || this == BROKER_CUT;
     }
 
     /** The name on the command line: {@code worker-pause}. */
@@ -55,9 +79,9 @@ public enum Fault {
         return Arrays.stream(values()).map(Fault::option).collect(Collectors.joining(","));
     }
 
-    /** The faults a stack can take: all of them in a cluster, all but {@link #BROKER_KILL} on the single-broker stack. */
+    /** The faults a stack can take: all of them in a cluster, all but the {@link #clusterOnly()} ones on the default stack. */
     public static String all(boolean cluster) {
-        return Arrays.stream(values()).filter(f -> cluster || f != BROKER_KILL).map(Fault::option)
+        return Arrays.stream(values()).filter(f -> cluster || !f.clusterOnly()).map(Fault::option)
                 .collect(Collectors.joining(","));
     }
 

@@ -22,13 +22,21 @@ import java.util.stream.IntStream;
  * Every chosen fault happens at least once when the run is long enough: the schedule starts with each of them once, in an
  * order drawn from the seed, then draws from them at random. A fault that could not happen at its first turn (no writer
  * running to pause, no skewed writer) gets it again later, up to 3 times; that shifts the rest of the run's schedule, so a
- * seed gives the same schedule only as long as every first turn could happen.
+ * seed gives the same schedule only as long as every first turn could happen. The network faults ({@link Fault#network()})
+ * run on a second schedule from the same seed ({@link #cutLinks}), overlapping the first and each other.
  */
 final class Nemesis {
     private final ServiceFaults services;
     private final WriterFleet fleet;
     private final Injector injector;
+    /** The process faults (signals, restarts, clocks, injected records), one at a time. */
     private final List<Fault> faults;
+    /** The network faults, on a schedule of their own: they overlap each other and the process faults. */
+    private final List<Fault> linkFaults;
+    /** Where the network faults land; {@code null} when none can (a stack chaos did not start, no root). */
+    private final LinkFaults links;
+    private final Random linkSchedule;
+    private final List<Future<?>> cuts = new CopyOnWriteArrayList<>();
     /** How often a fault's first time is tried again when it could not happen (no running writer, no skewed one). */
     private static final int FIRST_TIME_RETRIES = 3;
     private final Random random;
@@ -51,12 +59,16 @@ final class Nemesis {
     record Event(long startMillis, long endMillis, Fault fault, String detail) {
     }
 
-    Nemesis(ServiceFaults services, WriterFleet fleet, Injector injector, Set<Fault> faults, long seed, Duration ttl,
-            Consumer<String> progress) {
+    /** @param links where the network faults among {@code faults} land; {@code null} when there are none */
+    Nemesis(ServiceFaults services, LinkFaults links, WriterFleet fleet, Injector injector, Set<Fault> faults, long seed,
+            Duration ttl, Consumer<String> progress) {
         this.services = services;
+        this.links = links;
         this.fleet = fleet;
         this.injector = injector;
-        this.faults = List.copyOf(faults);
+        this.faults = faults.stream().filter(f -> !f.network()).sorted().toList();
+        this.linkFaults = links == null ? List.of() : faults.stream().filter(Fault::network).sorted().toList();
+        this.linkSchedule = new Random(seed * 17 + 3);
         this.random = new Random(seed);
         this.injections = new Random(seed * 31 + 7);
         this.ttl = ttl;
@@ -65,7 +77,79 @@ final class Nemesis {
 
     /** Injects faults until {@code duration} has passed (a restart may still be in progress then: {@link #settle()}). */
     void run(Duration duration) throws Exception {
+        long deadline = System.currentTimeMillis() + duration.toMillis();
+        Future<?> network = linkFaults.isEmpty() ? null : background.submit(() -> {
+            cutLinks(deadline);
+            return null;
+        });
         schedule(duration);
+        if (network != null) {
+            network.get();
+        }
+    }
+
+    /**
+     * Network faults until {@code deadline}: every 1-3 s the next kind in an order drawn from the seed begins, unless its
+     * last one still runs (its turn passes), so each kind happens about as often as the others and they overlap.
+     */
+    private void cutLinks(long deadline) throws InterruptedException {
+        List<Fault> order = new ArrayList<>(linkFaults);
+        Collections.shuffle(order, linkSchedule);
+        Map<Fault, Future<?>> last = new HashMap<>();
+        for (int turn = 0;; turn++) {
+            long wait = 1_000 + linkSchedule.nextInt(2_000);
+            if (deadline - System.currentTimeMillis() < wait + 1_000) {
+                return;
+            }
+            Thread.sleep(wait);
+            Fault fault = order.get(turn % order.size());
+            long length = linkLength(fault);
+            Random draw = new Random(linkSchedule.nextLong()); // which process: from the seed, whatever else ran
+            Future<?> previous = last.get(fault);
+            if (previous == null || previous.isDone()) {
+                String name = fault.option() + "-" + turn;
+                Future<?> cut = background.submit(() -> {
+                    cutLink(fault, name, draw, length);
+                    return null;
+                });
+                last.put(fault, cut);
+                cuts.add(cut);
+            }
+        }
+    }
+
+    /** How long a network fault lasts, in ms: a writer's cut from etcd outlasts its lease. */
+    private long linkLength(Fault fault) {
+        return switch (fault) {
+            case WRITER_ETCD_CUT -> ttl.toMillis() + 500 + linkSchedule.nextInt((int) ttl.toMillis() + 1);
+            case ENFORCER_ETCD_CUT, ETCD_MEMBER_CUT -> 2_000 + linkSchedule.nextInt(6_000);
+            case ENFORCER_KAFKA_CUT -> 3_000 + linkSchedule.nextInt(9_000);
+            case CONNECT_KAFKA_CUT -> 5_000 + linkSchedule.nextInt(7_000);
+            case BROKER_CUT -> 3_000 + linkSchedule.nextInt(7_000);
+            default -> 4_000 + linkSchedule.nextInt(6_000); // slow-link
+        };
+    }
+
+    private void cutLink(Fault fault, String name, Random draw, long length) throws InterruptedException {
+        LinkFaults.Cut cut;
+        try {
+            cut = links.begin(fault, name, draw, fleet).orElse(null);
+        } catch (IllegalStateException e) {
+            // the process is being restarted (its /proc entry is gone): this turn's fault did not happen
+            progress.accept(String.format("%-15s did not happen: %s", fault.option(), e.getMessage()));
+            links.end(new LinkFaults.Cut(name, ""));
+            return;
+        }
+        if (cut == null) {
+            return;
+        }
+        long start = System.currentTimeMillis();
+        try {
+            Thread.sleep(length);
+        } finally {
+            links.end(cut);
+        }
+        done(new Event(start, System.currentTimeMillis(), fault, cut.detail() + " for " + length + " ms"));
     }
 
     /** Waits for the restarts in progress; returns every fault that happened, in order. */
@@ -73,6 +157,9 @@ final class Nemesis {
         try {
             for (Future<?> restart : restarting.values()) {
                 restart.get();
+            }
+            for (Future<?> cut : cuts) {
+                cut.get();
             }
         } finally {
             background.shutdownNow();
@@ -197,6 +284,7 @@ final class Nemesis {
             case ENFORCER_PAUSE, ETCD_PAUSE -> pause(fault);
             case CLOCK_JUMP -> clockJump();
             case INJECT -> String.join("; ", injector.inject(injections, fleet.keys(), fleet.ledger()));
+            default -> throw new IllegalArgumentException(fault.option() + " is a network fault: cutLinks runs it");
         };
         if (detail instanceof Event event) {
             return event;

@@ -141,6 +141,11 @@ public final class WriterFleet implements AutoCloseable {
         return workers.size();
     }
 
+    /** Writer process {@code p}'s process id, which a restart (worker-kill) changes. */
+    public long pid(int p) {
+        return processOf(workers.get(p)).pid();
+    }
+
     /** Whether process {@code p} runs with a libfaketime clock. */
     public boolean skewed(int p) {
         return workers.get(p).clock != null;

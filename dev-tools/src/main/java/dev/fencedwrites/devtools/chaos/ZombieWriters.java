@@ -1,0 +1,77 @@
+package dev.fencedwrites.devtools.chaos;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.LongStream;
+
+/**
+ * What the writers cut from etcd ({@link Fault#WRITER_ETCD_CUT}) did with the leases they held at the cut. producer-lib's
+ * fail-safe must give each one up (lost at its local deadline, or released) within the TTL of the cut, as its last
+ * keep-alive went out before it; a write acknowledged later while the writer still believed it held the lease would be a
+ * zombie's write that only the fence stops, and the run fails on it.
+ */
+final class ZombieWriters {
+    /** Scheduling slack on the deadline: the renewal timer and the ledger's clock reads. */
+    static final long SLACK_MILLIS = 1_000;
+    private static final Pattern CUT_WRITER = Pattern.compile("^writer-(\\d+) cut from etcd");
+
+    /**
+     * One lease held at a cut.
+     *
+     * @param cutMillis   when the cut began
+     * @param gaveUpAfter ms from the cut to the lease's loss or release; empty when the ledger has neither (the process
+     *                    was killed, or stopped, or the run ended first)
+     * @param heldLate    writes acknowledged under it, the writer still holding it, later than the cut + TTL + slack
+     */
+    record Lease(long cutMillis, long lease, OptionalLong gaveUpAfter, long heldLate) {
+    }
+
+    private ZombieWriters() {
+    }
+
+    /** The leases held by each cut writer at its cut. */
+    static List<Lease> of(ChaosRun.Outcome outcome) {
+        WriterLedger ledger = outcome.ledger();
+        long ttl = outcome.settings().load().ttl().toMillis();
+        List<Lease> leases = new ArrayList<>();
+        for (Nemesis.Event cut : outcome.events()) {
+            Matcher writer = CUT_WRITER.matcher(cut.detail());
+            if (cut.fault() != Fault.WRITER_ETCD_CUT || !writer.find()) {
+                continue;
+            }
+            String process = "w" + writer.group(1); // writer-2's threads are w2-0, w2-1, and w2.1-0 once restarted
+            long start = cut.startMillis();
+            for (WriterLedger.Acquired held : ledger.acquired()) {
+                if (held.millis() > start || !ofProcess(held.writer(), process)) {
+                    continue;
+                }
+                long gaveUp = LongStream.concat(
+                        ledger.lost().stream().filter(l -> l.lease() == held.lease()).mapToLong(WriterLedger.Lost::millis),
+                        ledger.released().stream().filter(r -> r.lease() == held.lease())
+                                .mapToLong(WriterLedger.Released::millis))
+                        .min().orElse(Long.MAX_VALUE);
+                if (gaveUp < start) {
+                    continue; // not held at the cut
+                }
+                long late = ledger.acks().stream().filter(a -> a.lease() == held.lease() && a.held()
+                        && a.millis() > start + ttl + SLACK_MILLIS).count();
+                leases.add(new Lease(start, held.lease(),
+                        gaveUp == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(gaveUp - start), late));
+            }
+        }
+        return leases;
+    }
+
+    /** Writes acknowledged to a cut writer that still believed it held its lease past the cut + TTL: each a failure. */
+    static long heldLate(ChaosRun.Outcome outcome) {
+        return of(outcome).stream().mapToLong(Lease::heldLate).sum();
+    }
+
+    /** Whether {@code writer} ({@code w2-0}, {@code w2.1-0}) is a thread of {@code process} ({@code w2}). */
+    private static boolean ofProcess(String writer, String process) {
+        return writer.startsWith(process + "-") || writer.startsWith(process + ".");
+    }
+}
