@@ -1,8 +1,10 @@
 package dev.fencedwrites.sink.internal;
 
 import dev.fencedwrites.contract.RejectionReason;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.IntSupplier;
@@ -11,6 +13,8 @@ import org.apache.kafka.common.metrics.PluginMetrics;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.metrics.stats.CumulativeSum;
 import org.apache.kafka.common.metrics.stats.Meter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The sink task's metrics, registered through Connect's plugin metrics (KIP-877), so the worker
@@ -36,9 +40,13 @@ import org.apache.kafka.common.metrics.stats.Meter;
  * </ul>
  *
  * Counts are per task instance and start at zero when the task starts; a batch retried after a
- * database failure is counted once, when it commits.
+ * database failure is counted once, when it commits. A task started while an earlier instance of
+ * the same task still holds these names (one Connect gave up stopping after
+ * {@code task.shutdown.graceful.timeout.ms}, stuck in a call to a broker it was cut from) runs
+ * without the names it cannot have, with a WARN: metrics never stop a task.
  */
 public final class SinkMetrics {
+    private static final Logger LOG = LoggerFactory.getLogger(SinkMetrics.class);
     private final Sensor written;
     private final Sensor raised;
     private final Sensor givenUp;
@@ -67,21 +75,22 @@ public final class SinkMetrics {
         // Sensor names are shared by every plugin in the worker's metrics registry: one task's must
         // not be another's (the same sensor would count both, and one task's close would remove both).
         String prefix = "fence-sink-" + UUID.randomUUID() + ".";
+        List<String> taken = new ArrayList<>();
         written = metrics.addSensor(prefix + "rows-written");
-        written.add(new Meter(
+        add(taken, () -> written.add(new Meter(
                 metrics.metricName("rows-written-rate", "Rows written per second by the guarded upsert", new LinkedHashMap<>()),
-                metrics.metricName("rows-written-total", "Rows written by the guarded upsert", new LinkedHashMap<>())));
+                metrics.metricName("rows-written-total", "Rows written by the guarded upsert", new LinkedHashMap<>()))));
         raised = metrics.addSensor(prefix + "fences-raised");
-        raised.add(new Meter(
+        add(taken, () -> raised.add(new Meter(
                 metrics.metricName("fences-raised-rate", "Row fences raised per second by winning FENCE markers",
                         new LinkedHashMap<>()),
-                metrics.metricName("fences-raised-total", "Row fences raised by winning FENCE markers", new LinkedHashMap<>())));
-        metrics.addMetric(metrics.metricName("markers-waiting", "Takeover FENCE markers waiting for their row",
-                new LinkedHashMap<>()), (Gauge<Integer>) (config, now) -> waiting.getAsInt());
+                metrics.metricName("fences-raised-total", "Row fences raised by winning FENCE markers", new LinkedHashMap<>()))));
+        add(taken, () -> metrics.addMetric(metrics.metricName("markers-waiting", "Takeover FENCE markers waiting for their row",
+                new LinkedHashMap<>()), (Gauge<Integer>) (config, now) -> waiting.getAsInt()));
         givenUp = metrics.addSensor(prefix + "markers-given-up");
-        givenUp.add(metrics.metricName("markers-given-up-total",
+        add(taken, () -> givenUp.add(metrics.metricName("markers-given-up-total",
                 "Waiting FENCE markers given up because more than fence.marker.pending.max waited", new LinkedHashMap<>()),
-                new CumulativeSum());
+                new CumulativeSum()));
         for (RejectionReason reason : RejectionReason.values()) {
             if (reason.enforcerOnly()) {
                 continue; // the sink never refuses a record for it: no series that can only read zero
@@ -89,12 +98,26 @@ public final class SinkMetrics {
             LinkedHashMap<String, String> tags = new LinkedHashMap<>();
             tags.put("reason", reason.name());
             Sensor sensor = metrics.addSensor(prefix + "records-fenced." + reason.name());
-            sensor.add(new Meter(
+            add(taken, () -> sensor.add(new Meter(
                     metrics.metricName("records-fenced-rate",
                             "Records refused per second and sent to the dead-letter topic, by reason", tags),
                     metrics.metricName("records-fenced-total", "Records refused and sent to the dead-letter topic, by reason",
-                            tags)));
+                            tags))));
             fenced.put(reason, sensor);
+        }
+        if (!taken.isEmpty()) {
+            LOG.warn("{} of this sink task's metrics are still registered by an earlier instance of the same task that did not "
+                    + "stop (Connect gave up on it after task.shutdown.graceful.timeout.ms): this instance runs without them "
+                    + "until the task is restarted; first: {}", taken.size(), taken.get(0));
+        }
+    }
+
+    /** Registers metrics; a name still held by an earlier instance of the task is noted in {@code taken}, not thrown. */
+    private static void add(List<String> taken, Runnable registration) {
+        try {
+            registration.run();
+        } catch (IllegalArgumentException e) {
+            taken.add(e.getMessage());
         }
     }
 

@@ -42,6 +42,27 @@ class SinkMetricsTest {
         assertThat(worker.metric(name("unfenced-sink", "rows-written-total", Map.of()))).isNull();
     }
 
+    /**
+     * Connect starts a task again while the earlier instance, abandoned after {@code task.shutdown.graceful.timeout.ms}
+     * (stuck in a call to a broker it was cut from), still holds its metric names: a chaos run's sink task failed to start
+     * on "A metric named ... already exists" and stayed FAILED.
+     */
+    @Test
+    void aTaskStartedWhileItsAbandonedInstanceHoldsItsMetricNamesStillStarts() throws IOException {
+        PluginMetricsImpl abandoned = new PluginMetricsImpl(worker, tags("billing-summary-sink"));
+        new SinkMetrics(abandoned).written(4);
+        PluginMetricsImpl restarted = new PluginMetricsImpl(worker, tags("billing-summary-sink"));
+
+        SinkMetrics again = new SinkMetrics(restarted);
+        again.written(1);
+        again.fenced(RejectionReason.DUPLICATE);
+
+        assertThat(value("billing-summary-sink", "rows-written-total", Map.of())).as("the abandoned instance's series")
+                .isEqualTo(4.0);
+        abandoned.close();
+        restarted.close();
+    }
+
     private double value(String connector, String metric, Map<String, String> extra) {
         KafkaMetric found = worker.metric(name(connector, metric, extra));
         assertThat(found).as("%s of %s", metric, connector).isNotNull();
