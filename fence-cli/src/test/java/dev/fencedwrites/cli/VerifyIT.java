@@ -350,22 +350,7 @@ class VerifyIT {
 
     /** Whether a committed record of {@code key} is on {@code topic} now. */
     private static boolean onTopic(String topic, String key) {
-        Map<String, Object> settings = Map.of("bootstrap.servers", stack.kafkaBootstrap(), "isolation.level", "read_committed");
-        try (var consumer = new KafkaConsumer<String, byte[]>(settings, new StringDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-                    .map(p -> new TopicPartition(topic, p.partition())).toList();
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-                for (var record : consumer.poll(Duration.ofMillis(500))) {
-                    if (key.equals(record.key())) {
-                        return true;
-                    }
-                }
-            }
-            return false;
-        }
+        return !copies(topic, key).isEmpty();
     }
 
     private static long rowFenceSeq(String key) throws SQLException {
