@@ -39,7 +39,7 @@ public enum Fault {
     /** One broker cut from the other brokers; a clustered stack only. */
     BROKER_CUT("a broker cut from the other brokers"),
     /** A link that drops a quarter of its packets: TCP resends them 200 ms or more later. */
-    SLOW_LINK("a writer's, enforcer's or Connect worker's link to Kafka or etcd dropping 25 % of its packets");
+    SLOW_LINK("a link to Kafka or etcd dropping 25 % of its packets (writer, enforcer or Connect)");
 
     private final String description;
 

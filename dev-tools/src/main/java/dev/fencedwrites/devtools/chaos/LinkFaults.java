@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.IntPredicate;
 import java.util.stream.IntStream;
 
 /**
@@ -49,15 +50,15 @@ final class LinkFaults {
                 yield Optional.of(cut(name, "writer-" + p, pid, etcdPorts(), "etcd"));
             }
             case ENFORCER_ETCD_CUT -> {
-                int i = random.nextInt(stack.enforcerUrls().size());
+                int i = running(stack.enforcerUrls().size(), stack::enforcerAlive, random, "enforcer");
                 yield Optional.of(cut(name, "enforcer-" + i, stack.enforcerPid(i), etcdPorts(), "etcd"));
             }
             case ENFORCER_KAFKA_CUT -> {
-                int i = random.nextInt(stack.enforcerUrls().size());
+                int i = running(stack.enforcerUrls().size(), stack::enforcerAlive, random, "enforcer");
                 yield Optional.of(cut(name, "enforcer-" + i, stack.enforcerPid(i), brokerPorts(-1), "the brokers"));
             }
             case CONNECT_KAFKA_CUT -> {
-                int i = random.nextInt(stack.connectUrls().size());
+                int i = running(stack.connectUrls().size(), stack::connectAlive, random, "Connect worker");
                 yield Optional.of(cut(name, "connect-" + i, stack.connectPid(i), brokerPorts(-1), "the brokers"));
             }
             case ETCD_MEMBER_CUT -> Optional.of(etcdMember(name, random));
@@ -112,10 +113,10 @@ final class LinkFaults {
         int p = random.nextInt(fleet.processes());
         who.add("writer-" + p);
         pids.add(fleet.pid(p));
-        int i = random.nextInt(stack.enforcerUrls().size());
+        int i = running(stack.enforcerUrls().size(), stack::enforcerAlive, random, "enforcer");
         who.add("enforcer-" + i);
         pids.add(stack.enforcerPid(i));
-        int c = random.nextInt(stack.connectUrls().size());
+        int c = running(stack.connectUrls().size(), stack::connectAlive, random, "Connect worker");
         who.add("connect-" + c);
         pids.add(stack.connectPid(c));
         int pick = random.nextInt(who.size());
@@ -125,6 +126,17 @@ final class LinkFaults {
         links.lossy(name, NetworkLinks.groupOf(pids.get(pick)), ports, SLOW_LINK_LOSS);
         return new Cut(name, who.get(pick) + "'s link to " + (toEtcd ? "etcd" : "the brokers") + " dropping "
                 + Math.round(SLOW_LINK_LOSS * 100) + " % of its packets (ports " + ports + ")");
+    }
+
+    /**
+     * A running instance of {@code count}, from one drawn with {@code random} on: a kill's restart can take a minute.
+     *
+     * @throws IllegalStateException when none runs
+     */
+    private static int running(int count, IntPredicate alive, Random random, String what) {
+        int first = random.nextInt(count);
+        return IntStream.range(0, count).map(k -> (first + k) % count).filter(alive).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no " + what + " is running"));
     }
 
     private Set<Integer> etcdPorts() {

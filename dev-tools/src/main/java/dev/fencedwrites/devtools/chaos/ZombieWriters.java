@@ -1,6 +1,7 @@
 package dev.fencedwrites.devtools.chaos;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.regex.Matcher;
@@ -42,10 +43,12 @@ final class ZombieWriters {
             if (cut.fault() != Fault.WRITER_ETCD_CUT || !writer.find()) {
                 continue;
             }
-            String process = "w" + writer.group(1); // writer-2's threads are w2-0, w2-1, and w2.1-0 once restarted
             long start = cut.startMillis();
+            // writer-2's threads are w2-0 and w2-1, and w2.1-0 once restarted: the cut hit the incarnation running then
+            // (an earlier one was killed, and its leases never released)
+            String process = incarnation(ledger, "w" + writer.group(1), start);
             for (WriterLedger.Acquired held : ledger.acquired()) {
-                if (held.millis() > start || !ofProcess(held.writer(), process)) {
+                if (held.millis() > start || process == null || !held.writer().startsWith(process + "-")) {
                     continue;
                 }
                 long gaveUp = LongStream.concat(
@@ -70,8 +73,11 @@ final class ZombieWriters {
         return of(outcome).stream().mapToLong(Lease::heldLate).sum();
     }
 
-    /** Whether {@code writer} ({@code w2-0}, {@code w2.1-0}) is a thread of {@code process} ({@code w2}). */
-    private static boolean ofProcess(String writer, String process) {
-        return writer.startsWith(process + "-") || writer.startsWith(process + ".");
+    /** The incarnation of {@code process} ({@code w2}, {@code w2.1}) that made the last acquisition before {@code millis}. */
+    private static String incarnation(WriterLedger ledger, String process, long millis) {
+        return ledger.acquired().stream().filter(a -> a.millis() <= millis)
+                .filter(a -> a.writer().startsWith(process + "-") || a.writer().startsWith(process + "."))
+                .max(Comparator.comparingLong(WriterLedger.Acquired::millis))
+                .map(a -> a.writer().substring(0, a.writer().lastIndexOf('-'))).orElse(null);
     }
 }

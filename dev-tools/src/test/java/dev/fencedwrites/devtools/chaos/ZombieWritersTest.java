@@ -40,6 +40,15 @@ class ZombieWritersTest {
         assertThat(ZombieWriters.heldLate(outcome(ledger))).as("the second ack came after the loss: not held").isEqualTo(1);
     }
 
+    @Test
+    void aKilledIncarnationsLeaseIsNotHeldAtALaterCut() {
+        WriterLedger ledger = ledger(List.of(new WriterLedger.Acquired(CUT - 60_000, "w2-0", "k", 10, 1), // killed holding it
+                acquired("w2.1-0", 7)), List.of(), List.of(),
+                List.of(new WriterLedger.Released(CUT + 500, "w2.1-0", "k", 70, 7)));
+
+        assertThat(ZombieWriters.of(outcome(ledger))).containsExactly(new ZombieWriters.Lease(CUT, 7, OptionalLong.of(500), 0));
+    }
+
     private static WriterLedger.Acquired acquired(String writer, long lease) {
         return new WriterLedger.Acquired(CUT - 1_000, writer, "k", lease * 10, lease);
     }
