@@ -53,7 +53,7 @@ class ChaosPartitionIT {
         // check (the last row) is the writer's view of its lease when each write was acknowledged
         assertThat(number(gaveUp)).as("most given up within the TTL (3 s) of the cut").isLessThanOrEqualTo(3_000);
         assertThat(report)
-                .containsPattern("(?m)^  writes acknowledged under one still held more than the TTL \\+ 1 s after the cut +0$");
+                .containsPattern("(?m)^ +writes acknowledged under one still held more than the TTL \\+ 1 s after the cut +0$");
         assertThat(Files.readString(dir.resolve("report.html"))).contains(">writer-etcd-cut</text>")
                 .contains("cut from etcd (ports");
     }

@@ -127,7 +127,9 @@ final class TableAudit {
         }
         // The winning write's fence is right too when a marker above it found the row behind its previous fence: the sink then
         // leaves the row as it is (GuardedUpsert's MARKER_AFTER).
-        if (!fence.equals(expected) && !fence.equals(state.rowFence) && !redeliveryExplains(fence, deleted, state)) {
+        boolean atWinning = fence.equals(expected) || fence.equals(state.rowFence);
+        boolean redelivery = redeliveryExplains(fence, deleted, state);
+        if (!atWinning && !redelivery) {
             String detail = fence + " in " + table + ", the accepted history gives " + expected + " (" + source(state) + ")";
             if (FenceRule.decide(expected, fence).accepted()) {
                 ahead.put(key, new Ahead(fence, detail));
@@ -138,14 +140,15 @@ final class TableAudit {
         }
         findings.count("rows compared");
         boolean expectDeleted = state.rowFence == null || state.rowDeleted;
-        boolean redelivery = redeliveryExplains(fence, deleted, state);
-        if (deleted != expectDeleted && !redelivery) {
+        // the winning write's data only at its own fence (or a marker's above it), the redelivered one's only at its own
+        boolean winning = atWinning && deleted == expectDeleted;
+        if (!winning && !redelivery) {
             findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, "row at " + fence + " has deleted=" + deleted + ", "
                     + source(state) + (expectDeleted ? " is a delete" : " is a write"));
             return;
         }
         List<Candidate> candidates = new ArrayList<>();
-        if (deleted == expectDeleted && state.rowValue != null) {
+        if (winning && state.rowValue != null) {
             candidates.add(new Candidate(state.rowValue, state.rowFence, source(state), false));
         }
         if (redelivery && state.topValue != null) {
@@ -178,8 +181,7 @@ final class TableAudit {
             try {
                 value = decode.apply(candidate.value());
             } catch (DataException e) {
-                findings.count("rows not compared: value not decodable");
-                return;
+                continue;
             }
             Optional<List<String>> differing;
             try {
@@ -202,7 +204,11 @@ final class TableAudit {
                     : "columns " + differing.get() + " of the row at " + candidate.fence()
                             + " differ from " + candidate.from();
         }
-        findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, violation);
+        if (violation == null) {
+            findings.count("rows not compared: value not decodable");
+        } else {
+            findings.violation(ViolationKind.ROW_DATA_DIFFERS, key, violation);
+        }
     }
 
     /** Reports the rows ahead of the topics as read, but for those holding a fence written to the topics since. */

@@ -150,13 +150,23 @@ public final class NetworkLinks implements AutoCloseable {
 
     /** Removes the rules of {@code link}; nothing when it has none. */
     public synchronized void heal(String link) {
-        List<List<String>> rules = links.remove(link);
-        if (rules != null) {
-            for (List<String> rule : rules) {
-                List<String> delete = new ArrayList<>(List.of("-D", chain));
-                delete.addAll(rule);
+        List<List<String>> rules = links.getOrDefault(link, List.of());
+        IllegalStateException failed = null;
+        for (List<String> rule : List.copyOf(rules)) {
+            List<String> delete = new ArrayList<>(List.of("-D", chain));
+            delete.addAll(rule);
+            try {
                 iptables(delete.toArray(String[]::new));
+                rules.remove(rule);
+            } catch (IllegalStateException e) {
+                failed = e; // the others are deleted all the same; this one stays listed, and close() removes it
             }
+        }
+        if (rules.isEmpty()) {
+            links.remove(link);
+        }
+        if (failed != null) {
+            throw failed;
         }
     }
 
@@ -190,7 +200,7 @@ public final class NetworkLinks implements AutoCloseable {
     }
 
     private static void removeStaleChains() {
-        for (String line : run(List.of(program("iptables").orElseThrow().toString(), "-w", "-S")).split("\n")) {
+        for (String line : run(List.of(program("iptables").orElseThrow().toString(), "-w", "10", "-S")).split("\n")) {
             if (line.startsWith("-N " + CHAIN_PREFIX)) {
                 String name = line.substring(3).trim();
                 String owner = name.substring(CHAIN_PREFIX.length());
@@ -213,7 +223,7 @@ public final class NetworkLinks implements AutoCloseable {
 
     private static void iptables(String... args) {
         List<String> command = new ArrayList<>(List.of(program("iptables").orElseThrow(
-                () -> new MissingToolException("iptables", "apt-get install -y iptables")).toString(), "-w"));
+                () -> new MissingToolException("iptables", "apt-get install -y iptables")).toString(), "-w", "10"));
         command.addAll(List.of(args));
         run(command);
     }

@@ -134,8 +134,8 @@ final class Nemesis {
         LinkFaults.Cut cut;
         try {
             cut = links.begin(fault, name, draw, fleet).orElse(null);
-        } catch (IllegalStateException e) {
-            // the process is being restarted (its /proc entry is gone): this turn's fault did not happen
+        } catch (RuntimeException e) {
+            // the process is being restarted (its /proc entry is gone), or iptables refused: this turn did not happen
             progress.accept(String.format("%-15s did not happen: %s", fault.option(), e.getMessage()));
             links.end(new LinkFaults.Cut(name, ""));
             return;
