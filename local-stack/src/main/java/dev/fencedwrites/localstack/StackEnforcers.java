@@ -26,6 +26,7 @@ final class StackEnforcers implements AutoCloseable {
     private final Map<String, String> settings;
     private final int[] ports;
     private final Service[] services;
+    private boolean closed;
 
     StackEnforcers(Path dir, Path log4j2, String bootstrap, int count, Map<String, String> settings) {
         this.dir = dir;
@@ -39,12 +40,25 @@ final class StackEnforcers implements AutoCloseable {
         }
     }
 
-    /** Starts instance {@code i} and returns when its {@code /health/ready} answers 200. */
-    synchronized Service start(int i) throws Exception {
+    /**
+     * Starts instance {@code i} and returns when its {@code /health/ready} answers 200. The wait holds no lock, so that
+     * {@link #alive} and {@link #pid} answer for every instance while one restarts (a restart can take a minute).
+     *
+     * @throws IllegalStateException when the instances were closed while it started; the new instance is stopped again
+     */
+    Service start(int i) throws Exception {
         Map<String, String> config = new LinkedHashMap<>(settings);
         config.put("http.port", Integer.toString(ports[check(i)]));
-        services[i] = EnforcerProcess.start(dir.resolve(i == 0 ? "enforcer" : "enforcer-" + i), log4j2, bootstrap, config);
-        return services[i];
+        Service service = EnforcerProcess.start(dir.resolve(i == 0 ? "enforcer" : "enforcer-" + i), log4j2, bootstrap,
+                config);
+        synchronized (this) {
+            if (!closed) {
+                services[i] = service;
+                return service;
+            }
+        }
+        service.close();
+        throw new IllegalStateException("enforcer " + i + " came up after the stack was told to stop; stopped it again");
     }
 
     /** SIGKILLs instance {@code i} and waits until it has exited. */
@@ -58,9 +72,11 @@ final class StackEnforcers implements AutoCloseable {
     }
 
     /** Starts a stopped instance again with its directory and port. */
-    synchronized Service restart(int i) throws Exception {
-        if (services[check(i)] != null && services[i].process().isAlive()) {
-            throw new IllegalStateException("enforcer " + i + " is still running; kill it first");
+    Service restart(int i) throws Exception {
+        synchronized (this) {
+            if (services[check(i)] != null && services[i].process().isAlive()) {
+                throw new IllegalStateException("enforcer " + i + " is still running; kill it first");
+            }
         }
         return start(i);
     }
@@ -108,6 +124,7 @@ final class StackEnforcers implements AutoCloseable {
      */
     @Override
     public synchronized void close() {
+        closed = true;
         List<ChildProcess> running = Arrays.stream(services).filter(Objects::nonNull).map(Service::process)
                 .filter(ChildProcess::isAlive).toList();
         running.forEach(process -> process.signal("CONT"));
