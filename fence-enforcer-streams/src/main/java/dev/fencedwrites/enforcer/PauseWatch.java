@@ -34,12 +34,12 @@ import org.slf4j.LoggerFactory;
  * coordinator go a whole session without a heartbeat (Kafka's consumer documentation of both settings).
  *
  * <p>A process that runs but whose main consumer has heard nothing from its group coordinator for {@code session.timeout.ms}
- * minus {@code heartbeat.interval.ms} (a network partition) is refused the same way until a heartbeat response comes
- * ({@link #coordinatorRefusal}). Under the {@code streams} group protocol (KIP-1071) the session timeout and heartbeat
- * interval are the broker's ({@code group.streams.*}), not the client's: the silence allowed is then at least 10 s
- * ({@link Settings#underStreamsProtocol}). Known gap: the first response after a
- * long silence may be {@code UNKNOWN_MEMBER_ID} (the member was removed); answers resume with it, and the stream thread
- * closes its tasks (answers 503) at its next poll, so the gap is about one poll.
+ * minus {@code heartbeat.interval.ms} (a network partition) is refused the same way ({@link #coordinatorRefusal}), and
+ * once a response comes the silence counts as a pause that just ended: the first response after a long silence may be
+ * {@code UNKNOWN_MEMBER_ID} (the member was removed, its tasks given to another instance), and the stream thread closes
+ * its tasks only at its next poll, while the stores still answer. Under the {@code streams} group protocol (KIP-1071)
+ * the session timeout and heartbeat interval are the broker's ({@code group.streams.*}), not the client's: the silence
+ * allowed is then at least 10 s ({@link Settings#underStreamsProtocol}).
  *
  * <p>Rule: after a pause, {@link #refusal} names it until the instance has proved that it still owns its tasks, that is
  * each stream thread has completed two commits since the pause was seen (the first may have begun before it; under
@@ -117,8 +117,11 @@ final class PauseWatch implements AutoCloseable {
     private record Heard(String client, long nanos) {
     }
 
-    /** A pause the watchdog saw: it ended at {@code endedNanos}, lasted {@code nanos}; the threads' commit counts then. */
-    private record Pause(long endedNanos, long nanos, Map<String, Long> commitsAtEnd) {
+    /**
+     * A pause the watchdog saw, or a silence of the group coordinator: it ended at {@code endedNanos}, lasted {@code nanos};
+     * the threads' commit counts then; {@code what} names it for the refusal.
+     */
+    private record Pause(long endedNanos, long nanos, Map<String, Long> commitsAtEnd, String what) {
     }
 
     private final Settings settings;
@@ -213,7 +216,8 @@ final class PauseWatch implements AutoCloseable {
         long gap = now - lastTick;
         if (gap > settings.threshold().toNanos()) {
             // Before the tick time: a reader that sees the fresh tick sees the pause too.
-            pause.set(new Pause(now, gap, commitCounts.get()));
+            pause.set(new Pause(now, gap, commitCounts.get(), "this process was paused for "
+                    + TimeUnit.NANOSECONDS.toMillis(gap) + " ms (SIGSTOP, GC or a suspended VM)"));
             LOG.warn("this process was paused for {} ms (SIGSTOP, GC or a suspended VM), past {} ms: GET /fences/{key} answers "
                     + "503 until a commit proves it still owns its tasks, or for session.timeout.ms={}",
                     TimeUnit.NANOSECONDS.toMillis(gap), settings.threshold().toMillis(), settings.sessionTimeout().toMillis());
@@ -230,6 +234,18 @@ final class PauseWatch implements AutoCloseable {
         for (Map.Entry<String, Long> consumer : counts.entrySet()) {
             long[] seen = heartbeats.computeIfAbsent(consumer.getKey(), client -> new long[]{consumer.getValue(), now});
             if (seen[0] != consumer.getValue()) {
+                long silence = now - seen[1];
+                if (silence > settings.coordinatorSilence().toNanos()) {
+                    // set before leastRecentlyHeard moves on: no reader sees neither refusal
+                    pause.set(new Pause(now, silence, commitCounts.get(), "consumer " + consumer.getKey() + " had no heartbeat "
+                            + "response from its group coordinator for " + TimeUnit.NANOSECONDS.toMillis(silence)
+                            + " ms (a network partition)"));
+                    LOG.warn(
+                            "consumer {} heard from its group coordinator again after {} ms: GET /fences/{key} answers 503 until "
+                                    + "a commit proves it still owns its tasks, or for session.timeout.ms={}",
+                            consumer.getKey(),
+                            TimeUnit.NANOSECONDS.toMillis(silence), settings.sessionTimeout().toMillis());
+                }
                 seen[0] = consumer.getValue();
                 seen[1] = now;
             }
@@ -303,11 +319,10 @@ final class PauseWatch implements AutoCloseable {
             pause.compareAndSet(seen, null);
             return Optional.empty();
         }
-        return Optional.of(String.format("this process was paused for %d ms (SIGSTOP, GC or a suspended VM), past the %d ms "
-                + "after which its consumer group may have given its tasks to another instance (session.timeout.ms=%d); it "
-                + "answers again after %d commits of each stream thread prove it still owns them, or %d ms after the pause",
-                TimeUnit.NANOSECONDS.toMillis(seen.nanos()), settings.threshold().toMillis(),
-                settings.sessionTimeout().toMillis(), PROOF_COMMITS, settings.sessionTimeout().toMillis()));
+        return Optional.of(String.format("%s, long enough for its consumer group to have given its tasks to another instance "
+                + "(session.timeout.ms=%d); it answers again after %d commits of each stream thread prove it still owns them, "
+                + "or %d ms after that ended", seen.what(), settings.sessionTimeout().toMillis(), PROOF_COMMITS,
+                settings.sessionTimeout().toMillis()));
     }
 
     private boolean provenByCommits(Pause seen) {

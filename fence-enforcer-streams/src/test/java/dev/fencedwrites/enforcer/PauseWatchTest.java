@@ -167,7 +167,7 @@ class PauseWatchTest {
     }
 
     @Test
-    void aMainConsumerWithoutHeartbeatResponsesPastTheThresholdIsRefusedUntilOneComes() {
+    void aMainConsumerWithoutHeartbeatResponsesPastTheThresholdIsRefusedUntilCommitsFollowTheNextOne() {
         Map<String, Long> beats = new HashMap<>(Map.of("app-StreamThread-1-consumer", 10L));
         PauseWatch partitioned = new PauseWatch(SETTINGS, () -> Map.copyOf(commits), () -> Map.copyOf(beats), clock::get);
         partitioned.tick();
@@ -188,11 +188,45 @@ class PauseWatchTest {
         assertThat(partitioned.refusal(OptionalLong.empty())).as("whether or not the key's stream thread is known")
                 .isPresent();
 
+        // The first response after the silence may be UNKNOWN_MEMBER_ID: the member was removed, another instance owns its
+        // keys, and its stream thread has not yet closed its tasks.
         beats.put("app-StreamThread-1-consumer", 11L);
         advance(300);
         partitioned.tick();
 
-        assertThat(partitioned.refusal(OptionalLong.of(clock.get()))).isEmpty();
+        assertThat(partitioned.refusal(OptionalLong.of(clock.get()))).hasValueSatisfying(reason -> assertThat(reason)
+                .contains("app-StreamThread-1-consumer had no heartbeat response", "3600 ms", "network partition",
+                        "2 commits"));
+        commits.merge("StreamThread-1", 1L, Long::sum);
+        assertThat(partitioned.refusal(OptionalLong.of(clock.get()))).as("one commit since: it may have begun before")
+                .isPresent();
+        commits.merge("StreamThread-1", 1L, Long::sum);
+        assertThat(partitioned.refusal(OptionalLong.of(clock.get()))).as("two commits prove it still owns its tasks").isEmpty();
+        partitioned.close();
+    }
+
+    @Test
+    void aCoordinatorSilenceIsRefusedForASessionTimeoutAfterItEndsWithoutCommits() {
+        Map<String, Long> beats = new HashMap<>(Map.of("app-StreamThread-1-consumer", 10L));
+        PauseWatch partitioned = new PauseWatch(SETTINGS, () -> Map.copyOf(commits), () -> Map.copyOf(beats), clock::get);
+        partitioned.tick();
+        for (int i = 0; i < 20; i++) {
+            advance(300);
+            partitioned.tick();
+        }
+        beats.put("app-StreamThread-1-consumer", 11L);
+        for (int i = 0; i < 19; i++) {
+            advance(300);
+            partitioned.tick();
+            beats.merge("app-StreamThread-1-consumer", 1L, Long::sum);
+        }
+
+        assertThat(partitioned.refusal(OptionalLong.of(clock.get()))).as("5 400 ms after the silence ended").isPresent();
+
+        advance(600);
+        partitioned.tick();
+
+        assertThat(partitioned.refusal(OptionalLong.of(clock.get()))).as("a session timeout after it ended").isEmpty();
         partitioned.close();
     }
 
