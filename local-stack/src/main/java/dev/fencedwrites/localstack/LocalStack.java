@@ -172,6 +172,19 @@ public final class LocalStack implements AutoCloseable {
     }
 
     /**
+     * Freezes Connect worker {@code i} with SIGSTOP (a stop-the-world pause: its sockets, transactions and row locks stay
+     * open) until {@link #resumeConnect(int)}. For tests.
+     */
+    public void pauseConnect(int i) {
+        services.connect.signal(i, "STOP");
+    }
+
+    /** Lets Connect worker {@code i} run again (SIGCONT) after {@link #pauseConnect(int)}. For tests. */
+    public void resumeConnect(int i) {
+        services.connect.signal(i, "CONT");
+    }
+
+    /**
      * Freezes etcd with SIGSTOP, as a stalled disk or a paused VM would: its sockets stay open and every request hangs
      * until {@link #resumeEtcd()}. For tests; the default stack only (a cluster's members: {@link #etcdCluster()}).
      *

@@ -106,6 +106,14 @@ final class StackConnect implements AutoCloseable {
         return services[i].process().pid();
     }
 
+    /** Sends worker {@code i} a signal ({@code STOP}, {@code CONT}). */
+    synchronized void signal(int i, String signal) {
+        if (!alive(i)) {
+            throw new IllegalStateException("Connect worker " + i + " is not running");
+        }
+        services[i].process().signal(signal);
+    }
+
     /** SIGKILLs worker {@code i}, as a crash would (no offset commit, no task stop, no leaving the group). */
     synchronized void kill(int i) throws InterruptedException {
         Service service = services[check(i)];
@@ -230,7 +238,9 @@ final class StackConnect implements AutoCloseable {
     @Override
     public synchronized void close() {
         closed = true;
-        ChildProcess.stopAll(Arrays.stream(services).filter(Objects::nonNull).map(Service::process).toList(),
-                Duration.ofSeconds(20));
+        List<ChildProcess> running = Arrays.stream(services).filter(Objects::nonNull).map(Service::process)
+                .filter(ChildProcess::isAlive).toList();
+        running.forEach(process -> process.signal("CONT")); // a paused worker must act on SIGTERM
+        ChildProcess.stopAll(running, Duration.ofSeconds(20));
     }
 }
