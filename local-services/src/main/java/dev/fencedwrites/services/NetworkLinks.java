@@ -37,6 +37,8 @@ import java.util.stream.Collectors;
 public final class NetworkLinks implements AutoCloseable {
     private static final String CHAIN_PREFIX = "FENCED-WRITES-";
     private static final Pattern LISTENER = Pattern.compile("\\S+:(\\d+)\\s+\\S+\\s+users:\\(.*");
+    /** An {@code ss -t state established} line: local address:port, then the peer's. */
+    private static final Pattern CONNECTION = Pattern.compile("^\\d+\\s+\\d+\\s+\\S+:(\\d+)\\s+\\S+:(\\d+)\\s");
     private static final Pattern PID = Pattern.compile("pid=(\\d+)");
 
     private final String chain;
@@ -105,23 +107,50 @@ public final class NetworkLinks implements AutoCloseable {
 
     /** The TCP ports that {@code pid} (or a process it started) listens on, from {@code ss -ltnp}. */
     public static Set<Integer> listeningPorts(long pid) {
-        Set<Long> pids = ProcessHandle.of(pid).map(p -> p.descendants().map(ProcessHandle::pid).collect(Collectors.toSet()))
-                .orElseGet(HashSet::new);
-        pids.add(pid);
+        Set<Long> pids = withDescendants(pid);
         Set<Integer> ports = new TreeSet<>();
         for (String line : run(List.of(program("ss").orElseThrow().toString(), "-H", "-l", "-t", "-n", "-p")).split("\n")) {
             Matcher listener = LISTENER.matcher(line.trim());
-            if (!listener.find()) {
-                continue;
-            }
-            Matcher owner = PID.matcher(line);
-            while (owner.find()) {
-                if (pids.contains(Long.parseLong(owner.group(1)))) {
-                    ports.add(Integer.parseInt(listener.group(1)));
-                }
+            if (listener.find() && ownedBy(line, pids)) {
+                ports.add(Integer.parseInt(listener.group(1)));
             }
         }
         return ports;
+    }
+
+    /**
+     * The local ports of the established TCP connections that process {@code pid} (or a descendant) holds to
+     * {@code remotePort}, from {@code ss}: which connections in a server's view (PostgreSQL's {@code inet_client_port()})
+     * are that process's.
+     */
+    public static Set<Integer> connectionPorts(long pid, int remotePort) {
+        Set<Long> pids = withDescendants(pid);
+        Set<Integer> ports = new TreeSet<>();
+        for (String line : run(List.of(program("ss").orElseThrow().toString(), "-H", "-t", "-n", "-p", "state", "established"))
+                .split("\n")) {
+            Matcher connection = CONNECTION.matcher(line.trim());
+            if (connection.find() && Integer.parseInt(connection.group(2)) == remotePort && ownedBy(line, pids)) {
+                ports.add(Integer.parseInt(connection.group(1)));
+            }
+        }
+        return ports;
+    }
+
+    private static Set<Long> withDescendants(long pid) {
+        Set<Long> pids = ProcessHandle.of(pid).map(p -> p.descendants().map(ProcessHandle::pid).collect(Collectors.toSet()))
+                .orElseGet(HashSet::new);
+        pids.add(pid);
+        return pids;
+    }
+
+    private static boolean ownedBy(String ssLine, Set<Long> pids) {
+        Matcher owner = PID.matcher(ssLine);
+        while (owner.find()) {
+            if (pids.contains(Long.parseLong(owner.group(1)))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -100,4 +100,18 @@ class NetworkLinksTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> accepted.get() >= healed + 3);
         assertThat(links.active()).isEmpty();
     }
+
+    @Test
+    void connectionPortsAreTheLocalPortsOfAProcesssConnectionsToAPort() throws Exception {
+        try (ServerSocket other = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+                Socket client = new Socket(InetAddress.getLoopbackAddress(), other.getLocalPort());
+                Socket accepted = other.accept()) {
+            long ours = ProcessHandle.current().pid();
+            assertThat(NetworkLinks.connectionPorts(ours, other.getLocalPort())).as("to the port it dialled")
+                    .containsExactly(client.getLocalPort());
+            assertThat(NetworkLinks.connectionPorts(ours, server.getLocalPort())).as("to another port")
+                    .doesNotContain(client.getLocalPort());
+            assertThat(accepted.getPort()).isEqualTo(client.getLocalPort());
+        }
+    }
 }
