@@ -3,6 +3,7 @@ package dev.fencedwrites.sink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -33,6 +34,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.Config;
@@ -244,6 +246,43 @@ class FencedJdbcSinkTaskTest {
         task.put(List.of(write(KEY, 800, 8, 1, 11)));
         assertThat(row(KEY)).contains(new Row(KEY, 800L, false, 8, 1L));
         assertThat(context.reports()).isEmpty();
+    }
+
+    /**
+     * PostgreSQL ending the task's session in the middle of a batch (SQLState 57P01: an operator, a restart, a failover) is
+     * transient: the rollback on the broken connection fails too, but the batch is retried on a new connection and written.
+     */
+    @Test
+    void aSessionEndedByTheServerInTheMiddleOfABatchIsRetried() throws Exception {
+        startTask(registry.url());
+        task.put(List.of(write(KEY, 700, 7, 1, 10)));
+        CompletableFuture<Void> put;
+        try (Connection locker = postgres.dataSource().getConnection(); var statement = locker.createStatement()) {
+            locker.setAutoCommit(false);
+            statement.execute("LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE");
+            put = CompletableFuture.runAsync(() -> task.put(List.of(write(KEY, 800, 8, 1, 11))));
+            await().atMost(Duration.ofSeconds(30)).until(() -> terminateLockWaiters(locker) > 0);
+            locker.rollback();
+        }
+
+        assertThatThrownBy(put::join).hasCauseInstanceOf(RetriableException.class)
+                .hasMessageContaining("terminating connection due to administrator command");
+        task.put(List.of(write(KEY, 800, 8, 1, 11)));
+        assertThat(row(KEY)).contains(new Row(KEY, 800L, false, 8, 1L));
+        assertThat(context.reports()).isEmpty();
+    }
+
+    /** Ends the sessions waiting for a lock (the task's, blocked by {@code locker}); returns how many. */
+    private static int terminateLockWaiters(Connection locker) throws SQLException {
+        try (var statement = locker.createStatement();
+                var ended = statement.executeQuery("SELECT pg_terminate_backend(pid) FROM "
+                        + "pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()")) {
+            int count = 0;
+            while (ended.next()) {
+                count += ended.getBoolean(1) ? 1 : 0;
+            }
+            return count;
+        }
     }
 
     /** An error no retry can fix (a column dropped under the running task) fails the task at once, with SQLState and message. */

@@ -73,7 +73,13 @@ public final class SinkWriter {
                 connection.commit();
                 return result;
             } catch (SQLException | RuntimeException e) {
-                connection.rollback();
+                try {
+                    connection.rollback();
+                } catch (SQLException rollback) {
+                    // the connection broke (PostgreSQL ended the session, the network): HikariCP then answers "Connection is
+                    // closed" without an SQLState; the first error says why, and decides whether a retry may pass
+                    e.addSuppressed(rollback);
+                }
                 tables.forgetCatalogs(); // a rolled-back CREATE or ALTER is gone
                 throw e;
             }
