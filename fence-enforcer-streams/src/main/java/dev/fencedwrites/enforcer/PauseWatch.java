@@ -219,7 +219,7 @@ final class PauseWatch implements AutoCloseable {
             pause.set(new Pause(now, gap, commitCounts.get(), "this process was paused for "
                     + TimeUnit.NANOSECONDS.toMillis(gap) + " ms (SIGSTOP, GC or a suspended VM)"));
             LOG.warn("this process was paused for {} ms (SIGSTOP, GC or a suspended VM), past {} ms: GET /fences/{key} answers "
-                    + "503 until a commit proves it still owns its tasks, or for session.timeout.ms={}",
+                    + "503 until two commits prove it still owns its tasks, or for session.timeout.ms={}",
                     TimeUnit.NANOSECONDS.toMillis(gap), settings.threshold().toMillis(), settings.sessionTimeout().toMillis());
         }
         heard(now);
@@ -236,13 +236,13 @@ final class PauseWatch implements AutoCloseable {
             if (seen[0] != consumer.getValue()) {
                 long silence = now - seen[1];
                 if (silence > settings.coordinatorSilence().toNanos()) {
-                    // set before leastRecentlyHeard moves on: no reader sees neither refusal
+                    // set before leastRecentlyHeard moves on: refusal() reads them the other way round
                     pause.set(new Pause(now, silence, commitCounts.get(), "consumer " + consumer.getKey() + " had no heartbeat "
                             + "response from its group coordinator for " + TimeUnit.NANOSECONDS.toMillis(silence)
                             + " ms (a network partition)"));
                     LOG.warn(
                             "consumer {} heard from its group coordinator again after {} ms: GET /fences/{key} answers 503 until "
-                                    + "a commit proves it still owns its tasks, or for session.timeout.ms={}",
+                                    + "two commits prove it still owns its tasks, or for session.timeout.ms={}",
                             consumer.getKey(),
                             TimeUnit.NANOSECONDS.toMillis(silence), settings.sessionTimeout().toMillis());
                 }
@@ -264,7 +264,9 @@ final class PauseWatch implements AutoCloseable {
      * poll (Kafka's consumer documentation of {@code max.poll.interval.ms}).
      */
     Optional<String> refusal(OptionalLong streamThreadSeen) {
-        Optional<String> refused = pauseRefusal().or(this::coordinatorRefusal);
+        // The coordinator rule first: the watchdog sets a silence's pause before it moves leastRecentlyHeard on, so a reader
+        // that sees the silence over sees the pause too
+        Optional<String> refused = coordinatorRefusal().or(this::pauseRefusal);
         if (refused.isPresent() || streamThreadSeen.isEmpty()) {
             return refused;
         }
