@@ -27,6 +27,8 @@ final class StackEnforcers implements AutoCloseable {
     private final int[] ports;
     private final Service[] services;
     private boolean closed;
+    /** Instances being started: a second start of one would run two processes on its port and state directory. */
+    private final boolean[] starting;
 
     StackEnforcers(Path dir, Path log4j2, String bootstrap, int count, Map<String, String> settings) {
         this.dir = dir;
@@ -35,6 +37,7 @@ final class StackEnforcers implements AutoCloseable {
         this.settings = Map.copyOf(settings);
         this.ports = new int[count];
         this.services = new Service[count];
+        this.starting = new boolean[count];
         for (int i = 0; i < count; i++) {
             ports[i] = FreePorts.pick();
         }
@@ -47,10 +50,22 @@ final class StackEnforcers implements AutoCloseable {
      * @throws IllegalStateException when the instances were closed while it started; the new instance is stopped again
      */
     Service start(int i) throws Exception {
+        synchronized (this) {
+            if (closed || starting[check(i)]) {
+                throw new IllegalStateException("enforcer " + i + (closed ? ": the stack was told to stop" : " is starting"));
+            }
+            starting[i] = true;
+        }
         Map<String, String> config = new LinkedHashMap<>(settings);
-        config.put("http.port", Integer.toString(ports[check(i)]));
-        Service service = EnforcerProcess.start(dir.resolve(i == 0 ? "enforcer" : "enforcer-" + i), log4j2, bootstrap,
-                config);
+        config.put("http.port", Integer.toString(ports[i]));
+        Service service;
+        try {
+            service = EnforcerProcess.start(dir.resolve(i == 0 ? "enforcer" : "enforcer-" + i), log4j2, bootstrap, config);
+        } finally {
+            synchronized (this) {
+                starting[i] = false;
+            }
+        }
         synchronized (this) {
             if (!closed) {
                 services[i] = service;
