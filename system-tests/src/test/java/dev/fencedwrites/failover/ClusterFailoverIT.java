@@ -44,7 +44,7 @@ import org.junit.jupiter.api.Timeout;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterFailoverIT {
     /** An instance killed or paused leaves the consumer group after 6 s instead of the default 45 s. */
-    private static final Map<String, String> ENFORCER = Map.of("streams.session.timeout.ms", "6000",
+    static final Map<String, String> ENFORCER = Map.of("streams.session.timeout.ms", "6000",
             "streams.heartbeat.interval.ms", "1000");
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Inputs written before the first fault: every writer has taken, lost and retaken leases by then. */
@@ -55,7 +55,7 @@ class ClusterFailoverIT {
      * The default stack's load with four times its chance of a stall, so that each of these shorter scenarios (about 600
      * inputs) still holds stale writes after takeovers (check: stale writes rejected).
      */
-    private static final WriterFleet.Load LOAD = new WriterFleet.Load(3, 2, 8, Duration.ofSeconds(3), 0.02,
+    static final WriterFleet.Load LOAD = new WriterFleet.Load(3, 2, 8, Duration.ofSeconds(3), 0.02,
             Duration.ofMillis(20));
 
     private static Path dir;
@@ -166,13 +166,7 @@ class ClusterFailoverIT {
     }
 
     private static double verifiedTokens(String url) throws Exception {
-        double sum = 0;
-        for (String line : Http.get(url + "/metrics").body().split("\n")) {
-            if (line.startsWith("fence_enforcer_token_verifications_total{outcome=\"verified\"")) {
-                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        return sum;
+        return FailoverRun.scrape(url + "/metrics", "fence_enforcer_token_verifications_total{outcome=\"verified\"");
     }
 
     private static void awaitSurvivorAnswers(FailoverRun run, int survivor, long sinceNanos) {
@@ -181,10 +175,7 @@ class ClusterFailoverIT {
 
     /** Waits until instance {@code i} answered 200 for every key, each asked after {@code sinceNanos} (for check (c)). */
     private static void awaitAnswers(FailoverRun run, int i, long sinceNanos, String when) {
-        String url = stack.enforcerUrls().get(i);
-        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
-                .until(() -> run.watch().answeredEveryKeySince(url, sinceNanos));
-        run.note("enforcer instance " + i + " answered /fences/{key} for every key " + when);
+        run.awaitAnswers(stack.enforcerUrls().get(i), i, sinceNanos, when);
     }
 
     @Test
@@ -192,7 +183,7 @@ class ClusterFailoverIT {
     void aConnectWorkerKilledMidLoadHandsItsTasksToTheOtherAndNoRowFenceDecreases() throws Exception {
         try (FailoverRun run = run("connect")) {
             run.awaitMoreInputs(WARM_UP);
-            Map<Integer, String> placement = taskPlacement();
+            Map<Integer, String> placement = taskPlacement(stack);
             int victim = stack.connectUrls().indexOf("http://" + placement.get(0));
             int survivor = 1 - victim;
             String survivorId = stack.connectUrls().get(survivor).substring("http://".length());
@@ -200,13 +191,13 @@ class ClusterFailoverIT {
             long killed = System.nanoTime();
             stack.killConnect(victim);
             await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> taskPlacement().values().stream().allMatch(survivorId::equals)
-                            && taskPlacement().size() == 2);
+                    .until(() -> taskPlacement(stack).values().stream().allMatch(survivorId::equals)
+                            && taskPlacement(stack).size() == 2);
             run.note(String.format("Connect task move: every sink task RUNNING on worker %s %.1f s after the kill", survivorId,
                     (System.nanoTime() - killed) / 1e9));
             run.awaitMoreInputs(BETWEEN);
             stack.restartConnect(victim);
-            run.note("Connect worker " + victim + " restarted; sink tasks now on workers " + taskPlacement());
+            run.note("Connect worker " + victim + " restarted; sink tasks now on workers " + taskPlacement(stack));
             run.awaitMoreInputs(BETWEEN);
             FailoverRun.Findings findings = run.finish(false);
             SingleStackFailoverIT.assertSinkMatches(audit, run, findings, "connect-");
@@ -214,11 +205,15 @@ class ClusterFailoverIT {
     }
 
     /** The sink's RUNNING tasks by id, with the worker id (host:port) each runs on, from the Connect REST API. */
-    private static Map<Integer, String> taskPlacement() throws Exception {
+    static Map<Integer, String> taskPlacement(LocalStack stack) throws Exception {
+        return taskPlacement(stack, BillingConnectors.SINK_CONNECTOR);
+    }
+
+    /** {@code connector}'s RUNNING tasks by id, with the worker id (host:port) each runs on. */
+    static Map<Integer, String> taskPlacement(LocalStack stack, String connector) throws Exception {
         for (String url : stack.connectUrls()) {
             try {
-                JsonNode status = JSON.readTree(
-                        Http.get(url + "/connectors/" + BillingConnectors.SINK_CONNECTOR + "/status").body());
+                JsonNode status = JSON.readTree(Http.get(url + "/connectors/" + connector + "/status").body());
                 Map<Integer, String> running = new HashMap<>();
                 status.path("tasks").forEach(task -> {
                     if ("RUNNING".equals(task.path("state").asText())) {

@@ -13,6 +13,7 @@ import dev.fencedwrites.devtools.chaos.WriterLedger;
 import dev.fencedwrites.failover.Decided.Input;
 import dev.fencedwrites.failover.Decided.Output;
 import dev.fencedwrites.history.PipelineVerifier;
+import dev.fencedwrites.services.Http;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -50,6 +51,7 @@ final class FailoverRun implements AutoCloseable {
     private final String keyPrefix;
     private final long started = System.nanoTime();
     private long inputMark;
+    private boolean stopped;
 
     private FailoverRun(String name, String bootstrap, PipelineLog log, WriterFleet writers, FenceWatch watch, String keyPrefix) {
         this.name = name;
@@ -94,8 +96,36 @@ final class FailoverRun implements AutoCloseable {
         return log;
     }
 
+    WriterFleet writers() {
+        return writers;
+    }
+
     FenceWatch watch() {
         return watch;
+    }
+
+    /**
+     * Waits until enforcer instance {@code i} (at {@code url}) answered 200 for every key, each asked after
+     * {@code sinceNanos}, and notes it with {@code when}.
+     */
+    void awaitAnswers(String url, int i, long sinceNanos, String when) {
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
+                .until(() -> watch.answeredEveryKeySince(url, sinceNanos));
+        note("enforcer instance " + i + " answered /fences/{key} for every key " + when);
+    }
+
+    /**
+     * The sum of the samples of {@code series} at a Prometheus scrape URL: a metric name, or a name with the start of its
+     * labels ({@code name{outcome="verified"}); 0 when there are none yet.
+     */
+    static double scrape(String url, String series) throws Exception {
+        double sum = 0;
+        for (String line : Http.get(url).body().split("\n")) {
+            if (line.startsWith(series.contains("{") ? series : series + "{") || line.startsWith(series + " ")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
     }
 
     /** Waits until {@code count} more records are on the input topic than at the last call: the load's clock for faults. */
@@ -165,13 +195,7 @@ final class FailoverRun implements AutoCloseable {
      * asserted when {@code assertFences}.
      */
     Findings finish(boolean assertFences) throws Exception {
-        // A short scenario can end before any stall was taken over; the check below needs one, so the load goes on until then.
-        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
-                .until(() -> writers.resumed().stream().anyMatch(WriterFleet.Resumed::tookOver));
-        writers.stop();
-        note(String.format("writers stopped: %d writes acknowledged (%.0f/s), %d stalls past the lease", writers.ledger().acks()
-                .size(), writers.writesPerSecond(), writers.resumed().size()));
-        watch.close();
+        stopWriters();
         await().atMost(CATCH_UP).pollInterval(Duration.ofMillis(500))
                 .until(() -> log.committedToEnd(PipelineLog.ENFORCER_GROUP, List.of(FenceTopics.INPUT)));
         note("the enforcer has committed the end of the input");
@@ -192,6 +216,22 @@ final class FailoverRun implements AutoCloseable {
             }
         }
         return new Findings(ledger, inputs, outputs);
+    }
+
+    /**
+     * Stops the load once a stalled writer's key was taken over (the stale-write check needs one), unless stopped already.
+     */
+    void stopWriters() throws Exception {
+        if (stopped) {
+            return;
+        }
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
+                .until(() -> writers.resumed().stream().anyMatch(WriterFleet.Resumed::tookOver));
+        writers.stop();
+        stopped = true;
+        note(String.format("writers stopped: %d writes acknowledged (%.0f/s), %d stalls past the lease", writers.ledger().acks()
+                .size(), writers.writesPerSecond(), writers.resumed().size()));
+        watch.close();
     }
 
     /**

@@ -15,6 +15,8 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Check (d), the sink's side: a PostgreSQL trigger on the sink's table records every update's old
@@ -27,6 +29,10 @@ final class SinkAudit {
 
     /** One update of a row, as the trigger recorded it. */
     record Change(String key, Fence before, Fence after) {
+        /** Whether the update lowered the row's fence. */
+        boolean lowered() {
+            return Decided.above(before, after);
+        }
     }
 
     /** One row: its fence, the write id in {@code amount_minor} (null on a data-less row) and the soft-delete flag. */
@@ -38,26 +44,45 @@ final class SinkAudit {
         this.table = table;
     }
 
-    /** Creates the history table and the trigger on the sink's table (which must exist). */
+    /** Creates the history table and the trigger on the sink's table (which must exist): {@code <table>_history}. */
     void install() throws SQLException {
         try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
-            statement.execute("CREATE TABLE fence_history (resource_key TEXT, old_token BIGINT, old_seq BIGINT, new_token BIGINT,"
-                    + " new_seq BIGINT, changed_at TIMESTAMPTZ DEFAULT clock_timestamp())");
-            statement.execute("CREATE FUNCTION record_fence_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                    + " INSERT INTO fence_history (resource_key, old_token, old_seq, new_token, new_seq)"
+            statement.execute("CREATE TABLE " + table + "_history (resource_key TEXT, old_token BIGINT, old_seq BIGINT,"
+                    + " new_token BIGINT, new_seq BIGINT, changed_at TIMESTAMPTZ DEFAULT clock_timestamp(),"
+                    + " client_port INT DEFAULT inet_client_port())");
+            statement.execute("CREATE FUNCTION " + table + "_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                    + " INSERT INTO " + table + "_history (resource_key, old_token, old_seq, new_token, new_seq)"
                     + " VALUES (OLD.resource_key, OLD.fence_token, OLD.fence_seq, NEW.fence_token, NEW.fence_seq);"
                     + " RETURN NEW; END $$");
-            statement.execute("CREATE TRIGGER record_fence_change AFTER UPDATE ON " + table
-                    + " FOR EACH ROW EXECUTE FUNCTION record_fence_change()");
+            statement.execute("CREATE TRIGGER " + table + "_change AFTER UPDATE ON " + table
+                    + " FOR EACH ROW EXECUTE FUNCTION " + table + "_change()");
         }
     }
 
+    /** Every update, in the order the trigger saw them. */
     List<Change> history() throws SQLException {
+        return changes("");
+    }
+
+    /**
+     * The updates made through a connection from one of {@code clientPorts} (a Connect worker's JDBC connections, by their
+     * local port) from {@code fromMillis} until {@code untilMillis} (wall clock, ms, of the update's statement).
+     */
+    List<Change> changesFrom(Set<Integer> clientPorts, long fromMillis, long untilMillis) throws SQLException {
+        if (clientPorts.isEmpty()) {
+            return List.of();
+        }
+        return changes(" WHERE client_port IN (" + clientPorts.stream().map(String::valueOf).collect(Collectors.joining(","))
+                + ") AND changed_at > to_timestamp(" + fromMillis / 1e3 + ") AND changed_at < to_timestamp("
+                + untilMillis / 1e3 + ")");
+    }
+
+    private List<Change> changes(String where) throws SQLException {
         List<Change> changes = new ArrayList<>();
         try (Connection connection = DriverManager.getConnection(url);
                 Statement statement = connection.createStatement();
-                ResultSet rows = statement.executeQuery(
-                        "SELECT resource_key, old_token, old_seq, new_token, new_seq FROM fence_history ORDER BY changed_at")) {
+                ResultSet rows = statement.executeQuery("SELECT resource_key, old_token, old_seq, new_token, new_seq FROM "
+                        + table + "_history" + where + " ORDER BY changed_at")) {
             while (rows.next()) {
                 changes.add(new Change(rows.getString(1), fence(rows, 2), fence(rows, 4)));
             }
@@ -88,7 +113,7 @@ final class SinkAudit {
     static FailoverChecks.Result neverDecreased(List<Change> history) {
         List<String> problems = new ArrayList<>();
         for (Change change : history) {
-            if (Decided.above(change.before(), change.after())) {
+            if (change.lowered()) {
                 problems.add(change.key() + " went from " + change.before() + " to " + change.after());
             }
         }
