@@ -3,6 +3,7 @@ package dev.fencedwrites.devtools.chaos;
 import dev.fencedwrites.localstack.LocalStack;
 import dev.fencedwrites.services.EtcdCluster;
 import dev.fencedwrites.services.NetworkLinks;
+import java.util.List;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
@@ -78,17 +79,32 @@ public final class LinkFaults {
 
     /** Cuts process {@code pid} (named {@code who} in the detail) from every etcd member; it still reaches the rest. */
     public Cut fromEtcd(String name, String who, long pid) {
-        return cut(name, who, pid, etcdPorts(), "etcd");
+        return cut(name, who, pid, etcdPids(), "etcd");
     }
 
     /** Cuts process {@code pid} (named {@code who} in the detail) from every broker; it still reaches the rest. */
     public Cut fromBrokers(String name, String who, long pid) {
-        return cut(name, who, pid, brokerPorts(-1), "the brokers");
+        return cut(name, who, pid, IntStream.range(0, stack.brokerCount()).mapToObj(stack::brokerPid).toList(), "the brokers");
     }
 
-    private Cut cut(String name, String from, long pid, Set<Integer> ports, String to) {
+    /**
+     * Cuts {@code pid} from the processes {@code servers} both ways: what it sends to their listening ports, and what they
+     * send on its open connections to them (a watch stream pushes events without being asked: cutting one way only would
+     * leave it flowing). A connection it opens later cannot be set up, as its packets are dropped.
+     */
+    private Cut cut(String name, String from, long pid, List<Long> servers, String to) {
+        Set<Integer> ports = new TreeSet<>();
+        Set<Integer> local = new TreeSet<>();
+        for (long server : servers) {
+            Set<Integer> listening = NetworkLinks.listeningPorts(server);
+            ports.addAll(listening);
+            Set<Integer> open = new TreeSet<>();
+            listening.forEach(port -> open.addAll(NetworkLinks.connectionPorts(pid, port)));
+            links.cut(name, NetworkLinks.groupOf(server), open);
+            local.addAll(open);
+        }
         links.cut(name, NetworkLinks.groupOf(pid), ports);
-        return new Cut(name, from + " cut from " + to + " (ports " + ports + ")");
+        return new Cut(name, from + " cut from " + to + " (ports " + ports + "; their packets to its ports " + local + ")");
     }
 
     /** A member cut from the others both ways: the leader half the time. */
@@ -198,14 +214,16 @@ public final class LinkFaults {
 
     private Set<Integer> etcdPorts() {
         Set<Integer> ports = new TreeSet<>();
-        Optional<EtcdCluster> cluster = stack.etcdCluster();
-        if (cluster.isPresent()) {
-            IntStream.range(0, cluster.get().size())
-                    .forEach(m -> ports.addAll(NetworkLinks.listeningPorts(cluster.get().pid(m))));
-        } else {
-            ports.addAll(NetworkLinks.listeningPorts(stack.etcdPid()));
-        }
+        etcdPids().forEach(pid -> ports.addAll(NetworkLinks.listeningPorts(pid)));
         return ports;
+    }
+
+    /** Every etcd member's process id. */
+    private List<Long> etcdPids() {
+        Optional<EtcdCluster> cluster = stack.etcdCluster();
+        return cluster.isPresent()
+                ? IntStream.range(0, cluster.get().size()).mapToObj(m -> cluster.get().pid(m)).toList()
+                : List.of(stack.etcdPid());
     }
 
     /** Every broker's listening ports but broker {@code except}'s (-1: every broker's). */
