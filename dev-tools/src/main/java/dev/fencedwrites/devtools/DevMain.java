@@ -19,7 +19,7 @@ public final class DevMain {
             "  test     Install what the tests need (dev/setup test), then run every unit test and every integration",
             "           test not tagged failover or slow (./mvnw verify); ./fence test --help says more.",
             "  test-failover  The clustered and fault tests: ClusterFailoverIT, ClusterPartitionIT, ClusterUpIT,",
-            "           ChaosClusterIT, ChaosIT (about 27 minutes); ./fence test-failover --help says more.",
+            "           ChaosClusterIT, ChaosIT (about 26 minutes); ./fence test-failover --help says more.",
             "  kafka-configs  Kafka's kafka-configs.sh (ConfigCommand), for a checkout without Kafka's tools.",
             "  bench    Measure what fencing costs beside its unfenced baseline; one table, also written to bench/results/;",
             "           ./fence bench --help says more.",
