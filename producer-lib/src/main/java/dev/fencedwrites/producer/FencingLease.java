@@ -70,6 +70,12 @@ public final class FencingLease implements AutoCloseable {
     private final List<LeaseLossListener> listeners = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
     private CompletableFuture<Void> revoked; // guarded by this
+    /**
+     * Orders a loss against a release, so that either the loss comes first and every listener is told, or the release does
+     * and the loss is no loss. Never held while waiting: the deadline timer takes it, and {@code this} can be held by a
+     * send blocked on the producer's buffer.
+     */
+    private final Object lossOrRelease = new Object();
 
     /** A granted lease that does not hold the lock yet; {@link #locked} completes it. */
     FencingLease(Client client, ScheduledExecutorService timer, Executor events, Duration requestTimeout, String resource,
@@ -103,8 +109,12 @@ public final class FencingLease implements AutoCloseable {
         // A deadline that passed before the release (the process was stopped, say) is a loss, even when the deadline timer
         // has not run yet: tell the listeners now, before they are dropped.
         isValid();
-        closed = true;
-        listeners.clear();
+        synchronized (lossOrRelease) {
+            closed = true;
+            if (lostBecause.get() == null) {
+                listeners.clear();
+            } // else markLost is telling them, maybe on another thread right now: leave them to it
+        }
         onFinished.accept(this);
         revoked = keeper.revoke();
         return revoked;
@@ -214,8 +224,10 @@ public final class FencingLease implements AutoCloseable {
      * Marks the lease lost for {@code cause} (metrics {@code category}) and tells the listeners once; no-op once closed or lost.
      */
     void markLost(String category, String cause) {
-        if (closed || !lostBecause.compareAndSet(null, cause)) {
-            return;
+        synchronized (lossOrRelease) {
+            if (closed || !lostBecause.compareAndSet(null, cause)) {
+                return;
+            }
         }
         if (token > 0) {
             metrics.lost(category);
