@@ -36,9 +36,8 @@ import java.util.stream.Collectors;
  */
 public final class NetworkLinks implements AutoCloseable {
     private static final String CHAIN_PREFIX = "FENCED-WRITES-";
-    private static final Pattern LISTENER = Pattern.compile("\\S+:(\\d+)\\s+\\S+\\s+users:\\(.*");
-    /** An {@code ss -t state established} line: local address:port, then the peer's. */
-    private static final Pattern CONNECTION = Pattern.compile("^\\d+\\s+\\d+\\s+\\S+:(\\d+)\\s+\\S+:(\\d+)\\s");
+    /** An {@code ss -H -t -a -n} line: state, queues, local address:port, then the peer's ({@code *} when listening). */
+    private static final Pattern SOCKET = Pattern.compile("^(\\S+)\\s+\\d+\\s+\\d+\\s+\\S+:(\\d+)\\s+\\S+:(\\d+|\\*)(\\s|$)");
     private static final Pattern PID = Pattern.compile("pid=(\\d+)");
 
     private final String chain;
@@ -105,35 +104,72 @@ public final class NetworkLinks implements AutoCloseable {
         throw new IllegalStateException("/proc/" + pid + "/status has no Gid line");
     }
 
-    /** The TCP ports that {@code pid} (or a process it started) listens on, from {@code ss -ltnp}. */
+    /** The TCP ports that {@code pid} (or a process it started) listens on, from {@code ss}: {@link #sockets()} once. */
     public static Set<Integer> listeningPorts(long pid) {
-        Set<Long> pids = withDescendants(pid);
-        Set<Integer> ports = new TreeSet<>();
-        for (String line : run(List.of(program("ss").orElseThrow().toString(), "-H", "-l", "-t", "-n", "-p")).split("\n")) {
-            Matcher listener = LISTENER.matcher(line.trim());
-            if (listener.find() && ownedBy(line, pids)) {
-                ports.add(Integer.parseInt(listener.group(1)));
-            }
-        }
-        return ports;
+        return sockets().listening(pid);
     }
 
     /**
      * The local ports of the established TCP connections that process {@code pid} (or a descendant) holds to
-     * {@code remotePort}, from {@code ss}: which connections in a server's view (PostgreSQL's {@code inet_client_port()})
-     * are that process's.
+     * {@code remotePort}: {@link #sockets()} once.
      */
     public static Set<Integer> connectionPorts(long pid, int remotePort) {
-        Set<Long> pids = withDescendants(pid);
-        Set<Integer> ports = new TreeSet<>();
-        for (String line : run(List.of(program("ss").orElseThrow().toString(), "-H", "-t", "-n", "-p", "state", "established"))
-                .split("\n")) {
-            Matcher connection = CONNECTION.matcher(line.trim());
-            if (connection.find() && Integer.parseInt(connection.group(2)) == remotePort && ownedBy(line, pids)) {
-                ports.add(Integer.parseInt(connection.group(1)));
+        return sockets().connectionPorts(pid, Set.of(remotePort));
+    }
+
+    /**
+     * Every TCP socket of this machine now with its owners, from one {@code ss -t -a -n -p} (which walks every process's
+     * open files: on a loaded machine a run can take a second, so a fault that needs several answers asks once).
+     */
+    public static Sockets sockets() {
+        List<TcpSocket> sockets = new ArrayList<>();
+        for (String line : run(List.of(program("ss").orElseThrow().toString(), "-H", "-t", "-a", "-n", "-p")).split("\n")) {
+            Matcher socket = SOCKET.matcher(line.trim());
+            if (socket.find()) {
+                Set<Long> owners = new HashSet<>();
+                Matcher owner = PID.matcher(line);
+                while (owner.find()) {
+                    owners.add(Long.parseLong(owner.group(1)));
+                }
+                sockets.add(new TcpSocket(socket.group(1), Integer.parseInt(socket.group(2)),
+                        "*".equals(socket.group(3)) ? -1 : Integer.parseInt(socket.group(3)), owners));
             }
         }
-        return ports;
+        return new Sockets(List.copyOf(sockets));
+    }
+
+    /** One TCP socket: its state ({@code LISTEN}, {@code ESTAB}, ...), local and peer port (-1: none), owning processes. */
+    record TcpSocket(String state, int localPort, int peerPort, Set<Long> owners) {
+        boolean ownedBy(Set<Long> pids) {
+            return owners.stream().anyMatch(pids::contains);
+        }
+    }
+
+    /** A snapshot of the machine's TCP sockets ({@link #sockets()}), to ask about several processes at once. */
+    public static final class Sockets {
+        private final List<TcpSocket> sockets;
+
+        private Sockets(List<TcpSocket> sockets) {
+            this.sockets = sockets;
+        }
+
+        /** The ports that {@code pid} (or a process it started) listens on. */
+        public Set<Integer> listening(long pid) {
+            Set<Long> pids = withDescendants(pid);
+            return sockets.stream().filter(s -> "LISTEN".equals(s.state()) && s.ownedBy(pids)).map(TcpSocket::localPort)
+                    .collect(Collectors.toCollection(TreeSet::new));
+        }
+
+        /**
+         * The local ports of the established connections that {@code pid} (or a descendant) holds to any of
+         * {@code remotePorts}: which connections in a server's view (PostgreSQL's {@code inet_client_port()}) are its.
+         */
+        public Set<Integer> connectionPorts(long pid, Collection<Integer> remotePorts) {
+            Set<Long> pids = withDescendants(pid);
+            return sockets.stream()
+                    .filter(s -> "ESTAB".equals(s.state()) && remotePorts.contains(s.peerPort()) && s.ownedBy(pids))
+                    .map(TcpSocket::localPort).collect(Collectors.toCollection(TreeSet::new));
+        }
     }
 
     private static Set<Long> withDescendants(long pid) {
@@ -141,16 +177,6 @@ public final class NetworkLinks implements AutoCloseable {
                 .orElseGet(HashSet::new);
         pids.add(pid);
         return pids;
-    }
-
-    private static boolean ownedBy(String ssLine, Set<Long> pids) {
-        Matcher owner = PID.matcher(ssLine);
-        while (owner.find()) {
-            if (pids.contains(Long.parseLong(owner.group(1)))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

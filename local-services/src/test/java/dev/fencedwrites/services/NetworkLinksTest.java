@@ -112,6 +112,14 @@ class NetworkLinksTest {
             assertThat(NetworkLinks.connectionPorts(ours, server.getLocalPort())).as("to another port")
                     .doesNotContain(client.getLocalPort());
             assertThat(accepted.getPort()).isEqualTo(client.getLocalPort());
+
+            NetworkLinks.Sockets once = NetworkLinks.sockets();
+            assertThat(once.listening(ours)).as("both servers, from one look").contains(other.getLocalPort(),
+                    server.getLocalPort());
+            assertThat(once.connectionPorts(ours, List.of(server.getLocalPort(), other.getLocalPort())))
+                    .as("to either port").contains(client.getLocalPort())
+                    .doesNotContain(other.getLocalPort(), server.getLocalPort());
+            assertThat(once.connectionPorts(ours, List.of(server.getLocalPort()))).doesNotContain(client.getLocalPort());
         }
     }
 }

@@ -93,17 +93,17 @@ public final class LinkFaults {
      * leave it flowing). A connection it opens later cannot be set up, as its packets are dropped.
      */
     private Cut cut(String name, String from, long pid, List<Long> servers, String to) {
+        NetworkLinks.Sockets sockets = NetworkLinks.sockets(); // one look: the cut begins at once, whatever the load
         Set<Integer> ports = new TreeSet<>();
         Set<Integer> local = new TreeSet<>();
+        // its own packets first: from here on it opens no new connection
+        servers.forEach(server -> ports.addAll(sockets.listening(server)));
+        links.cut(name, NetworkLinks.groupOf(pid), ports);
         for (long server : servers) {
-            Set<Integer> listening = NetworkLinks.listeningPorts(server);
-            ports.addAll(listening);
-            Set<Integer> open = new TreeSet<>();
-            listening.forEach(port -> open.addAll(NetworkLinks.connectionPorts(pid, port)));
+            Set<Integer> open = sockets.connectionPorts(pid, sockets.listening(server));
             links.cut(name, NetworkLinks.groupOf(server), open);
             local.addAll(open);
         }
-        links.cut(name, NetworkLinks.groupOf(pid), ports);
         return new Cut(name, from + " cut from " + to + " (ports " + ports + "; their packets to its ports " + local + ")");
     }
 
@@ -125,11 +125,12 @@ public final class LinkFaults {
     public Cut etcdMember(String name, int m) throws InterruptedException {
         EtcdCluster etcd = etcd();
         boolean leader = m == etcd.leader();
+        NetworkLinks.Sockets sockets = NetworkLinks.sockets();
         Set<Integer> others = new TreeSet<>();
         for (int o = 0; o < etcd.size(); o++) {
             if (o != m) {
-                others.addAll(NetworkLinks.listeningPorts(etcd.pid(o)));
-                links.cut(name, NetworkLinks.groupOf(etcd.pid(o)), NetworkLinks.listeningPorts(etcd.pid(m)));
+                others.addAll(sockets.listening(etcd.pid(o)));
+                links.cut(name, NetworkLinks.groupOf(etcd.pid(o)), sockets.listening(etcd.pid(m)));
             }
         }
         links.cut(name, NetworkLinks.groupOf(etcd.pid(m)), others);
@@ -138,12 +139,13 @@ public final class LinkFaults {
 
     /** Cuts broker {@code b} from the other brokers, both ways; clients still reach every broker. */
     public Cut broker(String name, int b) {
+        NetworkLinks.Sockets sockets = NetworkLinks.sockets();
         for (int o = 0; o < stack.brokerCount(); o++) {
             if (o != b) {
-                links.cut(name, NetworkLinks.groupOf(stack.brokerPid(o)), NetworkLinks.listeningPorts(stack.brokerPid(b)));
+                links.cut(name, NetworkLinks.groupOf(stack.brokerPid(o)), sockets.listening(stack.brokerPid(b)));
             }
         }
-        links.cut(name, NetworkLinks.groupOf(stack.brokerPid(b)), brokerPorts(b));
+        links.cut(name, NetworkLinks.groupOf(stack.brokerPid(b)), brokerPorts(sockets, b));
         return new Cut(name, "broker-" + b + " cut from the other brokers");
     }
 
@@ -172,7 +174,8 @@ public final class LinkFaults {
      * packets: TCP resends each after at least 200 ms, doubling (this kernel has no netem to delay them instead).
      */
     public Cut slow(String name, String who, long pid, boolean toEtcd) {
-        Set<Integer> ports = toEtcd ? etcdPorts() : brokerPorts(-1);
+        NetworkLinks.Sockets sockets = NetworkLinks.sockets();
+        Set<Integer> ports = toEtcd ? etcdPorts(sockets) : brokerPorts(sockets, -1);
         links.lossy(name, NetworkLinks.groupOf(pid), ports, SLOW_LINK_LOSS);
         return new Cut(name, who + "'s link to " + (toEtcd ? "etcd" : "the brokers") + " dropping "
                 + Math.round(SLOW_LINK_LOSS * 100) + " % of its packets (ports " + ports + ")");
@@ -212,9 +215,9 @@ public final class LinkFaults {
                 .orElseThrow(() -> new IllegalStateException("no " + what + " is running"));
     }
 
-    private Set<Integer> etcdPorts() {
+    private Set<Integer> etcdPorts(NetworkLinks.Sockets sockets) {
         Set<Integer> ports = new TreeSet<>();
-        etcdPids().forEach(pid -> ports.addAll(NetworkLinks.listeningPorts(pid)));
+        etcdPids().forEach(pid -> ports.addAll(sockets.listening(pid)));
         return ports;
     }
 
@@ -227,11 +230,11 @@ public final class LinkFaults {
     }
 
     /** Every broker's listening ports but broker {@code except}'s (-1: every broker's). */
-    private Set<Integer> brokerPorts(int except) {
+    private Set<Integer> brokerPorts(NetworkLinks.Sockets sockets, int except) {
         Set<Integer> ports = new TreeSet<>();
         for (int b = 0; b < stack.brokerCount(); b++) {
             if (b != except) {
-                ports.addAll(NetworkLinks.listeningPorts(stack.brokerPid(b)));
+                ports.addAll(sockets.listening(stack.brokerPid(b)));
             }
         }
         return ports;
