@@ -57,6 +57,18 @@ public final class PipelineVerifier {
             this(input, accepted, rejected, markers, enforcerGroup, reroute, sinkGroup, table, null);
         }
 
+        /**
+         * A control run's options: a sink with the fence guard off reads {@code input} itself, so the input is checked as if
+         * it were the accepted topic and {@code table} as the sink's. There is no markers topic in that pipeline: the
+         * control sink takes each marker from the input (an enforcer running beside it publishes its winning markers for
+         * its own sink, which the control sink's group never reads, so they would hold every key's row back as not caught
+         * up). Every stale write the control sink took is then a violation.
+         */
+        public static Options control(String input, String rejected, String enforcerGroup, boolean reroute, String sinkGroup,
+                String table) {
+            return new Options(input, input, rejected, null, enforcerGroup, reroute, sinkGroup, table);
+        }
+
         /** These options for an enforcer under {@code at_least_once} ({@code true}) or {@code exactly_once_v2}. */
         public Options atLeastOnce(boolean atLeastOnce) {
             return new Options(input, accepted, rejected, markers, enforcerGroup, reroute, sinkGroup, table, since, atLeastOnce);

@@ -308,8 +308,8 @@ public final class ChaosRun {
     private static PipelineVerifier.Result verify(Endpoints stack, boolean control, boolean atLeastOnce, boolean reroute)
             throws Exception {
         PipelineVerifier.Options options = control
-                ? new PipelineVerifier.Options(FenceTopics.INPUT, FenceTopics.INPUT, FenceTopics.REJECTED, FenceTopics.MARKERS,
-                        "fence-enforcer", reroute, UNFENCED_GROUP, BillingConnectors.UNFENCED_TABLE)
+                ? PipelineVerifier.Options.control(FenceTopics.INPUT, FenceTopics.REJECTED, "fence-enforcer", reroute,
+                        UNFENCED_GROUP, BillingConnectors.UNFENCED_TABLE)
                 : new PipelineVerifier.Options(FenceTopics.INPUT, FenceTopics.ACCEPTED, FenceTopics.REJECTED, FenceTopics.MARKERS,
                         "fence-enforcer", reroute, SINK_GROUP, BillingConnectors.TABLE).atLeastOnce(atLeastOnce);
         try (Connection connection = DriverManager.getConnection(stack.postgresUrl())) {
