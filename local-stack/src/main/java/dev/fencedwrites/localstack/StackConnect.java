@@ -41,8 +41,8 @@ final class StackConnect implements AutoCloseable {
     private final int[] ports;
     private final ConnectWorker.MetricsAgent[] agents;
     private final Service[] services;
-    /** Set by {@link #close}: a worker whose start was under way then is stopped as soon as it is up, never left running. */
-    private boolean closed;
+    /** One start per worker at a time; after {@link #close} a worker whose start was under way is stopped once it is up. */
+    private final InstanceStarts<Service> starts;
     private Map<String, Map<String, String>> connectors = Map.of();
 
     StackConnect(Path dir, Path log4j2, String bootstrap, ConnectWorker.Plugins plugins, Path agentJar, Path agentRules,
@@ -56,6 +56,7 @@ final class StackConnect implements AutoCloseable {
         this.ports = new int[count];
         this.agents = new ConnectWorker.MetricsAgent[count];
         this.services = new Service[count];
+        this.starts = new InstanceStarts<>("Connect worker", count);
         for (int i = 0; i < count; i++) {
             ports[i] = FreePorts.pick();
             agents[i] = new ConnectWorker.MetricsAgent(agentJar, agentRules, FreePorts.pick());
@@ -65,20 +66,16 @@ final class StackConnect implements AutoCloseable {
     /**
      * Starts worker {@code i} and returns once it has joined the Connect cluster ({@code /health} answers 200).
      *
-     * @throws IllegalStateException when the workers were closed while it started (a fault run stopping in the middle of a
-     *                               restart); the new worker is stopped again
+     * @throws IllegalStateException when worker {@code i} is starting already, or the workers were closed while it
+     *                               started (a fault run stopping in the middle of a restart: the new worker is stopped)
      */
     Service start(int i) throws Exception {
-        Service service = DistributedConnectWorker.start(dir.resolve(i == 0 ? "connect" : "connect-" + i), log4j2, bootstrap,
-                plugins, GROUP_ID, ports[check(i)], agents[i], clientSettings, workerSettings);
-        synchronized (this) {
-            if (!closed) {
-                services[i] = service;
-                return service;
-            }
-        }
-        service.close();
-        throw new IllegalStateException("Connect worker " + i + " came up after the stack was told to stop; stopped it again");
+        return starts.start(check(i), () -> DistributedConnectWorker.start(dir.resolve(i == 0 ? "connect" : "connect-" + i),
+                log4j2, bootstrap, plugins, GROUP_ID, ports[i], agents[i], clientSettings, workerSettings), started -> {
+                    synchronized (this) {
+                        services[i] = started;
+                    }
+                });
     }
 
     /**
@@ -236,10 +233,13 @@ final class StackConnect implements AutoCloseable {
 
     /** Stops every worker still running, all at once (SIGTERM, SIGKILL 20 s later). */
     @Override
-    public synchronized void close() {
-        closed = true;
-        List<ChildProcess> running = Arrays.stream(services).filter(Objects::nonNull).map(Service::process)
-                .filter(ChildProcess::isAlive).toList();
+    public void close() {
+        starts.close();
+        List<ChildProcess> running;
+        synchronized (this) {
+            running = Arrays.stream(services).filter(Objects::nonNull).map(Service::process).filter(ChildProcess::isAlive)
+                    .toList();
+        }
         running.forEach(process -> process.signal("CONT")); // a paused worker must act on SIGTERM
         ChildProcess.stopAll(running, Duration.ofSeconds(20));
     }

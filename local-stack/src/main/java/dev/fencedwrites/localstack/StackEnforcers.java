@@ -26,9 +26,7 @@ final class StackEnforcers implements AutoCloseable {
     private final Map<String, String> settings;
     private final int[] ports;
     private final Service[] services;
-    private boolean closed;
-    /** Instances being started: a second start of one would run two processes on its port and state directory. */
-    private final boolean[] starting;
+    private final InstanceStarts<Service> starts;
 
     StackEnforcers(Path dir, Path log4j2, String bootstrap, int count, Map<String, String> settings) {
         this.dir = dir;
@@ -37,7 +35,7 @@ final class StackEnforcers implements AutoCloseable {
         this.settings = Map.copyOf(settings);
         this.ports = new int[count];
         this.services = new Service[count];
-        this.starting = new boolean[count];
+        this.starts = new InstanceStarts<>("enforcer", count);
         for (int i = 0; i < count; i++) {
             ports[i] = FreePorts.pick();
         }
@@ -47,33 +45,18 @@ final class StackEnforcers implements AutoCloseable {
      * Starts instance {@code i} and returns when its {@code /health/ready} answers 200. The wait holds no lock, so that
      * {@link #alive} and {@link #pid} answer for every instance while one restarts (a restart can take a minute).
      *
-     * @throws IllegalStateException when the instances were closed while it started; the new instance is stopped again
+     * @throws IllegalStateException when instance {@code i} is starting already, or the instances were closed while it
+     *                               started (the new instance is then stopped again)
      */
     Service start(int i) throws Exception {
-        synchronized (this) {
-            if (closed || starting[check(i)]) {
-                throw new IllegalStateException("enforcer " + i + (closed ? ": the stack was told to stop" : " is starting"));
-            }
-            starting[i] = true;
-        }
         Map<String, String> config = new LinkedHashMap<>(settings);
-        config.put("http.port", Integer.toString(ports[i]));
-        Service service;
-        try {
-            service = EnforcerProcess.start(dir.resolve(i == 0 ? "enforcer" : "enforcer-" + i), log4j2, bootstrap, config);
-        } finally {
-            synchronized (this) {
-                starting[i] = false;
-            }
-        }
-        synchronized (this) {
-            if (!closed) {
-                services[i] = service;
-                return service;
-            }
-        }
-        service.close();
-        throw new IllegalStateException("enforcer " + i + " came up after the stack was told to stop; stopped it again");
+        config.put("http.port", Integer.toString(ports[check(i)]));
+        return starts.start(i, () -> EnforcerProcess.start(dir.resolve(i == 0 ? "enforcer" : "enforcer-" + i), log4j2,
+                bootstrap, config), started -> {
+                    synchronized (this) {
+                        services[i] = started;
+                    }
+                });
     }
 
     /** SIGKILLs instance {@code i} and waits until it has exited. */
@@ -138,10 +121,13 @@ final class StackEnforcers implements AutoCloseable {
      * it can act on SIGTERM.
      */
     @Override
-    public synchronized void close() {
-        closed = true;
-        List<ChildProcess> running = Arrays.stream(services).filter(Objects::nonNull).map(Service::process)
-                .filter(ChildProcess::isAlive).toList();
+    public void close() {
+        starts.close();
+        List<ChildProcess> running;
+        synchronized (this) {
+            running = Arrays.stream(services).filter(Objects::nonNull).map(Service::process).filter(ChildProcess::isAlive)
+                    .toList();
+        }
         running.forEach(process -> process.signal("CONT"));
         ChildProcess.stopAll(running, Duration.ofSeconds(20));
     }

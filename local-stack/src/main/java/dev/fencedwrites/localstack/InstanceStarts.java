@@ -1,0 +1,60 @@
+package dev.fencedwrites.localstack;
+
+import java.util.concurrent.Callable;
+import java.util.function.Consumer;
+
+/**
+ * One start at a time per instance of a stack's service, none once the stack is closing, and an instance that comes up
+ * after the close stopped again. A second start of an instance would run two processes on its port and directory; the
+ * start itself (a minute on a loaded machine) holds no lock, so the owner answers about every instance meanwhile. Lock
+ * order: this, then the owner (in {@code keep}); so the owner calls {@link #close()} before taking its own monitor.
+ *
+ * @param <S> what a start returns
+ */
+final class InstanceStarts<S extends AutoCloseable> {
+    private final String what;
+    private final boolean[] starting;
+    private boolean closed;
+
+    /** @param what the instances' name in messages, e.g. {@code "enforcer"} */
+    InstanceStarts(String what, int count) {
+        this.what = what;
+        this.starting = new boolean[count];
+    }
+
+    /**
+     * Runs {@code start} for instance {@code i} and hands its result to {@code keep} unless the stack closed meanwhile.
+     *
+     * @throws IllegalStateException when instance {@code i} is starting already, or the stack is closing (a new instance
+     *                               that came up after the close is stopped first)
+     */
+    S start(int i, Callable<S> start, Consumer<S> keep) throws Exception {
+        synchronized (this) {
+            if (closed || starting[i]) {
+                throw new IllegalStateException(what + " " + i + (closed ? ": the stack was told to stop" : " is starting"));
+            }
+            starting[i] = true;
+        }
+        S started;
+        try {
+            started = start.call();
+        } finally {
+            synchronized (this) {
+                starting[i] = false;
+            }
+        }
+        synchronized (this) {
+            if (!closed) {
+                keep.accept(started);
+                return started;
+            }
+        }
+        started.close();
+        throw new IllegalStateException(what + " " + i + " came up after the stack was told to stop; stopped it again");
+    }
+
+    /** From now on every start is refused, and one under way is stopped as soon as it is up. */
+    synchronized void close() {
+        closed = true;
+    }
+}
