@@ -1,6 +1,7 @@
 package dev.fencedwrites.localstack;
 
 import java.util.concurrent.Callable;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -24,29 +25,40 @@ final class InstanceStarts<S extends AutoCloseable> {
 
     /**
      * Runs {@code start} for instance {@code i} and hands its result to {@code keep} unless the stack closed meanwhile.
+     * The instance counts as starting until {@code keep} returned, so a second start sees either that or
+     * {@code running}.
      *
-     * @throws IllegalStateException when instance {@code i} is starting already, or the stack is closing (a new instance
-     *                               that came up after the close is stopped first)
+     * @param running whether instance {@code i}'s process runs now (the owner's view; called under this object's lock)
+     * @throws IllegalStateException when instance {@code i} runs or is starting already, or the stack is closing (a new
+     *                               instance that came up after the close is stopped first)
      */
-    S start(int i, Callable<S> start, Consumer<S> keep) throws Exception {
+    S start(int i, BooleanSupplier running, Callable<S> start, Consumer<S> keep) throws Exception {
         synchronized (this) {
             if (closed || starting[i]) {
                 throw new IllegalStateException(what + " " + i + (closed ? ": the stack was told to stop" : " is starting"));
+            }
+            if (running.getAsBoolean()) {
+                throw new IllegalStateException(what + " " + i + " is still running; kill it first");
             }
             starting[i] = true;
         }
         S started;
         try {
             started = start.call();
-        } finally {
+        } catch (Exception | Error e) {
             synchronized (this) {
                 starting[i] = false;
             }
+            throw e;
         }
         synchronized (this) {
-            if (!closed) {
-                keep.accept(started);
-                return started;
+            try {
+                if (!closed) {
+                    keep.accept(started);
+                    return started;
+                }
+            } finally {
+                starting[i] = false;
             }
         }
         started.close();

@@ -66,16 +66,19 @@ final class StackConnect implements AutoCloseable {
     /**
      * Starts worker {@code i} and returns once it has joined the Connect cluster ({@code /health} answers 200).
      *
-     * @throws IllegalStateException when worker {@code i} is starting already, or the workers were closed while it
+     * @throws IllegalStateException when worker {@code i} runs or is starting already, or the workers were closed while it
      *                               started (a fault run stopping in the middle of a restart: the new worker is stopped)
      */
     Service start(int i) throws Exception {
-        return starts.start(check(i), () -> DistributedConnectWorker.start(dir.resolve(i == 0 ? "connect" : "connect-" + i),
-                log4j2, bootstrap, plugins, GROUP_ID, ports[i], agents[i], clientSettings, workerSettings), started -> {
-                    synchronized (this) {
-                        services[i] = started;
-                    }
-                });
+        return starts
+                .start(check(i), () -> alive(i),
+                        () -> DistributedConnectWorker.start(dir.resolve(i == 0 ? "connect" : "connect-" + i),
+                                log4j2, bootstrap, plugins, GROUP_ID, ports[i], agents[i], clientSettings, workerSettings),
+                        started -> {
+                            synchronized (this) {
+                                services[i] = started;
+                            }
+                        });
     }
 
     /**
@@ -124,13 +127,11 @@ final class StackConnect implements AutoCloseable {
         }
     }
 
-    /** Starts a stopped worker again (same directory and ports) and waits as {@link #createConnectors} does. */
+    /**
+     * Starts a stopped worker again (same directory and ports) and waits as {@link #createConnectors} does; refused while it
+     * runs or starts.
+     */
     Service restart(int i) throws Exception {
-        synchronized (this) {
-            if (services[check(i)] != null && services[i].process().isAlive()) {
-                throw new IllegalStateException("Connect worker " + i + " is still running; kill it first");
-            }
-        }
         Service service = start(i);
         awaitConnectors();
         return service;

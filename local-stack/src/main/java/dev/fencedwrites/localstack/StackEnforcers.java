@@ -45,14 +45,16 @@ final class StackEnforcers implements AutoCloseable {
      * Starts instance {@code i} and returns when its {@code /health/ready} answers 200. The wait holds no lock, so that
      * {@link #alive} and {@link #pid} answer for every instance while one restarts (a restart can take a minute).
      *
-     * @throws IllegalStateException when instance {@code i} is starting already, or the instances were closed while it
+     * @throws IllegalStateException when instance {@code i} runs or is starting already, or the instances were closed while it
      *                               started (the new instance is then stopped again)
      */
     Service start(int i) throws Exception {
         Map<String, String> config = new LinkedHashMap<>(settings);
         config.put("http.port", Integer.toString(ports[check(i)]));
-        return starts.start(i, () -> EnforcerProcess.start(dir.resolve(i == 0 ? "enforcer" : "enforcer-" + i), log4j2,
-                bootstrap, config), started -> {
+        return starts.start(i, () -> alive(i),
+                () -> EnforcerProcess.start(dir.resolve(i == 0 ? "enforcer" : "enforcer-" + i), log4j2,
+                        bootstrap, config),
+                started -> {
                     synchronized (this) {
                         services[i] = started;
                     }
@@ -69,13 +71,8 @@ final class StackEnforcers implements AutoCloseable {
         }
     }
 
-    /** Starts a stopped instance again with its directory and port. */
+    /** Starts a stopped instance again with its directory and port; refused while it runs or starts. */
     Service restart(int i) throws Exception {
-        synchronized (this) {
-            if (services[check(i)] != null && services[i].process().isAlive()) {
-                throw new IllegalStateException("enforcer " + i + " is still running; kill it first");
-            }
-        }
         return start(i);
     }
 
