@@ -1,6 +1,7 @@
 package dev.fencedwrites.history;
 
 import dev.fencedwrites.contract.Fence;
+import dev.fencedwrites.contract.FenceOp;
 import dev.fencedwrites.contract.FenceRule;
 import dev.fencedwrites.contract.FenceStamp;
 import dev.fencedwrites.contract.HeaderLookup;
@@ -192,6 +193,9 @@ final class HistoryCheck {
         }
         state.lastCopyPartition = record.partition();
         state.lastCopyOffset = record.offset();
+        if (controlMarker(parsed.stamp().op())) {
+            return own;
+        }
         if (!sinkRejected.contains(new Position(record.partition(), record.offset()))
                 && (state.rowFence == null || FenceRule.decide(state.rowFence, own).accepted())) {
             state.rowFence = FenceRule.raise(state.rowFence, own);
@@ -206,6 +210,16 @@ final class HistoryCheck {
             state.topFrom = at;
         }
         return own;
+    }
+
+    /**
+     * Whether a record with {@code op} read from the accepted topic leaves the row alone because this is a control run: the
+     * input read as the accepted topic ({@link PipelineVerifier.Options#control}), through a sink with
+     * {@code fence.guard.enabled=false}, which skips {@code FENCE} markers. (The enforcer never publishes a marker to the
+     * accepted topic.)
+     */
+    private boolean controlMarker(FenceOp op) {
+        return op == FenceOp.FENCE && scope.accepted().equals(scope.input());
     }
 
     /**

@@ -58,11 +58,12 @@ public final class PipelineVerifier {
         }
 
         /**
-         * A control run's options: a sink with the fence guard off reads {@code input} itself, so the input is checked as if
-         * it were the accepted topic and {@code table} as the sink's. There is no markers topic in that pipeline: the
-         * control sink takes each marker from the input (an enforcer running beside it publishes its winning markers for
-         * its own sink, which the control sink's group never reads, so they would hold every key's row back as not caught
-         * up). Every stale write the control sink took is then a violation.
+         * A control run's options: a sink with the fence guard off ({@code fence.guard.enabled=false}) reads {@code input}
+         * itself, so the input is checked as if it were the accepted topic and {@code table} as the sink's. That sink skips
+         * {@code FENCE} markers, so they set no row, and it reads no markers topic (an enforcer running beside it publishes
+         * its winning markers for its own sink; the control sink's group never reads them, so they would hold every key's
+         * row back as not caught up). Every stale write the control sink took is then a violation; so is every marker that
+         * won, as the input is not what the rule accepts.
          */
         public static Options control(String input, String rejected, String enforcerGroup, boolean reroute, String sinkGroup,
                 String table) {

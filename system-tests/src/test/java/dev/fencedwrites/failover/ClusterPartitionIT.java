@@ -76,6 +76,9 @@ class ClusterPartitionIT {
     private static final long LAG_MILLIS = 10_000;
     /** How long the resumed zombie stays cut from the brokers. */
     private static final long ZOMBIE_MILLIS = 20_000;
+    /** The zombie scenario's run name; its keys are this, a dash and a number. */
+    private static final String ZOMBIE_RUN = "connect-zombie";
+    private static final String ZOMBIE_KEYS = ZOMBIE_RUN + "-";
     /** The sink task's log line for a record the guard refused, with its time (the stack logs in this machine's zone). */
     private static final Pattern REFUSED = Pattern.compile("^(\\d\\d:\\d\\d:\\d\\d\\.\\d{3}) .*fenced at the database: ");
 
@@ -311,7 +314,7 @@ class ClusterPartitionIT {
     @Test
     @Order(4)
     void aZombieSinkTaskWritesLateTheGuardRefusesWhatIsBehindAndTheControlTableTakesIt() throws Exception {
-        try (FailoverRun run = run("connect-zombie")) {
+        try (FailoverRun run = run(ZOMBIE_RUN)) {
             run.awaitMoreInputs(WARM_UP);
             Map<Integer, String> placement = ClusterFailoverIT.taskPlacement(stack);
             Map<Integer, String> controlPlacement = ClusterFailoverIT.taskPlacement(stack, BillingConnectors.UNFENCED_CONNECTOR);
@@ -324,8 +327,7 @@ class ClusterPartitionIT {
             run.note("sink tasks on workers " + placement + ", control sink tasks on " + controlPlacement);
             // verify the control table while the zombie is still cut and its late writes are the rows' last: after the
             // heal its worker rejoins, and a task that restarts from the group's committed offsets may rewrite them
-            zombie.run(run, () -> controlVerifyReportsWhatTheZombieLeft(run,
-                    control.changesFrom(zombie.ports, zombie.moved, System.currentTimeMillis())));
+            zombie.run(run, () -> controlVerifyReportsWhatTheZombieLeft(run, zombie));
             List<SinkAudit.Change> guarded = audit.changesFrom(zombie.ports, zombie.moved, zombie.healed);
             List<SinkAudit.Change> unguarded = control.changesFrom(zombie.ports, zombie.moved, zombie.healed);
             long lowered = unguarded.stream().filter(SinkAudit.Change::lowered).count();
@@ -342,7 +344,7 @@ class ClusterPartitionIT {
             run.note(String.format("every sink task RUNNING, the zombie's worker running one again, %.1f s after the heal: %s",
                     (System.currentTimeMillis() - zombie.healed) / 1e3, ClusterFailoverIT.taskPlacement(stack)));
             FailoverRun.Findings findings = run.finish(false);
-            SingleStackFailoverIT.assertSinkMatches(audit, run, findings, "connect-zombie-");
+            SingleStackFailoverIT.assertSinkMatches(audit, run, findings, ZOMBIE_KEYS);
             assertThat(refused).as("the zombie's late records refused by the guard").isPositive();
             assertThat(lowered).as("the zombie's late writes that lowered a row's fence in the control table").isPositive();
         }
@@ -411,27 +413,16 @@ class ClusterPartitionIT {
 
     /**
      * The control run's verify (the input topic as the accepted topic, the control table as the sink's, as {@code fence
-     * chaos --control} runs it) reports every row of the control table the zombie left below a fence it had held (its last
-     * update the zombie's), and there is at least one. Run while the zombie is still cut, after the other worker wrote the
-     * whole input: the zombie's late writes are then the rows' last.
+     * chaos --control} runs it) reports exactly the rows of this scenario the zombie left below a fence they had held
+     * (their last update the zombie's), and there is at least one. Run while the zombie is still cut, after the other
+     * worker wrote the whole input: the zombie's late writes are then the rows' last. The zombie may still write while
+     * verify reads, so a reported row must be left behind before verify or after it.
      */
-    private static Void controlVerifyReportsWhatTheZombieLeft(FailoverRun run, List<SinkAudit.Change> zombie)
-            throws Exception {
+    private static Void controlVerifyReportsWhatTheZombieLeft(FailoverRun run, Zombie zombie) throws Exception {
         String group = "connect-" + BillingConnectors.UNFENCED_CONNECTOR;
         await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500))
                 .until(() -> run.log().committedToEnd(group, List.of(FenceTopics.INPUT)));
-        Map<String, SinkAudit.Change> last = new HashMap<>();
-        Map<String, Fence> highest = new HashMap<>();
-        control.history().forEach(change -> {
-            last.put(change.key(), change);
-            highest.merge(change.key(), change.after(), (a, b) -> Decided.above(a, b) ? a : b);
-        });
-        Set<String> leftBehind = new TreeSet<>();
-        last.forEach((key, change) -> {
-            if (zombie.contains(change) && Decided.above(highest.get(key), change.after())) {
-                leftBehind.add(key);
-            }
-        });
+        Set<String> before = leftBehind(zombie);
         PipelineVerifier.Options options = PipelineVerifier.Options.control(FenceTopics.INPUT, FenceTopics.REJECTED,
                 PipelineLog.ENFORCER_GROUP, true, group, BillingConnectors.UNFENCED_TABLE);
         PipelineVerifier.Result verify;
@@ -440,15 +431,34 @@ class ClusterPartitionIT {
             verify = PipelineVerifier.run(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, stack.kafkaBootstrap()), options,
                     PipelineVerifier.Database.withRegistry(connection, stack.schemaRegistryUrl()), out);
         }
+        Set<String> either = new TreeSet<>(before);
+        either.addAll(leftBehind(zombie));
         Set<String> reported = new TreeSet<>();
-        verify.findings().described().stream().filter(v -> v.kind().name().startsWith("ROW_")).forEach(v -> reported.add(
-                v.key()));
-        run.note("control verify: " + verify.violations() + " violations in all; control rows the zombie's late write left "
-                + "behind: " + leftBehind + "; rows verify reports: " + reported.stream().filter(k -> k.startsWith(
-                        "connect-zombie-")).toList());
-        assertThat(leftBehind).as("control rows the zombie's late writes left below a fence they had held").isNotEmpty();
-        assertThat(reported).as("rows verify reports in the control table").containsAll(leftBehind);
+        verify.findings().described().stream().filter(v -> v.kind().name().startsWith("ROW_"))
+                .filter(v -> v.key().startsWith(ZOMBIE_KEYS)).forEach(v -> reported.add(v.key()));
+        run.note("control verify: " + verify.violations() + " violations in all; control rows the zombie's late writes left "
+                + "behind: " + before + " (" + either + " after verify); rows verify reports: " + reported);
+        assertThat(before).as("control rows the zombie's late writes left below a fence they had held").isNotEmpty();
+        assertThat(reported).as("rows verify reports in the control table").containsAll(before).isSubsetOf(either);
         return null;
+    }
+
+    /** The control table's keys whose last update is one of the zombie's late writes, below a fence the key had held. */
+    private static Set<String> leftBehind(Zombie zombie) throws SQLException {
+        List<SinkAudit.Change> late = control.changesFrom(zombie.ports, zombie.moved, System.currentTimeMillis());
+        Map<String, SinkAudit.Change> last = new HashMap<>();
+        Map<String, Fence> highest = new HashMap<>();
+        control.history().forEach(change -> {
+            last.put(change.key(), change);
+            highest.merge(change.key(), change.after(), (a, b) -> Decided.above(a, b) ? a : b);
+        });
+        Set<String> leftBehind = new TreeSet<>();
+        last.forEach((key, change) -> {
+            if (late.contains(change) && Decided.above(highest.get(key), change.after())) {
+                leftBehind.add(key);
+            }
+        });
+        return leftBehind;
     }
 
     /** Ends the PostgreSQL sessions of the connections from {@code clientPorts}; returns how many there were. */
