@@ -1,5 +1,11 @@
 package dev.fencedwrites.localstack;
 
+import dev.fencedwrites.services.ChildProcess;
+import dev.fencedwrites.services.Service;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -68,5 +74,19 @@ final class InstanceStarts<S extends AutoCloseable> {
     /** From now on every start is refused, and one under way is stopped as soon as it is up. */
     synchronized void close() {
         closed = true;
+    }
+
+    /**
+     * Stops every process of {@code services} still running, all at once: SIGCONT first (a paused one must act on
+     * SIGTERM), SIGTERM, SIGKILL 20 s later. {@code services} is read under {@code owner}'s lock.
+     */
+    static void stopRunning(Object owner, Service[] services) {
+        List<ChildProcess> running;
+        synchronized (owner) {
+            running = Arrays.stream(services).filter(Objects::nonNull).map(Service::process).filter(ChildProcess::isAlive)
+                    .toList();
+        }
+        running.forEach(process -> process.signal("CONT"));
+        ChildProcess.stopAll(running, Duration.ofSeconds(20));
     }
 }

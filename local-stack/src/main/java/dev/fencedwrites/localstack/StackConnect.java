@@ -2,7 +2,6 @@ package dev.fencedwrites.localstack;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fencedwrites.services.Await;
-import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.services.ConnectWorker;
 import dev.fencedwrites.services.DistributedConnectWorker;
 import dev.fencedwrites.services.FreePorts;
@@ -11,7 +10,6 @@ import dev.fencedwrites.services.Service;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -236,12 +234,6 @@ final class StackConnect implements AutoCloseable {
     @Override
     public void close() {
         starts.close();
-        List<ChildProcess> running;
-        synchronized (this) {
-            running = Arrays.stream(services).filter(Objects::nonNull).map(Service::process).filter(ChildProcess::isAlive)
-                    .toList();
-        }
-        running.forEach(process -> process.signal("CONT")); // a paused worker must act on SIGTERM
-        ChildProcess.stopAll(running, Duration.ofSeconds(20));
+        InstanceStarts.stopRunning(this, services);
     }
 }

@@ -1,6 +1,5 @@
 package dev.fencedwrites.localstack;
 
-import dev.fencedwrites.services.ChildProcess;
 import dev.fencedwrites.services.EnforcerProcess;
 import dev.fencedwrites.services.FreePorts;
 import dev.fencedwrites.services.Service;
@@ -120,12 +119,6 @@ final class StackEnforcers implements AutoCloseable {
     @Override
     public void close() {
         starts.close();
-        List<ChildProcess> running;
-        synchronized (this) {
-            running = Arrays.stream(services).filter(Objects::nonNull).map(Service::process).filter(ChildProcess::isAlive)
-                    .toList();
-        }
-        running.forEach(process -> process.signal("CONT"));
-        ChildProcess.stopAll(running, Duration.ofSeconds(20));
+        InstanceStarts.stopRunning(this, services);
     }
 }
