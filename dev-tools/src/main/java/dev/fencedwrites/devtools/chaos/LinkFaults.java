@@ -94,14 +94,15 @@ public final class LinkFaults {
      */
     private Cut cut(String name, String from, long pid, List<Long> servers, String to) {
         NetworkLinks.Sockets sockets = NetworkLinks.sockets(); // one look: the cut begins at once, whatever the load
+        List<Set<Integer>> listening = servers.stream().map(sockets::listening).toList();
         Set<Integer> ports = new TreeSet<>();
-        Set<Integer> local = new TreeSet<>();
+        listening.forEach(ports::addAll);
         // its own packets first: from here on it opens no new connection
-        servers.forEach(server -> ports.addAll(sockets.listening(server)));
         links.cut(name, NetworkLinks.groupOf(pid), ports);
-        for (long server : servers) {
-            Set<Integer> open = sockets.connectionPorts(pid, sockets.listening(server));
-            links.cut(name, NetworkLinks.groupOf(server), open);
+        Set<Integer> local = new TreeSet<>();
+        for (int s = 0; s < servers.size(); s++) {
+            Set<Integer> open = sockets.connectionPorts(pid, listening.get(s));
+            links.cut(name, NetworkLinks.groupOf(servers.get(s)), open);
             local.addAll(open);
         }
         return new Cut(name, from + " cut from " + to + " (ports " + ports + "; their packets to its ports " + local + ")");
