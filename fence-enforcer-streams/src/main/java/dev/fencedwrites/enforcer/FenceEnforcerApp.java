@@ -34,7 +34,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.CloseOptions;
@@ -42,7 +41,6 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.HostInfo;
-import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -111,11 +109,9 @@ public final class FenceEnforcerApp implements Callable<Integer> {
             return 2;
         }
         Properties streamsProperties = config.streamsProperties();
+        logOwnRocksDBConfigSetter(streamsProperties);
         FenceEnforcerTopology.Limits limits;
         try {
-            if (config.expiry().isPresent()) {
-                storeOptionsForExpiry(streamsProperties);
-            }
             limits = limits(config, streamsProperties);
         } catch (IllegalStateException | ConfigException e) {
             System.err.println("fence-enforcer: " + e.getMessage());
@@ -345,26 +341,11 @@ public final class FenceEnforcerApp implements Callable<Integer> {
         }, "enforcer-shutdown");
     }
 
-    /**
-     * Sets the fence store's RocksDB options for expiry ({@link FenceStoreRocksDBConfig}); a {@code
-     * streams.rocksdb.config.setter} of the user's own runs before them.
-     *
-     * @throws ConfigException when the user's setter is not a {@code RocksDBConfigSetter} class on the class path
-     */
-    static void storeOptionsForExpiry(Properties streamsProperties) {
-        streamsProperties.put(FenceStoreRocksDBConfig.EXPIRY_CONFIG, Boolean.TRUE);
-        Object own = streamsProperties.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, FenceStoreRocksDBConfig.class);
-        if (own == null) {
-            return;
-        }
-        String setting = FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG;
-        Class<?> type = (Class<?>) ConfigDef.parseType(setting, own, ConfigDef.Type.CLASS);
-        if (!RocksDBConfigSetter.class.isAssignableFrom(type)) {
-            throw new ConfigException(setting, own, "not a " + RocksDBConfigSetter.class.getName());
-        }
-        if (type != FenceStoreRocksDBConfig.class) {
-            streamsProperties.put(FenceStoreRocksDBConfig.USER_SETTER_CONFIG, type);
-            LOG.info("{}={} runs for every store, before the fence store's options for expiry ({})", setting, type.getName(),
+    /** Says at start that a {@code streams.rocksdb.config.setter} of the user's own runs, and before what. */
+    private static void logOwnRocksDBConfigSetter(Properties streamsProperties) {
+        if (streamsProperties.get(FenceStoreRocksDBConfig.USER_SETTER_CONFIG) instanceof Class<?> own) {
+            LOG.info("streams.{}={} runs for every store, before the fence store's own options ({})",
+                    StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, own.getName(),
                     FenceStoreRocksDBConfig.class.getSimpleName());
         }
     }

@@ -1,6 +1,7 @@
 package dev.fencedwrites.enforcer;
 
 import dev.fencedwrites.enforcer.internal.EtcdTokenVerifier;
+import dev.fencedwrites.enforcer.internal.FenceStoreRocksDBConfig;
 import dev.fencedwrites.etcd.EtcdSettings;
 import java.io.IOException;
 import java.io.Reader;
@@ -27,6 +28,7 @@ import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.internals.StreamsConfigUtils;
 import org.apache.kafka.streams.state.HostInfo;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.slf4j.Logger;
@@ -552,7 +554,17 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         // (KIP-695); the enforcer orders nothing across partitions by time, so it loses nothing by not waiting.
         props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, "-1");
         props.putAll(originalsWithPrefix(STREAMS_PREFIX));
+        // The fence store's RocksDB options (a setter of the user's own runs first, for every store).
+        FenceStoreRocksDBConfig.install(props, getBoolean(FENCE_EXPIRY_ENABLE));
         return props;
+    }
+
+    /**
+     * Whether the fence store sits behind Kafka Streams' record cache: unless {@code streams.statestore.cache.max.bytes} (or
+     * the older {@code streams.cache.max.bytes.buffering}) is 0, as Kafka Streams reads them.
+     */
+    public boolean fenceStoreCache() {
+        return StreamsConfigUtils.totalCacheSize(quietStreamsConfig(streamsProperties())) > 0;
     }
 
     /**

@@ -14,7 +14,8 @@ import java.util.Map;
 import java.util.Random;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Random interleavings of writes from several lease holders (tokens, seqs, redeliveries, markers,
@@ -31,11 +32,12 @@ class FenceEnforcerPropertyTest extends TopologyFixture {
             RecordHeaders headers) {
     }
 
-    @Test
-    void enforcerMatchesReferenceModelOnGeneratedHistories() {
-        start(FenceEnforcerTopology.build(
-                FenceEnforcerTopology.Settings.of(INPUT, ACCEPTED, REJECTED, FenceEnforcerTopology.Limits.unbounded(1)), meters),
-                "fence-property-test", null);
+    /** With the fence store behind Kafka Streams' record cache (the default) and without it. */
+    @ParameterizedTest(name = "record cache {0}")
+    @ValueSource(booleans = {true, false})
+    void enforcerMatchesReferenceModelOnGeneratedHistories(boolean cache) {
+        start(FenceEnforcerTopology.build(FenceEnforcerTopology.Settings.of(INPUT, ACCEPTED, REJECTED,
+                FenceEnforcerTopology.Limits.unbounded(1)).withCache(cache), meters), "fence-property-test", null);
         Random random = new Random(SEED);
         int records = 0;
         for (int history = 0; history < HISTORIES; history++) {

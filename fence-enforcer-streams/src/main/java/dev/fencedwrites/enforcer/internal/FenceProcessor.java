@@ -411,19 +411,17 @@ public final class FenceProcessor implements Processor<byte[], byte[], byte[], b
     /**
      * Stores the key's value after an accept, and asks for a commit each time the key's history
      * reaches another {@value StoredFence#COMMIT_REQUEST_ACCEPTS} accepts (once, not on every accept,
-     * should commits be slow to come).
+     * should commits be slow to come), and when the keys pending a commit reach {@value PendingFences#COMMIT_REQUEST_KEYS}.
      */
     private void remember(Bytes storeKey, StoredFence previous, Position at, Fence raised, long lease) {
         StoredFence next = keepHistory
                 ? StoredFence.afterAccept(previous, at.from(), at.offset(), raised, replay.committedOffset(at.from()), lease)
                 : StoredFence.of(raised, lease);
-        if (pending != null) {
-            // Before the put: a query that reads the new fence from the store then finds the key pending (PendingFences).
-            pending.written(storeKey, previous == null ? null : previous.fence(), raised);
-        }
+        // Before the put: a query that reads the new fence from the store then finds the key pending (PendingFences).
+        boolean manyPending = pending != null && pending.written(storeKey, previous == null ? null : previous.fence(), raised);
         fences.put(storeKey, next);
         int count = next.acceptCount();
-        if (count > 0 && count < StoredFence.MAX_ACCEPTS && count % StoredFence.COMMIT_REQUEST_ACCEPTS == 0) {
+        if (manyPending || count > 0 && count < StoredFence.MAX_ACCEPTS && count % StoredFence.COMMIT_REQUEST_ACCEPTS == 0) {
             context.commit();
         }
     }

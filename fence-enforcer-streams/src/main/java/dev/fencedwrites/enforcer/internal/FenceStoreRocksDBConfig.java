@@ -2,26 +2,34 @@ package dev.fencedwrites.enforcer.internal;
 
 import dev.fencedwrites.enforcer.FenceEnforcerTopology;
 import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.rocksdb.CompactionOptionsUniversal;
 import org.rocksdb.CompactionStyle;
 import org.rocksdb.Options;
 
 /**
- * RocksDB options for the fence store under fence expiry, set through Kafka Streams' {@code rocksdb.config.setter}; every
- * other store, and the fence store without expiry, keeps Kafka Streams' defaults (universal compaction, 16 MiB memtables,
- * a compaction considered at 4 sorted runs). A setter of the user's own ({@value #USER_SETTER_CONFIG}, from {@code
- * streams.rocksdb.config.setter}) runs first, for every store; for the fence store under expiry, the write buffer size,
- * the compaction style, the compaction trigger and the whole universal-compaction block are then set over it.
+ * RocksDB options for the fence store, set through Kafka Streams' {@code rocksdb.config.setter}; every other store keeps
+ * Kafka Streams' defaults. A setter of the user's own ({@value #USER_SETTER_CONFIG}, from {@code
+ * streams.rocksdb.config.setter}) runs first, for every store; the fence store's options are then set over it.
  *
- * <p>Under expiry the store deletes about as many fences as it adds. RocksDB drops a tombstone only in a compaction that
- * includes the store's oldest sorted run, and with the defaults that waits until the newer runs reach twice the oldest's
- * size ({@code max_size_amplification_percent} 200), behind 16 MiB memtables: the store holds many times the bytes of its
- * live fences. Here a memtable takes {@value #WRITE_BUFFER_BYTES} bytes, a compaction is considered at every second sorted
- * run, and a full one runs once the newer runs reach {@value #MAX_SIZE_AMPLIFICATION_PERCENT} % of the oldest, which
- * rewrites the whole store that often; {@code ./fence bench --only churn} measures the bytes and the cost. Source: RocksDB's
- * wiki, "Universal Compaction".
+ * <p>Always: the fence store's reads mostly miss (each new key is read before its first fence is written: at 1M keys
+ * written once each, every read), so every level gets a bloom filter (Kafka Streams sets {@code
+ * optimize_filters_for_hits}, which leaves the largest sorted run without one, so a miss reads its index and a data
+ * block), and the memtable gets one on whole keys (a miss skips the memtable's skip list). Source: RocksDB's wiki, "RocksDB
+ * Bloom Filter" and "Memtable"; {@code ./fence bench --only state} measures them.
+ *
+ * <p>Under fence expiry, also: the store deletes about as many fences as it adds. RocksDB drops a tombstone only in a
+ * compaction that includes the store's oldest sorted run, and with the defaults that waits until the newer runs reach
+ * twice the oldest's size ({@code max_size_amplification_percent} 200), behind 16 MiB memtables: the store holds many times
+ * the bytes of its live fences. Here a memtable takes {@value #WRITE_BUFFER_BYTES} bytes, a compaction is considered at
+ * every second sorted run, and a full one runs once the newer runs reach {@value #MAX_SIZE_AMPLIFICATION_PERCENT} % of the
+ * oldest, which rewrites the whole store that often; {@code ./fence bench --only churn} measures the bytes and the cost.
+ * Source: RocksDB's wiki, "Universal Compaction".
  *
  * <p>RocksDB's deletion-triggered compaction ({@code CompactOnDeletionCollectorFactory}) would be the direct tool, but Kafka
  * Streams 4.3's options adapter does not pass table-properties collectors on to the column family, so it is not used.
@@ -42,6 +50,9 @@ public final class FenceStoreRocksDBConfig implements RocksDBConfigSetter {
     /** Universal compaction's {@code max_size_amplification_percent} under expiry. */
     static final int MAX_SIZE_AMPLIFICATION_PERCENT = 25;
 
+    /** The memtable's bloom filter, as a fraction of the memtable's size (RocksDB's {@code memtable_prefix_bloom_size_ratio}). */
+    static final double MEMTABLE_BLOOM_RATIO = 0.1;
+
     private RocksDBConfigSetter user;
     private CompactionOptionsUniversal universal;
 
@@ -51,7 +62,11 @@ public final class FenceStoreRocksDBConfig implements RocksDBConfigSetter {
             user = (RocksDBConfigSetter) Utils.newInstance(type);
             user.setConfig(storeName, options, configs);
         }
-        if (!applies(storeName, configs)) {
+        if (!FenceEnforcerTopology.STORE.equals(storeName)) {
+            return;
+        }
+        forMisses(options);
+        if (!Boolean.parseBoolean(String.valueOf(configs.get(EXPIRY_CONFIG)))) {
             return;
         }
         options.setWriteBufferSize(WRITE_BUFFER_BYTES);
@@ -63,9 +78,40 @@ public final class FenceStoreRocksDBConfig implements RocksDBConfigSetter {
         options.setCompactionOptionsUniversal(universal);
     }
 
-    /** Whether the options apply to {@code storeName}: the fence store, with expiry on. */
-    static boolean applies(String storeName, Map<String, Object> configs) {
-        return FenceEnforcerTopology.STORE.equals(storeName) && Boolean.parseBoolean(String.valueOf(configs.get(EXPIRY_CONFIG)));
+    /**
+     * Sets the options of a store whose reads mostly miss over Kafka Streams': bloom filters on every level, and on the
+     * memtable's whole keys.
+     */
+    public static void forMisses(Options options) {
+        options.setOptimizeFiltersForHits(false);
+        options.setMemtableWholeKeyFiltering(true);
+        options.setMemtablePrefixBloomSizeRatio(MEMTABLE_BLOOM_RATIO);
+    }
+
+    /**
+     * Makes this class Kafka Streams' {@code rocksdb.config.setter} in {@code streamsProperties}; a setter already named
+     * there (the user's {@code streams.rocksdb.config.setter}) is kept to run first, and {@code expiry} says whether fence
+     * expiry is on.
+     *
+     * @throws ConfigException naming {@code streams.rocksdb.config.setter} when the setter named is not a {@code
+     *                         RocksDBConfigSetter} class on the class path
+     */
+    public static void install(Properties streamsProperties, boolean expiry) {
+        if (expiry) {
+            streamsProperties.put(EXPIRY_CONFIG, Boolean.TRUE);
+        }
+        Object own = streamsProperties.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, FenceStoreRocksDBConfig.class);
+        if (own == null) {
+            return;
+        }
+        String setting = "streams." + StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG;
+        Class<?> type = (Class<?>) ConfigDef.parseType(setting, own, ConfigDef.Type.CLASS);
+        if (!RocksDBConfigSetter.class.isAssignableFrom(type)) {
+            throw new ConfigException(setting, own, "not a " + RocksDBConfigSetter.class.getName());
+        }
+        if (type != FenceStoreRocksDBConfig.class) {
+            streamsProperties.put(USER_SETTER_CONFIG, type);
+        }
     }
 
     @Override

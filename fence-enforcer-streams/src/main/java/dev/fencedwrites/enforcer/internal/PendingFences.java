@@ -25,8 +25,8 @@ import org.apache.kafka.common.utils.Bytes;
  * write read proves a commit began and ended after the write, and covered it. The keys written while the count had one
  * value form a generation, tagged with it; the first write after a commit starts a new one, and the old one, committed,
  * is dropped. A reader compares the tag with the count it reads itself, so an answer advances as soon as the commit after
- * the write is counted, whether or not another record comes (the rule of the first version, which looked at the count
- * only between two observations, left the last write before an idle spell uncommitted in the answers: stop 23's CI run).
+ * the write is counted, whether or not another record comes (a rule that looked at the count only between two
+ * observations would leave the last write before an idle spell uncommitted in the answers).
  *
  * <p>Threads: {@link #written} runs on the task's stream thread; {@link #committedIfPending} on any (the HTTP server's);
  * {@link #observe} on the observer's. A write records its key here before it puts the new fence into the store, and a
@@ -35,11 +35,14 @@ import org.apache.kafka.common.utils.Bytes;
  *
  * <p>Cost and memory: one read of the commit count (a metric read: a lock held for a counter's value) and one
  * {@code putIfAbsent} per accepted record; a commit drops the whole map at the next write. Held: the keys written since the
- * thread's last commit (at most one entry per key of the store while commits fail).
+ * thread's last commit. Bounded: once a generation holds {@value #COMMIT_REQUEST_KEYS} keys, {@link #written} says so and
+ * the processor asks Kafka Streams for a commit ({@code ProcessorContext#commit}), so under {@code at_least_once} (a 30 s
+ * commit interval) a backlog over many keys holds about that many entries (about 120 bytes each), not every key written in
+ * 30 s; while commits fail the map still grows, to at most one entry per key of the store.
  */
 public final class PendingFences {
-    /** The most keys a new generation's map is sized for (it grows past that as needed). */
-    private static final int MAX_PRESIZE = 1 << 16;
+    /** Keys of one generation at which the processor asks for a commit; also the most a new generation is sized for. */
+    public static final int COMMIT_REQUEST_KEYS = 1 << 16;
     /** Stands for "no fence" in a generation's map. */
     private static final Object NONE = new Object();
 
@@ -47,6 +50,8 @@ public final class PendingFences {
     private final LongSupplier pollCount;
     /** The keys written since the commit count last changed; replaced whole by the stream thread. */
     private volatile Generation current = new Generation(Long.MIN_VALUE, Map.of());
+    /** Keys in {@link #current}; stream thread only. */
+    private int keys;
     /** Set when the task closes; a closed set answers no query ({@link #closed}). */
     private volatile boolean closed;
     /** When an observation last saw the stream thread's poll count change ({@link System#nanoTime}). */
@@ -77,18 +82,24 @@ public final class PendingFences {
     /**
      * The stream thread is about to put {@code after} into the store for {@code key}, whose value was {@code before}
      * ({@code null}: none); call before the put, on the stream thread.
+     *
+     * @return whether this write brought the generation to {@value #COMMIT_REQUEST_KEYS} keys: the caller asks for a commit
+     *         (once per generation)
      */
-    public void written(Bytes key, Fence before, Fence after) {
+    public boolean written(Bytes key, Fence before, Fence after) {
         long commits = commitCount.getAsLong();
         Generation generation = current;
         if (generation.commits() != commits) {
             // Sized for as many keys as the last generation held: growing a map from 16 entries to thousands between two
             // commits resized it a dozen times per commit (5 % of the stream thread's time at 1M keys).
-            generation = new Generation(commits, new ConcurrentHashMap<>(Math.min(Math.max(16, generation.before().size()),
-                    MAX_PRESIZE)));
+            generation = new Generation(commits, new ConcurrentHashMap<>(Math.min(Math.max(16, keys), COMMIT_REQUEST_KEYS)));
             current = generation;
+            keys = 0;
         }
-        generation.before().putIfAbsent(key, before == null ? NONE : before);
+        if (generation.before().putIfAbsent(key, before == null ? NONE : before) != null) {
+            return false;
+        }
+        return ++keys == COMMIT_REQUEST_KEYS;
     }
 
     /**

@@ -43,11 +43,21 @@ class FenceStoreRocksDBConfigTest {
     }
 
     @Test
+    void withOrWithoutExpiryTheFenceStoreHasBloomFiltersForMissesOnEveryLevelAndTheMemtable() {
+        for (boolean expiry : new boolean[]{false, true}) {
+            assertThat(openedWith(FenceEnforcerTopology.STORE, expiry, null)).as("expiry %s", expiry)
+                    .contains("optimize_filters_for_hits=false").contains("memtable_whole_key_filtering=true")
+                    .contains("memtable_prefix_bloom_size_ratio=0.100000");
+        }
+    }
+
+    @Test
     void withoutExpiryOrForAnotherStoreKafkaStreamsDefaultsStay() {
         assertThat(openedWith(FenceEnforcerTopology.STORE, false, null)).contains("write_buffer_size=16777216")
                 .contains("max_size_amplification_percent=200").contains("level0_file_num_compaction_trigger=4");
         assertThat(openedWith("another-store", true, null)).contains("write_buffer_size=16777216")
-                .contains("max_size_amplification_percent=200").contains("level0_file_num_compaction_trigger=4");
+                .contains("max_size_amplification_percent=200").contains("level0_file_num_compaction_trigger=4")
+                .contains("optimize_filters_for_hits=true").contains("memtable_whole_key_filtering=false");
     }
 
     @Test

@@ -53,7 +53,7 @@ class PendingFencesTest {
         assertThat(answer(F5)).isEqualTo(F5);
     }
 
-    /** The CI failure of stop 23 (EtcdPauseIT): an idle stream thread's last write stayed uncommitted in the answers. */
+    /** An idle stream thread's last write must not stay uncommitted in the answers. */
     @Test
     void aWriteThatTheStreamThreadCommitsBeforeAnyObservationIsAnsweredOnceCommittedEvenWhenNoCommitFollows() {
         pending.observe(0);
@@ -164,5 +164,27 @@ class PendingFencesTest {
             assertThat(answered == null || answered.token() <= token).isTrue();
             previous = answered;
         }
+    }
+
+    @Test
+    void aGenerationThatReachesTheBoundAsksForACommitOnceAndTheCommitDropsIt() {
+        int asked = 0;
+        for (int i = 0; i < PendingFences.COMMIT_REQUEST_KEYS; i++) {
+            Bytes key = Bytes.wrap(("customer-" + i).getBytes(StandardCharsets.UTF_8));
+            asked += pending.written(key, null, F5) ? 1 : 0;
+            // A key written again adds nothing and asks nothing.
+            asked += pending.written(key, F5, F7) ? 1 : 0;
+        }
+        assertThat(asked).as("asked when the generation reached the bound").isOne();
+        assertThat(pending.size()).isEqualTo(PendingFences.COMMIT_REQUEST_KEYS);
+
+        boolean past = pending.written(Bytes.wrap("one-more".getBytes(StandardCharsets.UTF_8)), null, F5);
+
+        assertThat(past).as("asked once per generation, not on every write past the bound").isFalse();
+
+        commits.incrementAndGet();
+        pending.written(KEY, F7, F9);
+
+        assertThat(pending.size()).as("the committed generation was dropped").isOne();
     }
 }
