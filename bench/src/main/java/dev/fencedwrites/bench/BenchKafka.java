@@ -34,13 +34,21 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 final class BenchKafka {
     private final String bootstrap;
+    private final ProcessHandle broker;
 
-    BenchKafka(String bootstrap) {
+    /** @param broker the broker's process, whose CPU time runs measure; {@code null} when it is not one on this machine */
+    BenchKafka(String bootstrap, ProcessHandle broker) {
         this.bootstrap = bootstrap;
+        this.broker = broker;
     }
 
     String bootstrap() {
         return bootstrap;
+    }
+
+    /** The broker's process, or {@code null}. */
+    ProcessHandle broker() {
+        return broker;
     }
 
     Admin admin() {

@@ -16,6 +16,7 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.EnumSet;
@@ -75,10 +76,11 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--quick", description = "A reduced run: fewer operations and shorter JMH iterations, same figures.")
     boolean quick;
     @Option(names = "--only", split = ",", paramLabel = "PART", description = "Run only these parts, comma-separated: "
-            + "${COMPLETION-CANDIDATES} (default: all but churn; enforcer is the throughput rows, scale the 1 and 2 threads "
-            + "and instances on 6 partitions, stale the 20 %% stale mix, churn 10M keys written once each under short leases "
-            + "with fence expiry off and on, its samples also written as a CSV). The Markdown then holds only their figures, "
-            + "written as a -partial run.")
+            + "${COMPLETION-CANDIDATES} (default: all but churn; enforcer is the throughput rows, state the stateful baseline "
+            + "with its store built each way (RocksDB, RocksDB tuned for misses, a hash map; cache and changelog on and off) "
+            + "at the most keys and the first value size, scale the 1 and 2 threads and instances on 6 partitions, stale the "
+            + "20 %% stale mix, churn 10M keys written once each under short leases with fence expiry off and on, its "
+            + "samples also written as a CSV). The Markdown then holds only their figures, written as a -partial run.")
     EnumSet<Part> only = EnumSet.copyOf(DEFAULT_PARTS);
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", description = "Where the Markdown goes "
             + "(default: ${DEFAULT-VALUE}).")
@@ -87,6 +89,8 @@ public final class BenchMain implements Callable<Integer> {
     ThroughputOptions rows = new ThroughputOptions();
     @Spec
     CommandSpec spec;
+    /** Markdown sections after the table: the throughput rows' costs, the state cost decomposed. */
+    private final List<String> sections = new ArrayList<>();
     /** The churn part's samples as CSV lines, written beside the Markdown; empty when it did not run. */
     private List<String> churnSamples = List.of();
 
@@ -119,7 +123,7 @@ public final class BenchMain implements Callable<Integer> {
                 err.println("[bench] " + line);
                 err.flush();
             });
-            String table = BenchReport.table(figures, quick);
+            String table = tables(figures);
             stdout.print(table);
             stdout.flush();
             Path written = write(table, log, null);
@@ -132,7 +136,7 @@ public final class BenchMain implements Callable<Integer> {
                 try {
                     err.println(
                             "fence bench: the figures measured until then are in "
-                                    + write(BenchReport.table(figures, quick), log, e.getMessage()));
+                                    + write(tables(figures), log, e.getMessage()));
                 } catch (IOException writeError) {
                     err.println("fence bench: could not write them: " + writeError.getMessage());
                 }
@@ -142,9 +146,16 @@ public final class BenchMain implements Callable<Integer> {
         }
     }
 
+    /** The table of figures, then each non-empty section. */
+    private String tables(List<Figure> figures) {
+        StringBuilder text = new StringBuilder(BenchReport.table(figures, quick));
+        sections.stream().filter(section -> !section.isEmpty()).forEach(section -> text.append('\n').append(section));
+        return text.toString();
+    }
+
     /** The parts of the suite, in the order they run. */
     enum Part {
-        acquisition, sink, enforcer, scale, stale, latency, rerouting, verification, rule, churn
+        acquisition, sink, enforcer, state, scale, stale, latency, rerouting, verification, rule, churn
     }
 
     /** What a run without {@code --only} measures: every part but churn, which takes about 30 minutes of its own. */
@@ -174,7 +185,8 @@ public final class BenchMain implements Callable<Integer> {
             if (only.contains(Part.sink)) {
                 figures.addAll(sink(progress));
             }
-            if (!Collections.disjoint(only, EnumSet.of(Part.enforcer, Part.scale, Part.stale, Part.latency, Part.rerouting))) {
+            if (!Collections.disjoint(only, EnumSet.of(Part.enforcer, Part.state, Part.scale, Part.stale, Part.latency,
+                    Part.rerouting))) {
                 figures.addAll(enforcer(dir, progress));
             }
             if (only.contains(Part.verification)) {
@@ -183,8 +195,8 @@ public final class BenchMain implements Callable<Integer> {
                         Service kafka = KafkaBroker.start(dir.resolve("kafka-verification"),
                                 Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"));
                         Client client = Client.builder().endpoints(etcd.address()).build()) {
-                    EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress,
-                            etcd.address(), rows.enforcerSettings);
+                    EnforcerBench enforcer = new EnforcerBench(kafka, dir.resolve("streams-state"), progress,
+                            etcd.address(), rows.enforcerSettings, rows.streamsSettings);
                     VerificationBench verification = new VerificationBench(enforcer, client, etcd.address(), progress);
                     figures.addAll(quick
                             ? verification.measure(1_000, 20, 5_000, 500, Duration.ofSeconds(4))
@@ -211,10 +223,19 @@ public final class BenchMain implements Callable<Integer> {
         progress.accept("Kafka: starting a local broker");
         try (Service kafka = KafkaBroker.start(dir.resolve("kafka"),
                 Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"))) {
-            EnforcerBench enforcer = new EnforcerBench(kafka.address(), dir.resolve("streams-state"), progress, null,
-                    rows.enforcerSettings);
+            EnforcerBench enforcer = new EnforcerBench(kafka, dir.resolve("streams-state"), progress, null,
+                    rows.enforcerSettings, rows.streamsSettings);
             if (only.contains(Part.enforcer)) {
                 figures.addAll(enforcer.throughput(rows.valueBytes(), rows.keys(quick), quick ? 20_000 : 1_000_000,
+                        rows.runs(quick), rows.guarantees()));
+            }
+            sections.add(enforcer.costTable().isEmpty()
+                    ? ""
+                    : "Where each throughput row's time went (per record, medians "
+                            + "of its runs):\n\n" + enforcer.costTable());
+            if (only.contains(Part.state)) {
+                int keys = Arrays.stream(rows.keys(quick)).max().orElseThrow();
+                sections.add(enforcer.stateCost(Math.max(keys, quick ? 20_000 : 1_000_000), keys, rows.valueBytes()[0],
                         rows.runs(quick), rows.guarantees()));
             }
             if (only.contains(Part.scale)) {

@@ -31,9 +31,7 @@ final class BenchReport {
         if (parts.contains(BenchMain.Part.enforcer)) {
             lines.add(enforcerNote(runs, quick));
         }
-        if (parts.contains(BenchMain.Part.enforcer) && eos) {
-            lines.add(FENCE_STATE_NOTE);
-        }
+        lines.addAll(stateNotes(parts, eos));
         if (parts.contains(BenchMain.Part.scale)) {
             lines.add("- Scale: the enforcer over " + writes + " in-order writes on an input of 6 partitions ("
                     + keys + " keys, 100 B values) as one instance with one stream thread, one instance with two, and two "
@@ -83,6 +81,21 @@ final class BenchReport {
         return String.join("\n", lines) + "\n";
     }
 
+    /** The fence state's, the cost tables' and the state decomposition's notes, as far as their parts ran. */
+    private static List<String> stateNotes(Set<BenchMain.Part> parts, boolean eos) {
+        List<String> lines = new ArrayList<>();
+        if (parts.contains(BenchMain.Part.enforcer) && eos) {
+            lines.add(FENCE_STATE_NOTE);
+        }
+        if (parts.contains(BenchMain.Part.enforcer) || parts.contains(BenchMain.Part.state)) {
+            lines.add(COST_NOTE);
+        }
+        if (parts.contains(BenchMain.Part.state)) {
+            lines.add(STATE_NOTE);
+        }
+        return lines;
+    }
+
     private static String churnNote(boolean quick) {
         return "- Churn: the enforcer process as shipped (token verification on, exactly_once_v2, its default 3 "
                 + "partitions) runs while one writer takes each key's lock in etcd, 128 locks per transaction under the "
@@ -127,6 +140,23 @@ final class BenchReport {
             + "restores the whole changelog into an empty state directory (timed from the first partition's restore "
             + "start to the last one's end) and its store's RocksDB files are measured after close; sizes divided by "
             + "the key count.";
+
+    private static final String COST_NOTE = "- Where the time goes (the cost tables): over the same span as each run's rate, "
+            + "this JVM's CPU time (every thread: the stream thread, the clients' network threads, RocksDB's background "
+            + "threads, the JIT and the garbage collector) and, of it, the stream thread's until the last record; the garbage "
+            + "collectors' collection time; the broker process's CPU time; all per record, in us. The stream thread's "
+            + "process-ratio, commit-ratio and poll-ratio (Kafka Streams' thread metrics, over a 1 s metrics window, sampled "
+            + "each second and averaged; '-' when a run was shorter than a second) and the producers' txn-commit-time-ns-total "
+            + "per record. The bench JVM and the broker share the machine's cores.";
+
+    private static final String STATE_NOTE = "- State cost decomposed: the stateful baseline with its store built each way: "
+            + "RocksDB as Kafka Streams builds it, RocksDB tuned for a store whose reads mostly miss (bloom filters on every "
+            + "level and on the memtable's whole keys), and a hash map on the heap restored from the changelog on every "
+            + "start; each with the record cache on and off and the changelog on and off; beside the pass-through and the "
+            + "enforcer; over the same input (the throughput rows' at the most keys and the first value size), each run in "
+            + "rounds whose order rotates, after a warm-up of each topology over the whole input. A part's cost is the "
+            + "difference of two medians in us per record; one smaller than the two sides' spreads (half the range of their "
+            + "runs) together is marked within the spread.";
 
     private static final String VERIFICATION_NOTE = "- Token verification: the enforcer with token verification "
             + "on (etcd.endpoints set, the enforcer's defaults: the index of lock holders and reading ahead) and off over "

@@ -3,6 +3,7 @@ package dev.fencedwrites.bench;
 import dev.fencedwrites.contract.FenceHeaders;
 import dev.fencedwrites.enforcer.FenceEnforcerConfig;
 import dev.fencedwrites.enforcer.TokenVerifier;
+import dev.fencedwrites.services.Service;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -45,27 +46,26 @@ import org.apache.kafka.streams.StreamsConfig;
 final class EnforcerBench {
     /** The enforcer's {@code topics.create.partitions} default. */
     static final int PARTITIONS = 3;
-    private static final int WARM_UP_RECORDS = 100_000;
     private static final String[] GUARANTEES = {StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE};
 
     private final BenchKafka kafka;
     private final EnforcerRun runs;
     private final Consumer<String> progress;
     private final Path stateDir;
-
-    EnforcerBench(String bootstrap, Path stateDir, Consumer<String> progress) {
-        this(bootstrap, stateDir, progress, null, Map.of());
-    }
+    /** The cost table's lines so far, one per throughput row and topology ({@link #costTable}). */
+    private final List<String> costLines = new ArrayList<>();
 
     /**
+     * @param kafka            the local broker the runs use
      * @param etcdEndpoint     the etcd endpoint the enforcer verifies tokens against when a run asks for verification, or
      *                         {@code null}
      * @param enforcerSettings enforcer settings for the enforcer's runs on top of the bench's (its properties file's names)
+     * @param streamsSettings  Kafka Streams settings for every topology's runs (Kafka Streams' names)
      */
-    EnforcerBench(String bootstrap, Path stateDir, Consumer<String> progress, String etcdEndpoint,
-            Map<String, String> enforcerSettings) {
-        this.kafka = new BenchKafka(bootstrap);
-        this.runs = new EnforcerRun(kafka, stateDir, progress, etcdEndpoint, enforcerSettings);
+    EnforcerBench(Service kafka, Path stateDir, Consumer<String> progress, String etcdEndpoint,
+            Map<String, String> enforcerSettings, Map<String, String> streamsSettings) {
+        this.kafka = new BenchKafka(kafka.address(), ProcessHandle.of(kafka.process().pid()).orElse(null));
+        this.runs = new EnforcerRun(this.kafka, stateDir, progress, etcdEndpoint, enforcerSettings, streamsSettings);
         this.progress = progress;
         this.stateDir = stateDir;
     }
@@ -80,7 +80,7 @@ final class EnforcerBench {
 
     /** One throughput run's result; {@code stateSize} only when asked for; {@code etcdReadsPerSecond} 0 without verification. */
     record Throughput(double recordsPerSecond, Figure[] stateSize, double etcdReadsPerSecond, double etcdReads,
-            double indexAnswered, double verified) {
+            double indexAnswered, double verified, RunCost cost) {
     }
 
     /**
@@ -117,7 +117,7 @@ final class EnforcerBench {
                     figures.add(new Figure("ceiling: raw consume of the input, plain consumer (read_committed), " + row,
                             consumed, Double.NaN, "records/s", "", true));
                     if (!warm) {
-                        warmUp(admin, input, Math.min(records / 4, WARM_UP_RECORDS));
+                        warmUp(admin, input, records);
                         warm = true;
                     }
                     for (String guarantee : guarantees) {
@@ -127,6 +127,11 @@ final class EnforcerBench {
                                 measureState && stateSize == null);
                         stateSize = measured.stateSize() != null ? measured.stateSize() : stateSize;
                         figures.addAll(measured.figures(row + ", " + guarantee, keys >= 1_000_000 ? ">= 0.6" : ">= 0.9"));
+                        for (Kind kind : Kind.values()) {
+                            costLines.add(String.format(Locale.ROOT, "| %s, %s | %s | %,.0f (%s) | %s |", row, guarantee,
+                                    describe(kind), measured.median(kind), measured.spread(kind),
+                                    RunCost.median(measured.costs().get(kind)).cells()));
+                        }
                     }
                     admin.deleteTopics(List.of(input)).all().get(60, TimeUnit.SECONDS);
                 }
@@ -224,6 +229,24 @@ final class EnforcerBench {
         return figures;
     }
 
+    /**
+     * Where each throughput row's time went, per record and topology (medians of its runs), as a Markdown table; empty when no
+     * throughput row ran.
+     */
+    String costTable() {
+        if (costLines.isEmpty()) {
+            return "";
+        }
+        return "| row | topology | records/s (spread) | " + RunCost.HEADER
+                + " |\n|---|---|---:|---:|---:|---:|---:|---:|---|---:|\n"
+                + String.join("\n", costLines) + "\n";
+    }
+
+    /** See {@link StateCostBench#measure}. */
+    String stateCost(int records, int keys, int valueBytes, int repeats, List<String> guarantees) throws Exception {
+        return new StateCostBench(this, runs, progress).measure(records, keys, valueBytes, repeats, guarantees);
+    }
+
     /** See {@link ScaleBench#measure}. */
     List<Figure> scale(int records, int keys, int valueBytes, List<String> guarantees) throws Exception {
         return new ScaleBench(this, runs, stateDir, progress).measure(records, keys, valueBytes, guarantees);
@@ -255,7 +278,7 @@ final class EnforcerBench {
     }
 
     /** Creates an input topic and produces {@code records} in-order writes over {@code keys} keys into it; returns its name. */
-    private String produceInput(Admin admin, int records, int keys, int valueBytes) throws Exception {
+    String produceInput(Admin admin, int records, int keys, int valueBytes) throws Exception {
         String input = "bench.input." + valueBytes + "b." + keys + "keys." + shortId();
         createTopics(admin, input);
         progress.accept(String.format(Locale.ROOT, "enforcer: producing %,d records of %d B over %,d keys to %s", records,
@@ -274,7 +297,7 @@ final class EnforcerBench {
     }
 
     /** A short run of each topology under each guarantee, not counted, so no figure pays for the JIT and class loading. */
-    private void warmUp(Admin admin, String input, int warmUp) throws Exception {
+    void warmUp(Admin admin, String input, int warmUp) throws Exception {
         progress.accept(String.format(Locale.ROOT,
                 "enforcer:   warm-up, %,d records through each topology under each guarantee (not counted)", warmUp));
         for (String guarantee : GUARANTEES) {
@@ -285,7 +308,7 @@ final class EnforcerBench {
     }
 
     /** Each topology's rates over one row's runs, and the fence state's size when one of them measured it. */
-    private record Measured(Map<Kind, List<Double>> rates, Figure[] stateSize) {
+    private record Measured(Map<Kind, List<Double>> rates, Map<Kind, List<RunCost>> costs, Figure[] stateSize) {
         /** The median rate: the middle run's, or the mean of the middle two. */
         double median(Kind kind) {
             List<Double> sorted = rates.get(kind).stream().sorted().toList();
@@ -337,18 +360,20 @@ final class EnforcerBench {
             }
         }
         Map<Kind, List<Double>> rates = new EnumMap<>(Kind.class);
+        Map<Kind, List<RunCost>> costs = new EnumMap<>(Kind.class);
         Figure[] stateSize = null;
         for (Kind kind : order) {
             boolean takeState = measureState && kind == Kind.ENFORCER && stateSize == null;
             Throughput result = runToEnd(admin, kind, input, records, true, takeState ? keys : 0, guarantee, false);
             rates.computeIfAbsent(kind, k -> new ArrayList<>()).add(result.recordsPerSecond());
-            progress.accept(String.format(Locale.ROOT, "enforcer:   %s, %s: %,.0f records/s", describe(kind), guarantee,
-                    result.recordsPerSecond()));
+            costs.computeIfAbsent(kind, k -> new ArrayList<>()).add(result.cost());
+            progress.accept(String.format(Locale.ROOT, "enforcer:   %s, %s: %,.0f records/s; %s", describe(kind), guarantee,
+                    result.recordsPerSecond(), result.cost().describe()));
             if (result.stateSize() != null) {
                 stateSize = result.stateSize();
             }
         }
-        return new Measured(rates, stateSize);
+        return new Measured(rates, costs, stateSize);
     }
 
     /** See {@link EnforcerRun#runToEnd}. */

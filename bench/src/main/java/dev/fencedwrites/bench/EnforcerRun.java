@@ -52,6 +52,12 @@ final class EnforcerRun {
     /** Enforcer settings for the enforcer's runs on top of the bench's. */
     private final Map<String, String> enforcerSettings;
 
+    /** Kafka Streams settings for every topology's runs, by Kafka Streams' names. */
+    private final Map<String, String> streamsSettings;
+
+    /** How the stateful baseline's store is built in the runs from now on; {@code null}: as the enforcer's fence store. */
+    private StoreVariant storeVariant;
+
     /** Where verifying runs get their verifier; {@code null}: the enforcer's own, against {@link #etcdEndpoint}. */
     private Supplier<TokenVerifier> verifiers;
 
@@ -60,14 +66,20 @@ final class EnforcerRun {
         return verifiers != null ? verifiers.get() : TokenVerifier.etcd(config.tokenVerification().orElseThrow(), config, meters);
     }
 
+    /** The stateful baseline's runs from now on build its store as {@code variant} says ({@code null}: as the fence store). */
+    void useStoreVariant(StoreVariant variant) {
+        this.storeVariant = variant;
+    }
+
     /** Verifying runs from now on use a verifier from {@code verifiers} ({@code null}: the enforcer's own). */
     void useVerifiers(Supplier<TokenVerifier> verifiers) {
         this.verifiers = verifiers;
     }
 
     EnforcerRun(BenchKafka kafka, Path stateDir, Consumer<String> progress, String etcdEndpoint,
-            Map<String, String> enforcerSettings) {
+            Map<String, String> enforcerSettings, Map<String, String> streamsSettings) {
         this.enforcerSettings = Map.copyOf(enforcerSettings);
+        this.streamsSettings = Map.copyOf(streamsSettings);
         this.kafka = kafka;
         this.stateDir = stateDir;
         this.progress = progress;
@@ -108,17 +120,23 @@ final class EnforcerRun {
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify, kind == Kind.ENFORCER);
         TokenVerifier verifier = verify ? verifier(config, meters) : null;
-        FenceEnforcerTopology.Built built = topology(kind, config, input, outputs, meters, verifier);
-        KafkaStreams streams = new KafkaStreams(built.topology(), streamsProperties(config, verifier));
+        FenceEnforcerTopology.Built built = kind == Kind.STATEFUL
+                ? new FenceEnforcerTopology.Built(MaxPerKey.topology(input, outputs.get(0), storeVariant(config)), () -> {
+                })
+                : topology(kind, config, input, outputs, meters, verifier);
+        KafkaStreams streams = new KafkaStreams(built.topology(), measuredProperties(kind, config, verifier));
         AtomicReference<Throwable> failure = watchFailures(streams);
+        RunCost.Meter meter = new RunCost.Meter(kafka.broker());
         try {
             streams.start();
-            Processed processed = awaitProcessed(streams, failure, kind, processedTarget, input);
+            Processed processed = awaitProcessed(streams, failure, kind, processedTarget, input, meter);
+            meter.lastRecord(streams);
             if (!streams.close(Duration.ofSeconds(60))) {
                 throw new IllegalStateException(EnforcerBench.describe(kind) + " did not close within 60 s");
             }
             double seconds = (System.nanoTime() - processed.firstAt()) / 1e9;
             double rate = (processed.count() - processed.firstCount()) / seconds * records / processedTarget;
+            RunCost cost = meter.end((processed.count() - processed.firstCount()) * records / processedTarget);
             if (kind == Kind.ENFORCER && whole) {
                 expectDecided(meters, records, stale, input);
             }
@@ -142,7 +160,7 @@ final class EnforcerRun {
                         + "reads sent ahead %,.0f, answers used %,.0f, not sent ahead (read.ahead.max reached) %,.0f",
                         indexAnswered, readAhead(meters, "sent"), readAhead(meters, "used"), readAhead(meters, "full")));
             }
-            return new Throughput(rate, stateSize, etcdReads / seconds, etcdReads, indexAnswered, verified);
+            return new Throughput(rate, stateSize, etcdReads / seconds, etcdReads, indexAnswered, verified, cost);
         } finally {
             streams.close(Duration.ofSeconds(60));
             built.committedFences().close();
@@ -155,6 +173,23 @@ final class EnforcerRun {
         }
     }
 
+    /**
+     * The run's Kafka Streams properties: the enforcer's, a metrics window of {@link RunCost#METRICS_WINDOW} so that sampled
+     * ratios cover the run and not its start, and for the stateful baseline its store variant's.
+     */
+    private Properties measuredProperties(Kind kind, FenceEnforcerConfig config, TokenVerifier verifier) {
+        Properties properties = streamsProperties(config, verifier);
+        properties.put(StreamsConfig.METRICS_SAMPLE_WINDOW_MS_CONFIG, Long.toString(RunCost.METRICS_WINDOW.toMillis()));
+        if (kind == Kind.STATEFUL) {
+            properties.putAll(storeVariant(config).streamsProperties());
+        }
+        return properties;
+    }
+
+    private StoreVariant storeVariant(FenceEnforcerConfig config) {
+        return storeVariant != null ? storeVariant : StoreVariant.asTheFenceStore(config);
+    }
+
     /** When the first record was processed ({@link System#nanoTime()}), the count then, and the count at the end. */
     private record Processed(long firstAt, double firstCount, double count) {
     }
@@ -164,7 +199,7 @@ final class EnforcerRun {
      * progress.
      */
     private static Processed awaitProcessed(KafkaStreams streams, AtomicReference<Throwable> failure, Kind kind, int records,
-            String input)
+            String input, RunCost.Meter meter)
             throws InterruptedException {
         long firstAt = 0;
         double firstCount = 0;
@@ -181,6 +216,7 @@ final class EnforcerRun {
                 if (processed == 0) {
                     firstAt = at;
                     firstCount = now;
+                    meter.start(streams, at);
                 }
                 processed = now;
             } else if (at - lastProgressAt > NO_PROGRESS.toNanos()) {
@@ -188,6 +224,7 @@ final class EnforcerRun {
                         "%s processed %,.0f of %,d records of %s and then nothing for %d s (state %s)",
                         EnforcerBench.describe(kind), processed, records, input, NO_PROGRESS.toSeconds(), streams.state()));
             }
+            meter.sample(streams, at);
             Thread.sleep(2);
         }
         return new Processed(firstAt, firstCount, processed);
@@ -245,13 +282,13 @@ final class EnforcerRun {
             return FenceEnforcerTopology.buildAsTheEnforcer(topics, new FenceEnforcerTopology.Limits(partitions,
                     MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), meters, verifier);
         }
-        return new FenceEnforcerTopology.Built(baseline(kind, input, outputs), () -> {
+        return new FenceEnforcerTopology.Built(baseline(kind, config, input, outputs), () -> {
         });
     }
 
-    private static Topology baseline(Kind kind, String input, List<String> outputs) {
+    private static Topology baseline(Kind kind, FenceEnforcerConfig config, String input, List<String> outputs) {
         if (kind == Kind.STATEFUL) {
-            return MaxPerKey.topology(input, outputs.get(0));
+            return MaxPerKey.topology(input, outputs.get(0), StoreVariant.asTheFenceStore(config));
         }
         Topology topology = new Topology();
         topology.addSource("input", new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
@@ -264,11 +301,15 @@ final class EnforcerRun {
     }
 
     /**
-     * The enforcer's configuration for this run; with {@code verify}, {@code etcd.endpoints} names the bench's etcd; for the
-     * {@code enforcer} itself, with the settings the bench was given.
+     * The enforcer's configuration for this run; with {@code verify}, {@code etcd.endpoints} names the bench's etcd; with the
+     * Kafka Streams settings the bench was given for every topology, and for the {@code enforcer} itself, its settings.
      */
     FenceEnforcerConfig enforcerConfig(String app, String guarantee, boolean verify, boolean enforcer) {
-        Map<String, String> settings = new HashMap<>(enforcer ? enforcerSettings : Map.of());
+        Map<String, String> settings = new HashMap<>();
+        streamsSettings.forEach((name, value) -> settings.put(FenceEnforcerConfig.STREAMS_PREFIX + name, value));
+        if (enforcer) {
+            settings.putAll(enforcerSettings);
+        }
         settings.put(FenceEnforcerConfig.BOOTSTRAP_SERVERS, kafka.bootstrap());
         settings.put(FenceEnforcerConfig.APPLICATION_ID, app);
         settings.put(FenceEnforcerConfig.STATE_DIR, stateDir.toString());

@@ -38,6 +38,11 @@ final class ThroughputOptions {
             + "bench sets itself (the topics, application.id, state.dir, processing.guarantee, bootstrap.servers, the "
             + "stream thread count, etcd.*), with or without the streams. prefix.")
     Map<String, String> enforcerSettings = new LinkedHashMap<>();
+    @Option(names = "--streams-setting", paramLabel = "NAME=VALUE", description = "A Kafka Streams setting for every "
+            + "topology's runs, the baselines' and the enforcer's alike, as Kafka Streams names it (e.g. "
+            + "producer.batch.size=262144 or commit.interval.ms=1000); repeatable; an --enforcer-setting of the same name wins "
+            + "for the enforcer. Refused: what the bench sets itself, as for --enforcer-setting.")
+    Map<String, String> streamsSettings = new LinkedHashMap<>();
 
     /**
      * Checks every option before anything starts.
@@ -60,7 +65,14 @@ final class ThroughputOptions {
                         + "verification only in its own part); choose rows with --keys, --value-bytes, --guarantee and --only");
             }
         }
+        for (String name : streamsSettings.keySet()) {
+            if (BENCH_OWNED.contains(name) || name.startsWith(FenceEnforcerConfig.STREAMS_PREFIX)) {
+                throw new IllegalArgumentException("--streams-setting " + name + ": the bench sets this itself, or it is "
+                        + "not a Kafka Streams name (no streams. prefix here)");
+            }
+        }
         Map<String, String> settings = new HashMap<>(enforcerSettings);
+        streamsSettings.forEach((name, value) -> settings.putIfAbsent(FenceEnforcerConfig.STREAMS_PREFIX + name, value));
         settings.putIfAbsent(FenceEnforcerConfig.BOOTSTRAP_SERVERS, "127.0.0.1:9092");
         settings.putIfAbsent(FenceEnforcerConfig.APPLICATION_ID, "fence-bench");
         settings.putIfAbsent(FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "false");
@@ -79,7 +91,8 @@ final class ThroughputOptions {
 
     /** Whether any option chose other rows or settings than the defaults. */
     boolean custom() {
-        return keys != null || valueBytes != null || guarantees != null || runs != null || !enforcerSettings.isEmpty();
+        return keys != null || valueBytes != null || guarantees != null || runs != null || !enforcerSettings.isEmpty()
+                || !streamsSettings.isEmpty();
     }
 
     int[] keys(boolean quick) {
@@ -134,6 +147,7 @@ final class ThroughputOptions {
             arguments.add("--runs " + runs);
         }
         enforcerSettings.forEach((name, value) -> arguments.add("--enforcer-setting " + name + "=" + value));
+        streamsSettings.forEach((name, value) -> arguments.add("--streams-setting " + name + "=" + value));
         return arguments;
     }
 
