@@ -147,7 +147,8 @@ final class BenchReport {
             + "collectors' collection time; the broker process's CPU time; all per record, in us. The stream thread's "
             + "process-ratio, commit-ratio and poll-ratio (Kafka Streams' thread metrics, over a 1 s metrics window, sampled "
             + "each second and averaged; '-' when a run was shorter than a second) and the producers' txn-commit-time-ns-total "
-            + "per record. The bench JVM and the broker share the machine's cores.";
+            + "per record until the last record (the commit inside close() is in the CPU times, not in this one). The bench "
+            + "JVM and the broker share the machine's cores.";
 
     private static final String STATE_NOTE = "- State cost decomposed: the stateful baseline with its store built each way: "
             + "RocksDB as Kafka Streams builds it, RocksDB tuned for a store whose reads mostly miss (bloom filters on every "

@@ -180,6 +180,9 @@ final class HashMapStore implements KeyValueStore<Bytes, byte[]> {
 
             @Override
             public Bytes peekNextKey() {
+                if (!hasNext()) {
+                    throw new NoSuchElementException();
+                }
                 return entries.get(next).key;
             }
 

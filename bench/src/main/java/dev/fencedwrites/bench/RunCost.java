@@ -32,7 +32,8 @@ import org.apache.kafka.streams.KafkaStreams;
  * @param processRatio        Kafka Streams' {@code process-ratio} of the stream thread, the mean of one sample a second
  * @param commitRatio         its {@code commit-ratio}, sampled the same way
  * @param pollRatio           its {@code poll-ratio}, sampled the same way
- * @param txnCommitMicros     the producers' {@code txn-commit-time-ns-total} per record, us; 0 without transactions
+ * @param txnCommitMicros     the producers' {@code txn-commit-time-ns-total} per record, us, until the last record (the
+ *                            commit inside {@code close()} is not in it); 0 without transactions
  */
 record RunCost(double wallMicros, double jvmCpuMicros, double streamThreadMicros, double gcMicros, double brokerCpuMicros,
         double processRatio, double commitRatio, double pollRatio, double txnCommitMicros) {
@@ -145,13 +146,14 @@ record RunCost(double wallMicros, double jvmCpuMicros, double streamThreadMicros
             double perRecord = 1e3 * records;
             return new RunCost(wall / perRecord, (OS.getProcessCpuTime() - jvmCpuAtStart) / perRecord,
                     streamThreadCpu / perRecord, (gcMillis() - gcAtStart) * 1e6 / perRecord,
-                    broker == null ? Double.NaN : (brokerCpu - brokerAtStart) / perRecord,
+                    brokerCpu < 0 || brokerAtStart < 0 ? Double.NaN : (brokerCpu - brokerAtStart) / perRecord,
                     samples == 0 ? Double.NaN : process / samples, samples == 0 ? Double.NaN : commit / samples,
                     samples == 0 ? Double.NaN : poll / samples, txnCommit / perRecord);
         }
 
+        /** The broker's CPU time so far, ns; -1 when there is no broker process here or the system does not say. */
         private long brokerCpu() {
-            return broker == null ? 0 : broker.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
+            return broker == null ? -1 : broker.info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
         }
 
         private static long gcMillis() {

@@ -67,6 +67,12 @@ final class StateCostBench {
                 }
             }
         }
+        for (String guarantee : guarantees) {
+            if (!bench.enforcerConfig("state-cost", guarantee, false, true).fenceStoreCache()) {
+                throw new IllegalArgumentException("--only state turns the record cache on and off itself: run it without "
+                        + "statestore.cache.max.bytes=0 (at 0 Kafka Streams drops the cache from every store)");
+            }
+        }
         StringBuilder markdown = new StringBuilder();
         try (Admin admin = bench.admin()) {
             String input = bench.produceInput(admin, records, keys, valueBytes);

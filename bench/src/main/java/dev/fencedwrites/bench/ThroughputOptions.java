@@ -66,7 +66,7 @@ final class ThroughputOptions {
             }
         }
         for (String name : streamsSettings.keySet()) {
-            if (BENCH_OWNED.contains(name) || name.startsWith(FenceEnforcerConfig.STREAMS_PREFIX)) {
+            if (BENCH_OWNED.contains(name) || STATE_OWNED.contains(name) || name.startsWith(FenceEnforcerConfig.STREAMS_PREFIX)) {
                 throw new IllegalArgumentException("--streams-setting " + name + ": the bench sets this itself, or it is "
                         + "not a Kafka Streams name (no streams. prefix here)");
             }
@@ -79,7 +79,11 @@ final class ThroughputOptions {
         try {
             FenceEnforcerConfig.of(settings);
         } catch (ConfigException e) {
-            throw new IllegalArgumentException("--enforcer-setting: " + e.getMessage(), e);
+            throw new IllegalArgumentException((streamsSettings.isEmpty()
+                    ? "--enforcer-setting: "
+                    : "--enforcer-setting or "
+                            + "--streams-setting: ")
+                    + e.getMessage(), e);
         }
     }
 
@@ -87,7 +91,14 @@ final class ThroughputOptions {
     private static final Set<String> BENCH_OWNED = Set.of(FenceEnforcerConfig.BOOTSTRAP_SERVERS,
             FenceEnforcerConfig.APPLICATION_ID, FenceEnforcerConfig.STATE_DIR, FenceEnforcerConfig.PROCESSING_GUARANTEE,
             FenceEnforcerConfig.INPUT_TOPIC, FenceEnforcerConfig.ACCEPTED_TOPIC, FenceEnforcerConfig.REJECTED_TOPIC,
-            FenceEnforcerConfig.MARKERS_TOPIC, StreamsConfig.NUM_STREAM_THREADS_CONFIG);
+            FenceEnforcerConfig.MARKERS_TOPIC, StreamsConfig.NUM_STREAM_THREADS_CONFIG,
+            StreamsConfig.METRICS_SAMPLE_WINDOW_MS_CONFIG);
+
+    /**
+     * Kafka Streams settings the state part sets itself for some of its topologies: a --streams-setting of it would apply to
+     * some variants and not others.
+     */
+    private static final Set<String> STATE_OWNED = Set.of(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG);
 
     /** Whether any option chose other rows or settings than the defaults. */
     boolean custom() {

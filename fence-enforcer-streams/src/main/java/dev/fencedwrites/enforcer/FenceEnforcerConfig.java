@@ -561,7 +561,8 @@ public final class FenceEnforcerConfig extends AbstractConfig {
 
     /**
      * Whether the fence store sits behind Kafka Streams' record cache: unless {@code streams.statestore.cache.max.bytes} (or
-     * the older {@code streams.cache.max.bytes.buffering}) is 0, as Kafka Streams reads them.
+     * the older {@code streams.cache.max.bytes.buffering}) is 0, as Kafka Streams reads them; at 0 Kafka Streams builds every
+     * store without its caching layer ({@code InternalTopologyBuilder#rewriteTopology}).
      */
     public boolean fenceStoreCache() {
         return StreamsConfigUtils.totalCacheSize(quietStreamsConfig(streamsProperties())) > 0;

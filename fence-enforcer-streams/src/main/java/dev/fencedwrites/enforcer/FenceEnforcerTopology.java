@@ -18,7 +18,6 @@ import java.util.Optional;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
@@ -28,8 +27,6 @@ import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.Repartitioned;
-import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
 import org.rocksdb.Options;
 
@@ -172,16 +169,15 @@ public final class FenceEnforcerTopology {
         private final CommittedFences committed;
         private final Map<String, String> changelogConfig;
         private final FenceExpiry expiry;
-        private final boolean cache;
 
         private Settings(String input, String accepted, String rejected, Limits limits, String markers, TokenVerifier verifier,
                 PartitionMismatch mismatch, CommittedFences committed, Map<String, String> changelogConfig) {
-            this(input, accepted, rejected, limits, markers, verifier, mismatch, committed, changelogConfig, null, true);
+            this(input, accepted, rejected, limits, markers, verifier, mismatch, committed, changelogConfig, null);
         }
 
         private Settings(String input, String accepted, String rejected, Limits limits, String markers, TokenVerifier verifier,
                 PartitionMismatch mismatch, CommittedFences committed, Map<String, String> changelogConfig,
-                FenceExpiry expiry, boolean cache) {
+                FenceExpiry expiry) {
             this.input = Objects.requireNonNull(input, "input");
             this.accepted = Objects.requireNonNull(accepted, "accepted");
             this.rejected = Objects.requireNonNull(rejected, "rejected");
@@ -192,7 +188,6 @@ public final class FenceEnforcerTopology {
             this.committed = committed;
             this.changelogConfig = Map.copyOf(changelogConfig);
             this.expiry = expiry;
-            this.cache = cache;
         }
 
         /** A topology from {@code input} to {@code accepted} and {@code rejected}, with nothing optional. */
@@ -200,46 +195,40 @@ public final class FenceEnforcerTopology {
             return new Settings(input, accepted, rejected, limits, null, null, PartitionMismatch.REROUTE, null, Map.of());
         }
 
-        /**
-         * As the enforcer builds it from {@code config}: its topics, markers topic, mismatch policy, changelog configs, and the
-         * record cache unless {@code streams.statestore.cache.max.bytes} is 0.
-         */
+        /** As the enforcer builds it from {@code config}: its topics, markers topic, mismatch policy and changelog configs. */
         public static Settings from(FenceEnforcerConfig config, Limits limits) {
             Settings settings = of(config.inputTopic(), config.acceptedTopic(), config.rejectedTopic(), limits)
                     .withPartitionMismatch(config.partitionMismatch())
-                    .withChangelogConfig(FenceEnforcerTopology.changelogConfig(config))
-                    .withCache(config.fenceStoreCache());
+                    .withChangelogConfig(FenceEnforcerTopology.changelogConfig(config));
             return config.markersTopic().map(settings::withMarkers).orElse(settings);
         }
 
         /** Winning FENCE markers are published to {@code topic}. */
         public Settings withMarkers(String topic) {
             return new Settings(input, accepted, rejected, limits, Objects.requireNonNull(topic, "markers"), verifier, mismatch,
-                    committed, changelogConfig, expiry, cache);
+                    committed, changelogConfig, expiry);
         }
 
         /** {@code tokens} checks the token of every record the rule would accept; shared by all tasks, so thread-safe. */
         public Settings withVerifier(TokenVerifier tokens) {
             return new Settings(input, accepted, rejected, limits, markers, Objects.requireNonNull(tokens, "verifier"), mismatch,
-                    committed, changelogConfig, expiry, cache);
+                    committed, changelogConfig, expiry);
         }
 
         /** What a record on another partition than murmur2 assigns its key becomes. */
         public Settings withPartitionMismatch(PartitionMismatch policy) {
-            return new Settings(input, accepted, rejected, limits, markers, verifier, policy, committed, changelogConfig, expiry,
-                    cache);
+            return new Settings(input, accepted, rejected, limits, markers, verifier, policy, committed, changelogConfig, expiry);
         }
 
         /** Every task tells {@code fences} which stored fences may not be committed yet ({@code GET /fences/{key}}). */
         public Settings withCommittedFences(CommittedFences fences) {
             return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch,
-                    Objects.requireNonNull(fences, "committed"), changelogConfig, expiry, cache);
+                    Objects.requireNonNull(fences, "committed"), changelogConfig, expiry);
         }
 
         /** Topic configs for the fence store's changelog when Kafka Streams creates it ({@link #changelogConfig}). */
         public Settings withChangelogConfig(Map<String, String> topicConfig) {
-            return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch, committed, topicConfig, expiry,
-                    cache);
+            return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch, committed, topicConfig, expiry);
         }
 
         /**
@@ -248,21 +237,7 @@ public final class FenceEnforcerTopology {
          */
         public Settings withExpiry(FenceExpiry expiry) {
             return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch, committed, changelogConfig,
-                    Objects.requireNonNull(expiry, "expiry"), cache);
-        }
-
-        /**
-         * With {@code cache}, the fence store sits behind Kafka Streams' record cache (the default); without, every put
-         * reaches RocksDB and the changelog at once, as with {@code statestore.cache.max.bytes=0}, minus the cache's own
-         * work.
-         */
-        public Settings withCache(boolean cache) {
-            return new Settings(input, accepted, rejected, limits, markers, verifier, mismatch, committed, changelogConfig,
-                    expiry, cache);
-        }
-
-        public boolean cache() {
-            return cache;
+                    Objects.requireNonNull(expiry, "expiry"));
         }
 
         public Optional<FenceExpiry> expiry() {
@@ -332,13 +307,11 @@ public final class FenceEnforcerTopology {
         // changelog send on every record).
         // A restore never lowers a fence (HighestFenceStore): under at_least_once an instance that lost its tasks can still
         // flush older fences to the changelog after the new owner's, which writes its own again (ChangelogWatch).
-        // Without the cache (statestore.cache.max.bytes=0) each put reaches RocksDB and the changelog at once, as an
-        // eviction does: the same rules hold, and when most keys come once per commit interval it is the cheaper store
-        // (./fence bench --only state).
-        StoreBuilder<KeyValueStore<Bytes, StoredFence>> fenceStore = Stores.keyValueStoreBuilder(
-                HighestFenceStore.supplier(Stores.persistentKeyValueStore(STORE)), Serdes.Bytes(), new FenceSerde());
-        builder.addStateStore((settings.cache() ? fenceStore.withCachingEnabled() : fenceStore.withCachingDisabled())
-                .withLoggingEnabled(settings.changelogConfig()));
+        // Kafka Streams drops the cache from every store when statestore.cache.max.bytes is 0 (InternalTopologyBuilder's
+        // rewriteTopology): each put then reaches RocksDB and the changelog at once, as an eviction does, and the same rules
+        // hold. With most keys coming once per commit interval that is the cheaper store (./fence bench --only state).
+        builder.addStateStore(Stores.keyValueStoreBuilder(HighestFenceStore.supplier(Stores.persistentKeyValueStore(STORE)),
+                Serdes.Bytes(), new FenceSerde()).withCachingEnabled().withLoggingEnabled(settings.changelogConfig()));
         builder.addStateStore(CommitSignal.builder(COMMIT_SIGNAL));
         Limits limits = settings.limits();
         KStream<byte[], byte[]> in = builder.stream(settings.input(), Consumed.with(bytes, bytes)

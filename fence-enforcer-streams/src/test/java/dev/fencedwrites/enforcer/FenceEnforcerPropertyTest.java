@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -32,12 +33,16 @@ class FenceEnforcerPropertyTest extends TopologyFixture {
             RecordHeaders headers) {
     }
 
-    /** With the fence store behind Kafka Streams' record cache (the default) and without it. */
-    @ParameterizedTest(name = "record cache {0}")
-    @ValueSource(booleans = {true, false})
-    void enforcerMatchesReferenceModelOnGeneratedHistories(boolean cache) {
+    /**
+     * With the fence store behind Kafka Streams' record cache (its default size) and without one: at {@code
+     * statestore.cache.max.bytes=0} Kafka Streams builds every store without its caching layer.
+     */
+    @ParameterizedTest(name = "statestore.cache.max.bytes={0}")
+    @ValueSource(strings = {"default", "0"})
+    void enforcerMatchesReferenceModelOnGeneratedHistories(String cacheBytes) {
         start(FenceEnforcerTopology.build(FenceEnforcerTopology.Settings.of(INPUT, ACCEPTED, REJECTED,
-                FenceEnforcerTopology.Limits.unbounded(1)).withCache(cache), meters), "fence-property-test", null);
+                FenceEnforcerTopology.Limits.unbounded(1)), meters), "fence-property-test", null,
+                cacheBytes.equals("default") ? Map.of() : Map.of(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, cacheBytes));
         Random random = new Random(SEED);
         int records = 0;
         for (int history = 0; history < HISTORIES; history++) {

@@ -4,6 +4,7 @@ import dev.fencedwrites.contract.FenceHeaders;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -46,7 +47,13 @@ abstract class TopologyFixture {
      * @param guarantee {@code processing.guarantee}, or {@code null} for Kafka Streams' default (at_least_once)
      */
     void start(Topology topology, String applicationId, String guarantee) {
+        start(topology, applicationId, guarantee, Map.of());
+    }
+
+    /** {@link #start(Topology, String, String)} with Kafka Streams settings of the test's own. */
+    void start(Topology topology, String applicationId, String guarantee, Map<String, Object> settings) {
         Properties props = new Properties();
+        props.putAll(settings);
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());

@@ -104,8 +104,8 @@ final class ExpiryPass {
             return;
         }
         Fence raised = Fence.of(ready.floor());
-        if (pending != null) {
-            pending.written(FenceExpiry.FLOOR_KEY, floor > 0 ? Fence.of(floor) : null, raised);
+        if (pending != null && pending.written(FenceExpiry.FLOOR_KEY, floor > 0 ? Fence.of(floor) : null, raised)) {
+            context.commit();
         }
         fences.put(FenceExpiry.FLOOR_KEY, StoredFence.of(raised, nowMillis));
         LOG.info("fence expiry, partition {}: floor raised from {} to {} (the create revision of the oldest live lock, {}); "
@@ -168,8 +168,10 @@ final class ExpiryPass {
             }
         }
         for (KeyValue<Bytes, StoredFence> entry : expired) {
-            if (pending != null) {
-                pending.written(entry.key, entry.value.fence(), null);
+            if (pending != null && pending.written(entry.key, entry.value.fence(), null)) {
+                // Asked once per generation: dropping the answer would leave the processor's writes unbounded until the next
+                // commit (PendingFences).
+                context.commit();
             }
             fences.delete(entry.key);
         }

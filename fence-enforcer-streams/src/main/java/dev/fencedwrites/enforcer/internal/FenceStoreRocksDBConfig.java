@@ -20,8 +20,10 @@ import org.rocksdb.Options;
  * <p>Always: the fence store's reads mostly miss (each new key is read before its first fence is written: at 1M keys
  * written once each, every read), so every level gets a bloom filter (Kafka Streams sets {@code
  * optimize_filters_for_hits}, which leaves the largest sorted run without one, so a miss reads its index and a data
- * block), and the memtable gets one on whole keys (a miss skips the memtable's skip list). Source: RocksDB's wiki, "RocksDB
- * Bloom Filter" and "Memtable"; {@code ./fence bench --only state} measures them.
+ * block), and the memtable gets one on whole keys (a miss skips the memtable's skip list). Memory: the largest run's
+ * filter, about 10 bits per key (RocksDB holds filters outside the block cache, as Kafka Streams does not set {@code
+ * cache_index_and_filter_blocks}), and a tenth of each memtable (1.6 MiB of a 16 MiB one, up to 3 per store). Source:
+ * RocksDB's wiki, "RocksDB Bloom Filter" and "Memtable"; {@code ./fence bench --only state} measures them.
  *
  * <p>Under fence expiry, also: the store deletes about as many fences as it adds. RocksDB drops a tombstone only in a
  * compaction that includes the store's oldest sorted run, and with the defaults that waits until the newer runs reach

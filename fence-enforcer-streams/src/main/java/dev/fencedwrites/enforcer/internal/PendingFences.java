@@ -36,7 +36,8 @@ import org.apache.kafka.common.utils.Bytes;
  * <p>Cost and memory: one read of the commit count (a metric read: a lock held for a counter's value) and one
  * {@code putIfAbsent} per accepted record; a commit drops the whole map at the next write. Held: the keys written since the
  * thread's last commit. Bounded: once a generation holds {@value #COMMIT_REQUEST_KEYS} keys, {@link #written} says so and
- * the processor asks Kafka Streams for a commit ({@code ProcessorContext#commit}), so under {@code at_least_once} (a 30 s
+ * the writer (the processor, or an expiry pass) asks Kafka Streams for a commit ({@code ProcessorContext#commit}), so under
+ * {@code at_least_once} (a 30 s
  * commit interval) a backlog over many keys holds about that many entries (about 120 bytes each), not every key written in
  * 30 s; while commits fail the map still grows, to at most one entry per key of the store.
  */
