@@ -60,10 +60,10 @@ import picocli.CommandLine.Spec;
         "Starts its own etcd, Kafka broker and PostgreSQL on loopback; needs about 4 GB of free disk for the full run.",
         ""},
         footer = {"", "Examples:",
-                "  ./fence bench --quick     a reduced run (1k and 20k keys, short runs; about four minutes): checks that "
+                "  ./fence bench --quick     a reduced run (1k and 20k keys, short runs; about five minutes): checks that "
                         + "everything",
                 "                            runs; its figures are not comparable to the full run's",
-                "  ./fence bench             the full run (about 21 minutes on 2 cores)",
+                "  ./fence bench             the full run (about 40 minutes on 2 cores)",
                 "  ./fence bench --only enforcer --keys 1000000 --value-bytes 100 --guarantee exactly_once_v2 --runs 1 \\",
                 "      --enforcer-setting partition.mismatch.policy=reject",
                 "                            one throughput row, with one enforcer setting tried; written as a -partial run",

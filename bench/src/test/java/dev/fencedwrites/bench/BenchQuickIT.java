@@ -33,7 +33,11 @@ class BenchQuickIT {
         int exit = line.execute("--quick", "--out", out.toString());
 
         assertThat(exit).as("exit code; the bench's error output:%n%s", errors).isZero();
-        List<String> rows = table.toString().lines().filter(l -> l.startsWith("| ") && !l.startsWith("| measure")).toList();
+        String printed = table.toString();
+        // The table of figures ends at the first blank line; the cost and state sections follow.
+        String figures = printed.substring(0, printed.indexOf("\n\n") + 1);
+        List<String> rows = figures.lines().filter(l -> l.startsWith("| ") && !l.startsWith("| measure")).toList();
+        assertCostSections(printed.substring(figures.length()));
         List<String> expected = new ArrayList<>(List.of(
                 "token acquisition p50 vs raw etcd put p50",
                 "token acquisition p99 vs raw etcd put p99",
@@ -184,5 +188,33 @@ class BenchQuickIT {
                     + shape + guarantee + ", medians of 3");
         }
         return rows;
+    }
+
+    /**
+     * The sections after the table: one cost line per throughput row and topology (wall and CPU time per record positive),
+     * and the state cost taken apart under each guarantee (every subject measured, every part a number).
+     */
+    private static void assertCostSections(String sections) {
+        List<String> costs = sections.lines().filter(l -> l.matches("\\| (100 B|1 KB) values, .*")).toList();
+        assertThat(costs).as("one cost line per row, guarantee and topology in:%n%s", sections).hasSize(4 * 2 * 3);
+        for (String line : costs) {
+            String[] cells = line.split("\\|");
+            for (int column : new int[]{4, 5, 6}) {
+                assertThat(Double.parseDouble(cells[column].trim())).as("%s, column %d", line, column).isPositive().isFinite();
+            }
+        }
+        for (String guarantee : List.of("exactly_once_v2", "at_least_once")) {
+            int at = sections.indexOf("State cost decomposed, 100 B values, 20k keys, " + guarantee);
+            assertThat(at).as("the state cost under %s in:%n%s", guarantee, sections).isNotNegative();
+            int end = sections.indexOf("State cost decomposed", at + 1);
+            List<String> lines = sections.substring(at, end < 0 ? sections.length() : end).lines()
+                    .filter(l -> l.startsWith("| ") && !l.startsWith("| topology") && !l.startsWith("| part")).toList();
+            assertThat(lines.stream().filter(l -> l.startsWith("| stateful baseline, "))).hasSize(12);
+            assertThat(lines).anyMatch(l -> l.startsWith("| pass-through |")).anyMatch(l -> l.startsWith("| enforcer |"));
+            assertThat(
+                    lines.stream().filter(l -> l.startsWith("| the ") || l.startsWith("| RocksDB") || l.startsWith("| a store")))
+                    .hasSize(9).allSatisfy(l -> assertThat(Double.parseDouble(l.split("\\|")[2].trim().split(" ")[0]))
+                            .isFinite());
+        }
     }
 }
