@@ -18,10 +18,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Needs real services: what survives a {@code kill -9} is a property of the real broker's
@@ -42,17 +42,25 @@ class EnforcerCrashIT {
     @TempDir
     Path dir;
 
+    /** With the fence store behind Kafka Streams' record cache (its default 10 MiB). */
+    @Test
+    void everyInputRecordIsDecidedExactlyOnceAcrossThreeKillNineRestarts() throws Exception {
+        exactlyOnceAcrossKills(new HashMap<>(FAST_FAILOVER));
+    }
+
     /**
-     * With the fence store behind Kafka Streams' record cache (its default 10 MiB) and without one
-     * ({@code statestore.cache.max.bytes=0}: every put reaches RocksDB and the changelog at once).
+     * The same without the cache ({@code statestore.cache.max.bytes=0}: Kafka Streams builds the store without it, and every
+     * put reaches RocksDB and the changelog at once). In the slow lane, to keep {@code ./fence test} under 30 minutes.
      */
-    @ParameterizedTest(name = "statestore.cache.max.bytes={0}")
-    @ValueSource(strings = {"default", "0"})
-    void everyInputRecordIsDecidedExactlyOnceAcrossThreeKillNineRestarts(String cacheBytes) throws Exception {
+    @Test
+    @Tag("slow")
+    void everyInputRecordIsDecidedExactlyOnceWithoutTheRecordCache() throws Exception {
         Map<String, String> settings = new HashMap<>(FAST_FAILOVER);
-        if (!cacheBytes.equals("default")) {
-            settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, cacheBytes);
-        }
+        settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
+        exactlyOnceAcrossKills(settings);
+    }
+
+    private void exactlyOnceAcrossKills(Map<String, String> settings) throws Exception {
         Path log4j2 = Log4j2Config.write(dir.resolve("log4j2.properties"), "INFO");
         try (Service etcd = EtcdNode.start(dir.resolve("etcd"));
                 Service kafka = KafkaBroker.start(dir.resolve("kafka"), log4j2)) {
@@ -77,12 +85,21 @@ class EnforcerCrashIT {
     /**
      * Settings that make the fence store run ahead of the committed offsets and outputs
      * wait in the producer's buffer at the kill: commits 2 s apart, a state store cache so small that
-     * evictions write the changelog all the time, or none at all (every put writes it), and the producer lingering
-     * 200 ms.
+     * evictions write the changelog all the time, and the producer lingering 200 ms.
      */
-    @ParameterizedTest(name = "statestore.cache.max.bytes={0}")
-    @ValueSource(strings = {"8192", "0"})
-    void atLeastOnceLosesNoAcceptedWriteAndAcceptsNoRejectedOneAcrossThreeKillNineRestarts(String cacheBytes) throws Exception {
+    @Test
+    void atLeastOnceLosesNoAcceptedWriteAndAcceptsNoRejectedOneAcrossThreeKillNineRestarts() throws Exception {
+        atLeastOnceAcrossKills("8192");
+    }
+
+    /** The same without the cache: every put writes the changelog. In the slow lane, as above. */
+    @Test
+    @Tag("slow")
+    void atLeastOnceLosesNoAcceptedWriteAndAcceptsNoRejectedOneWithoutTheRecordCache() throws Exception {
+        atLeastOnceAcrossKills("0");
+    }
+
+    private void atLeastOnceAcrossKills(String cacheBytes) throws Exception {
         Map<String, String> settings = new HashMap<>(FAST_FAILOVER);
         settings.put(FenceEnforcerConfig.PROCESSING_GUARANTEE, StreamsConfig.AT_LEAST_ONCE);
         settings.put(FenceEnforcerConfig.STREAMS_PREFIX + StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "2000");
