@@ -120,10 +120,8 @@ final class EnforcerRun {
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         FenceEnforcerConfig config = enforcerConfig(app, guarantee, verify, kind == Kind.ENFORCER);
         TokenVerifier verifier = verify ? verifier(config, meters) : null;
-        FenceEnforcerTopology.Built built = kind == Kind.STATEFUL
-                ? new FenceEnforcerTopology.Built(MaxPerKey.topology(input, outputs.get(0), storeVariant(config)), () -> {
-                })
-                : topology(kind, config, input, outputs, meters, verifier);
+        FenceEnforcerTopology.Built built = topology(kind, config, input, outputs, meters, verifier, EnforcerBench.PARTITIONS,
+                storeVariant(config));
         KafkaStreams streams = new KafkaStreams(built.topology(), measuredProperties(kind, config, verifier));
         AtomicReference<Throwable> failure = watchFailures(streams);
         RunCost.Meter meter = new RunCost.Meter(kafka.broker());
@@ -274,6 +272,12 @@ final class EnforcerRun {
      * {@code partitions} partitions. */
     static FenceEnforcerTopology.Built topology(Kind kind, FenceEnforcerConfig config, String input, List<String> outputs,
             PrometheusMeterRegistry meters, TokenVerifier verifier, int partitions) {
+        return topology(kind, config, input, outputs, meters, verifier, partitions, StoreVariant.asTheFenceStore(config));
+    }
+
+    /** The same, the stateful baseline's store built as {@code variant} says. */
+    private static FenceEnforcerTopology.Built topology(Kind kind, FenceEnforcerConfig config, String input,
+            List<String> outputs, PrometheusMeterRegistry meters, TokenVerifier verifier, int partitions, StoreVariant variant) {
         if (kind == Kind.ENFORCER) {
             Map<String, Object> settings = new HashMap<>(config.originals());
             settings.putAll(Map.of(FenceEnforcerConfig.INPUT_TOPIC, input, FenceEnforcerConfig.ACCEPTED_TOPIC, outputs.get(0),
@@ -282,13 +286,13 @@ final class EnforcerRun {
             return FenceEnforcerTopology.buildAsTheEnforcer(topics, new FenceEnforcerTopology.Limits(partitions,
                     MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), meters, verifier);
         }
-        return new FenceEnforcerTopology.Built(baseline(kind, config, input, outputs), () -> {
+        return new FenceEnforcerTopology.Built(baseline(kind, variant, input, outputs), () -> {
         });
     }
 
-    private static Topology baseline(Kind kind, FenceEnforcerConfig config, String input, List<String> outputs) {
+    private static Topology baseline(Kind kind, StoreVariant variant, String input, List<String> outputs) {
         if (kind == Kind.STATEFUL) {
-            return MaxPerKey.topology(input, outputs.get(0), StoreVariant.asTheFenceStore(config));
+            return MaxPerKey.topology(input, outputs.get(0), variant);
         }
         Topology topology = new Topology();
         topology.addSource("input", new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
