@@ -50,8 +50,11 @@ import picocli.CommandLine.Spec;
         "Measured: token acquisition (lease grant + lock) against a raw etcd put, p50 and p99, and acquisitions/s of one",
         "resource under contention; the sink's guarded upsert against the plain upsert, 0 %% and 20 %% stale; the enforcer's",
         "throughput against a minimal stateful topology and a pass-through (100 B and 1 KB values, 10k and 1M keys,",
-        "exactly_once_v2 and at_least_once; medians of three runs), beside a plain producer's and consumer's rates; the",
-        "enforcer with 2 stream threads and as 2 instances against 1 (6 partitions); 20 %% stale writes against none;",
+        "exactly_once_v2 and at_least_once; medians of three runs), beside a plain producer's and consumer's rates, with",
+        "where each run's time went (CPU per record of this JVM, its stream thread, GC and the broker); the state cost taken",
+        "apart (the stateful baseline's store as RocksDB, RocksDB tuned for misses and a hash map, the record cache and the",
+        "changelog each on and off, in us per record); the enforcer with 2 stream threads and as 2 instances against 1",
+        "(6 partitions); 20 %% stale writes against none;",
         "end-to-end latency p50/p99; the enforcer over a CRC32-partitioning writer's records (librdkafka's",
         "default: most re-routed through the repartition topic) against a murmur2 writer's; the fence state's",
         "bytes per key at 1M keys (state store and changelog) and the time to restore it from the changelog;",
@@ -85,8 +88,15 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", description = "Where the Markdown goes "
             + "(default: ${DEFAULT-VALUE}).")
     Path out;
+    @Option(names = "--pin-cpus", description = "Pin the Kafka broker to the lower half of the CPUs this process may run on "
+            + "and this JVM (with the etcd and PostgreSQL it starts) to the rest (Linux taskset; at least 2 CPUs; on 2 cores "
+            + "one each), so that the broker's threads and the topology's do not take each other's core; stated in the "
+            + "report, written as a -partial run. Default: every process shares every core.")
+    boolean pinCpus;
     @Mixin
     ThroughputOptions rows = new ThroughputOptions();
+    /** The CPU split of {@link #pinCpus}, or {@code null}. */
+    private CpuPinning pinning;
     @Spec
     CommandSpec spec;
     /** Markdown sections after the table: the throughput rows' costs, the state cost decomposed. */
@@ -112,6 +122,7 @@ public final class BenchMain implements Callable<Integer> {
         List<Figure> figures = new ArrayList<>();
         try {
             rows.validate(quick);
+            pinning = pinCpus ? CpuPinning.split() : null;
         } catch (IllegalArgumentException | IOException e) {
             err.println("fence bench: " + e.getMessage() + " (see ./fence bench --help)");
             err.flush();
@@ -176,6 +187,10 @@ public final class BenchMain implements Callable<Integer> {
         }, "fence-bench-clean-up");
         Runtime.getRuntime().addShutdownHook(cleanUp);
         try {
+            if (pinning != null) {
+                pinning.pinThisJvm();
+                progress.accept("CPUs: " + pinning.describe());
+            }
             if (only.contains(Part.acquisition)) {
                 try (Service etcd = EtcdNode.start(dir.resolve("etcd"))) {
                     figures.addAll(AcquisitionBench.measure(etcd.address(), quick ? 100 : 1000,
@@ -192,7 +207,7 @@ public final class BenchMain implements Callable<Integer> {
             if (only.contains(Part.verification)) {
                 progress.accept("verification: starting etcd and a local Kafka broker");
                 try (Service etcd = EtcdNode.start(dir.resolve("etcd-verification"));
-                        Service kafka = KafkaBroker.start(dir.resolve("kafka-verification"),
+                        Service kafka = broker(dir.resolve("kafka-verification"),
                                 Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"));
                         Client client = Client.builder().endpoints(etcd.address()).build()) {
                     EnforcerBench enforcer = new EnforcerBench(kafka, dir.resolve("streams-state"), progress,
@@ -221,8 +236,7 @@ public final class BenchMain implements Callable<Integer> {
     private List<Figure> enforcer(Path dir, Consumer<String> progress) throws Exception {
         List<Figure> figures = new ArrayList<>();
         progress.accept("Kafka: starting a local broker");
-        try (Service kafka = KafkaBroker.start(dir.resolve("kafka"),
-                Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"))) {
+        try (Service kafka = broker(dir.resolve("kafka"), Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"))) {
             EnforcerBench enforcer = new EnforcerBench(kafka, dir.resolve("streams-state"), progress, null,
                     rows.enforcerSettings, rows.streamsSettings);
             if (only.contains(Part.enforcer)) {
@@ -262,12 +276,26 @@ public final class BenchMain implements Callable<Integer> {
         return figures;
     }
 
+    /** A local broker in {@code dir}, on its own CPUs with {@code --pin-cpus}. */
+    private Service broker(Path dir, Path log4j2) throws Exception {
+        Service kafka = KafkaBroker.start(dir, log4j2);
+        if (pinning != null) {
+            try {
+                pinning.pinBroker(ProcessHandle.of(kafka.process().pid()).orElseThrow());
+            } catch (Exception | Error e) {
+                kafka.close();
+                throw e;
+            }
+        }
+        return kafka;
+    }
+
     /** Key churn with fence expiry off and on ({@link ChurnBench}), on its own etcd and broker; keeps the samples. */
     private List<Figure> churn(Path dir, Consumer<String> progress) throws Exception {
         progress.accept("churn: starting etcd and a local Kafka broker");
         Path log4j2 = Log4j2Config.write(dir.resolve("log4j2-churn.properties"), "WARN");
         try (Service etcd = EtcdNode.start(dir.resolve("etcd-churn"));
-                Service kafka = KafkaBroker.start(dir.resolve("kafka-churn"), log4j2);
+                Service kafka = broker(dir.resolve("kafka-churn"), log4j2);
                 Client client = Client.builder().endpoints(etcd.address()).build()) {
             ChurnBench churn = new ChurnBench(kafka.address(), etcd.address(), client, dir, log4j2, progress);
             ChurnBench.Result result = churn.measure(quick
@@ -301,6 +329,9 @@ public final class BenchMain implements Callable<Integer> {
         }
         if (!only.equals(DEFAULT_PARTS)) {
             arguments.add("--only " + String.join(",", only.stream().map(Part::name).toList()));
+        }
+        if (pinCpus) {
+            arguments.add("--pin-cpus");
         }
         arguments.addAll(rows.arguments());
         return String.join(" ", arguments);
@@ -347,7 +378,11 @@ public final class BenchMain implements Callable<Integer> {
         if (reroutingSkipped()) {
             ran.remove(Part.rerouting);
         }
-        return BenchReport.notes(ran, rows.runs(quick), quick, rows.guarantees().contains(StreamsConfig.EXACTLY_ONCE_V2));
+        return BenchReport.notes(ran, rows.runs(quick), quick, rows.guarantees().contains(StreamsConfig.EXACTLY_ONCE_V2))
+                + "- CPUs: " + (pinning == null
+                        ? "the broker, this JVM and every other service share every core."
+                        : pinning.describe() + ".")
+                + "\n";
     }
 
     /** Whether the re-routing part is skipped: partition.mismatch.policy=reject rejects what it would re-route. */
@@ -364,7 +399,7 @@ public final class BenchMain implements Callable<Integer> {
         Files.createDirectories(out);
         ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
         // Only the full run of every part is latest.md; a chosen part, row or setting is kept under its own name.
-        boolean partial = rows.custom() || !only.equals(DEFAULT_PARTS);
+        boolean partial = rows.custom() || !only.equals(DEFAULT_PARTS) || pinCpus;
         Path file = out.resolve(now.format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")) + (quick ? "-quick" : "")
                 + (partial ? "-partial" : "") + (failure != null ? "-incomplete" : "") + ".md");
         String markdown = BenchReport.markdown(now, table, log, failure, reproduce(), notes(), quick);

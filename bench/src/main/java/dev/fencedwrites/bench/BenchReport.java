@@ -115,8 +115,9 @@ final class BenchReport {
     private static String enforcerNote(int runs, boolean quick) {
         return "- Enforcer throughput: the enforcer's topology, a pass-through topology (input to output, no state) and the "
                 + "minimal stateful baseline (per record one read and one write of an 8-byte number per key "
-                + "in a store built as the fence store is, RocksDB with the record cache and a changelog, every record "
-                + "forwarded) read the same input topic from the beginning, with the enforcer's Kafka Streams settings "
+                + "in a store built as the fence store is, RocksDB with the record cache (none when a --streams-setting "
+                + "sizes it 0, as for every topology) and a changelog, every record forwarded) read the same input topic "
+                + "from the beginning, with the enforcer's Kafka Streams settings "
                 + "(one stream thread, 3 partitions, the guarantee's default commit interval: 100 ms for "
                 + "exactly_once_v2, 30 s for at_least_once). Records/s from the first processed record (Kafka Streams' "
                 + "process-total) to the end of close() after the last, which flushes the fence store's cache to "
@@ -148,7 +149,7 @@ final class BenchReport {
             + "process-ratio, commit-ratio and poll-ratio (Kafka Streams' thread metrics, over a 1 s metrics window, sampled "
             + "each second and averaged; '-' when a run was shorter than a second) and the producers' txn-commit-time-ns-total "
             + "per record until the last record (the commit inside close() is in the CPU times, not in this one). The bench "
-            + "JVM and the broker share the machine's cores.";
+            + "JVM and the broker share the machine's cores unless the CPUs line says otherwise.";
 
     private static final String STATE_NOTE = "- State cost decomposed: the stateful baseline with its store built each way: "
             + "RocksDB as Kafka Streams builds it, RocksDB tuned for a store whose reads mostly miss (bloom filters on every "
@@ -191,10 +192,18 @@ final class BenchReport {
                     number(figure.fenced()),
                     number(figure.baseline()), figure.unit(),
                     Double.isNaN(figure.ratio()) ? "-" : String.format(Locale.ROOT, "%.2f", figure.ratio()),
-                    figure.goal().isEmpty() ? "-" : figure.goal(),
-                    met == null || quick ? "-" : met ? "yes" : "NO"));
+                    figure.goal().isEmpty() ? "-" : figure.goal(), verdict(figure, met, quick)));
         }
         return text.toString();
+    }
+
+    /** The met column: yes, NO or -, and whether the claimed difference lies within the row's spread. */
+    static String verdict(Figure figure, Boolean met, boolean quick) {
+        String verdict = met == null || quick ? "-" : met ? "yes" : "NO";
+        if (!figure.withinSpread() || quick) {
+            return verdict;
+        }
+        return verdict + (figure.goal().isEmpty() ? " (1.00 within the spread)" : " (within the spread)");
     }
 
     private static String number(double value) {
@@ -222,7 +231,9 @@ final class BenchReport {
                                 + "with the full run's"
                         : "")
                 + ". Runs vary: on a shared or small machine by 10 % or more, and the exactly_once_v2 pass-through "
-                + "by up to a factor of two between its two runs; the log below shows each run.\n\n"
+                + "by up to a factor of two between its two runs; the log below shows each run. A row of medians whose "
+                + "ratio lies within its spread of the goal (of 1 when it has none) says so: the two sides' spreads added, "
+                + "as a fraction of the ratio, are at least the distance, so another run could decide it the other way.\n\n"
                 + "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, " + memory / (1L << 30) + " GiB, "
                 + System.getProperty("os.name") + " " + System.getProperty("os.arch") + "; Java "
                 + System.getProperty("java.version") + "; "

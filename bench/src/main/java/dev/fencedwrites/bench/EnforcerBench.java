@@ -318,10 +318,15 @@ final class EnforcerBench {
 
         /** Half the range of the runs, as a percentage of the median: {@code +-4 %}. */
         String spread(Kind kind) {
+            return String.format(Locale.ROOT, "+-%.0f %%", halfRange(kind) * 100);
+        }
+
+        /** Half the range of the runs, as a fraction of the median. */
+        double halfRange(Kind kind) {
             List<Double> runs = rates.get(kind);
             double range = runs.stream().mapToDouble(Double::doubleValue).max().orElse(0)
                     - runs.stream().mapToDouble(Double::doubleValue).min().orElse(0);
-            return String.format(Locale.ROOT, "+-%.0f %%", range / 2 / median(kind) * 100);
+            return range / 2 / median(kind);
         }
 
         /**
@@ -339,8 +344,10 @@ final class EnforcerBench {
         }
 
         private Figure figure(String measure, Kind fenced, Kind baseline, String goal, String runs) {
-            String spreads = rates.get(fenced).size() == 1 ? "" : ", spread " + spread(fenced) + " and " + spread(baseline);
-            return new Figure(measure + " (" + runs + spreads + ")", median(fenced), median(baseline), "records/s", goal, true);
+            boolean single = rates.get(fenced).size() == 1;
+            String spreads = single ? "" : ", spread " + spread(fenced) + " and " + spread(baseline);
+            return new Figure(measure + " (" + runs + spreads + ")", median(fenced), median(baseline), "records/s", goal, true,
+                    single ? Double.NaN : halfRange(fenced) + halfRange(baseline));
         }
     }
 

@@ -33,10 +33,10 @@ final class ThroughputOptions {
             + "--quick: 1).")
     Integer runs;
     @Option(names = "--enforcer-setting", paramLabel = "NAME=VALUE", description = "An enforcer setting for the enforcer's "
-            + "runs, as in its properties file (e.g. partition.mismatch.policy=reject or "
-            + "streams.statestore.cache.max.bytes=67108864); repeatable. The baselines keep the defaults. Refused: what the "
-            + "bench sets itself (the topics, application.id, state.dir, processing.guarantee, bootstrap.servers, the "
-            + "stream thread count, etcd.*), with or without the streams. prefix.")
+            + "runs, as in its properties file (e.g. partition.mismatch.policy=reject); repeatable. The baselines keep the "
+            + "defaults: for a Kafka Streams setting the baselines should share (the cache size), use --streams-setting. "
+            + "Refused: what the bench sets itself (the topics, application.id, state.dir, processing.guarantee, "
+            + "bootstrap.servers, the stream thread count, etcd.*), with or without the streams. prefix.")
     Map<String, String> enforcerSettings = new LinkedHashMap<>();
     @Option(names = "--streams-setting", paramLabel = "NAME=VALUE", description = "A Kafka Streams setting for every "
             + "topology's runs, the baselines' and the enforcer's alike, as Kafka Streams names it (e.g. "
