@@ -66,7 +66,7 @@ import picocli.CommandLine.Spec;
                 "  ./fence bench --quick     a reduced run (1k and 20k keys, short runs; about five minutes): checks that "
                         + "everything",
                 "                            runs; its figures are not comparable to the full run's",
-                "  ./fence bench             the full run (about 40 minutes on 2 cores)",
+                "  ./fence bench             the full run (about 50 minutes on 2 cores)",
                 "  ./fence bench --only enforcer --keys 1000000 --value-bytes 100 --guarantee exactly_once_v2 --runs 1 \\",
                 "      --enforcer-setting partition.mismatch.policy=reject",
                 "                            one throughput row, with one enforcer setting tried; written as a -partial run",
@@ -88,10 +88,10 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", description = "Where the Markdown goes "
             + "(default: ${DEFAULT-VALUE}).")
     Path out;
-    @Option(names = "--pin-cpus", description = "Pin the Kafka broker to the lower half of the CPUs this process may run on "
-            + "and this JVM (with the etcd and PostgreSQL it starts) to the rest (Linux taskset; at least 2 CPUs; on 2 cores "
-            + "one each), so that the broker's threads and the topology's do not take each other's core; stated in the "
-            + "report, written as a -partial run. Default: every process shares every core.")
+    @Option(names = "--pin-cpus", description = "While a Kafka broker runs, pin it to the lower half of the CPUs this process "
+            + "may run on and this JVM to the rest (Linux taskset; at least 2 CPUs; on 2 cores one each), so that the broker's "
+            + "threads and the topology's do not take each other's core; both start on every CPU and are moved once the broker "
+            + "is up. Stated in the report, written as a -partial run. Default: every process shares every core.")
     boolean pinCpus;
     @Mixin
     ThroughputOptions rows = new ThroughputOptions();
@@ -187,10 +187,6 @@ public final class BenchMain implements Callable<Integer> {
         }, "fence-bench-clean-up");
         Runtime.getRuntime().addShutdownHook(cleanUp);
         try {
-            if (pinning != null) {
-                pinning.pinThisJvm();
-                progress.accept("CPUs: " + pinning.describe());
-            }
             if (only.contains(Part.acquisition)) {
                 try (Service etcd = EtcdNode.start(dir.resolve("etcd"))) {
                     figures.addAll(AcquisitionBench.measure(etcd.address(), quick ? 100 : 1000,
@@ -207,8 +203,9 @@ public final class BenchMain implements Callable<Integer> {
             if (only.contains(Part.verification)) {
                 progress.accept("verification: starting etcd and a local Kafka broker");
                 try (Service etcd = EtcdNode.start(dir.resolve("etcd-verification"));
-                        Service kafka = broker(dir.resolve("kafka-verification"),
+                        Service kafka = KafkaBroker.start(dir.resolve("kafka-verification"),
                                 Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"));
+                        AutoCloseable pinned = pin(kafka, progress);
                         Client client = Client.builder().endpoints(etcd.address()).build()) {
                     EnforcerBench enforcer = new EnforcerBench(kafka, dir.resolve("streams-state"), progress,
                             etcd.address(), rows.enforcerSettings, rows.streamsSettings);
@@ -236,7 +233,8 @@ public final class BenchMain implements Callable<Integer> {
     private List<Figure> enforcer(Path dir, Consumer<String> progress) throws Exception {
         List<Figure> figures = new ArrayList<>();
         progress.accept("Kafka: starting a local broker");
-        try (Service kafka = broker(dir.resolve("kafka"), Log4j2Config.write(dir.resolve("log4j2.properties"), "WARN"))) {
+        try (Service kafka = KafkaBroker.start(dir.resolve("kafka"), Log4j2Config.write(dir.resolve("log4j2.properties"),
+                "WARN")); AutoCloseable pinned = pin(kafka, progress)) {
             EnforcerBench enforcer = new EnforcerBench(kafka, dir.resolve("streams-state"), progress, null,
                     rows.enforcerSettings, rows.streamsSettings);
             if (only.contains(Part.enforcer)) {
@@ -276,18 +274,15 @@ public final class BenchMain implements Callable<Integer> {
         return figures;
     }
 
-    /** A local broker in {@code dir}, on its own CPUs with {@code --pin-cpus}. */
-    private Service broker(Path dir, Path log4j2) throws Exception {
-        Service kafka = KafkaBroker.start(dir, log4j2);
-        if (pinning != null) {
-            try {
-                pinning.pinBroker(ProcessHandle.of(kafka.process().pid()).orElseThrow());
-            } catch (Exception | Error e) {
-                kafka.close();
-                throw e;
-            }
+    /** With {@code --pin-cpus}, {@code kafka} and this JVM on their own CPUs until the answer is closed; else nothing. */
+    private AutoCloseable pin(Service kafka, Consumer<String> progress) throws Exception {
+        if (pinning == null) {
+            return () -> {
+            };
         }
-        return kafka;
+        AutoCloseable pinned = pinning.pin(ProcessHandle.of(kafka.process().pid()).orElseThrow());
+        progress.accept("CPUs: the broker on " + pinning.broker() + ", this JVM on " + pinning.bench() + " (--pin-cpus)");
+        return pinned;
     }
 
     /** Key churn with fence expiry off and on ({@link ChurnBench}), on its own etcd and broker; keeps the samples. */
@@ -295,7 +290,8 @@ public final class BenchMain implements Callable<Integer> {
         progress.accept("churn: starting etcd and a local Kafka broker");
         Path log4j2 = Log4j2Config.write(dir.resolve("log4j2-churn.properties"), "WARN");
         try (Service etcd = EtcdNode.start(dir.resolve("etcd-churn"));
-                Service kafka = broker(dir.resolve("kafka-churn"), log4j2);
+                Service kafka = KafkaBroker.start(dir.resolve("kafka-churn"), log4j2);
+                AutoCloseable pinned = pin(kafka, progress);
                 Client client = Client.builder().endpoints(etcd.address()).build()) {
             ChurnBench churn = new ChurnBench(kafka.address(), etcd.address(), client, dir, log4j2, progress);
             ChurnBench.Result result = churn.measure(quick

@@ -316,17 +316,15 @@ final class EnforcerBench {
             return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
         }
 
-        /** Half the range of the runs, as a percentage of the median: {@code +-4 %}. */
+        /** Half the range of the runs, as a percentage of the median: {@code +-4 %}; {@code one run} for one. */
         String spread(Kind kind) {
-            return String.format(Locale.ROOT, "+-%.0f %%", halfRange(kind) * 100);
+            double spread = halfRange(kind);
+            return Double.isNaN(spread) ? "one run" : String.format(Locale.ROOT, "+-%.0f %%", spread * 100);
         }
 
-        /** Half the range of the runs, as a fraction of the median. */
+        /** Half the range of the runs, as a fraction of the median ({@code NaN} for one run). */
         double halfRange(Kind kind) {
-            List<Double> runs = rates.get(kind);
-            double range = runs.stream().mapToDouble(Double::doubleValue).max().orElse(0)
-                    - runs.stream().mapToDouble(Double::doubleValue).min().orElse(0);
-            return range / 2 / median(kind);
+            return Figure.halfRange(rates.get(kind));
         }
 
         /**
@@ -344,10 +342,9 @@ final class EnforcerBench {
         }
 
         private Figure figure(String measure, Kind fenced, Kind baseline, String goal, String runs) {
-            boolean single = rates.get(fenced).size() == 1;
-            String spreads = single ? "" : ", spread " + spread(fenced) + " and " + spread(baseline);
+            String spreads = rates.get(fenced).size() == 1 ? "" : ", spread " + spread(fenced) + " and " + spread(baseline);
             return new Figure(measure + " (" + runs + spreads + ")", median(fenced), median(baseline), "records/s", goal, true,
-                    single ? Double.NaN : halfRange(fenced) + halfRange(baseline));
+                    halfRange(fenced) + halfRange(baseline));
         }
     }
 

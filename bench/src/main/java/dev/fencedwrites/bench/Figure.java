@@ -1,5 +1,7 @@
 package dev.fencedwrites.bench;
 
+import java.util.List;
+
 /**
  * One line of the results table: a measured figure beside its unfenced baseline.
  *
@@ -48,6 +50,20 @@ public record Figure(String measure, double fenced, double baseline, String unit
         }
         double reference = goal.isEmpty() ? 1 : limit();
         return Math.abs(ratio() - reference) <= ratio() * spread;
+    }
+
+    /**
+     * The spread of {@code runs} as {@link #spread} takes it: half their range as a fraction of their median; {@code NaN} for
+     * fewer than two runs.
+     */
+    public static double halfRange(List<Double> runs) {
+        if (runs.size() < 2) {
+            return Double.NaN;
+        }
+        List<Double> sorted = runs.stream().sorted().toList();
+        int n = sorted.size();
+        double median = n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+        return (sorted.get(n - 1) - sorted.get(0)) / 2 / median;
     }
 
     private double limit() {

@@ -155,7 +155,7 @@ final class StateCostBench {
         Runs a = measured.get(with);
         Runs b = measured.get(without);
         double difference = a.micros() - b.micros();
-        boolean withinSpread = Math.abs(difference) < a.spreadMicros() + b.spreadMicros();
+        boolean withinSpread = Math.abs(difference) <= a.spreadMicros() + b.spreadMicros();
         table.append(String.format(Locale.ROOT, "| %s | %.2f%s | %s minus %s |%n", part, difference,
                 withinSpread ? " (within the spread)" : "", with.describe(), without.describe()));
     }

@@ -23,11 +23,13 @@ import org.apache.kafka.streams.state.Stores;
  */
 record StoreVariant(Store store, boolean cache, boolean changelog) {
     /**
-     * The store as the enforcer builds its fence store under {@code config}: RocksDB with the fence store's options, the
-     * record cache unless {@code statestore.cache.max.bytes} is 0, a changelog.
+     * The store as the enforcer builds its fence store under {@code config}: RocksDB with the record cache and Kafka Streams'
+     * options, or, when {@code statestore.cache.max.bytes} is 0, without the cache and with the fence store's bloom filters;
+     * a changelog.
      */
     static StoreVariant asTheFenceStore(FenceEnforcerConfig config) {
-        return new StoreVariant(Store.ROCKSDB_TUNED, config.fenceStoreCache(), true);
+        boolean cache = config.fenceStoreCache();
+        return new StoreVariant(cache ? Store.ROCKSDB : Store.ROCKSDB_TUNED, cache, true);
     }
 
     /** The bytes stores compared. */

@@ -157,17 +157,17 @@ final class VerificationBench {
                     + "CPU %.2f s", verify ? "on, started after" : "off", GUARANTEE, run.recordsPerSecond(),
                     verify ? String.format(Locale.ROOT, ", %,.0f etcd reads/s", run.etcdReadsPerSecond()) : "", cpu));
         }
-        List<Figure> others = alternatives(admin, name, input, locks, writesPerKey, median(rates.get(false)), running, goal,
-                runningRates);
+        double off = median(rates.get(false));
+        double offSpread = Figure.halfRange(rates.get(false));
+        List<Figure> others = alternatives(admin, name, input, locks, writesPerKey, off, offSpread, running, goal, runningRates);
         admin.deleteTopics(List.of(input)).all().get(60, TimeUnit.SECONDS);
         double on = median(rates.get(true));
-        double off = median(rates.get(false));
         progress.accept(String.format(Locale.ROOT, "verification:   %s: on %,.0f (spread %s), off %,.0f (spread %s) records/s",
                 name, on, spread(rates.get(true)), off, spread(rates.get(false))));
         List<Figure> figures = new ArrayList<>(List.of(
                 new Figure("enforcer with vs without token verification, its verifier started after the writers acquired "
                         + "(a backlog: tokens older than its index are read from etcd, ahead), " + name + ", " + GUARANTEE
-                        + ", medians of 3", on, off, "records/s", "", true),
+                        + ", medians of 3", on, off, "records/s", "", true, Figure.halfRange(rates.get(true)) + offSpread),
                 new Figure("etcd reads/s of token verification, " + name + ", " + GUARANTEE, median(readRates), Double.NaN,
                         "reads/s", "", false),
                 new Figure("etcd reads per acquisition (per key's first token), " + name, median(readsPerKey), Double.NaN,
@@ -274,18 +274,19 @@ final class VerificationBench {
      * verifier's.
      */
     private List<Figure> alternatives(Admin admin, String name, String input, List<Lock> locks, int writesPerKey, double off,
-            Running running, String goal, List<Double> runningRates) throws Exception {
+            double offSpread, Running running, String goal, List<Double> runningRates) throws Exception {
         List<Figure> figures = new ArrayList<>();
         progress.accept(String.format(Locale.ROOT, "verification:   %s: running %,.0f (spread %s) records/s", name,
                 median(runningRates), spread(runningRates)));
         figures.add(new Figure("enforcer with token verification, its verifier running while the writers acquired (the index "
                 + "of lock holders answers each acquisition) vs without verification, " + name + ", " + GUARANTEE
-                + ", medians of 3", median(runningRates), off, "records/s", goal, true));
+                + ", medians of 3", median(runningRates), off, "records/s", goal, true,
+                Figure.halfRange(runningRates) + offSpread));
         running.verifiedOnce(locks.size());
         figures.add(new Figure("acquisitions verified from the index of lock holders (share), its verifier running while the "
                 + "writers acquired, " + name, running.indexShare(locks.size()), Double.NaN, "", "", false));
         if (writesPerKey == 1) {
-            figures.add(localCeiling(admin, name, input, locks.size(), locks, off));
+            figures.add(localCeiling(admin, name, input, locks.size(), locks, off, offSpread));
         }
         return figures;
     }
@@ -294,7 +295,8 @@ final class VerificationBench {
      * The enforcer with a verifier that answers every question from memory (each key's lock, known to the bench) against the
      * median without verification: the most any local index of lock tenures could win, its own upkeep left out.
      */
-    private Figure localCeiling(Admin admin, String name, String input, int records, List<Lock> locks, double off)
+    private Figure localCeiling(Admin admin, String name, String input, int records, List<Lock> locks, double off,
+            double offSpread)
             throws Exception {
         Map<String, Long> tokens = new HashMap<>();
         locks.forEach(lock -> tokens.put(new String(lock.key(), StandardCharsets.UTF_8) + "/" + lock.leaseId(), lock.token()));
@@ -312,7 +314,7 @@ final class VerificationBench {
             }
         }, "verifier answering from memory", new Figure("enforcer with a verifier answering from memory (the ceiling of a "
                 + "local index) vs without verification, " + name + ", " + GUARANTEE + ", medians of 3", 0, off, "records/s",
-                "", true));
+                "", true, offSpread));
     }
 
     /** One timed run whose verifier is the next of {@code running} (started before the locks); its records/s. */
@@ -344,7 +346,7 @@ final class VerificationBench {
             enforcer.useVerifiers(null);
         }
         return new Figure(figure.measure(), median(rates), figure.baseline(), figure.unit(), figure.goal(),
-                figure.higherIsBetter());
+                figure.higherIsBetter(), figure.spread() + Figure.halfRange(rates));
     }
 
     /**

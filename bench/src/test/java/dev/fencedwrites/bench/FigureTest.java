@@ -44,4 +44,30 @@ class FigureTest {
         assertThat(BenchReport.verdict(quick, quick.met(), true)).isEqualTo("-");
         assertThat(BenchReport.table(List.of(quick), false)).contains("| NO (within the spread) |");
     }
+
+    @Test
+    void aLatencyGoalIsJudgedTheSameWay() {
+        // p99 1.20 of the pass-through against <= 1.1: 0.10 away; spread 5 % of 1.20 is 0.06, 10 % is 0.12.
+        Figure narrow = new Figure("p99 latency", 120, 100, "ms", "<= 1.1", false, 0.05);
+        Figure wide = new Figure("p99 latency", 120, 100, "ms", "<= 1.1", false, 0.10);
+
+        assertThat(BenchReport.verdict(narrow, narrow.met(), false)).isEqualTo("NO");
+        assertThat(BenchReport.verdict(wide, wide.met(), false)).isEqualTo("NO (within the spread)");
+    }
+
+    @Test
+    void aDistanceEqualToTheSpreadIsWithinIt() {
+        // 0.5 against >= 1.0 with a spread of 1.0: the distance 0.5 equals 0.5 * 1.0.
+        Figure figure = new Figure("x", 50, 100, "records/s", ">= 1.0", true, 1.0);
+
+        assertThat(figure.withinSpread()).isTrue();
+    }
+
+    @Test
+    void theSpreadOfRunsIsHalfTheirRangeOverTheirMedian() {
+        assertThat(Figure.halfRange(List.of(90.0, 100.0, 110.0))).isEqualTo(0.1);
+        assertThat(Figure.halfRange(List.of(100.0))).isNaN();
+        assertThat(BenchReport.table(List.of(new Figure("x", 94, 100, "records/s", ">= 0.95", true, 0.2)), true))
+                .contains("| - |").doesNotContain("within");
+    }
 }
