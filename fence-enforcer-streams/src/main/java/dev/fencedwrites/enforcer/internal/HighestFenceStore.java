@@ -1,5 +1,7 @@
 package dev.fencedwrites.enforcer.internal;
 
+import com.google.common.hash.BloomFilter;
+import com.google.common.hash.Funnels;
 import dev.fencedwrites.contract.Fence;
 import java.io.File;
 import java.util.ArrayList;
@@ -45,9 +47,12 @@ import org.slf4j.LoggerFactory;
  * the skipped keys are written again after the restore, and {@link ChangelogWatch} finds a zombie's records written while
  * the task runs, by counting: the changelog offsets between two commits of the task are its own writes plus anyone else's.
  *
- * <p>Restoring reads each key's stored value before writing it (one RocksDB get per changelog record, a key met earlier in
- * the same batch read from the batch), then writes the batch as RocksDB's own restore does (one write batch). Tombstones
- * pass through. Thread-safe as the supplied store is (one stream thread per task).
+ * <p>Restoring reads the stored value of each key a batch of changelog records writes (one RocksDB get per key, the first
+ * time the batch meets it; after that the batch's own value), then writes the batch as RocksDB's own restore does (one
+ * write batch). Into a store that was empty when the restore began (a lost state directory, a task taken over without a
+ * standby) the get is skipped for a key a Bloom filter of the keys restored so far has not seen: such a key has no value
+ * ({@link RestoredKeys}). A record whose key has no value is written without reading it. Tombstones pass through.
+ * Thread-safe as the supplied store is (one stream thread per task).
  */
 public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
     private static final Logger LOG = LoggerFactory.getLogger(HighestFenceStore.class);
@@ -64,6 +69,10 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
     private long writes;
     /** Changelog ranges that may hold records below the store's values, kept in the task directory once initialised. */
     private UnrepairedRanges unrepaired = new UnrepairedRanges(null);
+    /** The keys restored since the store opened empty; {@code null} before the first restore or when it was not empty. */
+    private RestoredKeys restoredKeys;
+    /** Whether a restore has looked at the store since it was opened. */
+    private boolean restoreStarted;
 
     /** A supplier of stores like {@code supplier}'s whose restores never lower a fence. */
     public static KeyValueBytesStoreSupplier supplier(KeyValueBytesStoreSupplier supplier) {
@@ -93,6 +102,8 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
     public void init(StateStoreContext context, StateStore root) {
         task = context.taskId();
         unrepaired = new UnrepairedRanges(context.stateDir().toPath().resolve(UnrepairedRanges.FILE));
+        restoreStarted = false;
+        restoredKeys = null;
         inner.init(new RestoreContext(context), root);
     }
 
@@ -102,18 +113,24 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
      * RocksDB one JNI call instead of one per record; a key's last value wins). The offsets of records skipped are kept
      * ({@link UnrepairedRanges}): once the task runs, their keys' fences are written again.
      */
-    private void restore(Collection<ConsumerRecord<byte[], byte[]>> records) {
+    void restore(Collection<ConsumerRecord<byte[], byte[]>> records) {
         long firstSkipped = -1;
         long lastSkipped = -1;
+        if (!restoreStarted) {
+            restoreStarted = true;
+            try (KeyValueIterator<Bytes, byte[]> all = inner.all()) {
+                restoredKeys = all.hasNext() ? null : new RestoredKeys();
+            }
+        }
         Map<Bytes, byte[]> batch = new LinkedHashMap<>();
         for (ConsumerRecord<byte[], byte[]> record : records) {
             Bytes key = Bytes.wrap(record.key());
-            if (record.value() != null) {
+            byte[] current = record.value() == null ? null : batch.containsKey(key) ? batch.get(key) : stored(key);
+            if (current != null) {
                 Fence restored;
                 Fence incoming;
                 try {
-                    byte[] current = batch.containsKey(key) ? batch.get(key) : inner.get(key);
-                    restored = current == null ? null : serde.deserializer().deserialize(null, current).fence();
+                    restored = serde.deserializer().deserialize(null, current).fence();
                     incoming = serde.deserializer().deserialize(null, record.value()).fence();
                 } catch (SerializationException e) {
                     // Restored as it is, as without this store: only a read of the key fails, and only while it is the last.
@@ -137,8 +154,65 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
         List<KeyValue<Bytes, byte[]>> writes = new ArrayList<>(batch.size());
         batch.forEach((key, value) -> writes.add(KeyValue.pair(key, value)));
         inner.putAll(writes);
+        if (restoredKeys != null && !restoredKeys.addAll(batch.keySet())) {
+            restoredKeys = null; // too many keys to remember: every key is read from the store from now on
+        }
         if (firstSkipped >= 0) {
             unrepaired.add(firstSkipped, lastSkipped);
+        }
+    }
+
+    /** The stored value of {@code key}, without reading the store when a restore into an empty store never wrote it. */
+    private byte[] stored(Bytes key) {
+        return restoredKeys == null || restoredKeys.mightContain(key.get()) ? inner.get(key) : null;
+    }
+
+    /**
+     * The keys a restore into an empty store has written: Bloom filters (Guava's, {@value #FALSE_POSITIVES} false positives
+     * each, so a few per cent over all of them; 7 bits set per key, each a compare-and-set, which is most of the restore's
+     * own time) each four times the capacity of the one before, from {@value #FIRST_CAPACITY} keys, so that memory follows
+     * the keys restored (about 1.2 bytes per key)
+     * and no count is needed up front. No false negatives: a key it has not seen has no value in the store.
+     * Bounded: past {@value #MAX_KEYS} keys (about 6 MB) it gives up and the restore reads every key from the store again.
+     * Dropped when the task's processor starts; a standby, whose restore never ends, keeps it to the bound.
+     */
+    static final class RestoredKeys {
+        static final int FIRST_CAPACITY = 1 << 14;
+        static final double FALSE_POSITIVES = 0.01;
+        static final int MAX_KEYS = 1 << 22;
+        private final List<BloomFilter<byte[]>> filters = new ArrayList<>();
+        private int capacity = FIRST_CAPACITY;
+        private int inLast;
+        private long total;
+
+        RestoredKeys() {
+            filters.add(BloomFilter.create(Funnels.byteArrayFunnel(), capacity, FALSE_POSITIVES));
+        }
+
+        boolean mightContain(byte[] key) {
+            for (BloomFilter<byte[]> filter : filters) {
+                if (filter.mightContain(key)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Adds {@code keys}; false when that passed {@link #MAX_KEYS} and this set can no longer answer. */
+        boolean addAll(Collection<Bytes> keys) {
+            for (Bytes key : keys) {
+                if (inLast == capacity) {
+                    capacity *= 4;
+                    filters.add(BloomFilter.create(Funnels.byteArrayFunnel(), capacity, FALSE_POSITIVES));
+                    inLast = 0;
+                }
+                filters.get(filters.size() - 1).put(key.get());
+                inLast++;
+                if (++total > MAX_KEYS) {
+                    return false;
+                }
+            }
+            return true;
         }
     }
 
@@ -148,6 +222,7 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
      * or checkpointed.
      */
     synchronized void watch() {
+        restoredKeys = null;
         watching = true;
         baselined = false;
         writes = 0;
