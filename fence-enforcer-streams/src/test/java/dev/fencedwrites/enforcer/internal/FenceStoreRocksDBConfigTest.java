@@ -43,11 +43,19 @@ class FenceStoreRocksDBConfigTest {
     }
 
     @Test
-    void withOrWithoutExpiryTheFenceStoreHasBloomFiltersForMissesOnEveryLevelAndTheMemtable() {
+    void withoutTheCacheTheFenceStoreHasBloomFiltersForMissesOnEveryLevelAndTheMemtable() {
         for (boolean expiry : new boolean[]{false, true}) {
-            assertThat(openedWith(FenceEnforcerTopology.STORE, expiry, null)).as("expiry %s", expiry)
+            assertThat(openedWith(FenceEnforcerTopology.STORE, expiry, null, "0")).as("expiry %s", expiry)
                     .contains("optimize_filters_for_hits=false").contains("memtable_whole_key_filtering=true")
                     .contains("memtable_prefix_bloom_size_ratio=0.100000");
+        }
+    }
+
+    @Test
+    void withTheCacheTheFenceStoreKeepsKafkaStreamsFilterOptions() {
+        for (String cache : new String[]{null, "10485760", "1"}) {
+            assertThat(openedWith(FenceEnforcerTopology.STORE, false, null, cache)).as("cache %s", cache)
+                    .contains("optimize_filters_for_hits=true").contains("memtable_whole_key_filtering=false");
         }
     }
 
@@ -75,7 +83,15 @@ class FenceStoreRocksDBConfigTest {
      * family.
      */
     private String openedWith(String store, boolean expiry, Class<?> own) {
+        return openedWith(store, expiry, own, null);
+    }
+
+    /** {@link #openedWith(String, boolean, Class)} with {@code statestore.cache.max.bytes} at {@code cache} (null: unset). */
+    private String openedWith(String store, boolean expiry, Class<?> own, String cache) {
         Properties props = new Properties();
+        if (cache != null) {
+            props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, cache);
+        }
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "options-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9");
         props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, FenceStoreRocksDBConfig.class);
@@ -85,7 +101,7 @@ class FenceStoreRocksDBConfigTest {
         if (own != null) {
             props.put(FenceStoreRocksDBConfig.USER_SETTER_CONFIG, own);
         }
-        Path dir = stateDir.resolve(store + "-" + expiry + "-" + (own != null));
+        Path dir = stateDir.resolve(store + "-" + expiry + "-" + (own != null) + "-" + cache);
         MockProcessorContext<byte[], byte[]> context = new MockProcessorContext<>(props, new TaskId(0, 0), dir.toFile());
         KeyValueStore<Bytes, byte[]> opened = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(store),
                 Serdes.Bytes(), Serdes.ByteArray()).withLoggingDisabled().withCachingDisabled().build();
