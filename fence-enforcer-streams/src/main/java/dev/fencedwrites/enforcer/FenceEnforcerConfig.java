@@ -556,6 +556,9 @@ public final class FenceEnforcerConfig extends AbstractConfig {
         props.putAll(originalsWithPrefix(STREAMS_PREFIX));
         // The fence store's RocksDB options (a setter of the user's own runs first, for every store).
         FenceStoreRocksDBConfig.install(props, getBoolean(FENCE_EXPIRY_ENABLE));
+        if (StreamsConfigUtils.totalCacheSize(quietStreamsConfig(props)) == 0) {
+            props.put(FenceStoreRocksDBConfig.WITHOUT_CACHE_CONFIG, Boolean.TRUE);
+        }
         return props;
     }
 

@@ -34,6 +34,17 @@ class FenceStoreOptionsTest {
     }
 
     @Test
+    void theSetterIsToldWhenTheStoresHaveNoCacheUnderEitherName() {
+        assertThat(streamsProperties(Map.of())).doesNotContainKey(FenceStoreRocksDBConfig.WITHOUT_CACHE_CONFIG);
+        assertThat(streamsProperties(Map.of("streams.statestore.cache.max.bytes", "1")))
+                .doesNotContainKey(FenceStoreRocksDBConfig.WITHOUT_CACHE_CONFIG);
+        for (String name : new String[]{"streams.statestore.cache.max.bytes", "streams.cache.max.bytes.buffering"}) {
+            assertThat(streamsProperties(Map.of(name, "0")).get(FenceStoreRocksDBConfig.WITHOUT_CACHE_CONFIG)).as(name)
+                    .isEqualTo(Boolean.TRUE);
+        }
+    }
+
+    @Test
     void underExpiryTheSetterIsToldSo() {
         Properties streams = streamsProperties(Map.of(FenceEnforcerConfig.FENCE_EXPIRY_ENABLE, "true",
                 FenceEnforcerConfig.TOKEN_VERIFICATION_ENABLE, "true", "etcd.endpoints", "http://127.0.0.1:1"));

@@ -25,8 +25,9 @@ import org.rocksdb.Options;
  * filter, about 10 bits per key (RocksDB holds filters outside the block cache, as Kafka Streams does not set {@code
  * cache_index_and_filter_blocks}), and a tenth of each memtable (1.6 MiB of a 16 MiB one, up to 3 per store). Source:
  * RocksDB's wiki, "RocksDB Bloom Filter" and "Memtable"; {@code ./fence bench --only state} measures them. With the cache
- * (Kafka Streams' default) they are not set: in two runs of that part at 1M keys they cost the cached store 2.1 and 3.2 us
- * a record under {@code at_least_once} and gained nothing measurable under {@code exactly_once_v2}.
+ * (Kafka Streams' default) they are not set: at 1M keys they cost the cached store 2.1 us a record under {@code
+ * at_least_once}, outside the runs' spreads (3.2 in another run, within them), and gained nothing measurable under {@code
+ * exactly_once_v2}. The enforcer says which ({@link #WITHOUT_CACHE_CONFIG}), as Kafka Streams reads the cache size.
  *
  * <p>Under fence expiry, also: the store deletes about as many fences as it adds. RocksDB drops a tombstone only in a
  * compaction that includes the store's oldest sorted run, and with the defaults that waits until the newer runs reach
@@ -42,6 +43,12 @@ import org.rocksdb.Options;
 public final class FenceStoreRocksDBConfig implements RocksDBConfigSetter {
     /** The Kafka Streams property, set by the enforcer, that says fence expiry is on ({@code Boolean.TRUE}). */
     public static final String EXPIRY_CONFIG = "fenced-writes.fence.store.expiry";
+
+    /**
+     * The Kafka Streams property, set by the enforcer, that says the stores have no record cache ({@code Boolean.TRUE}):
+     * {@code statestore.cache.max.bytes}, or the older {@code cache.max.bytes.buffering}, is 0 as Kafka Streams reads them.
+     */
+    public static final String WITHOUT_CACHE_CONFIG = "fenced-writes.fence.store.without-cache";
 
     /** The Kafka Streams property, set by the enforcer, naming the user's own setter class, which runs first. */
     public static final String USER_SETTER_CONFIG = "fenced-writes.rocksdb.config.setter";
@@ -85,11 +92,9 @@ public final class FenceStoreRocksDBConfig implements RocksDBConfigSetter {
         options.setCompactionOptionsUniversal(universal);
     }
 
-    /** Whether Kafka Streams' settings {@code configs} give the stores no record cache ({@code statestore.cache.max.bytes=0}). */
+    /** Whether the enforcer said the stores have no record cache ({@link #WITHOUT_CACHE_CONFIG}). */
     static boolean withoutCache(Map<String, Object> configs) {
-        Object cache = configs.get(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG);
-        return cache != null && (Long) ConfigDef.parseType(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, cache,
-                ConfigDef.Type.LONG) == 0;
+        return Boolean.parseBoolean(String.valueOf(configs.get(WITHOUT_CACHE_CONFIG)));
     }
 
     /**

@@ -70,7 +70,7 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
     /** Changelog ranges that may hold records below the store's values, kept in the task directory once initialised. */
     private UnrepairedRanges unrepaired = new UnrepairedRanges(null);
     /** The keys restored since the store opened empty; {@code null} before the first restore or when it was not empty. */
-    private RestoredKeys restoredKeys;
+    private volatile RestoredKeys restoredKeys;
     /** Whether a restore has looked at the store since it was opened. */
     private boolean restoreStarted;
 
@@ -174,7 +174,9 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
      * the keys restored (about 1.2 bytes per key)
      * and no count is needed up front. No false negatives: a key it has not seen has no value in the store.
      * Bounded: past {@value #MAX_KEYS} keys (about 6 MB) it gives up and the restore reads every key from the store again.
-     * Dropped when the task's processor starts; a standby, whose restore never ends, keeps it to the bound.
+     * Dropped when the task's processor starts or anything but a restore writes to the store (a standby, whose restore
+     * never ends, keeps it to the bound). A value that cannot be read, for a key without a value, is restored without a
+     * warning (nothing is read to compare it with); a read of the key then fails, as without this store.
      */
     static final class RestoredKeys {
         static final int FIRST_CAPACITY = 1 << 14;
@@ -206,7 +208,9 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
                     filters.add(BloomFilter.create(Funnels.byteArrayFunnel(), capacity, FALSE_POSITIVES));
                     inLast = 0;
                 }
-                filters.get(filters.size() - 1).put(key.get());
+                if (!filters.get(filters.size() - 1).put(key.get())) {
+                    continue; // seen before (or a false positive): counts nothing
+                }
                 inLast++;
                 if (++total > MAX_KEYS) {
                     return false;
@@ -256,6 +260,8 @@ public final class HighestFenceStore implements KeyValueStore<Bytes, byte[]> {
 
     private synchronized void wrote(long records) {
         writes += records;
+        // A key written here is one the restored-keys filter has not seen: from now on every restore reads the store.
+        restoredKeys = null;
     }
 
     /**

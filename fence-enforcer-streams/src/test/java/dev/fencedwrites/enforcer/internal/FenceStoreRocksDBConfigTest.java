@@ -92,6 +92,9 @@ class FenceStoreRocksDBConfigTest {
         if (cache != null) {
             props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, cache);
         }
+        if ("0".equals(cache)) {
+            props.put(FenceStoreRocksDBConfig.WITHOUT_CACHE_CONFIG, Boolean.TRUE); // as FenceEnforcerConfig says it
+        }
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "options-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9");
         props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, FenceStoreRocksDBConfig.class);

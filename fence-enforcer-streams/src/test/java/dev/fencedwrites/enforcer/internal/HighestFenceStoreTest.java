@@ -243,4 +243,17 @@ class HighestFenceStoreTest {
                 .filter(i -> keys.mightContain(("other-" + i).getBytes(StandardCharsets.UTF_8))).count();
         assertThat(falsePositives).as("of 10 000 keys never added").isLessThan(1_000);
     }
+
+    @Test
+    void aWriteThatIsNotARestoreMakesEveryLaterRestoreReadTheStore() {
+        HighestFenceStore restoring = new HighestFenceStore(Stores.inMemoryKeyValueStore("fences").get());
+        Bytes other = Bytes.wrap(new byte[]{2});
+        restoring.restore(List.of(new ConsumerRecord<>(CHANGELOG.topic(), CHANGELOG.partition(), 0, other.get(),
+                fence(3, 1))));
+
+        restoring.put(KEY, fence(9, 1));
+        restoring.restore(List.of(changelog(1, fence(5, 1))));
+
+        assertThat(fenceOf(restoring)).isEqualTo(new Fence(9, 1));
+    }
 }
